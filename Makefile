@@ -1,0 +1,50 @@
+# Magnetar: `make run` starts a standalone server, `make test` runs every check.
+# Both call `make setup`, which is idempotent.
+
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+PYTEST_ARGS ?=
+
+.PHONY: setup run test lint check-format format proto bench clean
+
+setup: $(STAMP) /usr/bin/etcd
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+# Debian's etcd-server gives the real etcd that tests and local clusters use.
+/usr/bin/etcd:
+	$(SUDO) apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq etcd-server
+	-$(SUDO) systemctl disable --now etcd 2>/dev/null
+
+run: setup
+	$(BIN)/magnetar standalone
+
+lint: setup
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+	$(BIN)/lint-imports
+
+test: setup lint
+	$(BIN)/pytest $(PYTEST_ARGS)
+
+format: setup
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+proto: setup
+	$(BIN)/python scripts/gen_proto.py
+
+bench: setup
+	$(BIN)/python -m tests.bench.managed_ledger_append
+
+clean:
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

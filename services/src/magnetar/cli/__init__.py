@@ -1,0 +1,1 @@
+"""Process entry points and ``magnetar`` sub-commands: argument parsing and wiring only."""

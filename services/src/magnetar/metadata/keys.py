@@ -1,0 +1,90 @@
+"""The one module that knows the metadata key layout. Nobody builds a key string elsewhere.
+
+Layout (every key absolute, ``/``-separated; free-form names are percent-encoded so a name with
+``/`` in it can never reach into another key's subtree)::
+
+    /cluster/instance-id                         the cluster's instance id (cookies refer to it)
+    /ledgers/idgen                               counter for ledger ids (CAS-incremented)
+    /ledgers/meta/<ledger id, 20 digits>         LedgerMetadata (wire.ledger_pb2)
+    /bookies/cookies/<bookie id>                 BookieCookie
+    /bookies/available/<bookie id>               BookieRegistration, ephemeral
+    /managed-ledgers/info/<name>                 ManagedLedgerInfo
+    /managed-ledgers/cursors/<name>/<cursor>     ManagedCursorInfo
+    /locks/<name>                                ephemeral lock / leader-election keys
+"""
+
+from __future__ import annotations
+
+from urllib.parse import quote, unquote
+
+from magnetar.ids import BookieId, LedgerId
+
+CLUSTER_INSTANCE_ID = "/cluster/instance-id"
+LEDGER_ID_GENERATOR = "/ledgers/idgen"
+LEDGER_META_PREFIX = "/ledgers/meta/"
+BOOKIE_COOKIE_PREFIX = "/bookies/cookies/"
+BOOKIE_AVAILABLE_PREFIX = "/bookies/available/"
+MANAGED_LEDGER_INFO_PREFIX = "/managed-ledgers/info/"
+MANAGED_LEDGER_CURSOR_PREFIX = "/managed-ledgers/cursors/"
+LOCK_PREFIX = "/locks/"
+
+
+def _enc(name: str) -> str:
+    return quote(name, safe="")
+
+
+def ledger_meta(ledger_id: LedgerId) -> str:
+    # Zero-padded so that a prefix listing returns ledgers in id order.
+    return f"{LEDGER_META_PREFIX}{ledger_id:020d}"
+
+
+def ledger_id_of(key: str) -> LedgerId:
+    """Inverse of :func:`ledger_meta`."""
+    if not key.startswith(LEDGER_META_PREFIX):
+        raise ValueError(f"not a ledger metadata key: {key!r}")
+    return LedgerId(int(key[len(LEDGER_META_PREFIX) :]))
+
+
+def bookie_cookie(bookie_id: BookieId) -> str:
+    return f"{BOOKIE_COOKIE_PREFIX}{_enc(bookie_id)}"
+
+
+def bookie_available(bookie_id: BookieId) -> str:
+    return f"{BOOKIE_AVAILABLE_PREFIX}{_enc(bookie_id)}"
+
+
+def bookie_id_of(key: str) -> BookieId:
+    """Inverse of :func:`bookie_available` and :func:`bookie_cookie`."""
+    for prefix in (BOOKIE_AVAILABLE_PREFIX, BOOKIE_COOKIE_PREFIX):
+        if key.startswith(prefix):
+            return BookieId(unquote(key[len(prefix) :]))
+    raise ValueError(f"not a bookie key: {key!r}")
+
+
+def managed_ledger_info(name: str) -> str:
+    return f"{MANAGED_LEDGER_INFO_PREFIX}{_enc(name)}"
+
+
+def managed_ledger_name_of(key: str) -> str:
+    if not key.startswith(MANAGED_LEDGER_INFO_PREFIX):
+        raise ValueError(f"not a managed ledger key: {key!r}")
+    return unquote(key[len(MANAGED_LEDGER_INFO_PREFIX) :])
+
+
+def cursors_prefix(managed_ledger: str) -> str:
+    return f"{MANAGED_LEDGER_CURSOR_PREFIX}{_enc(managed_ledger)}/"
+
+
+def cursor(managed_ledger: str, cursor_name: str) -> str:
+    return f"{cursors_prefix(managed_ledger)}{_enc(cursor_name)}"
+
+
+def cursor_name_of(managed_ledger: str, key: str) -> str:
+    prefix = cursors_prefix(managed_ledger)
+    if not key.startswith(prefix):
+        raise ValueError(f"not a cursor key of {managed_ledger!r}: {key!r}")
+    return unquote(key[len(prefix) :])
+
+
+def lock(name: str) -> str:
+    return f"{LOCK_PREFIX}{_enc(name)}"

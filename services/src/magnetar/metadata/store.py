@@ -1,0 +1,112 @@
+"""The MetadataStore interface: a versioned key-value store with sessions and watches.
+
+Keys are ``/``-separated strings (build them only with :mod:`magnetar.metadata.keys`); values
+are bytes. Every key carries a ``version``: 0 right after creation, +1 on every put, gone when
+the key is deleted. Every read-modify-write is a compare-and-set on that version.
+
+Each store instance owns one *session* (an etcd lease; an in-process lease for the embedded
+backends) that it keeps alive in the background. Keys created with ``ephemeral=True`` are bound
+to it: they vanish when the session ends, either by :meth:`MetadataStore.close` or because the
+keep-alive stopped for longer than the session timeout (a crashed or partitioned process). On
+expiry the store reports :class:`SessionEvent.EXPIRED` to its session listeners and then starts
+a fresh session; ephemeral keys of the old session are not re-created automatically: their owner
+decides (a bookie re-registers, a broker gives up ownership).
+
+Concurrency: every method is a coroutine safe to call from any task on the store's event loop.
+Blocking work (RocksDB) runs in an executor inside the backend.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from typing import Protocol, Self
+
+
+@dataclass(frozen=True, slots=True)
+class Versioned:
+    """A value with the version it was read at."""
+
+    value: bytes
+    version: int
+
+
+class EventType(enum.Enum):
+    PUT = "put"
+    DELETE = "delete"
+
+
+@dataclass(frozen=True, slots=True)
+class WatchEvent:
+    """One change under a watched prefix. ``value``/``version`` are None for DELETE."""
+
+    type: EventType
+    key: str
+    value: bytes | None
+    version: int | None
+
+
+class SessionEvent(enum.Enum):
+    EXPIRED = "expired"  # the old session's ephemeral keys are gone
+    RECONNECTED = "reconnected"  # a new session is live
+
+
+class Watch(Protocol):
+    """An open watch: iterate events in order; close (or leave the ``async with``) to stop.
+
+    A watch delivers every change made after it was opened, in the store's commit order.
+    """
+
+    def __aiter__(self) -> AsyncIterator[WatchEvent]: ...
+
+    async def close(self) -> None: ...
+
+    async def __aenter__(self) -> Self: ...
+
+    async def __aexit__(self, *exc: object) -> None: ...
+
+
+class MetadataStore(Protocol):
+    """What every backend (memory, rocksdb, etcd) provides; see the module docstring."""
+
+    async def get(self, key: str) -> Versioned | None:
+        """The value and version of ``key``, or None."""
+        ...
+
+    async def put(self, key: str, value: bytes, expected_version: int | None = None) -> int:
+        """Write ``key``; return its new version.
+
+        With ``expected_version`` the write happens only if the key exists at exactly that
+        version, else :class:`BadVersion` (also when the key is missing). Without it the write
+        is unconditional and creates the key (non-ephemeral) if needed.
+        """
+        ...
+
+    async def create(self, key: str, value: bytes, *, ephemeral: bool = False) -> int:
+        """Create ``key`` if absent (version 0), else :class:`KeyExists`."""
+        ...
+
+    async def delete(self, key: str, expected_version: int | None = None) -> None:
+        """Delete ``key``: :class:`NotFound` if absent, :class:`BadVersion` on a version miss."""
+        ...
+
+    async def list(self, prefix: str) -> list[tuple[str, Versioned]]:
+        """Every key starting with ``prefix`` with its value, sorted by key."""
+        ...
+
+    async def list_keys(self, prefix: str) -> list[str]:
+        """Every key starting with ``prefix``, sorted."""
+        ...
+
+    def watch(self, prefix: str) -> Watch:
+        """Watch every key starting with ``prefix`` from now on."""
+        ...
+
+    def add_session_listener(self, listener: Callable[[SessionEvent], None]) -> None:
+        """Call ``listener`` (on the loop) when the session expires or a new one starts."""
+        ...
+
+    async def close(self) -> None:
+        """End the session (its ephemeral keys vanish) and release the connection."""
+        ...

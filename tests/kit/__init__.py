@@ -1,0 +1,1 @@
+"""Test kit: start real servers (etcd, bookies, brokers) on free loopback ports and wait for them."""
