@@ -9,10 +9,9 @@ temporary folder and fails when the committed copies differ.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
-
-import os
 
 from grpc_tools import protoc
 

@@ -2,12 +2,25 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from tests.kit.etcd import EtcdServer, etcd_binary
+
+# Hypothesis: modest example counts so the suite stays quick on a 2-core CI machine; no
+# per-example deadline, because examples that touch disks or sockets vary in time.
+settings.register_profile(
+    "default",
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile("thorough", max_examples=1000, deadline=None)
+settings.load_profile(os.environ.get("MAGNETAR_HYPOTHESIS_PROFILE", "default"))
 
 
 @pytest.fixture(scope="session")

@@ -1,1 +1,1 @@
-"""Test kit: start real servers (etcd, bookies, brokers) on free loopback ports and wait for them."""
+"""Test kit: start real servers (etcd, bookies, brokers) on free loopback ports, wait for them."""

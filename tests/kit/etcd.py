@@ -35,21 +35,31 @@ class EtcdServer:
     def start(self, timeout: float = 30.0) -> None:
         binary = etcd_binary()
         if binary is None:
-            raise RuntimeError("etcd is not installed: run `make setup` (Debian package etcd-server)")
+            raise RuntimeError(
+                "etcd is not installed: run `make setup` (Debian package etcd-server)"
+            )
         client = f"http://127.0.0.1:{self.client_port}"
         peer = f"http://127.0.0.1:{self.peer_port}"
         log = open(self.data_dir.parent / f"etcd-{self.client_port}.log", "wb")  # noqa: SIM115
         self.process = subprocess.Popen(
             [
                 binary,
-                "--name", "test",
-                "--data-dir", str(self.data_dir),
-                "--listen-client-urls", client,
-                "--advertise-client-urls", client,
-                "--listen-peer-urls", peer,
-                "--initial-advertise-peer-urls", peer,
-                "--initial-cluster", f"test={peer}",
-                "--log-level", "warn",
+                "--name",
+                "test",
+                "--data-dir",
+                str(self.data_dir),
+                "--listen-client-urls",
+                client,
+                "--advertise-client-urls",
+                client,
+                "--listen-peer-urls",
+                peer,
+                "--initial-advertise-peer-urls",
+                peer,
+                "--initial-cluster",
+                f"test={peer}",
+                "--log-level",
+                "warn",
             ],
             stdout=log,
             stderr=subprocess.STDOUT,

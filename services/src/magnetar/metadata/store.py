@@ -18,6 +18,7 @@ Blocking work (RocksDB) runs in an executor inside the backend.
 
 from __future__ import annotations
 
+import builtins
 import enum
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
@@ -95,7 +96,7 @@ class MetadataStore(Protocol):
         """Every key starting with ``prefix`` with its value, sorted by key."""
         ...
 
-    async def list_keys(self, prefix: str) -> list[str]:
+    async def list_keys(self, prefix: str) -> builtins.list[str]:
         """Every key starting with ``prefix``, sorted."""
         ...
 
@@ -110,3 +111,41 @@ class MetadataStore(Protocol):
     async def close(self) -> None:
         """End the session (its ephemeral keys vanish) and release the connection."""
         ...
+
+
+def check_key(key: object) -> str:
+    """Validate a key: a non-empty ``str`` starting with ``/``. Raises ValueError/TypeError."""
+    if not isinstance(key, str):
+        raise TypeError(f"metadata key must be str, got {type(key).__name__}")
+    if not key.startswith("/") or key == "/":
+        raise ValueError(f"metadata key must start with '/' and name something, got {key!r}")
+    if "\x00" in key:
+        raise ValueError(f"metadata key must not contain NUL: {key!r}")
+    return key
+
+
+def check_prefix(prefix: object) -> str:
+    """Validate a prefix for list/watch: a ``str`` starting with ``/`` (``/`` means all)."""
+    if not isinstance(prefix, str):
+        raise TypeError(f"metadata prefix must be str, got {type(prefix).__name__}")
+    if not prefix.startswith("/"):
+        raise ValueError(f"metadata prefix must start with '/', got {prefix!r}")
+    return prefix
+
+
+def check_value(value: object) -> bytes:
+    """Validate a value: exactly ``bytes``."""
+    if not isinstance(value, bytes):
+        raise TypeError(f"metadata value must be bytes, got {type(value).__name__}")
+    return value
+
+
+def check_version(version: object) -> int | None:
+    """Validate an expected version: None or an int >= 0."""
+    if version is None:
+        return None
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise TypeError(f"expected_version must be int or None, got {type(version).__name__}")
+    if version < 0:
+        raise ValueError(f"expected_version must be >= 0, got {version}")
+    return version
