@@ -19,6 +19,11 @@ app = typer.Typer(
 )
 
 
+@app.callback()
+def main() -> None:
+    """Magnetar: a Pulsar-compatible messaging platform. Every sub-command has --help."""
+
+
 @app.command()
 def version() -> None:
     """Print Magnetar's version."""
