@@ -51,3 +51,10 @@ class StoreUnavailable(MetadataError):
 
 class StoreClosed(MetadataError):
     """The store was closed; no further calls are accepted."""
+
+
+class WatchOverflow(MetadataError):
+    """A watcher fell too far behind and events were dropped; the watch is over.
+
+    The consumer must re-read what it cares about (``list``) and open a new watch.
+    """

@@ -1,0 +1,160 @@
+"""The session of one store client: a lease kept alive by a background task.
+
+:class:`SessionKeeper` is shared by every backend; the backend passes three coroutines:
+``grant`` (new lease -> (id, ttl seconds)), ``renew`` (keep-alive -> still alive?) and
+``revoke``. Every ``ttl/4`` the keeper renews. The session is *expired* when the server says so
+or when no renewal succeeded for a whole TTL (counted from when the last successful renewal was
+*sent*, so the client gives up no later than the server does: an owner stops acting before
+anyone else can take over). On expiry it tells the listeners ``SessionEvent.EXPIRED``, revokes
+the old lease (best effort), grants a new one (retrying with :class:`~magnetar.backoff.Backoff`
+while the server is unavailable) and tells them ``SessionEvent.RECONNECTED``.
+
+Fault injection (tests only): :meth:`SessionKeeper.suspend` stops renewals as a hung or
+partitioned process would; the session then expires on schedule and no new one is made until
+:meth:`SessionKeeper.resume`.
+
+Concurrency: one keeper task per store, created by :meth:`start`, cancelled by :meth:`close`.
+Listeners are plain callables run on the loop from that task; an exception in one is logged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Awaitable, Callable
+
+from magnetar.backoff import Backoff
+from magnetar.metadata.errors import MetadataError, SessionExpired, StoreUnavailable
+from magnetar.metadata.store import SessionEvent
+from magnetar.telemetry import get_logger
+
+log = get_logger(__name__)
+
+Grant = Callable[[], Awaitable[tuple[int, float]]]
+Renew = Callable[[int], Awaitable[bool]]
+Revoke = Callable[[int], Awaitable[None]]
+Tick = Callable[[], Awaitable[None]]
+
+
+class SessionKeeper:
+    """Owns a store's current lease id and the task that keeps it alive."""
+
+    def __init__(
+        self,
+        *,
+        backend: str,
+        grant: Grant,
+        renew: Renew,
+        revoke: Revoke,
+        tick: Tick | None = None,
+        max_interval_s: float = 2.0,
+    ) -> None:
+        self._backend = backend
+        self._grant = grant
+        self._renew = renew
+        self._revoke = revoke
+        self._tick = tick
+        self._max_interval = max_interval_s
+        self._lease: int | None = None
+        self._ttl = 0.0
+        self._last_ok = 0.0
+        self._listeners: list[Callable[[SessionEvent], None]] = []
+        self._resumed = asyncio.Event()
+        self._resumed.set()
+        self._task: asyncio.Task[None] | None = None
+
+    @property
+    def lease_id(self) -> int | None:
+        """The live lease, or None between an expiry and the next session."""
+        return self._lease
+
+    def require_lease(self) -> int:
+        if self._lease is None:
+            raise SessionExpired(f"{self._backend} metadata session expired; a new one is pending")
+        return self._lease
+
+    async def start(self) -> None:
+        self._lease, self._ttl = await self._grant()
+        self._last_ok = time.monotonic()
+        self._task = asyncio.create_task(self._run(), name=f"metadata-session-{self._backend}")
+        log.debug("metadata_session_started", backend=self._backend, lease=self._lease)
+
+    def add_listener(self, listener: Callable[[SessionEvent], None]) -> None:
+        self._listeners.append(listener)
+
+    def suspend(self) -> None:
+        """For tests/fault injection: stop renewing, as a hung process would."""
+        self._resumed.clear()
+
+    def resume(self) -> None:
+        """For tests/fault injection: renew again (a new session is made if the old expired)."""
+        self._resumed.set()
+
+    async def close(self) -> None:
+        """Stop the keeper and revoke the lease (its ephemeral keys vanish)."""
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+        lease, self._lease = self._lease, None
+        if lease is not None:
+            try:
+                await self._revoke(lease)
+            except MetadataError as exc:
+                log.warning("metadata_session_revoke_failed", backend=self._backend, error=str(exc))
+
+    def _interval(self) -> float:
+        return max(0.01, min(self._ttl / 4, self._max_interval))
+
+    async def _run(self) -> None:
+        while True:
+            await asyncio.sleep(self._interval())
+            if self._tick is not None:
+                await self._tick()
+            lease = self._lease
+            if lease is None:
+                continue
+            if self._resumed.is_set():
+                sent = time.monotonic()
+                try:
+                    alive = await self._renew(lease)
+                except StoreUnavailable as exc:
+                    log.warning("metadata_keepalive_failed", backend=self._backend, error=str(exc))
+                else:
+                    if alive:
+                        self._last_ok = sent
+                    else:
+                        await self._expire(lease, reason="server")
+                        continue
+            if time.monotonic() - self._last_ok >= self._ttl:
+                await self._expire(lease, reason="no_keepalive")
+
+    async def _expire(self, lease: int, *, reason: str) -> None:
+        self._lease = None
+        log.warning("metadata_session_expired", backend=self._backend, lease=lease, reason=reason)
+        self._notify(SessionEvent.EXPIRED)
+        await self._resumed.wait()
+        backoff = Backoff(initial=0.05, cap=max(0.1, self._ttl / 2))
+        with contextlib.suppress(MetadataError):
+            await self._revoke(lease)
+        while True:
+            try:
+                new_lease, ttl = await self._grant()
+                break
+            except StoreUnavailable as exc:
+                log.warning("metadata_session_grant_failed", backend=self._backend, error=str(exc))
+                await asyncio.sleep(backoff.next())
+        self._lease, self._ttl, self._last_ok = new_lease, ttl, time.monotonic()
+        log.info("metadata_session_reconnected", backend=self._backend, lease=new_lease)
+        self._notify(SessionEvent.RECONNECTED)
+
+    def _notify(self, event: SessionEvent) -> None:
+        for listener in list(self._listeners):
+            try:
+                listener(event)
+            except Exception as exc:
+                log.error(
+                    "metadata_session_listener_failed", session_event=event.value, error=repr(exc)
+                )
