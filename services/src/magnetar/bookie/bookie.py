@@ -1,0 +1,478 @@
+"""The bookie core: BookKeeper's add / read / fence / delete semantics over journal + storage.
+
+Rules it enforces (as BookKeeper does):
+
+* The first add (or fence) of a ledger fixes its master key; later adds and fences with another
+  key get ``UNAUTHORIZED``.
+* Once fenced, a ledger refuses every add that is not a recovery add (``FENCED``). The fence is
+  journalled, so it survives a restart; it is effective in memory at once, before the fsync.
+* A read-only bookie (``--read-only``, or free disk below the threshold) refuses adds with
+  ``READ_ONLY``; reads, fences and deletes still work. It becomes writable again when disk
+  frees up past the threshold plus a margin.
+* A deleted ledger leaves a tombstone: adds and reads get ``NO_SUCH_LEDGER``; a background GC
+  deletes its entries from storage.
+* An add is acknowledged only when its journal record is fsynced and applied to storage, so
+  every acknowledged entry is readable at once and survives ``kill -9``.
+
+Concurrency: every method runs on the event loop. In-memory ledger state (``_LedgerState``) is
+touched only there. Storage reads run in the default executor; journal writes in the journal's
+thread. Background loops (checkpoint, GC, disk check) are tasks owned by the bookie, started
+by :meth:`Bookie.open` and cancelled by :meth:`Bookie.close`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import shutil
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from magnetar.bookie.errors import BookieClosed, BookieError
+from magnetar.bookie.journal import Journal, JournalConfig, JournalRecord, RecordKind
+from magnetar.bookie.ledger_storage import LedgerStorage, StoredEntry
+from magnetar.telemetry import get_logger
+
+log = get_logger(__name__)
+
+
+class Status(enum.Enum):
+    """Outcome of a bookie operation; mirrors the wire's ``Status``."""
+
+    OK = "ok"
+    NO_SUCH_LEDGER = "no_such_ledger"
+    NO_SUCH_ENTRY = "no_such_entry"
+    FENCED = "fenced"
+    READ_ONLY = "read_only"
+    UNAUTHORIZED = "unauthorized"
+    BAD_REQUEST = "bad_request"
+    INTERNAL = "internal"
+    TOO_MANY_REQUESTS = "too_many_requests"
+
+
+@dataclass(frozen=True, slots=True)
+class AddOp:
+    ledger_id: int
+    entry_id: int
+    lac: int
+    payload: bytes
+    digest: int
+    master_key: bytes
+    recovery: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ReadResult:
+    status: Status
+    entry: StoredEntry | None = None
+    lac: int = -1
+
+
+@dataclass(frozen=True, slots=True)
+class LacResult:
+    status: Status
+    lac: int = -1
+    last_entry_id: int = -1
+
+
+@dataclass(frozen=True, slots=True)
+class LedgerListing:
+    ledger_id: int
+    entry_count: int
+    last_entry_id: int
+    fenced: bool
+    ranges: tuple[tuple[int, int], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class DiskUsage:
+    free_bytes: int
+    total_bytes: int
+
+
+@dataclass(frozen=True, slots=True)
+class BookieConfig:
+    data_dir: Path
+    journal: JournalConfig = field(default_factory=JournalConfig)
+    force_read_only: bool = False
+    min_free_disk_fraction: float = 0.05
+    writable_margin_fraction: float = 0.02
+    disk_check_interval_s: float = 5.0
+    gc_interval_s: float = 30.0
+    checkpoint_interval_s: float = 10.0
+
+    @property
+    def journal_dir(self) -> Path:
+        return self.data_dir / "journal"
+
+    @property
+    def ledger_dir(self) -> Path:
+        return self.data_dir / "ledgers"
+
+
+@dataclass(slots=True)
+class _LedgerState:
+    master_key: bytes
+    fenced: bool = False
+    deleted: bool = False
+    collected: bool = False
+    lac: int = -1
+    last_entry_id: int = -1
+
+
+class PendingAdds:
+    """Adds of one batch, submitted in order; :meth:`wait` gives their statuses in order."""
+
+    def __init__(self, outcomes: list[Status | asyncio.Future[None]]) -> None:
+        self._outcomes = outcomes
+
+    async def wait(self) -> list[Status]:
+        statuses: list[Status] = []
+        for outcome in self._outcomes:
+            if isinstance(outcome, Status):
+                statuses.append(outcome)
+                continue
+            try:
+                await outcome
+            except BookieError:
+                statuses.append(Status.INTERNAL)
+            else:
+                statuses.append(Status.OK)
+        return statuses
+
+
+def _disk_usage(path: Path) -> DiskUsage:
+    usage = shutil.disk_usage(path)
+    return DiskUsage(free_bytes=usage.free, total_bytes=usage.total)
+
+
+class Bookie:
+    """One bookie's storage and rules. Build with :meth:`open`; end with :meth:`close`."""
+
+    def __init__(self, config: BookieConfig, storage: LedgerStorage, journal: Journal) -> None:
+        self.config = config
+        self._storage = storage
+        self._journal = journal
+        self._ledgers: dict[int, _LedgerState] = {}
+        self._disk_low = False
+        self._disk = DiskUsage(0, 0)
+        self._closed = False
+        self._gc_wake = asyncio.Event()
+        self._mode_listeners: list[Callable[[bool], None]] = []
+        self._tasks: list[asyncio.Task[None]] = []
+        self.disk_usage_probe: Callable[[Path], DiskUsage] = _disk_usage
+        """Replaceable in tests to simulate a full disk."""
+
+    @classmethod
+    async def open(cls, config: BookieConfig) -> Bookie:
+        """Open storage, replay the journal into it, load ledger state, start background loops."""
+        loop = asyncio.get_running_loop()
+        config.data_dir.mkdir(parents=True, exist_ok=True)
+        storage = await loop.run_in_executor(None, LedgerStorage, config.ledger_dir)
+        try:
+            journal = await Journal.open(config.journal_dir, storage, config.journal)
+        except BaseException:
+            await loop.run_in_executor(None, storage.close)
+            raise
+        bookie = cls(config, storage, journal)
+        await loop.run_in_executor(None, bookie._load_state)
+        await bookie.check_disk()
+        bookie._spawn(bookie._checkpoint_loop(), "bookie-checkpoint")
+        bookie._spawn(bookie._gc_loop(), "bookie-gc")
+        bookie._spawn(bookie._disk_loop(), "bookie-disk")
+        log.info("bookie_opened", data_dir=str(config.data_dir), ledgers=len(bookie._ledgers))
+        return bookie
+
+    def _spawn(self, coro: Coroutine[Any, Any, None], name: str) -> None:
+        self._tasks.append(asyncio.create_task(coro, name=name))
+
+    def _load_state(self) -> None:
+        """Executor: rebuild in-memory ledger state from storage."""
+        for ledger_id, meta in self._storage.metas().items():
+            last = -1 if meta.deleted else self._storage.last_entry_id(ledger_id)
+            self._ledgers[ledger_id] = _LedgerState(
+                master_key=meta.master_key,
+                fenced=meta.fenced,
+                deleted=meta.deleted,
+                collected=meta.collected,
+                lac=meta.lac,
+                last_entry_id=last,
+            )
+
+    # -- mode ------------------------------------------------------------------------------
+
+    @property
+    def read_only(self) -> bool:
+        return self.config.force_read_only or self._disk_low
+
+    @property
+    def disk(self) -> DiskUsage:
+        return self._disk
+
+    def add_mode_listener(self, listener: Callable[[bool], None]) -> None:
+        """Call ``listener(read_only)`` on the loop whenever the mode changes."""
+        self._mode_listeners.append(listener)
+
+    async def check_disk(self) -> None:
+        """Measure free disk and switch read-only mode on or off (with hysteresis)."""
+        loop = asyncio.get_running_loop()
+        usage = await loop.run_in_executor(None, self.disk_usage_probe, self.config.data_dir)
+        self._disk = usage
+        fraction = usage.free_bytes / usage.total_bytes if usage.total_bytes else 1.0
+        before = self.read_only
+        if not self._disk_low and fraction < self.config.min_free_disk_fraction:
+            self._disk_low = True
+            log.warning("bookie_disk_low_read_only", free_fraction=round(fraction, 4))
+        elif self._disk_low and fraction >= (
+            self.config.min_free_disk_fraction + self.config.writable_margin_fraction
+        ):
+            self._disk_low = False
+            log.info("bookie_disk_freed_writable", free_fraction=round(fraction, 4))
+        if self.read_only != before:
+            for listener in self._mode_listeners:
+                listener(self.read_only)
+
+    # -- adds ------------------------------------------------------------------------------
+
+    async def submit_adds(self, ops: Sequence[AddOp]) -> PendingAdds:
+        """Check and journal ``ops`` in order; returns once all are queued (not yet durable)."""
+        outcomes: list[Status | asyncio.Future[None]] = []
+        for op in ops:
+            status = self._check_add(op)
+            if status is not Status.OK:
+                outcomes.append(status)
+                continue
+            record = JournalRecord(
+                kind=RecordKind.ADD,
+                ledger_id=op.ledger_id,
+                entry_id=op.entry_id,
+                lac=op.lac,
+                digest=op.digest,
+                master_key=op.master_key,
+                payload=op.payload,
+            )
+            future = await self._journal.enqueue(record)
+            future.add_done_callback(self._add_completed(op))
+            outcomes.append(future)
+        return PendingAdds(outcomes)
+
+    async def add(self, op: AddOp) -> Status:
+        """One add, waiting until durable."""
+        return (await (await self.submit_adds([op])).wait())[0]
+
+    def _check_add(self, op: AddOp) -> Status:
+        if self._closed:
+            raise BookieClosed("the bookie is closing")
+        if op.entry_id < 0 or op.ledger_id < 0:
+            return Status.BAD_REQUEST
+        if self.read_only:
+            return Status.READ_ONLY
+        state = self._ledgers.get(op.ledger_id)
+        if state is None:
+            self._ledgers[op.ledger_id] = _LedgerState(master_key=op.master_key)
+            return Status.OK
+        if state.deleted:
+            return Status.NO_SUCH_LEDGER
+        if state.master_key != op.master_key:
+            return Status.UNAUTHORIZED
+        if state.fenced and not op.recovery:
+            return Status.FENCED
+        return Status.OK
+
+    def _add_completed(self, op: AddOp) -> Callable[[asyncio.Future[None]], None]:
+        def done(future: asyncio.Future[None]) -> None:
+            if future.cancelled() or future.exception() is not None:
+                return
+            state = self._ledgers.get(op.ledger_id)
+            if state is not None:
+                state.last_entry_id = max(state.last_entry_id, op.entry_id)
+                state.lac = max(state.lac, op.lac)
+
+        return done
+
+    # -- reads -----------------------------------------------------------------------------
+
+    async def read_entry(
+        self, ledger_id: int, entry_id: int, *, fence: bool = False, master_key: bytes = b""
+    ) -> ReadResult:
+        """Read one entry; ``entry_id`` -1 reads the last one held. ``fence`` fences first."""
+        if fence:
+            fenced = await self.fence(ledger_id, master_key)
+            if fenced.status is not Status.OK:
+                return ReadResult(fenced.status)
+        state = self._ledgers.get(ledger_id)
+        if state is None or state.deleted:
+            return ReadResult(Status.NO_SUCH_LEDGER)
+        if entry_id == -1:
+            entry_id = state.last_entry_id
+            if entry_id < 0:
+                return ReadResult(Status.NO_SUCH_ENTRY, lac=state.lac)
+        elif entry_id < 0:
+            return ReadResult(Status.BAD_REQUEST)
+        loop = asyncio.get_running_loop()
+        entry = await loop.run_in_executor(None, self._storage.get_entry, ledger_id, entry_id)
+        if entry is None:
+            return ReadResult(Status.NO_SUCH_ENTRY, lac=state.lac)
+        return ReadResult(Status.OK, entry, lac=state.lac)
+
+    async def read_range(
+        self, ledger_id: int, first: int, last: int, max_bytes: int = 0
+    ) -> tuple[Status, list[StoredEntry]]:
+        """Entries first..last (inclusive) that the bookie holds, in order, up to max_bytes."""
+        state = self._ledgers.get(ledger_id)
+        if state is None or state.deleted:
+            return Status.NO_SUCH_LEDGER, []
+        if first > last:
+            return Status.BAD_REQUEST, []
+        loop = asyncio.get_running_loop()
+        entries = await loop.run_in_executor(
+            None, self._storage.read_range, ledger_id, first, last, max_bytes
+        )
+        return Status.OK, entries
+
+    def read_lac(self, ledger_id: int) -> LacResult:
+        state = self._ledgers.get(ledger_id)
+        if state is None or state.deleted:
+            return LacResult(Status.NO_SUCH_LEDGER)
+        return LacResult(Status.OK, state.lac, state.last_entry_id)
+
+    # -- fence and delete ------------------------------------------------------------------
+
+    async def fence(self, ledger_id: int, master_key: bytes) -> LacResult:
+        """Fence the ledger (creating its state if unknown), durably; return its LAC."""
+        if self._closed:
+            raise BookieClosed("the bookie is closing")
+        state = self._ledgers.get(ledger_id)
+        if state is not None and state.deleted:
+            return LacResult(Status.NO_SUCH_LEDGER)
+        if state is not None and state.master_key != master_key:
+            return LacResult(Status.UNAUTHORIZED)
+        if state is None:
+            state = _LedgerState(master_key=master_key)
+            self._ledgers[ledger_id] = state
+        state.fenced = True
+        try:
+            await self._journal.append(
+                JournalRecord(RecordKind.FENCE, ledger_id, master_key=master_key)
+            )
+        except BookieError:
+            return LacResult(Status.INTERNAL)
+        log.info("ledger_fenced", ledger_id=ledger_id, lac=state.lac)
+        return LacResult(Status.OK, state.lac, state.last_entry_id)
+
+    async def delete_ledger(self, ledger_id: int) -> Status:
+        """Tombstone the ledger durably (idempotent); GC removes its entries later."""
+        if self._closed:
+            raise BookieClosed("the bookie is closing")
+        state = self._ledgers.get(ledger_id)
+        if state is None:
+            state = _LedgerState(master_key=b"")
+            self._ledgers[ledger_id] = state
+        elif state.deleted:
+            return Status.OK
+        state.deleted = True
+        state.collected = False
+        try:
+            await self._journal.append(JournalRecord(RecordKind.DELETE, ledger_id))
+        except BookieError:
+            return Status.INTERNAL
+        log.info("ledger_deleted", ledger_id=ledger_id)
+        self._gc_wake.set()
+        return Status.OK
+
+    # -- listing and info ------------------------------------------------------------------
+
+    async def list_ledgers(self, include_ranges: bool = False) -> list[LedgerListing]:
+        """Every live ledger the bookie holds, by id; ranges/counts read from storage."""
+        loop = asyncio.get_running_loop()
+        out = []
+        for ledger_id in sorted(self._ledgers):
+            state = self._ledgers[ledger_id]
+            if state.deleted:
+                continue
+            ranges = await loop.run_in_executor(None, self._storage.entry_ranges, ledger_id)
+            count = sum(last - first + 1 for first, last in ranges)
+            out.append(
+                LedgerListing(
+                    ledger_id=ledger_id,
+                    entry_count=count,
+                    last_entry_id=ranges[-1][1] if ranges else -1,
+                    fenced=state.fenced,
+                    ranges=tuple(ranges) if include_ranges else (),
+                )
+            )
+        return out
+
+    @property
+    def ledger_count(self) -> int:
+        return sum(1 for s in self._ledgers.values() if not s.deleted)
+
+    # -- background ------------------------------------------------------------------------
+
+    async def collect_garbage(self) -> int:
+        """Remove the entries of deleted ledgers from storage; return how many ledgers."""
+        loop = asyncio.get_running_loop()
+        collected = 0
+        for ledger_id, state in list(self._ledgers.items()):
+            if not state.deleted or state.collected:
+                continue
+            if await loop.run_in_executor(None, self._storage.collect, ledger_id):
+                state.collected = True
+                collected += 1
+                log.info("ledger_garbage_collected", ledger_id=ledger_id)
+        return collected
+
+    async def checkpoint(self) -> None:
+        await self._journal.checkpoint()
+
+    async def _every(
+        self,
+        interval_s: float,
+        wake: asyncio.Event | None,
+        step: Callable[[], Awaitable[object]],
+        name: str,
+    ) -> None:
+        while True:
+            if wake is None:
+                await asyncio.sleep(interval_s)
+            else:
+                try:
+                    async with asyncio.timeout(interval_s):
+                        await wake.wait()
+                except TimeoutError:
+                    pass
+                wake.clear()
+            try:
+                await step()
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                log.error("bookie_background_failed", loop=name, error=repr(exc))
+
+    async def _checkpoint_loop(self) -> None:
+        interval = self.config.checkpoint_interval_s
+        await self._every(interval, self._journal.rolled, self.checkpoint, "checkpoint")
+
+    async def _gc_loop(self) -> None:
+        await self._every(self.config.gc_interval_s, self._gc_wake, self.collect_garbage, "gc")
+
+    async def _disk_loop(self) -> None:
+        await self._every(self.config.disk_check_interval_s, None, self.check_disk, "disk")
+
+    async def close(self, drain_timeout_s: float = 10.0) -> None:
+        """Stop background loops, drain the journal (bounded), checkpoint, close storage."""
+        if self._closed:
+            return
+        self._closed = True
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        self._tasks.clear()
+        await self._journal.close(drain_timeout_s)
+        if not self._journal.failed:
+            await self._journal.checkpoint()
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(None, self._storage.close)
+        log.info("bookie_closed", data_dir=str(self.config.data_dir))

@@ -1,0 +1,443 @@
+"""The bookie's journal: an append-only write-ahead log with group commit and fdatasync.
+
+Layout: ``<dir>/00000001.log``, ``00000002.log``, ... Each segment is a sequence of records::
+
+    length (u32 BE) | crc32c(payload) (u32 BE) | payload (length bytes)
+
+The payload is a :class:`JournalRecord` (an add, a fence or a ledger delete). ``<dir>/lastMark``
+holds the *log mark*: the position up to which every record is also durable in ledger storage.
+
+Invariants:
+
+* An :meth:`Journal.append` completes only after its record is written, fdatasync'ed (unless
+  ``sync`` is off) and applied to the :class:`JournalSink` (ledger storage). So a record whose
+  append completed survives ``kill -9`` and is readable at once.
+* Records are written, synced and applied in the order they were enqueued.
+* Replay on open reads every record after the log mark in order and applies it to the sink.
+  It stops a segment at its first torn or corrupt record (short record, zero length, CRC
+  mismatch), truncates the segment there and logs a warning: every valid record before it is
+  replayed, nothing after it is (a record after a torn one was never acknowledged, because the
+  one before it had not been synced when it was written). After replay the sink is flushed,
+  the mark moves past every replayed record, and a fresh segment is started.
+* A segment is deleted only once the log mark lies in a later segment.
+
+Concurrency: one writer task on the event loop takes records from a queue bounded in count and
+bytes, and hands a whole group to a single-threaded executor that does one ``write`` and one
+``fdatasync`` for the group, then applies it to the sink, so the loop never blocks on the disk.
+Appenders await a future per record. :meth:`Journal.checkpoint` runs on the loop (its flush in
+the default executor) concurrently with writes. Call everything from the loop that opened it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import os
+import struct
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+import crc32c
+
+from magnetar.bookie.errors import JournalClosed, JournalFailed
+from magnetar.telemetry import get_logger
+
+log = get_logger(__name__)
+
+_FRAME = struct.Struct(">II")
+_RECORD = struct.Struct(">BQqqIH")
+_MARK = struct.Struct(">QQI")
+_MARK_FILE = "lastMark"
+_SEGMENT_SUFFIX = ".log"
+_REPLAY_CHUNK = 1024
+
+
+class RecordKind(enum.IntEnum):
+    ADD = 1
+    FENCE = 2
+    DELETE = 3
+
+
+@dataclass(frozen=True, slots=True)
+class JournalRecord:
+    """One journalled change. ``entry_id``/``lac``/``digest``/``payload`` matter for ADD only."""
+
+    kind: RecordKind
+    ledger_id: int
+    entry_id: int = -1
+    lac: int = -1
+    digest: int = 0
+    master_key: bytes = b""
+    payload: bytes = b""
+
+    def encode(self) -> bytes:
+        head = _RECORD.pack(
+            self.kind,
+            self.ledger_id,
+            self.entry_id,
+            self.lac,
+            self.digest,
+            len(self.master_key),
+        )
+        return b"".join((head, self.master_key, self.payload))
+
+    @classmethod
+    def decode(cls, data: bytes | memoryview) -> JournalRecord:
+        kind, ledger_id, entry_id, lac, digest, mk_len = _RECORD.unpack_from(data, 0)
+        start = _RECORD.size
+        return cls(
+            kind=RecordKind(kind),
+            ledger_id=ledger_id,
+            entry_id=entry_id,
+            lac=lac,
+            digest=digest,
+            master_key=bytes(data[start : start + mk_len]),
+            payload=bytes(data[start + mk_len :]),
+        )
+
+
+def frame(payload: bytes) -> bytes:
+    """The on-disk form of one record payload."""
+    return _FRAME.pack(len(payload), crc32c.crc32c(payload)) + payload
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class JournalPosition:
+    """A byte position in the journal: (segment number, offset within it)."""
+
+    segment: int
+    offset: int
+
+
+class JournalSink(Protocol):
+    """Where journalled records go after they are durable (ledger storage).
+
+    Both methods are called from executor threads, never from the loop.
+    """
+
+    def apply(self, records: Sequence[JournalRecord]) -> None:
+        """Apply records in order. Must be idempotent: replay may apply a record again."""
+        ...
+
+    def flush(self) -> None:
+        """Make every record applied so far durable without the journal."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class JournalConfig:
+    sync: bool = True
+    segment_bytes: int = 64 * 1024 * 1024
+    max_group_bytes: int = 4 * 1024 * 1024
+    max_group_records: int = 4096
+    queue_records: int = 16_384
+    queue_bytes: int = 64 * 1024 * 1024
+
+
+@dataclass(slots=True)
+class _Pending:
+    record: JournalRecord
+    data: bytes
+    future: asyncio.Future[None]
+
+
+def _segment_path(directory: Path, number: int) -> Path:
+    return directory / f"{number:08d}{_SEGMENT_SUFFIX}"
+
+
+def list_segments(directory: Path) -> list[int]:
+    """Segment numbers present in ``directory``, ascending."""
+    numbers = []
+    for p in directory.iterdir():
+        if p.suffix == _SEGMENT_SUFFIX and p.stem.isdigit():
+            numbers.append(int(p.stem))
+    return sorted(numbers)
+
+
+def _fsync_dir(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def read_mark(directory: Path) -> JournalPosition:
+    """The log mark, or (0, 0) when there is none (a new or never-checkpointed journal)."""
+    try:
+        data = (directory / _MARK_FILE).read_bytes()
+    except FileNotFoundError:
+        return JournalPosition(0, 0)
+    if len(data) != _MARK.size:
+        raise JournalFailed(f"journal mark file {directory / _MARK_FILE} has a bad size")
+    segment, offset, crc = _MARK.unpack(data)
+    if crc != crc32c.crc32c(data[:16]):
+        raise JournalFailed(f"journal mark file {directory / _MARK_FILE} fails its checksum")
+    return JournalPosition(segment, offset)
+
+
+def write_mark(directory: Path, mark: JournalPosition) -> None:
+    """Atomically replace the log mark (write, fsync, rename, fsync dir)."""
+    body = struct.pack(">QQ", mark.segment, mark.offset)
+    tmp = directory / (_MARK_FILE + ".tmp")
+    with open(tmp, "wb") as f:
+        f.write(body + struct.pack(">I", crc32c.crc32c(body)))
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, directory / _MARK_FILE)
+    _fsync_dir(directory)
+
+
+def scan_segment(data: bytes, start: int) -> tuple[list[JournalRecord], int]:
+    """Decode records from ``start``; return them and the offset just after the last good one."""
+    records: list[JournalRecord] = []
+    view = memoryview(data)
+    pos = start
+    while pos + _FRAME.size <= len(data):
+        length, crc = _FRAME.unpack_from(data, pos)
+        body_start = pos + _FRAME.size
+        if length == 0 or body_start + length > len(data):
+            break
+        body = view[body_start : body_start + length]
+        if crc32c.crc32c(body) != crc:
+            break
+        try:
+            records.append(JournalRecord.decode(body))
+        except (struct.error, ValueError):
+            break
+        pos = body_start + length
+    return records, pos
+
+
+def replay(directory: Path, sink: JournalSink) -> tuple[int, int]:
+    """Apply every record after the mark to ``sink``; truncate torn tails. Blocking.
+
+    Returns (records replayed, highest segment number seen).
+    """
+    mark = read_mark(directory)
+    replayed = 0
+    segments = list_segments(directory)
+    for number in segments:
+        if number < mark.segment:
+            continue
+        path = _segment_path(directory, number)
+        data = path.read_bytes()
+        start = mark.offset if number == mark.segment else 0
+        records, end = scan_segment(data, start)
+        for i in range(0, len(records), _REPLAY_CHUNK):
+            sink.apply(records[i : i + _REPLAY_CHUNK])
+        replayed += len(records)
+        if end < len(data):
+            log.warning(
+                "journal_torn_tail_truncated",
+                segment=str(path),
+                valid_bytes=end,
+                dropped_bytes=len(data) - end,
+                records_replayed=len(records),
+            )
+            with open(path, "r+b") as f:
+                f.truncate(end)
+                os.fsync(f.fileno())
+    return replayed, (segments[-1] if segments else 0)
+
+
+class Journal:
+    """An open journal; see the module docstring. Build with :meth:`open`."""
+
+    def __init__(self, directory: Path, sink: JournalSink, config: JournalConfig) -> None:
+        self._dir = directory
+        self._sink = sink
+        self._config = config
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="journal")
+        self._queue: asyncio.Queue[_Pending] = asyncio.Queue(maxsize=config.queue_records)
+        self._queued_bytes = 0
+        self._space = asyncio.Event()
+        self._space.set()
+        self._segment = 0
+        self._fd = -1
+        self._offset = 0
+        self._applied = JournalPosition(0, 0)
+        self._failure: BaseException | None = None
+        self._closing = False
+        self._writer: asyncio.Task[None] | None = None
+        self._checkpoint_lock = asyncio.Lock()
+        self.rolled = asyncio.Event()
+        """Set when a segment was rolled over; the owner may checkpoint then."""
+
+    @classmethod
+    async def open(
+        cls, directory: Path, sink: JournalSink, config: JournalConfig | None = None
+    ) -> Journal:
+        """Replay what is after the log mark into ``sink``, then start a fresh segment."""
+        journal = cls(directory, sink, config or JournalConfig())
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(journal._executor, journal._recover)
+        journal._writer = asyncio.create_task(journal._write_loop(), name="journal-writer")
+        return journal
+
+    def _recover(self) -> None:
+        self._dir.mkdir(parents=True, exist_ok=True)
+        replayed, last = replay(self._dir, self._sink)
+        self._sink.flush()
+        self._segment = last + 1
+        write_mark(self._dir, JournalPosition(self._segment, 0))
+        self._delete_before(self._segment)
+        self._open_segment()
+        self._applied = JournalPosition(self._segment, 0)
+        log.info("journal_opened", directory=str(self._dir), replayed=replayed, segment=last + 1)
+
+    def _open_segment(self) -> None:
+        path = _segment_path(self._dir, self._segment)
+        self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        self._offset = os.fstat(self._fd).st_size
+        _fsync_dir(self._dir)
+
+    def _delete_before(self, segment: int) -> None:
+        for number in list_segments(self._dir):
+            if number < segment:
+                _segment_path(self._dir, number).unlink(missing_ok=True)
+
+    @property
+    def directory(self) -> Path:
+        return self._dir
+
+    @property
+    def failed(self) -> bool:
+        return self._failure is not None
+
+    async def enqueue(self, record: JournalRecord) -> asyncio.Future[None]:
+        """Queue ``record`` (waiting while the queue is full); return its durability future.
+
+        Call order is write order. The future fails with :class:`JournalFailed` on I/O error.
+        """
+        if self._closing:
+            raise JournalClosed("the journal is closing")
+        if self._failure is not None:
+            raise JournalFailed("the journal failed earlier") from self._failure
+        data = frame(record.encode())
+        while self._queued_bytes > 0 and self._queued_bytes + len(data) > self._config.queue_bytes:
+            self._space.clear()
+            await self._space.wait()
+        self._queued_bytes += len(data)
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        try:
+            await self._queue.put(_Pending(record, data, future))
+        except BaseException:
+            self._queued_bytes -= len(data)
+            raise
+        return future
+
+    async def append(self, record: JournalRecord) -> None:
+        """Queue ``record`` and wait until it is durable and applied."""
+        await (await self.enqueue(record))
+
+    async def _write_loop(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            group = [await self._queue.get()]
+            size = len(group[0].data)
+            while (
+                size < self._config.max_group_bytes
+                and len(group) < self._config.max_group_records
+                and not self._queue.empty()
+            ):
+                item = self._queue.get_nowait()
+                group.append(item)
+                size += len(item.data)
+            try:
+                if self._failure is not None:
+                    raise JournalFailed("the journal failed earlier") from self._failure
+                position, rolled = await loop.run_in_executor(
+                    self._executor, self._write_group, group
+                )
+            except asyncio.CancelledError:
+                for item in group:
+                    if not item.future.done():
+                        item.future.set_exception(JournalClosed("the journal was closed"))
+                raise
+            except Exception as exc:
+                if self._failure is None:
+                    log.error("journal_write_failed", directory=str(self._dir), error=repr(exc))
+                    self._failure = exc
+                for item in group:
+                    if not item.future.done():
+                        item.future.set_exception(JournalFailed(f"journal write failed: {exc!r}"))
+            else:
+                self._applied = position
+                if rolled:
+                    self.rolled.set()
+                for item in group:
+                    if not item.future.done():
+                        item.future.set_result(None)
+            finally:
+                self._queued_bytes -= size
+                self._space.set()
+                for _ in group:
+                    self._queue.task_done()
+
+    def _write_group(self, group: Sequence[_Pending]) -> tuple[JournalPosition, bool]:
+        """Executor: one write, one fdatasync, then apply to the sink; maybe roll over."""
+        buf = b"".join(item.data for item in group)
+        view = memoryview(buf)
+        while view:
+            written = os.write(self._fd, view)
+            view = view[written:]
+        self._offset += len(buf)
+        if self._config.sync:
+            os.fdatasync(self._fd)
+        self._sink.apply([item.record for item in group])
+        position = JournalPosition(self._segment, self._offset)
+        rolled = False
+        if self._offset >= self._config.segment_bytes:
+            os.close(self._fd)
+            self._segment += 1
+            self._open_segment()
+            rolled = True
+        return position, rolled
+
+    async def checkpoint(self) -> JournalPosition:
+        """Flush the sink, move the log mark to what it holds, delete older segments."""
+        async with self._checkpoint_lock:
+            mark = self._applied
+            loop = asyncio.get_running_loop()
+            await loop.run_in_executor(None, self._sink.flush)
+            await loop.run_in_executor(None, write_mark, self._dir, mark)
+            await loop.run_in_executor(None, self._delete_before, mark.segment)
+            log.debug("journal_checkpoint", segment=mark.segment, offset=mark.offset)
+            return mark
+
+    async def close(self, drain_timeout_s: float = 10.0) -> None:
+        """Refuse new records, wait (bounded) for queued ones to be written, stop the writer."""
+        self._closing = True
+        if self._writer is not None:
+            if self._failure is None:
+                try:
+                    async with asyncio.timeout(drain_timeout_s):
+                        await self._queue.join()
+                except TimeoutError:
+                    log.warning("journal_drain_timeout", pending=self._queue.qsize())
+            self._writer.cancel()
+            try:
+                await self._writer
+            except asyncio.CancelledError:
+                current = asyncio.current_task()
+                if current is not None and current.cancelling():
+                    raise
+            self._writer = None
+        while not self._queue.empty():
+            item = self._queue.get_nowait()
+            if not item.future.done():
+                item.future.set_exception(JournalClosed("the journal was closed"))
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(self._executor, self._close_fd)
+        self._executor.shutdown(wait=True)
+
+    def _close_fd(self) -> None:
+        if self._fd >= 0:
+            if self._config.sync:
+                os.fdatasync(self._fd)
+            os.close(self._fd)
+            self._fd = -1
