@@ -8,7 +8,6 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
-
 from magnetar.bookie.journal import (
     Journal,
     JournalConfig,
