@@ -4,6 +4,7 @@ Backends: ``etcd`` (cluster), ``rocksdb`` (standalone, embedded), ``memory`` (te
 with :func:`open_store` from a URL; the key layout lives in :mod:`magnetar.metadata.keys`.
 """
 
+from magnetar.metadata.election import LeaderElection, current_leader
 from magnetar.metadata.errors import (
     BadVersion,
     KeyExists,
@@ -12,7 +13,10 @@ from magnetar.metadata.errors import (
     SessionExpired,
     StoreClosed,
     StoreUnavailable,
+    WatchOverflow,
 )
+from magnetar.metadata.factory import open_store
+from magnetar.metadata.lock import DistributedLock
 from magnetar.metadata.store import (
     EventType,
     MetadataStore,
@@ -20,12 +24,15 @@ from magnetar.metadata.store import (
     Versioned,
     Watch,
     WatchEvent,
+    update,
 )
 
 __all__ = [
     "BadVersion",
+    "DistributedLock",
     "EventType",
     "KeyExists",
+    "LeaderElection",
     "MetadataError",
     "MetadataStore",
     "NotFound",
@@ -36,4 +43,8 @@ __all__ = [
     "Versioned",
     "Watch",
     "WatchEvent",
+    "WatchOverflow",
+    "current_leader",
+    "open_store",
+    "update",
 ]

@@ -18,6 +18,7 @@ Blocking work (RocksDB) runs in an executor inside the backend.
 
 from __future__ import annotations
 
+import asyncio
 import builtins
 import enum
 from collections.abc import AsyncIterator, Callable
@@ -149,3 +150,36 @@ def check_version(version: object) -> int | None:
     if version < 0:
         raise ValueError(f"expected_version must be >= 0, got {version}")
     return version
+
+
+async def update(
+    store: MetadataStore,
+    key: str,
+    fn: Callable[[bytes | None], bytes],
+    *,
+    max_attempts: int = 64,
+) -> Versioned:
+    """Read-modify-write ``key`` with compare-and-set, retrying on conflicts.
+
+    ``fn`` gets the current value (None if absent) and returns the new one; it may run several
+    times, so it must be pure. A missing key is created (non-ephemeral). Conflicts
+    (:class:`BadVersion`, :class:`KeyExists`, :class:`NotFound`) are retried after a jittered
+    :class:`~magnetar.backoff.Backoff`; after ``max_attempts`` the last conflict is raised.
+    """
+    from magnetar.backoff import Backoff
+    from magnetar.metadata.errors import BadVersion, KeyExists, NotFound
+
+    backoff = Backoff(initial=0.002, cap=0.2)
+    while True:
+        current = await store.get(key)
+        new = fn(None if current is None else current.value)
+        try:
+            if current is None:
+                version = await store.create(key, new)
+            else:
+                version = await store.put(key, new, expected_version=current.version)
+            return Versioned(new, version)
+        except (BadVersion, KeyExists, NotFound):
+            if backoff.attempts + 1 >= max_attempts:
+                raise
+            await asyncio.sleep(backoff.next())
