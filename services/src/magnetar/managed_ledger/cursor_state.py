@@ -1,0 +1,148 @@
+"""The state machine of one cursor, without I/O: mark-delete, read position, individual acks.
+
+State (Pulsar's ManagedCursorImpl, minus the I/O):
+- ``mark_delete``: every entry ``<= mark_delete`` is acknowledged (cumulative ack);
+- ``individually_deleted``: acknowledged entries above ``mark_delete`` (a :class:`RangeSet`);
+- ``read_position``: the next entry :meth:`next_read` hands out; always ``> mark_delete``.
+
+Invariants: every range lies strictly above ``mark_delete``; when the first acknowledged range
+becomes contiguous with ``mark_delete`` (given the ledger layout, so across ledger boundaries
+and empty ledgers too) the mark-delete advances over it (auto-advance); ``mark_delete`` only
+moves backwards through :meth:`reset`; the read position only backwards through :meth:`seek`.
+
+Every method takes the current :class:`LedgerLayout`; nothing here blocks or awaits. Owned by
+one cursor on the event loop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from magnetar.managed_ledger.errors import InvalidPosition
+from magnetar.managed_ledger.layout import LedgerLayout
+from magnetar.managed_ledger.position import Position
+from magnetar.managed_ledger.range_set import RangeSet
+
+
+class CursorState:
+    """Mark-delete position, read position and individually deleted ranges of one cursor."""
+
+    __slots__ = ("individually_deleted", "mark_delete", "read_position")
+
+    def __init__(
+        self,
+        mark_delete: Position,
+        read_position: Position | None = None,
+        individually_deleted: RangeSet | None = None,
+    ) -> None:
+        self.mark_delete = mark_delete
+        self.individually_deleted = individually_deleted or RangeSet()
+        self.individually_deleted.remove_up_to(mark_delete)
+        self.read_position = read_position or mark_delete.after()
+        if self.read_position <= mark_delete:
+            self.read_position = mark_delete.after()
+
+    # ------------------------------------------------------------------ acks
+    def mark_deleted(self, pos: Position, layout: LedgerLayout) -> bool:
+        """Cumulative ack up to ``pos``; True if the state changed.
+
+        A position at or below the current mark-delete is a no-op (a redelivered ack); one
+        beyond the last confirmed entry is :class:`InvalidPosition`.
+        """
+        if pos > layout.last_position():
+            raise InvalidPosition(pos, f"beyond the last entry {layout.last_position()}")
+        if pos <= self.mark_delete:
+            return False
+        self.mark_delete = pos
+        self.individually_deleted.remove_up_to(pos)
+        self._auto_advance(layout)
+        return True
+
+    def deleted(self, positions: Iterable[Position], layout: LedgerLayout) -> bool:
+        """Individual acks; True if the state changed. Positions <= mark-delete are ignored."""
+        changed = False
+        for pos in positions:
+            if pos <= self.mark_delete or pos in self.individually_deleted:
+                continue
+            if not layout.contains(pos):
+                raise InvalidPosition(pos, "no such entry")
+            self.individually_deleted.add(pos)
+            changed = True
+        if changed:
+            self._auto_advance(layout)
+        return changed
+
+    def _auto_advance(self, layout: LedgerLayout) -> None:
+        while (first := self.individually_deleted.first_range()) is not None:
+            lower, upper = first
+            following = layout.next_position(self.mark_delete)
+            if following is None or not lower < following <= upper:
+                break
+            self.mark_delete = upper
+            self.individually_deleted.remove_up_to(upper)
+        if self.read_position <= self.mark_delete:
+            self.read_position = self._normalized(self.mark_delete.after(), layout)
+
+    # ------------------------------------------------------------------ reads
+    def is_acknowledged(self, pos: Position) -> bool:
+        return pos <= self.mark_delete or pos in self.individually_deleted
+
+    def next_read(self, layout: LedgerLayout, max_entries: int) -> list[Position]:
+        """Up to ``max_entries`` unacknowledged entries from the read position (no advance)."""
+        out: list[Position] = []
+        pos = layout.first_at_or_after(self.read_position)
+        while pos is not None and len(out) < max_entries:
+            if pos not in self.individually_deleted:
+                out.append(pos)
+            pos = layout.next_position(pos)
+        return out
+
+    def advance_read(self, last_read: Position, layout: LedgerLayout) -> None:
+        """Move the read position past ``last_read`` (never backwards)."""
+        target = self._normalized(last_read.after(), layout)
+        if target > self.read_position:
+            self.read_position = target
+
+    def has_more(self, layout: LedgerLayout) -> bool:
+        return bool(self.next_read(layout, 1))
+
+    # ------------------------------------------------------------------ counts
+    def backlog(self, layout: LedgerLayout) -> int:
+        """Entries not yet acknowledged (Pulsar's ``numberOfEntriesInBacklog``)."""
+        last = layout.last_position()
+        return layout.count_between(self.mark_delete, last) - (
+            self.individually_deleted.count_between(self.mark_delete, last)
+        )
+
+    def unread(self, layout: LedgerLayout) -> int:
+        """Entries at or after the read position (acknowledged or not)."""
+        return layout.count_between(self.read_position.before(), layout.last_position())
+
+    # ------------------------------------------------------------------ moves
+    def seek(self, pos: Position, layout: LedgerLayout) -> None:
+        """Move the read position to ``pos`` (clamped above the mark-delete)."""
+        if pos > layout.end_position():
+            raise InvalidPosition(pos, "beyond the end of the managed ledger")
+        if pos <= self.mark_delete:
+            pos = self.mark_delete.after()
+        self.read_position = self._normalized(pos, layout)
+
+    def reset(self, pos: Position, layout: LedgerLayout) -> None:
+        """Make ``pos`` the next entry to read and everything before it acknowledged.
+
+        Pulsar's ``resetCursor``: the mark-delete becomes the entry before ``pos``, the read
+        position ``pos``, and individual acks are cleared.
+        """
+        if pos > layout.end_position():
+            raise InvalidPosition(pos, "beyond the end of the managed ledger")
+        self.individually_deleted.clear()
+        self.mark_delete = pos.before()
+        self.read_position = self._normalized(pos, layout)
+
+    @staticmethod
+    def _normalized(pos: Position, layout: LedgerLayout) -> Position:
+        found = layout.first_at_or_after(pos)
+        if found is not None:
+            return found
+        end = layout.end_position()
+        return max(pos, end) if pos.ledger_id == end.ledger_id else end

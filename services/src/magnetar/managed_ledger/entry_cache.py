@@ -1,0 +1,137 @@
+"""The tail cache of recently added entries, bounded in bytes across every managed ledger.
+
+Each managed ledger has an :class:`EntryCache` holding the entries it added, keyed by position
+in insertion (= position) order, so that cursors that keep up read from memory and never hit
+the bookies. All caches of one factory charge one :class:`CacheBudget`:
+
+- when an insert takes the budget over ``max_bytes``, entries are evicted oldest first across
+  all caches (by a global insertion counter);
+- entries below the slowest active cursor's read position are dropped eagerly
+  (:meth:`EntryCache.evict_before`): nobody will read them from the cache again.
+
+A ``max_bytes`` of 0 disables caching. Pure and synchronous; used from the event loop only.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass
+
+from magnetar.managed_ledger.position import Position
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One entry of a managed ledger: its position and payload."""
+
+    position: Position
+    data: bytes
+
+
+class CacheBudget:
+    """The shared byte bound of every EntryCache of one factory."""
+
+    __slots__ = ("_caches", "max_bytes", "used_bytes")
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+        self.used_bytes = 0
+        self._caches: list[EntryCache] = []
+
+    def cache(self) -> EntryCache:
+        c = EntryCache(self)
+        self._caches.append(c)
+        return c
+
+    def release(self, cache: EntryCache) -> None:
+        cache.clear()
+        if cache in self._caches:
+            self._caches.remove(cache)
+
+    def _make_room(self) -> None:
+        while self.used_bytes > self.max_bytes:
+            victim = self._oldest_nonempty()
+            if victim is None or not victim.evict_oldest():
+                return
+
+    def _oldest_nonempty(self) -> EntryCache | None:
+        candidates = [c for c in self._caches if c]
+        if not candidates:
+            return None
+        return min(candidates, key=lambda c: c.oldest_seq)
+
+
+class EntryCache:
+    """Entries of one managed ledger, oldest first."""
+
+    __slots__ = ("_budget", "_entries", "bytes", "oldest_seq")
+
+    _clock = 0  # global insertion counter: orders evictions between caches
+
+    def __init__(self, budget: CacheBudget) -> None:
+        self._budget = budget
+        self._entries: OrderedDict[Position, tuple[bytes, int]] = OrderedDict()
+        self.bytes = 0
+        self.oldest_seq = 0
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __bool__(self) -> bool:
+        return bool(self._entries)
+
+    def __contains__(self, pos: object) -> bool:
+        return pos in self._entries
+
+    def insert(self, entry: Entry) -> None:
+        if self._budget.max_bytes <= 0 or len(entry.data) > self._budget.max_bytes:
+            return
+        if entry.position in self._entries:
+            return
+        EntryCache._clock += 1
+        if not self._entries:
+            self.oldest_seq = EntryCache._clock
+        self._entries[entry.position] = (entry.data, EntryCache._clock)
+        self._charge(len(entry.data))
+        self._budget._make_room()
+
+    def get(self, pos: Position) -> Entry | None:
+        found = self._entries.get(pos)
+        return None if found is None else Entry(pos, found[0])
+
+    def evict_oldest(self) -> bool:
+        if not self._entries:
+            return False
+        _, (data, _) = self._entries.popitem(last=False)
+        self._charge(-len(data))
+        self._refresh_oldest()
+        return True
+
+    def evict_before(self, pos: Position) -> int:
+        """Drop every entry before ``pos``; return how many."""
+        n = 0
+        while self._entries:
+            first = next(iter(self._entries))
+            if first >= pos:
+                break
+            self.evict_oldest()
+            n += 1
+        return n
+
+    def evict_ledger(self, ledger_id: int) -> None:
+        for pos in [p for p in self._entries if p.ledger_id == ledger_id]:
+            data, _ = self._entries.pop(pos)
+            self._charge(-len(data))
+        self._refresh_oldest()
+
+    def clear(self) -> None:
+        self._charge(-self.bytes)
+        self._entries.clear()
+
+    def _charge(self, delta: int) -> None:
+        self.bytes += delta
+        self._budget.used_bytes += delta
+
+    def _refresh_oldest(self) -> None:
+        if self._entries:
+            self.oldest_seq = next(iter(self._entries.values()))[1]

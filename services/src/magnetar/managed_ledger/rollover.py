@@ -1,0 +1,26 @@
+"""When to roll the managed ledger over to a new ledger: by entries, bytes or age.
+
+Pure. The managed ledger asks :meth:`RolloverPolicy.should_rollover` before dispatching each
+add, with the counts of adds already *dispatched* to the current ledger (not just confirmed), so
+that a burst of concurrent adds never overshoots ``max_entries``. An age-based rollover only
+happens for a ledger that holds entries, so an idle topic does not churn empty ledgers.
+A limit <= 0 is disabled.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class RolloverPolicy:
+    max_entries: int = 50_000
+    max_bytes: int = 0
+    max_age_s: float = 0.0
+
+    def should_rollover(self, entries: int, size_bytes: int, age_s: float) -> bool:
+        if self.max_entries > 0 and entries >= self.max_entries:
+            return True
+        if self.max_bytes > 0 and size_bytes >= self.max_bytes:
+            return True
+        return self.max_age_s > 0 and entries > 0 and age_s >= self.max_age_s
