@@ -1,0 +1,374 @@
+"""Frames of the Pulsar binary protocol: a sans-I/O incremental decoder and the encoders.
+
+Wire layout (all sizes u32 big-endian, magics u16 big-endian)::
+
+    simple:  [total][cmd_size][BaseCommand]
+    payload: [total][cmd_size][BaseCommand]
+             ([0x0e02][bem_size][BrokerEntryMetadata])?      broker -> client only, optional
+             ([0x0e01][crc32c])?[meta_size][MessageMetadata][payload...]
+
+``total`` counts the bytes after itself. The CRC32-C (Castagnoli) covers everything after the
+checksum field to the end of the frame. Only SEND and MESSAGE carry a payload section.
+
+Invariants:
+
+* The decoder never holds more than one incomplete frame plus what the caller fed; a frame whose
+  announced size exceeds ``max_frame_size`` raises :class:`FrameTooLarge` as soon as its 4-byte
+  header is seen, before any of its body is buffered.
+* The decoder raises only :class:`~magnetar.protocol.errors.ProtocolError` subclasses. Fatal
+  ones leave it broken (every later call raises the same error); frame-local ones have already
+  consumed the bad frame, so calling :meth:`FrameDecoder.frames` again continues with the next.
+* :attr:`PayloadSection.stored` is the exact byte string a broker stores for an entry (what
+  followed the command, minus any broker entry metadata block); :func:`encode_message` replays
+  it after a new MESSAGE command unchanged, checksum included.
+
+Concurrency: a decoder belongs to one connection and is used from that connection's reader task
+only. The encoders are pure functions.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import crc32c as _crc32c
+from google.protobuf import unknown_fields
+from google.protobuf.message import DecodeError, EncodeError, Message
+
+from magnetar.protocol.errors import (
+    BrokenStream,
+    ChecksumMismatch,
+    FrameTooLarge,
+    MalformedCommand,
+    MalformedFrame,
+    MalformedMetadata,
+    ProtocolError,
+    TruncatedFrame,
+    UnknownCommand,
+)
+from magnetar.wire import pulsar_api_pb2 as pb
+
+MAGIC_CRC32C = 0x0E01
+MAGIC_BROKER_ENTRY_METADATA = 0x0E02
+DEFAULT_MAX_MESSAGE_SIZE = 5 * 1024 * 1024
+FRAME_SIZE_PADDING = 10 * 1024
+DEFAULT_MAX_FRAME_SIZE = DEFAULT_MAX_MESSAGE_SIZE + FRAME_SIZE_PADDING
+
+PAYLOAD_COMMANDS = frozenset({pb.BaseCommand.SEND, pb.BaseCommand.MESSAGE})
+
+_U32 = struct.Struct(">I")
+_U16 = struct.Struct(">H")
+_MAGIC_CRC = _U16.pack(MAGIC_CRC32C)
+_MAGIC_BEM = _U16.pack(MAGIC_BROKER_ENTRY_METADATA)
+_COMPACT_AT = 64 * 1024
+
+
+def crc32c(data: bytes | bytearray | memoryview, value: int = 0) -> int:
+    """CRC32-C (Castagnoli) of ``data``, continuing from ``value``."""
+    result: int = _crc32c.crc32c(data, value)
+    return result
+
+
+@dataclass(frozen=True)
+class PayloadSection:
+    """What follows the command of a SEND or MESSAGE frame."""
+
+    metadata: pb.MessageMetadata
+    payload: bytes
+    # The checksum the frame carried (already verified), or None when it had none.
+    checksum: int | None
+    broker_entry_metadata: pb.BrokerEntryMetadata | None
+    # [0x0e01][crc][meta_size][meta][payload] as received (no broker entry metadata block).
+    stored: bytes
+
+
+@dataclass(frozen=True)
+class Frame:
+    """One decoded frame: a command, plus its payload section for SEND and MESSAGE."""
+
+    command: pb.BaseCommand
+    payload: PayloadSection | None = None
+
+    @property
+    def type(self) -> pb.BaseCommand.Type.ValueType:
+        return self.command.type
+
+
+def command_body(command: pb.BaseCommand) -> Message:
+    """The sub-message of ``command`` that its type selects (field number == type value)."""
+    field = pb.BaseCommand.DESCRIPTOR.fields_by_number[command.type]
+    body: Message = getattr(command, field.name)
+    return body
+
+
+# ------------------------------------------------------------------ decoding
+
+
+def parse_command(data: bytes | memoryview) -> pb.BaseCommand:
+    """Parse and validate a BaseCommand: known type, body present, required fields set."""
+    command = pb.BaseCommand()
+    try:
+        command.MergeFromString(bytes(data))
+    except (DecodeError, ValueError, RuntimeError) as exc:
+        raise MalformedCommand(f"protobuf does not parse: {exc}") from exc
+    if not command.HasField("type"):
+        raise UnknownCommand(_unknown_type_number(command))
+    field = pb.BaseCommand.DESCRIPTOR.fields_by_number.get(command.type)
+    if field is None or not command.HasField(field.name):  # type: ignore[arg-type]
+        name = pb.BaseCommand.Type.Name(command.type)
+        raise MalformedCommand(f"{name} command without its body")
+    if not command.IsInitialized():
+        missing = ", ".join(_missing_fields(command))
+        raise MalformedCommand(f"missing required fields: {missing}")
+    return command
+
+
+def _missing_fields(message: Message) -> list[str]:
+    # FindInitializationErrors exists at runtime but not in the typeshed stubs.
+    finder = getattr(message, "FindInitializationErrors", None)
+    return list(finder()) if finder is not None else ["?"]
+
+
+def _unknown_type_number(command: pb.BaseCommand) -> int | None:
+    """The raw value of field 1 when protobuf put it aside as an unknown enum value."""
+    fields = unknown_fields.UnknownFieldSet(command)
+    for index in range(len(fields)):
+        field = fields[index]
+        if field.field_number == 1 and isinstance(field.data, int):
+            return field.data
+    return None
+
+
+def _parse_message(message: Message, data: bytes | memoryview) -> str | None:
+    """Parse into ``message``; return a reason string on failure, None on success."""
+    try:
+        message.MergeFromString(bytes(data))
+    except (DecodeError, ValueError, RuntimeError) as exc:
+        return f"protobuf does not parse: {exc}"
+    if not message.IsInitialized():
+        return "missing required fields: " + ", ".join(_missing_fields(message))
+    return None
+
+
+def parse_payload_section(
+    command: pb.BaseCommand, data: memoryview, *, verify_checksum: bool = True
+) -> PayloadSection:
+    """Parse what follows the command of a payload frame."""
+    view = data
+    broker_entry_metadata: pb.BrokerEntryMetadata | None = None
+    if len(view) >= 2 and view[:2] == _MAGIC_BEM:
+        if len(view) < 6:
+            raise MalformedFrame("broker entry metadata size missing", command)
+        (size,) = _U32.unpack_from(view, 2)
+        if size > len(view) - 6:
+            raise MalformedFrame("broker entry metadata longer than the frame", command)
+        broker_entry_metadata = pb.BrokerEntryMetadata()
+        reason = _parse_message(broker_entry_metadata, view[6 : 6 + size])
+        if reason is not None:
+            raise MalformedMetadata(command, f"broker entry metadata: {reason}")
+        view = view[6 + size :]
+    stored = view
+    checksum: int | None = None
+    if len(view) >= 2 and view[:2] == _MAGIC_CRC:
+        if len(view) < 6:
+            raise MalformedFrame("checksum missing", command)
+        (checksum,) = _U32.unpack_from(view, 2)
+        view = view[6:]
+        if verify_checksum:
+            actual = crc32c(view)
+            if actual != checksum:
+                raise ChecksumMismatch(command, checksum, actual)
+    if len(view) < 4:
+        raise MalformedFrame("message metadata size missing", command)
+    (meta_size,) = _U32.unpack_from(view, 0)
+    if meta_size > len(view) - 4:
+        raise MalformedFrame("message metadata longer than the frame", command)
+    metadata = pb.MessageMetadata()
+    reason = _parse_message(metadata, view[4 : 4 + meta_size])
+    if reason is not None:
+        raise MalformedMetadata(command, reason)
+    return PayloadSection(
+        metadata=metadata,
+        payload=bytes(view[4 + meta_size :]),
+        checksum=checksum,
+        broker_entry_metadata=broker_entry_metadata,
+        stored=bytes(stored),
+    )
+
+
+def parse_frame_body(body: memoryview, *, verify_checksum: bool = True) -> Frame:
+    """Parse one frame given the bytes after its ``total`` field."""
+    if len(body) < 4:
+        raise MalformedFrame("frame too short for its command size")
+    (cmd_size,) = _U32.unpack_from(body, 0)
+    if cmd_size > len(body) - 4:
+        raise MalformedFrame(f"command of {cmd_size} bytes in a frame of {len(body)}")
+    command = parse_command(body[4 : 4 + cmd_size])
+    rest = body[4 + cmd_size :]
+    if command.type in PAYLOAD_COMMANDS:
+        return Frame(command, parse_payload_section(command, rest, verify_checksum=verify_checksum))
+    if len(rest):
+        raise MalformedFrame(f"{len(rest)} unexpected bytes after a simple command", command)
+    return Frame(command)
+
+
+class FrameDecoder:
+    """Incremental decoder: :meth:`feed` bytes as they arrive, then iterate :meth:`frames`."""
+
+    def __init__(
+        self, *, max_frame_size: int = DEFAULT_MAX_FRAME_SIZE, verify_checksum: bool = True
+    ) -> None:
+        if max_frame_size < 8:
+            raise ValueError("max_frame_size must leave room for a command")
+        self._max_frame_size = max_frame_size
+        self._verify_checksum = verify_checksum
+        self._buffer = bytearray()
+        self._offset = 0
+        self._broken: ProtocolError | None = None
+
+    @property
+    def max_frame_size(self) -> int:
+        return self._max_frame_size
+
+    @max_frame_size.setter
+    def max_frame_size(self, value: int) -> None:
+        self._max_frame_size = value
+
+    @property
+    def buffered(self) -> int:
+        """Bytes received but not yet returned as frames."""
+        return len(self._buffer) - self._offset
+
+    def feed(self, data: bytes | bytearray | memoryview) -> None:
+        """Append received bytes. Raises FrameTooLarge early, without buffering the frame."""
+        if self._broken is not None:
+            raise self._broken
+        self._buffer += data
+        self._check_header()
+
+    def frames(self) -> Iterator[Frame]:
+        """Yield every complete frame buffered so far.
+
+        A frame-local error is raised after its frame was consumed; call ``frames()`` again
+        to continue with the next frame. After a fatal error every call raises it again.
+        """
+        while True:
+            if self._broken is not None:
+                raise self._broken
+            total = self._check_header()
+            if total is None or self.buffered < 4 + total:
+                self._compact()
+                return
+            start = self._offset + 4
+            # A copy, so that no view into the buffer outlives this step (an exception's
+            # traceback could hold one and block the buffer from being resized).
+            body = bytes(self._buffer[start : start + total])
+            self._offset = start + total
+            yield parse_frame_body(memoryview(body), verify_checksum=self._verify_checksum)
+
+    def eof(self) -> None:
+        """Declare the end of the stream; raises TruncatedFrame if a frame was cut short."""
+        if self._broken is not None:
+            raise self._broken
+        if self.buffered:
+            self._break(TruncatedFrame(self.buffered))
+
+    def _check_header(self) -> int | None:
+        if self.buffered < 4:
+            return None
+        (total,) = _U32.unpack_from(self._buffer, self._offset)
+        if total > self._max_frame_size:
+            self._break(FrameTooLarge(total, self._max_frame_size))
+        if total < 4:
+            self._break(BrokenStream(f"frame size {total} cannot hold a command size"))
+        return int(total)
+
+    def _break(self, error: ProtocolError) -> None:
+        self._broken = error
+        self._buffer = bytearray()
+        self._offset = 0
+        raise error
+
+    def _compact(self) -> None:
+        if self._offset and (self._offset >= _COMPACT_AT or self._offset == len(self._buffer)):
+            del self._buffer[: self._offset]
+            self._offset = 0
+
+
+# ------------------------------------------------------------------ encoding
+
+
+def _serialize(message: Message) -> bytes:
+    try:
+        return message.SerializeToString()
+    except EncodeError as exc:
+        raise MalformedCommand(str(exc)) from exc
+
+
+def _command_bytes(command: pb.BaseCommand) -> bytes:
+    field = pb.BaseCommand.DESCRIPTOR.fields_by_number.get(command.type)
+    if field is None or not command.HasField(field.name):  # type: ignore[arg-type]
+        raise MalformedCommand(f"command type {command.type} without its body")
+    return _serialize(command)
+
+
+def encode_command(command: pb.BaseCommand) -> bytes:
+    """A simple (payload-less) frame for ``command``."""
+    cmd = _command_bytes(command)
+    return _U32.pack(4 + len(cmd)) + _U32.pack(len(cmd)) + cmd
+
+
+def encode_payload_section(
+    metadata: pb.MessageMetadata, payload: bytes, *, checksum: bool = True
+) -> bytes:
+    """``[0x0e01][crc][meta_size][meta][payload]`` (without the magic and crc if not checksum)."""
+    meta = _serialize(metadata)
+    covered = _U32.pack(len(meta)) + meta + payload
+    if not checksum:
+        return covered
+    return _MAGIC_CRC + _U32.pack(crc32c(covered)) + covered
+
+
+def _frame_with_section(
+    command: pb.BaseCommand,
+    section: bytes,
+    broker_entry_metadata: pb.BrokerEntryMetadata | None,
+) -> bytes:
+    cmd = _command_bytes(command)
+    bem = b""
+    if broker_entry_metadata is not None:
+        raw = _serialize(broker_entry_metadata)
+        bem = _MAGIC_BEM + _U32.pack(len(raw)) + raw
+    total = 4 + len(cmd) + len(bem) + len(section)
+    return b"".join((_U32.pack(total), _U32.pack(len(cmd)), cmd, bem, section))
+
+
+def encode_payload_command(
+    command: pb.BaseCommand,
+    metadata: pb.MessageMetadata,
+    payload: bytes,
+    *,
+    checksum: bool = True,
+    broker_entry_metadata: pb.BrokerEntryMetadata | None = None,
+) -> bytes:
+    """A SEND or MESSAGE frame built from metadata and payload."""
+    section = encode_payload_section(metadata, payload, checksum=checksum)
+    return _frame_with_section(command, section, broker_entry_metadata)
+
+
+def encode_message(
+    command: pb.BaseCommand,
+    stored: bytes,
+    *,
+    broker_entry_metadata: pb.BrokerEntryMetadata | None = None,
+) -> bytes:
+    """A MESSAGE frame: a new command followed by an entry's stored bytes, unchanged."""
+    return _frame_with_section(command, stored, broker_entry_metadata)
+
+
+def strip_checksum(stored: bytes) -> bytes:
+    """``stored`` without its magic + checksum, for peers older than protocol v11."""
+    if stored[:2] == _MAGIC_CRC:
+        return stored[6:]
+    return stored
