@@ -1,0 +1,257 @@
+"""The gRPC client of one bookie: one long-lived ``AddEntries`` stream plus unary/stream calls.
+
+Adds: :meth:`BookieClient.send_add` queues an entry (bounded, non-blocking) with a callback. A
+sender task coalesces whatever is queued into one ``AddRequest`` while earlier batches are in
+flight (at most ``max_inflight_batches``); a receiver task matches ``AddResponse`` batches back
+and calls each entry's callback with its ``Status`` code. A watchdog fails the stream when a
+batch waits longer than ``add_timeout_s``. On any stream failure every in-flight and queued add
+gets a :class:`BookieUnavailable` callback, then the stream is reopened (with backoff) when the
+next add arrives. Callbacks run on the loop, from this client's tasks; they must not block.
+
+Every other call has a deadline (``read_timeout_s``); gRPC errors become
+:class:`BookieUnavailable`. This is the only module of ``magnetar.ledger`` that imports grpc.
+
+Concurrency: all methods are called from tasks on one event loop. The client owns its runner
+task and cancels it in :meth:`close`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import time
+from collections.abc import AsyncGenerator, Callable
+from dataclasses import dataclass
+
+import grpc
+from grpc import aio
+
+from magnetar.backoff import Backoff
+from magnetar.ids import BookieId
+from magnetar.ledger.config import LedgerClientConfig
+from magnetar.ledger.errors import BookieUnavailable
+from magnetar.telemetry import get_logger
+from magnetar.wire import bookie_pb2, bookie_pb2_grpc
+
+log = get_logger(__name__)
+
+AddResultCallback = Callable[[int | BaseException], None]
+"""Called once per add: a ``bookie_pb2.Status`` code, or the exception that failed it."""
+
+_CHANNEL_OPTIONS = [
+    ("grpc.keepalive_time_ms", 10_000),
+    ("grpc.keepalive_timeout_ms", 5_000),
+    ("grpc.keepalive_permit_without_calls", 1),
+    ("grpc.max_receive_message_length", 64 * 1024 * 1024),
+    ("grpc.max_send_message_length", 64 * 1024 * 1024),
+    ("grpc.initial_reconnect_backoff_ms", 100),
+    ("grpc.max_reconnect_backoff_ms", 2_000),
+]
+
+
+@dataclass
+class _Batch:
+    entries: list[tuple[int, int]]  # (ledger_id, entry_id) in request order
+    callbacks: list[AddResultCallback]
+    deadline: float
+
+
+class _StreamEnded(Exception):
+    pass
+
+
+class BookieClient:
+    def __init__(self, bookie_id: BookieId, address: str, config: LedgerClientConfig) -> None:
+        self.bookie_id = bookie_id
+        self.address = address
+        self._config = config
+        self._channel = aio.insecure_channel(address, options=_CHANNEL_OPTIONS)
+        self._stub = bookie_pb2_grpc.BookieStub(self._channel)
+        self._queue: collections.deque[tuple[bookie_pb2.AddEntry, AddResultCallback]] = (
+            collections.deque()
+        )
+        self._queued = asyncio.Event()
+        self._inflight: dict[int, _Batch] = {}
+        self._next_batch_id = 0
+        self._runner: asyncio.Task[None] | None = None
+        self._closed = False
+        self._backoff = Backoff(initial=0.05, cap=2.0)
+
+    # ------------------------------------------------------------------ adds
+
+    def send_add(self, entry: bookie_pb2.AddEntry, callback: AddResultCallback) -> None:
+        """Queue one add; ``callback`` gets its status (or error) later, from this client's task."""
+        if self._closed:
+            callback(BookieUnavailable(self.bookie_id, "client closed"))
+            return
+        if len(self._queue) >= self._config.max_queued_adds:
+            callback(BookieUnavailable(self.bookie_id, "add queue full"))
+            return
+        self._queue.append((entry, callback))
+        self._queued.set()
+        if self._runner is None or self._runner.done():
+            self._runner = asyncio.get_running_loop().create_task(
+                self._run(), name=f"bookie-adds-{self.bookie_id}"
+            )
+
+    async def _run(self) -> None:
+        while not self._closed:
+            if not self._queue:
+                self._queued.clear()
+                await self._queued.wait()
+                continue
+            call = self._stub.AddEntries()  # type: ignore[call-arg]  # requests are written
+            try:
+                async with asyncio.TaskGroup() as tg:
+                    slots = asyncio.Semaphore(self._config.max_inflight_batches)
+                    tg.create_task(self._send_loop(call, slots))
+                    tg.create_task(self._receive_loop(call, slots))
+                    tg.create_task(self._watchdog())
+            except* Exception as group:  # any stream failure: fail its adds, reopen later
+                reason = _describe(group.exceptions[0])
+                call.cancel()
+                log.warning("bookie_add_stream_failed", bookie_id=self.bookie_id, reason=reason)
+                self._fail_all(BookieUnavailable(self.bookie_id, reason))
+                await asyncio.sleep(self._backoff.next())
+
+    async def _send_loop(self, call: aio.StreamStreamCall, slots: asyncio.Semaphore) -> None:  # type: ignore[type-arg]
+        cfg = self._config
+        while True:
+            if not self._queue:
+                self._queued.clear()
+                await self._queued.wait()
+                continue
+            await slots.acquire()
+            entries: list[bookie_pb2.AddEntry] = []
+            batch = _Batch([], [], time.monotonic() + cfg.add_timeout_s)
+            size = 0
+            while self._queue and len(entries) < cfg.max_batch_entries:
+                add, callback = self._queue[0]
+                if entries and size + len(add.entry.payload) > cfg.max_batch_bytes:
+                    break
+                self._queue.popleft()
+                entries.append(add)
+                batch.entries.append((add.entry.ledger_id, add.entry.entry_id))
+                batch.callbacks.append(callback)
+                size += len(add.entry.payload)
+            self._next_batch_id += 1
+            self._inflight[self._next_batch_id] = batch
+            await call.write(bookie_pb2.AddRequest(batch_id=self._next_batch_id, entries=entries))
+
+    async def _receive_loop(self, call: aio.StreamStreamCall, slots: asyncio.Semaphore) -> None:  # type: ignore[type-arg]
+        async for response in call:
+            batch = self._inflight.pop(response.batch_id, None)
+            if batch is None:
+                continue
+            slots.release()
+            self._backoff.reset()
+            by_id = {(r.ledger_id, r.entry_id): r.status for r in response.results}
+            for key, callback in zip(batch.entries, batch.callbacks, strict=True):
+                callback(by_id.get(key, bookie_pb2.INTERNAL))
+        raise _StreamEnded("bookie closed the add stream")
+
+    async def _watchdog(self) -> None:
+        period = max(0.05, self._config.add_timeout_s / 4)
+        while True:
+            await asyncio.sleep(period)
+            now = time.monotonic()
+            if any(batch.deadline < now for batch in self._inflight.values()):
+                raise BookieUnavailable(
+                    self.bookie_id, f"add not acknowledged within {self._config.add_timeout_s}s"
+                )
+
+    def _fail_all(self, error: BookieUnavailable) -> None:
+        batches = list(self._inflight.values())
+        self._inflight.clear()
+        queued = list(self._queue)
+        self._queue.clear()
+        for batch in batches:
+            for callback in batch.callbacks:
+                callback(error)
+        for _, callback in queued:
+            callback(error)
+
+    # ------------------------------------------------------------------ unary / streaming
+
+    async def read_entry(
+        self, ledger_id: int, entry_id: int, *, fence: bool = False, master_key: bytes = b""
+    ) -> bookie_pb2.ReadEntryResponse:
+        request = bookie_pb2.ReadEntryRequest(
+            ledger_id=ledger_id, entry_id=entry_id, fence=fence, master_key=master_key
+        )
+        try:
+            response: bookie_pb2.ReadEntryResponse = await self._stub.ReadEntry(
+                request, timeout=self._config.read_timeout_s
+            )
+        except grpc.RpcError as exc:
+            raise BookieUnavailable(self.bookie_id, _describe(exc)) from exc
+        return response
+
+    async def read_range(
+        self, ledger_id: int, first: int, last: int, max_bytes: int = 0
+    ) -> AsyncGenerator[bookie_pb2.ReadEntryResponse, None]:
+        request = bookie_pb2.ReadRangeRequest(
+            ledger_id=ledger_id, first_entry_id=first, last_entry_id=last, max_bytes=max_bytes
+        )
+        call = self._stub.ReadRange(request, timeout=self._config.read_timeout_s)
+        try:
+            async for response in call:
+                yield response
+        except grpc.RpcError as exc:
+            raise BookieUnavailable(self.bookie_id, _describe(exc)) from exc
+        finally:
+            call.cancel()
+
+    async def read_lac(self, ledger_id: int) -> bookie_pb2.ReadLacResponse:
+        try:
+            response: bookie_pb2.ReadLacResponse = await self._stub.ReadLastAddConfirmed(
+                bookie_pb2.ReadLacRequest(ledger_id=ledger_id), timeout=self._config.read_timeout_s
+            )
+        except grpc.RpcError as exc:
+            raise BookieUnavailable(self.bookie_id, _describe(exc)) from exc
+        return response
+
+    async def fence(self, ledger_id: int, master_key: bytes) -> bookie_pb2.FenceResponse:
+        try:
+            response: bookie_pb2.FenceResponse = await self._stub.Fence(
+                bookie_pb2.FenceRequest(ledger_id=ledger_id, master_key=master_key),
+                timeout=self._config.read_timeout_s,
+            )
+        except grpc.RpcError as exc:
+            raise BookieUnavailable(self.bookie_id, _describe(exc)) from exc
+        return response
+
+    async def delete_ledger(self, ledger_id: int) -> int:
+        try:
+            response: bookie_pb2.DeleteLedgerResponse = await self._stub.DeleteLedger(
+                bookie_pb2.DeleteLedgerRequest(ledger_id=ledger_id),
+                timeout=self._config.read_timeout_s,
+            )
+        except grpc.RpcError as exc:
+            raise BookieUnavailable(self.bookie_id, _describe(exc)) from exc
+        return int(response.status)
+
+    async def list_ledgers(self, include_ranges: bool = False) -> list[bookie_pb2.LedgerListing]:
+        call = self._stub.ListLedgers(
+            bookie_pb2.ListLedgersRequest(include_ranges=include_ranges),
+            timeout=self._config.read_timeout_s,
+        )
+        try:
+            return [listing async for listing in call]
+        except grpc.RpcError as exc:
+            raise BookieUnavailable(self.bookie_id, _describe(exc)) from exc
+
+    async def close(self) -> None:
+        self._closed = True
+        if self._runner is not None:
+            self._runner.cancel()
+            await asyncio.wait({self._runner})  # waits without re-raising the runner's cancel
+            self._runner = None
+        self._fail_all(BookieUnavailable(self.bookie_id, "client closed"))
+        await self._channel.close(grace=None)
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, aio.AioRpcError):
+        return f"{exc.code().name}: {exc.details()}"
+    return str(exc) or type(exc).__name__

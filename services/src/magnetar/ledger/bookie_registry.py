@@ -1,0 +1,152 @@
+"""Which bookies exist, where they listen, and which are writable; one client per bookie.
+
+:class:`BookieRegistry` mirrors ``keys.BOOKIE_AVAILABLE_PREFIX`` (ephemeral
+``BookieRegistration`` values): it opens a watch, lists the prefix, then applies watch events.
+Addresses of bookies that went away are remembered (a reader may still try them; the write path
+uses only :meth:`BookieRegistry.writable`). If the watch fails the registry re-lists after a
+backoff. :class:`BookiePool` keeps one :class:`BookieClient` per bookie id, rebuilt when the
+bookie's address changes.
+
+Concurrency: one watcher task owned by the registry (cancelled in :meth:`close`); the query
+methods are plain reads, safe from any task on the loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from magnetar.backoff import Backoff
+from magnetar.ids import BookieId
+from magnetar.ledger.bookie_client import BookieClient
+from magnetar.ledger.config import LedgerClientConfig
+from magnetar.ledger.errors import BookieUnavailable, NotEnoughBookies
+from magnetar.metadata import EventType, MetadataStore, keys
+from magnetar.telemetry import get_logger
+from magnetar.wire import ledger_pb2
+
+log = get_logger(__name__)
+
+
+class BookieRegistry:
+    def __init__(self, store: MetadataStore, timeout_s: float = 10.0) -> None:
+        self._store = store
+        self._timeout_s = timeout_s
+        self._addresses: dict[BookieId, str] = {}
+        self._available: dict[BookieId, bool] = {}  # bookie -> read_only
+        self._changed = asyncio.Condition()
+        self._task: asyncio.Task[None] | None = None
+        self._synced = asyncio.Event()
+
+    @classmethod
+    async def start(cls, store: MetadataStore, timeout_s: float = 10.0) -> BookieRegistry:
+        registry = cls(store, timeout_s)
+        registry._task = asyncio.get_running_loop().create_task(
+            registry._watch_forever(), name="bookie-registry"
+        )
+        try:
+            async with asyncio.timeout(timeout_s):
+                await registry._synced.wait()
+        except BaseException:
+            await registry.close()
+            raise
+        return registry
+
+    def available(self) -> frozenset[BookieId]:
+        return frozenset(self._available)
+
+    def writable(self) -> frozenset[BookieId]:
+        return frozenset(b for b, read_only in self._available.items() if not read_only)
+
+    def address(self, bookie_id: BookieId) -> str | None:
+        return self._addresses.get(bookie_id)
+
+    async def wait_for_writable(self, count: int, timeout_s: float) -> frozenset[BookieId]:
+        """The writable set once it has ``count`` bookies; :class:`NotEnoughBookies` on timeout."""
+        try:
+            async with asyncio.timeout(timeout_s), self._changed:
+                await self._changed.wait_for(lambda: len(self.writable()) >= count)
+        except TimeoutError as exc:
+            raise NotEnoughBookies(count, len(self.writable())) from exc
+        return self.writable()
+
+    async def _watch_forever(self) -> None:
+        backoff = Backoff(initial=0.1, cap=5.0)
+        while True:
+            try:
+                await self._watch_once()
+            except Exception as exc:  # store trouble: re-list after a pause
+                log.warning("bookie_registry_watch_failed", error=str(exc))
+            await asyncio.sleep(backoff.next())
+
+    async def _watch_once(self) -> None:
+        async with self._store.watch(keys.BOOKIE_AVAILABLE_PREFIX) as watch:
+            async with asyncio.timeout(self._timeout_s):
+                listed = await self._store.list(keys.BOOKIE_AVAILABLE_PREFIX)
+            self._available.clear()
+            for key, versioned in listed:
+                self._apply(key, versioned.value)
+            await self._notify()
+            self._synced.set()
+            async for event in watch:
+                self._apply(event.key, event.value if event.type is EventType.PUT else None)
+                await self._notify()
+
+    def _apply(self, key: str, value: bytes | None) -> None:
+        bookie_id = keys.bookie_id_of(key)
+        if value is None:
+            self._available.pop(bookie_id, None)
+            log.info("bookie_unregistered", bookie_id=bookie_id)
+            return
+        registration = ledger_pb2.BookieRegistration()
+        try:
+            registration.ParseFromString(value)
+        except Exception:  # a malformed registration is skipped, not fatal
+            log.warning("bookie_registration_unreadable", bookie_id=bookie_id)
+            return
+        self._addresses[bookie_id] = registration.address
+        self._available[bookie_id] = registration.read_only
+        log.info(
+            "bookie_registered",
+            bookie_id=bookie_id,
+            address=registration.address,
+            read_only=registration.read_only,
+        )
+
+    async def _notify(self) -> None:
+        async with self._changed:
+            self._changed.notify_all()
+
+    async def close(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.wait({self._task})
+            self._task = None
+
+
+class BookiePool:
+    """One :class:`BookieClient` per bookie id, created on first use."""
+
+    def __init__(self, registry: BookieRegistry, config: LedgerClientConfig) -> None:
+        self._registry = registry
+        self._config = config
+        self._clients: dict[BookieId, BookieClient] = {}
+        self._retired: list[BookieClient] = []
+
+    def client(self, bookie_id: BookieId) -> BookieClient:
+        address = self._registry.address(bookie_id)
+        current = self._clients.get(bookie_id)
+        if current is not None and (address is None or address == current.address):
+            return current
+        if address is None:
+            raise BookieUnavailable(bookie_id, "no known address (never registered)")
+        if current is not None:
+            self._retired.append(current)  # closed with the pool; may still be draining
+        client = BookieClient(bookie_id, address, self._config)
+        self._clients[bookie_id] = client
+        return client
+
+    async def close(self) -> None:
+        clients = [*self._clients.values(), *self._retired]
+        self._clients.clear()
+        self._retired.clear()
+        await asyncio.gather(*(c.close() for c in clients), return_exceptions=True)

@@ -1,0 +1,140 @@
+"""The sans-I/O core of a write handle: entry ids, write sets, acks, in-order confirmation.
+
+:class:`AddTracker` (BookKeeper's ``PendingAddOp`` queue) knows, for each entry not yet
+confirmed, its payload, the bookies it was sent to and the bookies that acked it. Invariants:
+
+- entry ids are dense and assigned in :meth:`AddTracker.new_entry` call order;
+- every pending entry belongs to the *current* (last) ensemble: ensemble changes start at
+  ``last_add_confirmed + 1`` and confirmations are frozen while a change is in progress;
+- an entry is complete when Aq bookies of its write set in the current ensemble acked it; it is
+  *confirmed* only once every earlier entry is confirmed (``last_add_confirmed`` only grows,
+  by one, in id order);
+- after :meth:`AddTracker.apply_ensemble`, acks from a replaced bookie no longer count and
+  :meth:`AddTracker.unsent` lists what to (re)send to its replacement.
+
+No I/O, no loop: the write handle drives it from its task and does the sending.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from magnetar.ids import BookieId, EntryId
+from magnetar.ledger.distribution import write_set
+from magnetar.ledger.metadata import Ensemble
+
+
+@dataclass
+class PendingAdd:
+    entry_id: EntryId
+    payload: bytes
+    last_add_confirmed: int  # piggybacked LAC, fixed at creation so every replica is identical
+    digest: int = 0  # set by the write handle; identical on every replica
+    sent: set[BookieId] = field(default_factory=set)
+    acked: set[BookieId] = field(default_factory=set)
+
+
+class AddTracker:
+    def __init__(
+        self,
+        ensemble: Ensemble,
+        write_quorum: int,
+        ack_quorum: int,
+        last_add_confirmed: int = -1,
+        length: int = 0,
+    ) -> None:
+        self.ensemble = ensemble
+        self.write_quorum = write_quorum
+        self.ack_quorum = ack_quorum
+        self.last_add_confirmed = last_add_confirmed
+        self.length = length  # payload bytes of confirmed entries
+        self.pending_bytes = 0
+        self.changing = False
+        self._next_entry_id = last_add_confirmed + 1
+        self._pending: dict[int, PendingAdd] = {}
+
+    @property
+    def pending_count(self) -> int:
+        return len(self._pending)
+
+    @property
+    def last_add_pushed(self) -> int:
+        return self._next_entry_id - 1
+
+    def pending(self) -> Iterator[PendingAdd]:
+        return iter(self._pending.values())
+
+    def new_entry(self, payload: bytes) -> PendingAdd:
+        add = PendingAdd(EntryId(self._next_entry_id), payload, self.last_add_confirmed)
+        self._next_entry_id += 1
+        self._pending[add.entry_id] = add
+        self.pending_bytes += len(payload)
+        return add
+
+    def targets(self, entry_id: int) -> tuple[BookieId, ...]:
+        """The bookies of ``entry_id``'s write set in the current ensemble."""
+        positions = write_set(entry_id, len(self.ensemble), self.write_quorum)
+        return tuple(self.ensemble[p] for p in positions)
+
+    def unsent(self) -> list[tuple[PendingAdd, BookieId]]:
+        """(entry, bookie) pairs still to send; nothing while an ensemble change is running."""
+        if self.changing:
+            return []
+        return [
+            (add, bookie)
+            for add in self._pending.values()
+            for bookie in self.targets(add.entry_id)
+            if bookie not in add.sent
+        ]
+
+    def mark_sent(self, add: PendingAdd, bookie: BookieId) -> None:
+        add.sent.add(bookie)
+
+    def on_ack(self, entry_id: int, bookie: BookieId) -> list[PendingAdd]:
+        """Record an ack; return the entries confirmed by it, in id order."""
+        add = self._pending.get(entry_id)
+        if add is not None and bookie in self.targets(entry_id) and bookie in add.sent:
+            add.acked.add(bookie)
+        return self.confirmable()
+
+    def confirmable(self) -> list[PendingAdd]:
+        """Pop and return the completed entries at the head of the queue (none while changing)."""
+        confirmed: list[PendingAdd] = []
+        if self.changing:
+            return confirmed
+        while True:
+            head = self._pending.get(self.last_add_confirmed + 1)
+            if head is None or len(head.acked & set(self.targets(head.entry_id))) < self.ack_quorum:
+                return confirmed
+            del self._pending[head.entry_id]
+            self.last_add_confirmed = head.entry_id
+            self.length += len(head.payload)
+            self.pending_bytes -= len(head.payload)
+            confirmed.append(head)
+
+    def begin_change(self) -> None:
+        """Freeze confirmations: the new segment will start at ``last_add_confirmed + 1``."""
+        self.changing = True
+
+    def apply_ensemble(self, ensemble: Ensemble) -> list[PendingAdd]:
+        """Switch to ``ensemble``; forget acks/sends of replaced bookies; return confirmations."""
+        replaced = set(self.ensemble) - set(ensemble)
+        self.ensemble = ensemble
+        for add in self._pending.values():
+            add.acked -= replaced
+            add.sent -= replaced
+        self.changing = False
+        return self.confirmable()
+
+    def forget_send(self, add: PendingAdd, bookie: BookieId) -> None:
+        """The send to ``bookie`` failed: it must be sent again once the bookie is replaced."""
+        add.sent.discard(bookie)
+        add.acked.discard(bookie)
+
+    def drain(self) -> list[PendingAdd]:
+        """Remove and return every pending entry (the handle failed)."""
+        pending = list(self._pending.values())
+        self._pending.clear()
+        self.pending_bytes = 0
+        return pending

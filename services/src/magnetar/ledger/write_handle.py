@@ -1,0 +1,366 @@
+"""A ledger open for writing (BookKeeper's ``LedgerHandle`` add path).
+
+``append()`` assigns entry ids in call order (after a FIFO wait for room: pending adds are
+bounded in count and bytes), sends entry ``e`` to the Wq bookies striped from position
+``e mod E`` of the current ensemble over each bookie's add stream, and returns once the entry
+and every earlier one has Aq acks (the :class:`AddTracker` core decides). Each add carries the
+handle's last-add-confirmed.
+
+A failed bookie (stream error, timeout, or a status other than OK/FENCED) triggers an ensemble
+change, run by one task at a time: confirmations freeze, a replacement is chosen, the ledger
+metadata gets a new segment starting at LAC+1 by compare-and-set, and every unconfirmed entry
+of the failed positions is resent to the replacement. FENCED (or losing the metadata CAS to a
+recovery) fails every pending and future add with :class:`LedgerFenced`.
+
+``close()`` waits for pending adds, then writes state CLOSED with the last entry id and length
+by compare-and-set. A handle made by recovery (``recovery=True``) sends recovery adds, expects
+state IN_RECOVERY, and accepts another client's close of the ledger.
+
+Concurrency: every method runs on the loop; add results arrive as callbacks from the bookie
+clients' tasks and only touch the tracker synchronously. The handle owns its ensemble-change
+task and cancels it when closed or failed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import functools
+import time
+
+from magnetar.backoff import Backoff
+from magnetar.errors import MagnetarError
+from magnetar.ids import BookieId, EntryId
+from magnetar.ledger.bookie_registry import BookiePool, BookieRegistry
+from magnetar.ledger.config import LedgerClientConfig
+from magnetar.ledger.digest import entry_digest
+from magnetar.ledger.errors import (
+    BookieUnavailable,
+    LedgerClosed,
+    LedgerError,
+    LedgerFenced,
+    NotEnoughBookies,
+)
+from magnetar.ledger.ledger_manager import LedgerManager
+from magnetar.ledger.metadata import LedgerMetadataView, LedgerState, VersionedLedgerMetadata
+from magnetar.ledger.pending_adds import AddTracker, PendingAdd
+from magnetar.ledger.placement import replace_bookie
+from magnetar.metadata import BadVersion
+from magnetar.telemetry import get_logger
+from magnetar.wire import bookie_pb2
+
+log = get_logger(__name__)
+
+
+class WriteHandle:
+    def __init__(
+        self,
+        meta: VersionedLedgerMetadata,
+        *,
+        pool: BookiePool,
+        registry: BookieRegistry,
+        manager: LedgerManager,
+        config: LedgerClientConfig,
+        recovery: bool = False,
+        last_add_confirmed: int = -1,
+        length: int = 0,
+    ) -> None:
+        view = meta.metadata
+        self.ledger_id = meta.ledger_id
+        self._meta = meta
+        self._pool = pool
+        self._registry = registry
+        self._manager = manager
+        self._config = config
+        self._recovery = recovery
+        self._expected_state = LedgerState.IN_RECOVERY if recovery else LedgerState.OPEN
+        self._tracker = AddTracker(
+            view.current_ensemble, view.write_quorum, view.ack_quorum, last_add_confirmed, length
+        )
+        self._futures: dict[int, asyncio.Future[EntryId]] = {}
+        self._failed: set[BookieId] = set()  # current members that failed, awaiting a change
+        self._ever_failed: set[BookieId] = set()
+        self._change_task: asyncio.Task[None] | None = None
+        self._error: LedgerError | None = None
+        self._closing = False
+        self._closed = False
+        self._reserved_count = 0
+        self._reserved_bytes = 0
+        self._waiters: collections.deque[tuple[int, asyncio.Future[None]]] = collections.deque()
+        self._idle = asyncio.Event()
+        self._idle.set()
+
+    @property
+    def last_add_confirmed(self) -> EntryId:
+        return EntryId(self._tracker.last_add_confirmed)
+
+    @property
+    def length(self) -> int:
+        return self._tracker.length
+
+    @property
+    def metadata(self) -> LedgerMetadataView:
+        return self._meta.metadata
+
+    # ------------------------------------------------------------------ append
+
+    async def append(self, payload: bytes) -> EntryId:
+        """Add ``payload`` as the next entry; return its id once confirmed (in id order)."""
+        self._check_writable()
+        size = len(payload)
+        await self._acquire(size)
+        if self._error is not None or self._closing:
+            self._release(size)
+            self._check_writable()
+        add = self._tracker.new_entry(payload)
+        add.digest = entry_digest(self.ledger_id, add.entry_id, add.last_add_confirmed, payload)
+        future: asyncio.Future[EntryId] = asyncio.get_running_loop().create_future()
+        self._futures[add.entry_id] = future
+        self._idle.clear()
+        if not self._tracker.changing:
+            for bookie in self._tracker.targets(add.entry_id):
+                self._send(add, bookie)
+        return await asyncio.shield(future)
+
+    def _check_writable(self) -> None:
+        if self._error is not None:
+            raise self._error
+        if self._closing:
+            raise LedgerClosed(self.ledger_id)
+
+    def _has_room(self, size: int) -> bool:
+        if self._reserved_count >= self._config.max_pending_adds:
+            return False
+        return (
+            self._reserved_count == 0
+            or self._reserved_bytes + size <= self._config.max_pending_add_bytes
+        )
+
+    async def _acquire(self, size: int) -> None:
+        if not self._waiters and self._has_room(size):
+            self._reserved_count += 1
+            self._reserved_bytes += size
+            return
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiters.append((size, waiter))
+        try:
+            await waiter
+        except asyncio.CancelledError:
+            if waiter.done() and not waiter.cancelled():
+                self._release(size)  # woken and reserved, but the caller gave up
+            else:
+                self._waiters.remove((size, waiter))
+            raise
+
+    def _release(self, size: int) -> None:
+        self._reserved_count -= 1
+        self._reserved_bytes -= size
+        self._wake_waiters()
+
+    def _wake_waiters(self) -> None:
+        while self._waiters:
+            size, waiter = self._waiters[0]
+            if self._error is None and not self._closing and not self._has_room(size):
+                return
+            self._waiters.popleft()
+            if not waiter.done():
+                self._reserved_count += 1
+                self._reserved_bytes += size
+                waiter.set_result(None)
+
+    # ------------------------------------------------------------------ bookie I/O
+
+    def _send(self, add: PendingAdd, bookie: BookieId) -> None:
+        try:
+            client = self._pool.client(bookie)
+        except BookieUnavailable as exc:
+            self._bookie_failed(bookie, str(exc))
+            return
+        self._tracker.mark_sent(add, bookie)
+        entry = bookie_pb2.Entry(
+            ledger_id=self.ledger_id,
+            entry_id=add.entry_id,
+            last_add_confirmed=add.last_add_confirmed,
+            payload=add.payload,
+            digest=add.digest,
+        )
+        request = bookie_pb2.AddEntry(
+            entry=entry, master_key=self._meta.metadata.master_key, recovery=self._recovery
+        )
+        client.send_add(request, functools.partial(self._on_result, add.entry_id, bookie))
+
+    def _on_result(self, entry_id: int, bookie: BookieId, result: int | BaseException) -> None:
+        if self._error is not None:
+            return
+        if result == bookie_pb2.OK:
+            self._complete(self._tracker.on_ack(entry_id, bookie))
+            return
+        if result == bookie_pb2.FENCED and not self._recovery:
+            log.warning("ledger_fenced", ledger_id=self.ledger_id, bookie_id=bookie)
+            self._fail(LedgerFenced(self.ledger_id))
+            return
+        for add in self._tracker.pending():
+            if add.entry_id == entry_id:
+                self._tracker.forget_send(add, bookie)
+                break
+        reason = (
+            str(result)
+            if isinstance(result, BaseException)
+            else bookie_pb2.Status.Name(bookie_pb2.Status.ValueType(result))
+        )
+        self._bookie_failed(bookie, reason)
+
+    def _bookie_failed(self, bookie: BookieId, reason: str) -> None:
+        if bookie not in self._tracker.ensemble or bookie in self._failed:
+            return
+        log.warning("bookie_failed", ledger_id=self.ledger_id, bookie_id=bookie, reason=reason)
+        self._failed.add(bookie)
+        self._ever_failed.add(bookie)
+        self._tracker.begin_change()
+        if self._change_task is None or self._change_task.done():
+            self._change_task = asyncio.get_running_loop().create_task(
+                self._change_ensemble(), name=f"ensemble-change-{self.ledger_id}"
+            )
+
+    def _complete(self, confirmed: list[PendingAdd]) -> None:
+        for add in confirmed:
+            future = self._futures.pop(add.entry_id, None)
+            if future is not None and not future.done():
+                future.set_result(add.entry_id)
+            self._reserved_count -= 1
+            self._reserved_bytes -= len(add.payload)
+        if confirmed:
+            self._wake_waiters()
+        if self._tracker.pending_count == 0:
+            self._idle.set()
+
+    def _fail(self, error: LedgerError) -> None:
+        if self._error is not None:
+            return
+        self._error = error
+        for add in self._tracker.drain():
+            future = self._futures.pop(add.entry_id, None)
+            if future is not None and not future.done():
+                future.set_exception(error)
+                future.exception()  # mark retrieved: a caller that gave up is not an error
+        self._reserved_count = 0
+        self._reserved_bytes = 0
+        self._wake_waiters()
+        self._idle.set()
+        task = self._change_task
+        if task is not None and task is not asyncio.current_task():
+            task.cancel()
+
+    # ------------------------------------------------------------------ ensemble change
+
+    async def _change_ensemble(self) -> None:
+        deadline = time.monotonic() + self._config.ensemble_change_timeout_s
+        backoff = Backoff(initial=0.05, cap=1.0)
+        while self._error is None and self._failed & set(self._tracker.ensemble):
+            try:
+                await self._change_once()
+                backoff.reset()
+            except (NotEnoughBookies, MagnetarError) as exc:
+                if isinstance(exc, LedgerFenced):
+                    self._fail(exc)
+                    return
+                if time.monotonic() > deadline:
+                    log.error("ensemble_change_failed", ledger_id=self.ledger_id, error=str(exc))
+                    self._fail(
+                        exc
+                        if isinstance(exc, LedgerError)
+                        else LedgerClosed(self.ledger_id, str(exc))
+                    )
+                    return
+                log.warning("ensemble_change_retry", ledger_id=self.ledger_id, error=str(exc))
+                await asyncio.sleep(backoff.next())
+
+    async def _change_once(self) -> None:
+        failed_now = self._failed & set(self._tracker.ensemble)
+        ensemble = self._tracker.ensemble
+        for bookie in sorted(failed_now):
+            ensemble = replace_bookie(
+                ensemble,
+                ensemble.index(bookie),
+                self._registry.writable(),
+                failed=self._ever_failed,
+                policy=self._config.placement_policy,
+            )
+        first = self._tracker.last_add_confirmed + 1
+        try:
+            self._meta = await self._manager.write(
+                self._meta, self._meta.metadata.with_ensemble_change(EntryId(first), ensemble)
+            )
+        except BadVersion:
+            current = await self._manager.read(self._meta.ledger_id)
+            if current.metadata.state is not self._expected_state:
+                raise LedgerFenced(self.ledger_id) from None
+            self._meta = current
+            raise
+        log.info(
+            "ensemble_changed",
+            ledger_id=self.ledger_id,
+            first_entry_id=first,
+            replaced=sorted(failed_now),
+            ensemble=list(ensemble),
+        )
+        self._failed -= failed_now
+        confirmed = self._tracker.apply_ensemble(ensemble)
+        if self._failed & set(ensemble):
+            self._tracker.begin_change()  # more failures arrived during the metadata write
+        for add, bookie in self._tracker.unsent():
+            self._send(add, bookie)
+        self._complete(confirmed)
+
+    # ------------------------------------------------------------------ close
+
+    async def close(self) -> None:
+        """Wait for pending adds, then mark the ledger CLOSED at the last confirmed entry."""
+        if self._closed:
+            return
+        self._closing = True
+        self._wake_waiters()
+        try:
+            async with asyncio.timeout(
+                self._config.add_timeout_s + self._config.ensemble_change_timeout_s
+            ):
+                await self._idle.wait()
+        except TimeoutError:
+            self._fail(LedgerClosed(self.ledger_id, "pending adds did not complete before close"))
+        self._closed = True
+        if self._change_task is not None:
+            self._change_task.cancel()
+            await asyncio.wait({self._change_task})
+        if isinstance(self._error, LedgerFenced):
+            log.info("ledger_close_skipped_fenced", ledger_id=self.ledger_id)
+            return
+        await self._write_closed()
+
+    async def abandon(self) -> None:
+        """Stop without touching the metadata: fail pending adds, stop the ensemble change."""
+        self._closing = True
+        self._closed = True
+        self._fail(LedgerClosed(self.ledger_id, "abandoned"))
+        if self._change_task is not None:
+            self._change_task.cancel()
+            await asyncio.wait({self._change_task})
+
+    async def _write_closed(self) -> None:
+        last = self._tracker.last_add_confirmed
+        while True:
+            closed = self._meta.metadata.closed_at(EntryId(last), self._tracker.length)
+            try:
+                self._meta = await self._manager.write(self._meta, closed)
+                log.info("ledger_closed", ledger_id=self.ledger_id, last_entry_id=last)
+                return
+            except BadVersion:
+                current = await self._manager.read(self._meta.ledger_id)
+            state = current.metadata.state
+            if state is LedgerState.CLOSED and (
+                self._recovery or current.metadata.last_entry_id == last
+            ):
+                self._meta = current  # someone else closed it (a racing recovery): accept theirs
+                return
+            if state is not self._expected_state:
+                raise LedgerFenced(self.ledger_id)
+            self._meta = current
