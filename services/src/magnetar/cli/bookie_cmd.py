@@ -1,3 +1,65 @@
-"""``magnetar bookie``: run one bookie process (filled in by the bookie work)."""
+"""``magnetar bookie``: run one bookie process.
+
+Flags override ``MAGNETAR_BOOKIE_*`` environment variables, which override defaults; the
+result is the process's one :class:`~magnetar.bookie.settings.BookieSettings`.
+"""
 
 from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from magnetar.cli.main import app
+
+
+@app.command()
+def bookie(
+    data_dir: Annotated[Path | None, typer.Option(help="Journal, ledger storage, cookie.")] = None,
+    port: Annotated[int | None, typer.Option(help="gRPC port (default 3181).")] = None,
+    metadata: Annotated[
+        str | None,
+        typer.Option(help="Metadata URL: etcd://host:port[,...], rocksdb:///path, memory://n."),
+    ] = None,
+    bookie_id: Annotated[str | None, typer.Option(help="Default: the advertised address.")] = None,
+    advertised_address: Annotated[
+        str | None, typer.Option(help="host:port clients dial (default 127.0.0.1:PORT).")
+    ] = None,
+    bind_address: Annotated[str | None, typer.Option(help="Interface to listen on.")] = None,
+    journal_sync: Annotated[
+        bool | None,
+        typer.Option("--journal-sync/--no-journal-sync", help="fdatasync each journal group."),
+    ] = None,
+    read_only: Annotated[bool | None, typer.Option("--read-only", help="Refuse adds.")] = None,
+    min_free_disk_fraction: Annotated[
+        float | None, typer.Option(help="Go read-only when the free disk share drops below.")
+    ] = None,
+    session_timeout_s: Annotated[
+        float | None, typer.Option(help="Metadata session timeout in seconds.")
+    ] = None,
+    log_level: Annotated[str | None, typer.Option(help="debug, info, warning, error.")] = None,
+) -> None:
+    """Run a bookie: journal + RocksDB ledger storage behind the Bookie gRPC service."""
+    from magnetar.bookie.server import serve
+    from magnetar.bookie.settings import BookieSettings
+    from magnetar.telemetry import configure_logging
+
+    given: dict[str, Any] = {
+        "data_dir": data_dir,
+        "port": port,
+        "metadata_url": metadata,
+        "bookie_id": bookie_id,
+        "advertised_address": advertised_address,
+        "bind_address": bind_address,
+        "journal_sync": journal_sync,
+        "read_only": read_only,
+        "min_free_disk_fraction": min_free_disk_fraction,
+        "session_timeout_s": session_timeout_s,
+        "log_level": log_level,
+    }
+    settings = BookieSettings(**{k: v for k, v in given.items() if v is not None})
+    configure_logging(settings.log_level, json=settings.log_json)
+    code = asyncio.run(serve(settings))
+    raise typer.Exit(code)

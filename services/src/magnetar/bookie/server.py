@@ -1,0 +1,101 @@
+"""Run one bookie process: the entry point's TaskGroup, start-up order and ordered shutdown.
+
+Start-up: open the metadata store -> verify or create the cookie (a mismatch ends the process
+with exit code 2 and a message saying what is wrong) -> open the bookie (journal replay) ->
+serve gRPC -> register -> print the ready line. SIGTERM/SIGINT stop it in order, each step
+under a timeout: stop accepting calls (in-flight batches get a short grace), unregister, drain
+the journal and close storage, close the metadata store.
+
+Concurrency: everything runs on one loop inside one ``asyncio.TaskGroup`` built here; the
+registration loop is its long-lived task.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sys
+from collections.abc import Awaitable
+
+from magnetar.bookie.bookie import Bookie
+from magnetar.bookie.cookie import verify_or_create_cookie
+from magnetar.bookie.errors import CookieMismatch
+from magnetar.bookie.registration import Registration
+from magnetar.bookie.servicer import BookieServicer, start_server
+from magnetar.bookie.settings import BookieSettings
+from magnetar.ids import BookieId
+from magnetar.metadata.factory import open_store
+from magnetar.telemetry import get_logger
+
+log = get_logger(__name__)
+
+READY_LINE = "magnetar bookie ready"
+EXIT_COOKIE_MISMATCH = 2
+_GRACE_S = 2.0
+
+
+async def _step(name: str, work: Awaitable[object], timeout_s: float) -> None:
+    """One shutdown step: bounded, logged, never stopping the steps after it."""
+    try:
+        async with asyncio.timeout(timeout_s):
+            await work
+    except TimeoutError:
+        log.error("bookie_shutdown_step_timeout", step=name, timeout_s=timeout_s)
+    except Exception as exc:
+        log.error("bookie_shutdown_step_failed", step=name, error=repr(exc))
+
+
+async def serve(settings: BookieSettings) -> int:
+    """Run until SIGTERM/SIGINT; return the process exit code."""
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    bookie_id = BookieId(settings.effective_bookie_id)
+    config = settings.bookie_config()
+    timeout = settings.shutdown_step_timeout_s
+
+    store = await open_store(settings.metadata_url, session_timeout_s=settings.session_timeout_s)
+    try:
+        config.data_dir.mkdir(parents=True, exist_ok=True)
+        await verify_or_create_cookie(
+            store, bookie_id, config.data_dir, config.journal_dir, config.ledger_dir
+        )
+    except CookieMismatch as exc:
+        log.error("bookie_cookie_mismatch", bookie_id=bookie_id, problem=str(exc))
+        print(f"magnetar bookie: refusing to start: {exc}", file=sys.stderr, flush=True)
+        await _step("close_metadata", store.close(), timeout)
+        return EXIT_COOKIE_MISMATCH
+    except BaseException:
+        await _step("close_metadata", store.close(), timeout)
+        raise
+
+    bookie = await Bookie.open(config)
+    server = None
+    registration = Registration(store, bookie_id, settings.address)
+    try:
+        servicer = BookieServicer(bookie, bookie_id)
+        server, _ = await start_server(servicer, f"{settings.bind_address}:{settings.port}")
+        bookie.add_mode_listener(registration.set_read_only)
+        registration.set_read_only(bookie.read_only)
+        async with asyncio.TaskGroup() as tg:
+            registering = tg.create_task(registration.run(), name="bookie-registration")
+            async with asyncio.timeout(settings.register_timeout_s):
+                await registration.wait_registered()
+            log.info("bookie_ready", bookie_id=bookie_id, address=settings.address)
+            print(f"{READY_LINE} id={bookie_id} address={settings.address}", flush=True)
+            await stop.wait()
+            log.info("bookie_stopping", bookie_id=bookie_id)
+            await _step("stop_accepting", server.stop(_GRACE_S), timeout)
+            server = None
+            registering.cancel()
+    finally:
+        if server is not None:
+            await _step("stop_accepting", server.stop(0), timeout)
+        await _step("unregister", registration.unregister(), timeout)
+        await _step("close_bookie", bookie.close(drain_timeout_s=timeout), timeout * 2)
+        await _step("close_metadata", store.close(), timeout)
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.remove_signal_handler(sig)
+    log.info("bookie_stopped", bookie_id=bookie_id)
+    return 0

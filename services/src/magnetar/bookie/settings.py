@@ -1,0 +1,60 @@
+"""The bookie process's one settings object (pydantic-settings, env prefix ``MAGNETAR_BOOKIE_``).
+
+Built once by ``magnetar bookie`` from its flags over the environment, then passed down; no
+module reads the environment itself. Names follow BookKeeper's bk_server.conf where a
+BookKeeper operator would look (``journalSyncData`` -> ``journal_sync``, ``diskUsageThreshold``
+-> ``min_free_disk_fraction`` expressed as the free share).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from magnetar.bookie.bookie import BookieConfig
+from magnetar.bookie.journal import JournalConfig
+
+
+class BookieSettings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="MAGNETAR_BOOKIE_", frozen=True)
+
+    data_dir: Path
+    metadata_url: str
+    port: int = Field(default=3181, ge=0, le=65535)
+    bind_address: str = "127.0.0.1"
+    bookie_id: str | None = None
+    advertised_address: str | None = None
+    journal_sync: bool = True
+    journal_segment_bytes: int = Field(default=64 * 1024 * 1024, gt=0)
+    session_timeout_s: float = Field(default=10.0, gt=0)
+    read_only: bool = False
+    min_free_disk_fraction: float = Field(default=0.05, ge=0, lt=1)
+    disk_check_interval_s: float = Field(default=5.0, gt=0)
+    gc_interval_s: float = Field(default=30.0, gt=0)
+    checkpoint_interval_s: float = Field(default=10.0, gt=0)
+    shutdown_step_timeout_s: float = Field(default=10.0, gt=0)
+    register_timeout_s: float = Field(default=60.0, gt=0)
+    log_level: str = "info"
+    log_json: bool = False
+
+    @property
+    def address(self) -> str:
+        """The host:port clients use (registered in metadata)."""
+        return self.advertised_address or f"127.0.0.1:{self.port}"
+
+    @property
+    def effective_bookie_id(self) -> str:
+        return self.bookie_id or self.address
+
+    def bookie_config(self) -> BookieConfig:
+        return BookieConfig(
+            data_dir=self.data_dir.absolute(),
+            journal=JournalConfig(sync=self.journal_sync, segment_bytes=self.journal_segment_bytes),
+            force_read_only=self.read_only,
+            min_free_disk_fraction=self.min_free_disk_fraction,
+            disk_check_interval_s=self.disk_check_interval_s,
+            gc_interval_s=self.gc_interval_s,
+            checkpoint_interval_s=self.checkpoint_interval_s,
+        )
