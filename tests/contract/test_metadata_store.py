@@ -12,7 +12,6 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 import pytest
-
 from magnetar.metadata import (
     BadVersion,
     DistributedLock,
@@ -29,6 +28,7 @@ from magnetar.metadata import (
     open_store,
     update,
 )
+
 from tests.kit.etcd import EtcdServer
 
 OpenStore = Callable[..., Awaitable[MetadataStore]]
@@ -70,9 +70,9 @@ def p() -> str:
     return f"/test/{uuid.uuid4().hex}/"
 
 
-async def take(watch: Watch, n: int, timeout: float = WAIT) -> list[WatchEvent]:
+async def take(watch: Watch, n: int) -> list[WatchEvent]:
     out: list[WatchEvent] = []
-    async with asyncio.timeout(timeout):
+    async with asyncio.timeout(WAIT):
         async for event in watch:
             out.append(event)
             if len(out) == n:
@@ -80,8 +80,8 @@ async def take(watch: Watch, n: int, timeout: float = WAIT) -> list[WatchEvent]:
     return out
 
 
-async def until_deleted(watch: Watch, key: str, timeout: float = WAIT) -> None:
-    async with asyncio.timeout(timeout):
+async def until_deleted(watch: Watch, key: str) -> None:
+    async with asyncio.timeout(WAIT):
         async for event in watch:
             if event.key == key and event.type is EventType.DELETE:
                 return
@@ -95,18 +95,21 @@ async def test_create_get_put_versions(store: MetadataStore, p: str) -> None:
     assert await store.get(key) is None
     assert await store.create(key, b"v0") == 0
     got = await store.get(key)
-    assert got is not None and (got.value, got.version) == (b"v0", 0)
+    assert got is not None
+    assert (got.value, got.version) == (b"v0", 0)
     assert await store.put(key, b"v1") == 1
     assert await store.put(key, b"v2", expected_version=1) == 2
     got = await store.get(key)
-    assert got is not None and (got.value, got.version) == (b"v2", 2)
+    assert got is not None
+    assert (got.value, got.version) == (b"v2", 2)
 
 
 async def test_unconditional_put_creates_at_version_zero(store: MetadataStore, p: str) -> None:
     assert await store.put(p + "new", b"x") == 0
     assert await store.put(p + "new", b"") == 1
     got = await store.get(p + "new")
-    assert got is not None and got.value == b""
+    assert got is not None
+    assert got.value == b""
 
 
 async def test_cas_conflicts(store: MetadataStore, p: str) -> None:
@@ -231,10 +234,12 @@ async def test_ephemeral_key_vanishes_on_session_expiry(open_client: OpenStore, 
     owner = await open_client(session_timeout_s=1.0)
     observer = await open_client()
     events: list[SessionEvent] = []
-    reconnected = asyncio.Event()
+    expired, reconnected = asyncio.Event(), asyncio.Event()
 
     def listen(event: SessionEvent) -> None:
         events.append(event)
+        if event is SessionEvent.EXPIRED:
+            expired.set()
         if event is SessionEvent.RECONNECTED:
             reconnected.set()
 
@@ -245,8 +250,7 @@ async def test_ephemeral_key_vanishes_on_session_expiry(open_client: OpenStore, 
         await until_deleted(watch, p + "eph")
     assert await observer.get(p + "eph") is None
     async with asyncio.timeout(WAIT):
-        while SessionEvent.EXPIRED not in events:
-            await asyncio.sleep(0.05)
+        await expired.wait()
     assert SessionEvent.RECONNECTED not in events  # no new session while "hung"
     owner.resume_keepalive()  # type: ignore[attr-defined]
     async with asyncio.timeout(WAIT):
@@ -315,6 +319,10 @@ async def test_lock_passes_on_when_holder_session_expires(open_client: OpenStore
     await waiter.release()
 
 
+def leading(election: LeaderElection) -> bool:
+    return election.is_leader
+
+
 async def test_election_fails_over_on_session_expiry(open_client: OpenStore) -> None:
     store_a = await open_client(session_timeout_s=1.0)
     store_b = await open_client(session_timeout_s=1.0)
@@ -328,13 +336,14 @@ async def test_election_fails_over_on_session_expiry(open_client: OpenStore) -> 
             await a.wait_until_leader()
         b.start()
         await asyncio.sleep(0.2)
-        assert a.is_leader and not b.is_leader
+        assert leading(a)
+        assert not leading(b)
         assert await current_leader(observer, name) == b"a"
 
         store_a.suspend_keepalive()  # type: ignore[attr-defined]
         async with asyncio.timeout(WAIT):
             await b.wait_until_leader()
-        assert not a.is_leader
+        assert not leading(a)
         assert await current_leader(observer, name) == b"b"
 
         store_a.resume_keepalive()  # type: ignore[attr-defined]
