@@ -1,0 +1,271 @@
+"""Run real ``magnetar bookie`` processes on free loopback ports, and talk to them over gRPC.
+
+::
+
+    bk = BookieProcess(data_dir=tmp_path / "b1", metadata_url=etcd_server.url)
+    bk.start()                      # waits for the ready line; raises BookieStartError with the log
+    bk.address, bk.id               # "127.0.0.1:PORT"; a unique "bookie-..." id (or pass one)
+    bk.kill()                       # SIGKILL;  bk.stop() sends SIGTERM and waits
+    bk.start()                      # restart on the same data dir and port
+    await bk.astart() / await bk.astop() / await bk.akill()   # the same, off the event loop
+
+    async with BookieClient(bk.address) as client:
+        results = await client.add([entry(1, 0, b"x")], master_key=b"mk")   # one batch, acked
+        response = await client.read_entry(1, 0)
+
+The process's stdout and stderr go to ``<data_dir>.log`` beside the data dir (appended across
+restarts); :meth:`BookieProcess.log_text` returns it for assertions and failure messages.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import os
+import signal
+import struct
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+
+import crc32c
+import grpc
+from magnetar.wire import bookie_pb2 as pb
+from magnetar.wire import bookie_pb2_grpc as pb_grpc
+
+from tests.kit.ports import free_port
+
+READY_LINE = "magnetar bookie ready"
+_LAUNCH = "from magnetar.cli.main import app; app()"
+_MAX_MESSAGE = 64 * 1024 * 1024
+
+
+class BookieStartError(RuntimeError):
+    """The bookie exited or did not get ready; the message holds its log tail."""
+
+
+@dataclass
+class BookieProcess:
+    data_dir: Path
+    metadata_url: str
+    port: int = field(default_factory=free_port)
+    # Unique by default: tests share one etcd, and a cookie left under a reused port-based id
+    # would make a later bookie on a fresh data dir refuse to start.
+    bookie_id: str = field(default_factory=lambda: f"bookie-{uuid.uuid4().hex[:12]}")
+    session_timeout_s: float | None = 3.0
+    journal_sync: bool = True
+    extra_args: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+    process: subprocess.Popen[bytes] | None = None
+    _log_offset: int = 0
+
+    @property
+    def address(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    @property
+    def id(self) -> str:
+        return self.bookie_id
+
+    @property
+    def log_path(self) -> Path:
+        return self.data_dir.parent / f"{self.data_dir.name}.log"
+
+    def log_text(self, since_start: bool = False) -> str:
+        try:
+            data = self.log_path.read_bytes()
+        except FileNotFoundError:
+            return ""
+        return data[self._log_offset if since_start else 0 :].decode(errors="replace")
+
+    def command(self) -> list[str]:
+        args = [
+            sys.executable, "-c", _LAUNCH, "bookie",
+            "--data-dir", str(self.data_dir),
+            "--port", str(self.port),
+            "--metadata", self.metadata_url,
+            "--bind-address", "127.0.0.1",
+            "--journal-sync" if self.journal_sync else "--no-journal-sync",
+        ]  # fmt: skip
+        args += ["--bookie-id", self.bookie_id]
+        if self.session_timeout_s is not None:
+            args += ["--session-timeout-s", str(self.session_timeout_s)]
+        return args + self.extra_args
+
+    def spawn(self) -> subprocess.Popen[bytes]:
+        """Start the process without waiting for readiness (for tests that expect a refusal)."""
+        if self.process is not None and self.process.poll() is None:
+            raise RuntimeError(f"bookie {self.address} is already running")
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        self._log_offset = self.log_path.stat().st_size if self.log_path.exists() else 0
+        log = open(self.log_path, "ab")  # noqa: SIM115 - the child owns it
+        try:
+            self.process = subprocess.Popen(
+                self.command(),
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env={**os.environ, **self.env},
+            )
+        finally:
+            log.close()
+        return self.process
+
+    def start(self, timeout: float = 30.0) -> None:
+        """Start and wait for the ready line (printed once registered in metadata)."""
+        process = self.spawn()
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if READY_LINE in self.log_text(since_start=True):
+                return
+            if process.poll() is not None:
+                raise BookieStartError(
+                    f"bookie {self.address} exited with {process.returncode}:\n"
+                    f"{self.log_text(since_start=True)[-4000:]}"
+                )
+            time.sleep(0.05)
+        self.kill()
+        raise BookieStartError(
+            f"bookie {self.address} not ready after {timeout}s:\n"
+            f"{self.log_text(since_start=True)[-4000:]}"
+        )
+
+    def wait_exit(self, timeout: float = 30.0) -> int:
+        if self.process is None:
+            raise RuntimeError("not started")
+        return self.process.wait(timeout=timeout)
+
+    def stop(self, timeout: float = 20.0) -> int | None:
+        """SIGTERM and wait for a clean exit (SIGKILL after ``timeout``). Returns the exit code."""
+        if self.process is None:
+            return None
+        process, self.process = self.process, None
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+            try:
+                return process.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                process.kill()
+        return process.wait()
+
+    def kill(self) -> None:
+        """SIGKILL: no shutdown at all, as a crash."""
+        if self.process is None:
+            return
+        process, self.process = self.process, None
+        if process.poll() is None:
+            process.kill()
+        process.wait()
+
+    @property
+    def running(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    async def astart(self, ready_within_s: float = 30.0) -> None:
+        await asyncio.to_thread(self.start, ready_within_s)
+
+    async def astop(self, exit_within_s: float = 20.0) -> int | None:
+        return await asyncio.to_thread(self.stop, exit_within_s)
+
+    async def akill(self) -> None:
+        await asyncio.to_thread(self.kill)
+
+
+def digest(ledger_id: int, entry_id: int, lac: int, payload: bytes) -> int:
+    """CRC32-C over ledger id | entry id | lac (signed) | payload, as writers compute it."""
+    return int(crc32c.crc32c(struct.pack(">QQq", ledger_id, entry_id, lac) + payload))
+
+
+def entry(ledger_id: int, entry_id: int, payload: bytes, lac: int | None = None) -> pb.Entry:
+    lac = entry_id - 1 if lac is None else lac
+    return pb.Entry(
+        ledger_id=ledger_id,
+        entry_id=entry_id,
+        last_add_confirmed=lac,
+        payload=payload,
+        digest=digest(ledger_id, entry_id, lac, payload),
+    )
+
+
+class BookieClient:
+    """A minimal async client of one bookie for tests: one AddEntries stream, unary calls."""
+
+    def __init__(self, address: str, timeout: float = 10.0) -> None:
+        self._channel = grpc.aio.insecure_channel(
+            address,
+            options=[
+                ("grpc.max_send_message_length", _MAX_MESSAGE),
+                ("grpc.max_receive_message_length", _MAX_MESSAGE),
+            ],
+        )
+        self.stub = pb_grpc.BookieStub(self._channel)
+        self.timeout = timeout
+        self._batch_ids = itertools.count(1)
+
+    async def __aenter__(self) -> BookieClient:
+        return self
+
+    async def __aexit__(
+        self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        await self._channel.close(None)
+
+    async def add_batches(
+        self,
+        batches: Sequence[Sequence[pb.Entry]],
+        master_key: bytes,
+        recovery: bool = False,
+    ) -> dict[int, list[pb.AddResult]]:
+        """Send every batch on one stream without waiting; return results by batch index."""
+        ids = [next(self._batch_ids) for _ in batches]
+
+        async def requests() -> AsyncIterator[pb.AddRequest]:
+            for batch_id, batch in zip(ids, batches, strict=True):
+                yield pb.AddRequest(
+                    batch_id=batch_id,
+                    entries=[
+                        pb.AddEntry(entry=e, master_key=master_key, recovery=recovery)
+                        for e in batch
+                    ],
+                )
+
+        by_id: dict[int, list[pb.AddResult]] = {}
+        call = self.stub.AddEntries(requests(), timeout=self.timeout)
+        async for response in call:
+            by_id[response.batch_id] = list(response.results)
+        return {i: by_id[batch_id] for i, batch_id in enumerate(ids) if batch_id in by_id}
+
+    async def add(
+        self, entries: Sequence[pb.Entry], master_key: bytes, recovery: bool = False
+    ) -> list[pb.AddResult]:
+        return (await self.add_batches([entries], master_key, recovery))[0]
+
+    async def read_entry(
+        self, ledger_id: int, entry_id: int, fence: bool = False, master_key: bytes = b""
+    ) -> pb.ReadEntryResponse:
+        request = pb.ReadEntryRequest(
+            ledger_id=ledger_id, entry_id=entry_id, fence=fence, master_key=master_key
+        )
+        return await self.stub.ReadEntry(request, timeout=self.timeout)
+
+    async def read_range(self, ledger_id: int, first: int, last: int) -> list[pb.ReadEntryResponse]:
+        request = pb.ReadRangeRequest(ledger_id=ledger_id, first_entry_id=first, last_entry_id=last)
+        return [r async for r in self.stub.ReadRange(request, timeout=self.timeout)]
+
+    async def fence(self, ledger_id: int, master_key: bytes) -> pb.FenceResponse:
+        request = pb.FenceRequest(ledger_id=ledger_id, master_key=master_key)
+        return await self.stub.Fence(request, timeout=self.timeout)
+
+    async def info(self) -> pb.BookieInfo:
+        return await self.stub.GetInfo(pb.BookieInfoRequest(), timeout=self.timeout)
+
+    async def list_ledgers(self, include_ranges: bool = True) -> list[pb.LedgerListing]:
+        request = pb.ListLedgersRequest(include_ranges=include_ranges)
+        return [r async for r in self.stub.ListLedgers(request, timeout=self.timeout)]
