@@ -30,6 +30,8 @@ LOCK_PREFIX = "/locks/"
 
 
 def _enc(name: str) -> str:
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"a metadata name must be a non-empty str, got {name!r}")
     return quote(name, safe="")
 
 
