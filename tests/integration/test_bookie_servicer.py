@@ -1,0 +1,69 @@
+"""The gRPC servicer in-process on 127.0.0.1: pipelined add batches, reads, fencing, listing."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from magnetar.bookie.bookie import Bookie, BookieConfig
+from magnetar.bookie.servicer import BookieServicer, start_server
+from magnetar.wire import bookie_pb2 as pb
+
+from tests.kit.bookie import BookieClient, entry
+
+MK = b"mk"
+
+
+@pytest.fixture
+async def client(tmp_path: Path) -> AsyncIterator[BookieClient]:
+    bookie = await Bookie.open(BookieConfig(data_dir=tmp_path))
+    server, port = await start_server(BookieServicer(bookie, "bk-test"), "127.0.0.1:0")
+    async with BookieClient(f"127.0.0.1:{port}") as c:
+        yield c
+    await server.stop(1)
+    await bookie.close()
+
+
+async def test_pipelined_batches_all_acknowledged(client: BookieClient) -> None:
+    batches = [[entry(1, b * 50 + i, b"x" * 1024) for i in range(50)] for b in range(40)]
+    results = await asyncio.wait_for(client.add_batches(batches, MK), 30)
+    assert sorted(results) == list(range(40))
+    for index, batch in results.items():
+        assert [r.entry_id for r in batch] == [index * 50 + i for i in range(50)]
+        assert {r.status for r in batch} == {pb.OK}
+    got = await client.read_range(1, 0, 1999)
+    assert [r.entry_id for r in got] == list(range(2000))
+
+
+async def test_large_entries_fit(client: BookieClient) -> None:
+    batch = [entry(2, i, bytes([i]) * 65536) for i in range(64)]  # a 4 MiB batch
+    results = await client.add(batch, MK)
+    assert {r.status for r in results} == {pb.OK}
+    read = await client.read_entry(2, 63)
+    assert read.entry.payload == bytes([63]) * 65536
+
+
+async def test_statuses_on_the_wire(client: BookieClient) -> None:
+    missing = await client.read_entry(3, 0)
+    assert missing.status == pb.NO_SUCH_LEDGER
+    assert (await client.add([entry(3, 0, b"a")], MK))[0].status == pb.OK
+    assert (await client.add([entry(3, 1, b"b")], b"wrong"))[0].status == pb.UNAUTHORIZED
+    assert (await client.read_entry(3, 5)).status == pb.NO_SUCH_ENTRY
+    fence_read = await client.read_entry(3, -1, fence=True, master_key=MK)
+    assert (fence_read.status, fence_read.entry_id) == (pb.OK, 0)
+    assert (await client.add([entry(3, 1, b"b")], MK))[0].status == pb.FENCED
+    empty = await client.read_range(3, 5, 9)
+    assert [r.status for r in empty] == [pb.NO_SUCH_ENTRY]
+    lac = await client.stub.ReadLastAddConfirmed(pb.ReadLacRequest(ledger_id=3), timeout=5)
+    assert (lac.status, lac.last_entry_id) == (pb.OK, 0)
+    listing = await client.list_ledgers()
+    assert [(x.ledger_id, x.fenced, [(r.first, r.last) for r in x.ranges]) for x in listing] == [
+        (3, True, [(0, 0)])
+    ]
+    deleted = await client.stub.DeleteLedger(pb.DeleteLedgerRequest(ledger_id=3), timeout=5)
+    assert deleted.status == pb.OK
+    assert (await client.read_entry(3, 0)).status == pb.NO_SUCH_LEDGER
+    info = await client.info()
+    assert (info.bookie_id, info.read_only, info.ledger_count) == ("bk-test", False, 0)

@@ -1,0 +1,175 @@
+"""The bookie core's BookKeeper semantics, on a real journal and RocksDB in a temp dir."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from magnetar.bookie.bookie import AddOp, Bookie, BookieConfig, DiskUsage, Status
+from magnetar.bookie.journal import JournalConfig
+
+MK = b"key-1"
+
+
+def op(
+    ledger: int, entry: int, payload: bytes = b"p", *, mk: bytes = MK, recovery: bool = False
+) -> AddOp:
+    return AddOp(ledger, entry, entry - 1, payload, 1000 + entry, mk, recovery)
+
+
+def config(path: Path, **kw: object) -> BookieConfig:
+    return BookieConfig(data_dir=path, journal=JournalConfig(sync=False), **kw)  # type: ignore[arg-type]
+
+
+@pytest.fixture
+async def bookie(tmp_path: Path) -> AsyncIterator[Bookie]:
+    b = await Bookie.open(config(tmp_path))
+    yield b
+    await b.close()
+
+
+async def test_add_then_read(bookie: Bookie) -> None:
+    for i in range(3):
+        assert await bookie.add(op(1, i, bytes([i]) * 10)) is Status.OK
+    result = await bookie.read_entry(1, 1)
+    assert result.status is Status.OK
+    assert result.entry is not None
+    assert (result.entry.payload, result.entry.digest, result.entry.lac) == (b"\x01" * 10, 1001, 0)
+    last = await bookie.read_entry(1, -1)
+    assert last.entry is not None
+    assert last.entry.entry_id == 2
+    lac = bookie.read_lac(1)
+    assert (lac.status, lac.lac, lac.last_entry_id) == (Status.OK, 1, 2)
+
+
+async def test_missing_ledger_and_entry(bookie: Bookie) -> None:
+    assert (await bookie.read_entry(42, 0)).status is Status.NO_SUCH_LEDGER
+    assert bookie.read_lac(42).status is Status.NO_SUCH_LEDGER
+    assert (await bookie.read_range(42, 0, 5))[0] is Status.NO_SUCH_LEDGER
+    await bookie.add(op(42, 0))
+    assert (await bookie.read_entry(42, 1)).status is Status.NO_SUCH_ENTRY
+
+
+async def test_master_key_mismatch_is_unauthorized(bookie: Bookie) -> None:
+    assert await bookie.add(op(2, 0)) is Status.OK
+    assert await bookie.add(op(2, 1, mk=b"other")) is Status.UNAUTHORIZED
+    assert (await bookie.fence(2, b"other")).status is Status.UNAUTHORIZED
+    assert (await bookie.read_entry(2, 1)).status is Status.NO_SUCH_ENTRY
+
+
+async def test_fence_rejects_old_writer_accepts_recovery(bookie: Bookie) -> None:
+    for i in range(3):
+        await bookie.add(op(3, i))
+    fenced = await bookie.fence(3, MK)
+    assert (fenced.status, fenced.lac, fenced.last_entry_id) == (Status.OK, 1, 2)
+    assert await bookie.add(op(3, 3)) is Status.FENCED
+    assert await bookie.add(op(3, 3, recovery=True)) is Status.OK
+    assert (await bookie.read_entry(3, 3)).status is Status.OK
+
+
+async def test_fence_read_on_unknown_ledger_fences_it(bookie: Bookie) -> None:
+    result = await bookie.read_entry(4, -1, fence=True, master_key=MK)
+    assert result.status is Status.NO_SUCH_ENTRY
+    # A writer that never reached this bookie before the fence is refused now.
+    assert await bookie.add(op(4, 0)) is Status.FENCED
+
+
+async def test_fence_and_entries_survive_restart(tmp_path: Path) -> None:
+    b = await Bookie.open(config(tmp_path))
+    await b.add(op(5, 0))
+    await b.fence(5, MK)
+    await b.add(op(6, 0, b"six"))
+    await b.close()
+    b = await Bookie.open(config(tmp_path))
+    try:
+        assert await b.add(op(5, 1)) is Status.FENCED
+        assert await b.add(op(6, 1, mk=b"bad")) is Status.UNAUTHORIZED
+        read = await b.read_entry(6, 0)
+        assert read.entry is not None
+        assert read.entry.payload == b"six"
+    finally:
+        await b.close()
+
+
+async def test_read_only_mode_follows_free_disk(tmp_path: Path) -> None:
+    b = await Bookie.open(config(tmp_path, min_free_disk_fraction=0.10))
+    modes: list[bool] = []
+    b.add_mode_listener(modes.append)
+    try:
+        await b.add(op(7, 0))
+        b.disk_usage_probe = lambda _: DiskUsage(free_bytes=5, total_bytes=100)
+        await b.check_disk()
+        assert b.read_only
+        assert await b.add(op(7, 1)) is Status.READ_ONLY
+        assert (await b.read_entry(7, 0)).status is Status.OK  # reads still served
+        b.disk_usage_probe = lambda _: DiskUsage(free_bytes=11, total_bytes=100)
+        await b.check_disk()
+        assert b.read_only  # within the hysteresis margin
+        b.disk_usage_probe = lambda _: DiskUsage(free_bytes=50, total_bytes=100)
+        await b.check_disk()
+        assert not b.read_only
+        assert await b.add(op(7, 1)) is Status.OK
+        assert modes == [True, False]
+    finally:
+        await b.close()
+
+
+async def test_forced_read_only(tmp_path: Path) -> None:
+    b = await Bookie.open(config(tmp_path, force_read_only=True))
+    try:
+        assert await b.add(op(8, 0)) is Status.READ_ONLY
+    finally:
+        await b.close()
+
+
+async def test_delete_and_gc(tmp_path: Path) -> None:
+    b = await Bookie.open(config(tmp_path))
+    for i in range(10):
+        await b.add(op(9, i))
+    await b.add(op(10, 0))
+    assert await b.delete_ledger(9) is Status.OK
+    assert (await b.read_entry(9, 0)).status is Status.NO_SUCH_LEDGER
+    assert await b.add(op(9, 10)) is Status.NO_SUCH_LEDGER
+    assert [x.ledger_id for x in await b.list_ledgers()] == [10]
+    assert await b.collect_garbage() == 1
+    assert b._storage.read_range(9, 0, 100) == []
+    assert b._storage.get_entry(10, 0) is not None
+    await b.close()
+    b = await Bookie.open(config(tmp_path))
+    try:
+        assert (await b.read_entry(9, 0)).status is Status.NO_SUCH_LEDGER
+        assert await b.collect_garbage() == 0
+        assert await b.delete_ledger(9) is Status.OK  # idempotent
+    finally:
+        await b.close()
+
+
+async def test_list_ledgers_with_ranges(bookie: Bookie) -> None:
+    for i in [0, 1, 2, 5, 6, 9]:
+        await bookie.add(op(11, i))
+    await bookie.add(op(12, 0))
+    await bookie.fence(12, MK)
+    listing = await bookie.list_ledgers(include_ranges=True)
+    assert [(x.ledger_id, x.entry_count, x.last_entry_id, x.fenced) for x in listing] == [
+        (11, 6, 9, False),
+        (12, 1, 0, True),
+    ]
+    assert listing[0].ranges == ((0, 2), (5, 6), (9, 9))
+    assert (await bookie.list_ledgers())[0].ranges == ()
+
+
+async def test_read_range_respects_max_bytes(bookie: Bookie) -> None:
+    for i in range(10):
+        await bookie.add(op(13, i, b"x" * 100))
+    status, entries = await bookie.read_range(13, 2, 8, max_bytes=350)
+    assert status is Status.OK
+    assert [e.entry_id for e in entries] == [2, 3, 4]
+    _, entries = await bookie.read_range(13, 8, 20)
+    assert [e.entry_id for e in entries] == [8, 9]
+
+
+async def test_batch_statuses_in_order(bookie: Bookie) -> None:
+    await bookie.add(op(14, 0))
+    pending = await bookie.submit_adds([op(14, 1), op(14, 2, mk=b"bad"), op(15, 0)])
+    assert await pending.wait() == [Status.OK, Status.UNAUTHORIZED, Status.OK]
