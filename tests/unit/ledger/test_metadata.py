@@ -28,7 +28,8 @@ def test_ensemble_change_adds_a_segment_used_from_its_first_entry() -> None:
     assert changed.ensemble_for(500) == (A, D, C)
     assert changed.all_bookies() == {A, B, C, D}
     again = changed.with_ensemble_change(EntryId(5), (A, D, B))  # no entry in it yet: replaced
-    assert len(again.ensembles) == 2 and again.current_ensemble == (A, D, B)
+    assert len(again.ensembles) == 2
+    assert again.current_ensemble == (A, D, B)
 
 
 def test_segment_with_duplicate_bookies_is_invalid() -> None:
@@ -38,7 +39,8 @@ def test_segment_with_duplicate_bookies_is_invalid() -> None:
 
 def test_close_and_round_trip() -> None:
     closed = _view().closed_at(EntryId(9), 123)
-    assert closed.state is LedgerState.CLOSED and closed.is_closed
+    assert closed.state is LedgerState.CLOSED
+    assert closed.is_closed
     assert LedgerMetadataView.decode(closed.encode()) == closed
 
 

@@ -38,8 +38,10 @@ def test_later_entry_waits_for_earlier_ones() -> None:
     for _ in range(3):
         tracker.new_entry(b"p")
     _send_all(tracker)
-    assert tracker.on_ack(2, A) == [] and tracker.on_ack(2, B) == []
-    assert tracker.on_ack(1, A) == [] and tracker.on_ack(1, B) == []
+    assert tracker.on_ack(2, A) == []
+    assert tracker.on_ack(2, B) == []
+    assert tracker.on_ack(1, A) == []
+    assert tracker.on_ack(1, B) == []
     assert tracker.last_add_confirmed == -1
     tracker.on_ack(0, A)
     assert [a.entry_id for a in tracker.on_ack(0, C)] == [0, 1, 2]
@@ -83,4 +85,5 @@ def test_drain_empties_everything() -> None:
     tracker.new_entry(b"abc")
     assert tracker.pending_bytes == 3
     assert [a.entry_id for a in tracker.drain()] == [10]
-    assert tracker.pending_count == 0 and tracker.pending_bytes == 0
+    assert tracker.pending_count == 0
+    assert tracker.pending_bytes == 0

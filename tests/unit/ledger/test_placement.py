@@ -51,7 +51,8 @@ def test_replacement_keeps_other_positions_and_avoids_members_and_failed() -> No
     ensemble = (B[0], B[1], B[2])
     for seed in range(20):
         new = replace_bookie(ensemble, 1, B, failed={B[3]}, rng=random.Random(seed))
-        assert new[0] == B[0] and new[2] == B[2]
+        assert new[0] == B[0]
+        assert new[2] == B[2]
         assert new[1] not in {B[0], B[1], B[2], B[3]}
 
 
