@@ -58,12 +58,18 @@ def _read_local(path: Path) -> ledger_pb2.BookieCookie | None:
 
 
 def _write_local(path: Path, cookie: ledger_pb2.BookieCookie) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
     with open(tmp, "wb") as f:
         f.write(cookie.SerializeToString())
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, path)
+    fd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def _describe(cookie: ledger_pb2.BookieCookie) -> str:
