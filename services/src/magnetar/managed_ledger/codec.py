@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 
 from google.protobuf.message import DecodeError
+
 from magnetar.ids import LedgerId
 from magnetar.managed_ledger.errors import CorruptInfo
 from magnetar.managed_ledger.position import Position, position

@@ -9,7 +9,12 @@ the bookies. All caches of one factory charge one :class:`CacheBudget`:
 - entries below the slowest active cursor's read position are dropped eagerly
   (:meth:`EntryCache.evict_before`): nobody will read them from the cache again.
 
-A ``max_bytes`` of 0 disables caching. Pure and synchronous; used from the event loop only.
+- entries at or after :attr:`EntryCache.pinned_from` are never evicted: the managed ledger pins
+  the tail of the ledger being written that readers cannot fetch from bookies yet (beyond the
+  last-add-confirmed the bookies know); it is as long as the add pipeline, so still bounded.
+
+A ``max_bytes`` of 0 disables caching (pinned entries are kept all the same).
+Pure and synchronous; used from the event loop only.
 """
 
 from __future__ import annotations
@@ -55,7 +60,7 @@ class CacheBudget:
                 return
 
     def _oldest_nonempty(self) -> EntryCache | None:
-        candidates = [c for c in self._caches if c]
+        candidates = [c for c in self._caches if c.evictable()]
         if not candidates:
             return None
         return min(candidates, key=lambda c: c.oldest_seq)
@@ -64,7 +69,7 @@ class CacheBudget:
 class EntryCache:
     """Entries of one managed ledger, oldest first."""
 
-    __slots__ = ("_budget", "_entries", "bytes", "oldest_seq")
+    __slots__ = ("_budget", "_entries", "bytes", "oldest_seq", "pinned_from")
 
     _clock = 0  # global insertion counter: orders evictions between caches
 
@@ -73,6 +78,7 @@ class EntryCache:
         self._entries: OrderedDict[Position, tuple[bytes, int]] = OrderedDict()
         self.bytes = 0
         self.oldest_seq = 0
+        self.pinned_from: Position | None = None
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -83,8 +89,14 @@ class EntryCache:
     def __contains__(self, pos: object) -> bool:
         return pos in self._entries
 
+    def evictable(self) -> bool:
+        if not self._entries:
+            return False
+        return self.pinned_from is None or next(iter(self._entries)) < self.pinned_from
+
     def insert(self, entry: Entry) -> None:
-        if self._budget.max_bytes <= 0 or len(entry.data) > self._budget.max_bytes:
+        pinned = self.pinned_from is not None and entry.position >= self.pinned_from
+        if not pinned and (self._budget.max_bytes <= 0 or len(entry.data) > self._budget.max_bytes):
             return
         if entry.position in self._entries:
             return
@@ -100,7 +112,7 @@ class EntryCache:
         return None if found is None else Entry(pos, found[0])
 
     def evict_oldest(self) -> bool:
-        if not self._entries:
+        if not self.evictable():
             return False
         _, (data, _) = self._entries.popitem(last=False)
         self._charge(-len(data))
@@ -112,9 +124,8 @@ class EntryCache:
         n = 0
         while self._entries:
             first = next(iter(self._entries))
-            if first >= pos:
+            if first >= pos or not self.evict_oldest():
                 break
-            self.evict_oldest()
             n += 1
         return n
 

@@ -1,0 +1,79 @@
+"""What the managed ledger needs from the BookKeeper client, as Protocols.
+
+``magnetar.ledger.BookKeeper`` (with its ``WriteHandle`` / ``ReadHandle`` / ``LedgerEntry`` /
+``LedgerMetadataView``) satisfies these structurally; so can a test double of the ledger layer.
+The contract we rely on beyond the signatures (docs/storage-api.md):
+
+- ``append`` assigns entry ids in call order (the order in which ``append`` coroutines start
+  running) and completes in id order; the managed ledger starts one append task per add, in
+  order, so positions follow ``add_entry`` call order;
+- ``open_ledger(recovery=True)`` fences and closes a ledger left OPEN, so its metadata then has
+  the final ``last_entry_id`` and ``length``; a CLOSED ledger opens as is;
+- ``read(first, last)`` is inclusive and may raise ``NoSuchEntry`` past what readers can see
+  (the last-add-confirmed known to the bookies for an open ledger);
+- errors come from ``magnetar.ledger.errors`` (``LedgerFenced``, ``NoSuchLedger``, ...).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Protocol
+
+from magnetar.ids import EntryId, LedgerId
+
+
+class LedgerEntryView(Protocol):
+    @property
+    def ledger_id(self) -> LedgerId: ...
+
+    @property
+    def entry_id(self) -> EntryId: ...
+
+    @property
+    def payload(self) -> bytes: ...
+
+
+class LedgerMetadataLike(Protocol):
+    @property
+    def last_entry_id(self) -> EntryId: ...
+
+    @property
+    def length(self) -> int: ...
+
+    @property
+    def is_closed(self) -> bool: ...
+
+
+class LedgerWriter(Protocol):
+    @property
+    def ledger_id(self) -> LedgerId: ...
+
+    @property
+    def last_add_confirmed(self) -> EntryId: ...
+
+    async def append(self, payload: bytes) -> EntryId: ...
+
+    async def close(self) -> None: ...
+
+
+class LedgerReader(Protocol):
+    @property
+    def metadata(self) -> LedgerMetadataLike: ...
+
+    async def read(self, first: int, last: int) -> Sequence[LedgerEntryView]: ...
+
+    async def close(self) -> None: ...
+
+
+class LedgerAccess(Protocol):
+    async def create_ledger(
+        self,
+        ensemble_size: int,
+        write_quorum: int,
+        ack_quorum: int,
+        custom: Mapping[str, bytes] | None = None,
+    ) -> LedgerWriter: ...
+
+    async def open_ledger(self, ledger_id: LedgerId, recovery: bool = True) -> LedgerReader: ...
+
+    async def delete_ledger(self, ledger_id: LedgerId) -> None: ...

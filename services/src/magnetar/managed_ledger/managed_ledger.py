@@ -1,0 +1,688 @@
+"""A managed ledger (Pulsar's ManagedLedgerImpl): a topic's log as a chain of ledgers.
+
+Persisted state: ``keys.managed_ledger_info(name)`` holds the chain (ManagedLedgerInfo), every
+change by compare-and-set on the version this owner last wrote; a ``BadVersion`` means another
+owner took over and the managed ledger becomes *fenced* (every call raises
+:class:`ManagedLedgerFenced`). Cursors persist themselves (see :mod:`.cursor`).
+
+Open (:meth:`ManagedLedger.open`): load the info; the last ledger may have been left OPEN by a
+crash, so it is opened with recovery (which fences and closes it) and its final entry count is
+recorded (an empty one is dropped); then a new ledger is created and added to the info by CAS
+*before* any entry is written to it; then the cursors are loaded.
+
+Adds: :meth:`add_entry` queues an op (in call order) behind a FIFO gate of
+``max_pending_adds``; :meth:`_pump` dispatches queued ops, one append task each, in order, to the
+current ledger, so positions strictly increase in call order. When the rollover policy says so
+(counted on dispatched adds), dispatching stops, a rollover task waits for the in-flight appends,
+closes the ledger, creates the next, records both in the info by CAS, and dispatching resumes:
+nothing is lost or reordered. A failed append fails its caller and rolls over; ``LedgerFenced``
+fences the managed ledger.
+
+Reads go to the entry cache, else to the ledgers (read handles opened without recovery and kept
+per ledger). Trimming (after acks and rollovers, one task at a time) deletes the ledgers wholly
+behind every durable cursor and outside retention: from the info by CAS first, then from the
+ledger layer.
+
+Concurrency: everything runs on one event loop. Info writes are serialised by ``_info_lock``.
+The managed ledger owns its append, rollover and trim tasks and cancels them on close.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import enum
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+
+from magnetar.errors import MagnetarError
+from magnetar.ids import EntryId, LedgerId
+from magnetar.ledger.errors import LedgerFenced, NoSuchEntry, NoSuchLedger
+from magnetar.managed_ledger.codec import (
+    decode_cursor_info,
+    decode_ledger_info,
+    encode_ledger_info,
+    ledger_info_of,
+)
+from magnetar.managed_ledger.config import InitialPosition, ManagedLedgerConfig
+from magnetar.managed_ledger.cursor import ManagedCursor
+from magnetar.managed_ledger.cursor_state import CursorState
+from magnetar.managed_ledger.entry_cache import Entry, EntryCache
+from magnetar.managed_ledger.errors import (
+    CursorNotFound,
+    ManagedLedgerClosed,
+    ManagedLedgerFenced,
+)
+from magnetar.managed_ledger.layout import LedgerLayout
+from magnetar.managed_ledger.ledger_access import LedgerAccess, LedgerReader, LedgerWriter
+from magnetar.managed_ledger.position import Position
+from magnetar.managed_ledger.trimming import LedgerInfo, ledgers_to_trim
+from magnetar.metadata import keys
+from magnetar.metadata.errors import BadVersion, KeyExists, NotFound
+from magnetar.metadata.store import MetadataStore
+from magnetar.telemetry import get_logger
+
+log = get_logger(__name__)
+
+_TRIM_DRAIN_S = 10.0
+
+
+class State(enum.Enum):
+    OPEN = "open"
+    CLOSED = "closed"
+    FENCED = "fenced"
+
+
+@dataclass(eq=False)
+class _AddOp:
+    data: bytes
+    future: asyncio.Future[Position]
+
+
+@dataclass(eq=False)
+class _CurrentLedger:
+    writer: LedgerWriter
+    created: float = field(default_factory=time.monotonic)
+    dispatched: int = 0
+    dispatched_bytes: int = 0
+    confirmed_bytes: int = 0
+    failed: bool = False
+    inflight: set[asyncio.Task[None]] = field(default_factory=set)
+
+    @property
+    def ledger_id(self) -> LedgerId:
+        return self.writer.ledger_id
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class ManagedLedger:
+    """See the module docstring. Build with :meth:`open` (the factory does)."""
+
+    def __init__(
+        self,
+        name: str,
+        config: ManagedLedgerConfig,
+        store: MetadataStore,
+        bk: LedgerAccess,
+        cache: EntryCache,
+        on_close: Callable[[ManagedLedger], None] | None = None,
+    ) -> None:
+        self.name = name
+        self.config = config
+        self.store = store
+        self._bk = bk
+        self._cache = cache
+        self._on_close = on_close
+        self._state = State.OPEN
+        self._fence_reason = ""
+        self._info_key = keys.managed_ledger_info(name)
+        self._info_version = -1
+        self._info_lock = asyncio.Lock()
+        self._ledgers: list[LedgerInfo] = []
+        self.layout = LedgerLayout()
+        self._current: _CurrentLedger | None = None
+        self._queue: collections.deque[_AddOp] = collections.deque()
+        self._slots_used = 0
+        self._slot_waiters: collections.deque[asyncio.Future[None]] = collections.deque()
+        self._rollover_task: asyncio.Task[None] | None = None
+        self._trim_task: asyncio.Task[None] | None = None
+        self._trim_again = False
+        self._readers: dict[LedgerId, LedgerReader] = {}
+        self._cursors: dict[str, ManagedCursor] = {}
+        self._non_durable: set[ManagedCursor] = set()
+        self._new_entries = asyncio.Event()
+        self._last_confirmed_lac_floor = -1
+
+    # ================================================================== open
+    @classmethod
+    async def open(
+        cls,
+        name: str,
+        config: ManagedLedgerConfig,
+        store: MetadataStore,
+        bk: LedgerAccess,
+        cache: EntryCache,
+        on_close: Callable[[ManagedLedger], None] | None = None,
+    ) -> ManagedLedger:
+        ml = cls(name, config, store, bk, cache, on_close)
+        try:
+            await ml._initialize()
+        except BaseException:
+            await ml._release()
+            raise
+        return ml
+
+    async def _initialize(self) -> None:
+        ledgers = await self._load_info()
+        ledgers, dropped = await self._recover_last(ledgers)
+        writer = await self._create_writer()
+        ledgers.append(LedgerInfo(writer.ledger_id))
+        await self._write_info(ledgers)
+        self._current = _CurrentLedger(writer)
+        self.layout = LedgerLayout((li.ledger_id, li.entries) for li in ledgers)
+        for lid in dropped:
+            await self._delete_ledger_quietly(lid)
+        await self._load_cursors()
+        log.info(
+            "managed_ledger_opened",
+            managed_ledger=self.name,
+            ledgers=len(ledgers),
+            current_ledger=writer.ledger_id,
+            cursors=len(self._cursors),
+        )
+
+    async def _load_info(self) -> list[LedgerInfo]:
+        found = await self.store.get(self._info_key)
+        if found is None:
+            try:
+                self._info_version = await self.store.create(
+                    self._info_key, encode_ledger_info(ledger_info_of([]))
+                )
+                return []
+            except KeyExists:
+                found = await self.store.get(self._info_key)
+                if found is None:
+                    raise ManagedLedgerFenced(self.name, "info vanished while opening") from None
+        self._info_version = found.version
+        return list(decode_ledger_info(self._info_key, found.value).ledgers)
+
+    async def _recover_last(
+        self, ledgers: list[LedgerInfo]
+    ) -> tuple[list[LedgerInfo], list[LedgerId]]:
+        """Recover the last ledger if it was not closed by us (a crash): fence, close, count."""
+        if not ledgers or ledgers[-1].timestamp_ms != 0:
+            return ledgers, []
+        last = ledgers[-1]
+        try:
+            reader = await self._bk.open_ledger(last.ledger_id, recovery=True)
+        except NoSuchLedger:
+            log.warning(
+                "recovered_ledger_missing", managed_ledger=self.name, ledger_id=last.ledger_id
+            )
+            return ledgers[:-1], []
+        meta = reader.metadata
+        entries = meta.last_entry_id + 1
+        log.info(
+            "ledger_recovered", managed_ledger=self.name, ledger_id=last.ledger_id, entries=entries
+        )
+        if entries <= 0:
+            await reader.close()
+            return ledgers[:-1], [last.ledger_id]
+        self._readers[last.ledger_id] = reader
+        ledgers[-1] = LedgerInfo(last.ledger_id, entries, meta.length, _now_ms())
+        return ledgers, []
+
+    async def _load_cursors(self) -> None:
+        prefix = keys.cursors_prefix(self.name)
+        for key, versioned in await self.store.list(prefix):
+            cursor_name = keys.cursor_name_of(self.name, key)
+            info = decode_cursor_info(key, versioned.value)
+            state = CursorState(info.mark_delete, individually_deleted=info.range_set())
+            if state.read_position <= self.layout.end_position():
+                state.seek(state.read_position, self.layout)
+            self._cursors[cursor_name] = ManagedCursor(
+                self, cursor_name, state, durable=True, version=versioned.version
+            )
+
+    async def _create_writer(self) -> LedgerWriter:
+        return await self._bk.create_ledger(
+            self.config.ensemble_size,
+            self.config.write_quorum,
+            self.config.ack_quorum,
+            {"managed-ledger": self.name.encode()},
+        )
+
+    # ================================================================== info
+    async def _write_info(self, ledgers: Sequence[LedgerInfo]) -> None:
+        """CAS the chain; BadVersion fences us. Callers hold ``_info_lock`` (or are opening)."""
+        data = encode_ledger_info(ledger_info_of(ledgers))
+        try:
+            self._info_version = await self.store.put(
+                self._info_key, data, expected_version=self._info_version
+            )
+        except (BadVersion, NotFound) as exc:
+            self.fence("managed ledger info changed by another owner")
+            raise ManagedLedgerFenced(self.name, str(exc)) from exc
+        self._ledgers = list(ledgers)
+
+    # ================================================================== state
+    @property
+    def state(self) -> State:
+        return self._state
+
+    @property
+    def ledgers(self) -> list[LedgerInfo]:
+        """The chain as last persisted (the current ledger's counts are 0 until closed)."""
+        return list(self._ledgers)
+
+    @property
+    def current_ledger_id(self) -> LedgerId | None:
+        return None if self._current is None else self._current.ledger_id
+
+    @property
+    def last_confirmed_position(self) -> Position:
+        return self.layout.last_position()
+
+    @property
+    def number_of_entries(self) -> int:
+        return self.layout.total_entries
+
+    @property
+    def cursors(self) -> dict[str, ManagedCursor]:
+        return dict(self._cursors)
+
+    def check_usable(self) -> None:
+        if self._state is State.FENCED:
+            raise ManagedLedgerFenced(self.name, self._fence_reason)
+        if self._state is State.CLOSED:
+            raise ManagedLedgerClosed(self.name)
+
+    def fence(self, reason: str) -> None:
+        if self._state is not State.OPEN:
+            return
+        log.warning("managed_ledger_fenced", managed_ledger=self.name, reason=reason)
+        self._state = State.FENCED
+        self._fence_reason = reason
+        self._fail_queued(ManagedLedgerFenced(self.name, reason))
+        self._new_entries.set()
+
+    def new_entries_signal(self) -> asyncio.Event:
+        return self._new_entries
+
+    # ================================================================== adds
+    async def add_entry(self, data: bytes) -> Position:
+        """Append ``data``; return its position once durable. Positions follow call order."""
+        self.check_usable()
+        await self._acquire_slot()
+        future: asyncio.Future[Position] = asyncio.get_running_loop().create_future()
+        self._queue.append(_AddOp(data, future))
+        self._pump()
+        return await future
+
+    async def _acquire_slot(self) -> None:
+        if not self._slot_waiters and self._slots_used < self.config.max_pending_adds:
+            self._slots_used += 1
+            return
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._slot_waiters.append(waiter)
+        try:
+            await waiter
+        except asyncio.CancelledError:
+            if waiter.done() and not waiter.cancelled():
+                self._release_slot()
+            else:
+                self._slot_waiters.remove(waiter)
+            raise
+        try:
+            self.check_usable()
+        except MagnetarError:
+            self._release_slot()
+            raise
+
+    def _release_slot(self) -> None:
+        self._slots_used -= 1
+        while self._slot_waiters and self._slots_used < self.config.max_pending_adds:
+            waiter = self._slot_waiters.popleft()
+            if not waiter.done():
+                self._slots_used += 1
+                waiter.set_result(None)
+
+    def _pump(self) -> None:
+        """Dispatch queued adds in order to the current ledger, or start a rollover."""
+        while self._queue and self._state is State.OPEN and self._rollover_task is None:
+            cur = self._current
+            if (
+                cur is None
+                or cur.failed
+                or self.config.rollover.should_rollover(
+                    cur.dispatched, cur.dispatched_bytes, time.monotonic() - cur.created
+                )
+            ):
+                self._rollover_task = asyncio.create_task(self._rollover())
+                return
+            op = self._queue.popleft()
+            if op.future.done():  # the caller was cancelled before dispatch
+                self._release_slot()
+                continue
+            cur.dispatched += 1
+            cur.dispatched_bytes += len(op.data)
+            task = asyncio.create_task(self._append(cur, op))
+            cur.inflight.add(task)
+            task.add_done_callback(cur.inflight.discard)
+
+    async def _append(self, cur: _CurrentLedger, op: _AddOp) -> None:
+        try:
+            lac_floor = cur.writer.last_add_confirmed
+            entry_id = await cur.writer.append(op.data)
+        except LedgerFenced as exc:
+            self.fence(f"ledger {cur.ledger_id} fenced")
+            _fail(op, ManagedLedgerFenced(self.name, str(exc)))
+        except MagnetarError as exc:
+            log.warning(
+                "add_failed", managed_ledger=self.name, ledger_id=cur.ledger_id, error=str(exc)
+            )
+            cur.failed = True
+            _fail(op, exc)
+        else:
+            self._confirmed(cur, entry_id, op.data, lac_floor)
+            if not op.future.done():
+                op.future.set_result(Position(cur.ledger_id, entry_id))
+        finally:
+            self._release_slot()
+            if cur.failed:
+                self._pump()
+
+    def _confirmed(self, cur: _CurrentLedger, entry_id: EntryId, data: bytes, floor: int) -> None:
+        pos = Position(cur.ledger_id, entry_id)
+        if self.layout.entries_of(cur.ledger_id) < entry_id + 1:
+            self.layout.set_entries(cur.ledger_id, entry_id + 1)
+        cur.confirmed_bytes += len(data)
+        # Bookies know at least the LAC each confirmed entry carried: entries above the highest
+        # such LAC may not be readable from bookies yet, so the cache keeps them.
+        self._last_confirmed_lac_floor = max(self._last_confirmed_lac_floor, floor)
+        self._cache.pinned_from = Position(
+            cur.ledger_id, EntryId(self._last_confirmed_lac_floor + 1)
+        )
+        self._cache.insert(Entry(pos, data))
+        event, self._new_entries = self._new_entries, asyncio.Event()
+        event.set()
+
+    def _fail_queued(self, error: BaseException) -> None:
+        while self._queue:
+            op = self._queue.popleft()
+            _fail(op, error)
+            self._release_slot()
+
+    # ================================================================== rollover
+    async def _rollover(self) -> None:
+        try:
+            old = self._current
+            if old is not None:
+                await self._close_current(old)
+            try:
+                writer = await self._create_writer()
+            except MagnetarError as exc:
+                log.warning("ledger_create_failed", managed_ledger=self.name, error=str(exc))
+                self._fail_queued(exc)
+                return
+            async with self._info_lock:
+                await self._write_info([*self._ledgers, LedgerInfo(writer.ledger_id)])
+            self._current = _CurrentLedger(writer)
+            self._last_confirmed_lac_floor = -1
+            self.layout.append(writer.ledger_id)
+            log.info("ledger_rolled_over", managed_ledger=self.name, ledger_id=writer.ledger_id)
+        except MagnetarError as exc:
+            # Fenced, or the store failed: fail what waits; the next add tries again (unless
+            # fenced). A closed ledger's final counts stay in ``_ledgers`` for the next write.
+            log.warning("rollover_failed", managed_ledger=self.name, error=str(exc))
+            self._fail_queued(exc)
+        finally:
+            self._rollover_task = None
+            if self._state is State.OPEN:
+                self._pump()
+                self._schedule_trim()
+
+    async def _close_current(self, cur: _CurrentLedger) -> None:
+        """Wait for in-flight adds, close the writer, record its final counts in the info."""
+        if cur.inflight:
+            await asyncio.wait(set(cur.inflight))
+        self._current = None
+        try:
+            await cur.writer.close()
+        except LedgerFenced:
+            self.fence(f"ledger {cur.ledger_id} fenced")
+            raise ManagedLedgerFenced(self.name, f"ledger {cur.ledger_id} fenced") from None
+        except MagnetarError as exc:
+            # The ledger stays OPEN in its metadata; our count of confirmed entries is what
+            # readers of this managed ledger will see.
+            log.warning("ledger_close_failed", managed_ledger=self.name, error=str(exc))
+        entries = self.layout.entries_of(cur.ledger_id)
+        closed = LedgerInfo(cur.ledger_id, entries, cur.confirmed_bytes, _now_ms())
+        self._cache.pinned_from = None
+        async with self._info_lock:
+            # Recorded in memory first: if this write fails, the next info write carries it.
+            self._ledgers = [
+                closed if li.ledger_id == cur.ledger_id else li for li in self._ledgers
+            ]
+            await self._write_info(self._ledgers)
+        reader = self._readers.pop(cur.ledger_id, None)
+        if reader is not None:
+            await _close_quietly(reader.close)
+
+    # ================================================================== reads
+    async def read_entries(self, start: Position, max_entries: int) -> list[Entry]:
+        """Up to ``max_entries`` entries from ``start`` on, across ledgers."""
+        self.check_usable()
+        positions: list[Position] = []
+        pos = self.layout.first_at_or_after(start)
+        while pos is not None and len(positions) < max_entries:
+            positions.append(pos)
+            pos = self.layout.next_position(pos)
+        return await self.read_positions(positions)
+
+    async def read_positions(self, positions: Sequence[Position]) -> list[Entry]:
+        """The entries at ``positions`` (ascending), cache first; stops early at the first entry
+        that is not readable yet (the unconfirmed tail of an open ledger)."""
+        out: list[Entry] = []
+        i = 0
+        while i < len(positions):
+            cached = self._cache.get(positions[i])
+            if cached is not None:
+                out.append(cached)
+                i += 1
+                continue
+            j = i + 1
+            while (
+                j < len(positions)
+                and positions[j].ledger_id == positions[i].ledger_id
+                and positions[j].entry_id == positions[j - 1].entry_id + 1
+                and positions[j] not in self._cache
+            ):
+                j += 1
+            got = await self._read_from_ledger(positions[i], positions[j - 1])
+            out.extend(got)
+            if len(got) < j - i:
+                break
+            i = j
+        return out
+
+    async def _read_from_ledger(self, first: Position, last: Position) -> list[Entry]:
+        lid = first.ledger_id
+        reader = self._readers.get(lid)
+        if reader is None:
+            reader = await self._bk.open_ledger(lid, recovery=False)
+            existing = self._readers.setdefault(lid, reader)
+            if existing is not reader:
+                await _close_quietly(reader.close)
+                reader = existing
+        try:
+            got = await reader.read(first.entry_id, last.entry_id)
+        except NoSuchEntry:
+            if lid == self.current_ledger_id:
+                return []  # not visible to readers yet; the caller retries later
+            raise
+        return [Entry(Position(lid, e.entry_id), e.payload) for e in got]
+
+    # ================================================================== cursors
+    async def open_cursor(
+        self, name: str, initial_position: InitialPosition = InitialPosition.LATEST
+    ) -> ManagedCursor:
+        """The durable cursor ``name``, created at ``initial_position`` if new."""
+        self.check_usable()
+        existing = self._cursors.get(name)
+        if existing is not None:
+            return existing
+        if initial_position is InitialPosition.EARLIEST:
+            state = CursorState(self.layout.first_position())
+        else:
+            last = self.layout.last_position()
+            state = CursorState(last, self.layout.end_position())
+        cursor = ManagedCursor(self, name, state, durable=True)
+        key = keys.cursor(self.name, name)
+        try:
+            cursor._version = await self.store.create(key, cursor.info_bytes())
+        except KeyExists:
+            found = await self.store.get(key)
+            if found is None:
+                raise ManagedLedgerFenced(self.name, f"cursor {name!r} vanished") from None
+            info = decode_cursor_info(key, found.value)
+            state = CursorState(info.mark_delete, individually_deleted=info.range_set())
+            cursor = ManagedCursor(self, name, state, durable=True, version=found.version)
+        self._cursors.setdefault(name, cursor)
+        log.info("cursor_opened", managed_ledger=self.name, cursor=name)
+        return self._cursors[name]
+
+    def new_non_durable_cursor(self, start: Position) -> ManagedCursor:
+        """A reader's cursor at ``start`` (its first read returns ``start``); never persisted."""
+        self.check_usable()
+        state = CursorState(start.before())
+        state.seek(start, self.layout)
+        cursor = ManagedCursor(self, f"reader-{id(state):x}", state, durable=False)
+        self._non_durable.add(cursor)
+        return cursor
+
+    async def delete_cursor(self, name: str) -> None:
+        self.check_usable()
+        cursor = self._cursors.pop(name, None)
+        if cursor is None:
+            raise CursorNotFound(self.name, name)
+        cursor.close()
+        await cursor.flush()
+        with contextlib.suppress(NotFound):
+            await self.store.delete(keys.cursor(self.name, name))
+        log.info("cursor_deleted", managed_ledger=self.name, cursor=name)
+        self._schedule_trim()
+
+    def cursor_moved(self, acked: bool = False) -> None:
+        """A cursor read or acked: evict what no active cursor will read from the cache."""
+        active = [*self._cursors.values(), *self._non_durable]
+        if active:
+            self._cache.evict_before(min(c.read_position for c in active))
+        if acked:
+            self._schedule_trim()
+
+    # ================================================================== trimming
+    def _schedule_trim(self) -> None:
+        if self._state is not State.OPEN:
+            return
+        if self._trim_task is not None and not self._trim_task.done():
+            self._trim_again = True
+            return
+        self._trim_task = asyncio.create_task(self._trim_loop())
+
+    async def _trim_loop(self) -> None:
+        while True:
+            self._trim_again = False
+            try:
+                await self.trim_ledgers()
+            except ManagedLedgerFenced:
+                return
+            except MagnetarError as exc:
+                log.warning("trim_failed", managed_ledger=self.name, error=str(exc))
+                return
+            if not self._trim_again or self._state is not State.OPEN:
+                return
+
+    async def trim_ledgers(self) -> list[LedgerId]:
+        """Delete the ledgers behind every durable cursor and outside retention; return them."""
+        self.check_usable()
+        async with self._info_lock:
+            durable = [c.mark_delete_position for c in self._cursors.values()]
+            slowest = min(durable) if durable else None
+            doomed = ledgers_to_trim(self._ledgers, slowest, self.config.retention, _now_ms())
+            if not doomed:
+                return []
+            gone = set(doomed)
+            await self._write_info([li for li in self._ledgers if li.ledger_id not in gone])
+            for lid in doomed:
+                self.layout.remove(lid)
+                self._cache.evict_ledger(lid)
+        for lid in doomed:
+            reader = self._readers.pop(lid, None)
+            if reader is not None:
+                await _close_quietly(reader.close)
+            await self._delete_ledger_quietly(lid)
+        log.info("ledgers_trimmed", managed_ledger=self.name, ledger_ids=doomed)
+        return doomed
+
+    async def _delete_ledger_quietly(self, lid: LedgerId) -> None:
+        try:
+            await self._bk.delete_ledger(lid)
+        except NoSuchLedger:
+            pass
+        except MagnetarError as exc:
+            log.warning(
+                "ledger_delete_failed", managed_ledger=self.name, ledger_id=lid, error=str(exc)
+            )
+
+    # ================================================================== close / delete
+    async def close(self) -> None:
+        """Finish in-flight adds, close the current ledger (recording it), release everything."""
+        if self._state is State.CLOSED:
+            return
+        was_open = self._state is State.OPEN
+        if self._rollover_task is not None:
+            await asyncio.wait([self._rollover_task])
+        self._state = State.CLOSED
+        self._fail_queued(ManagedLedgerClosed(self.name))
+        cur = self._current
+        if was_open and cur is not None:
+            try:
+                await self._close_current(cur)
+            except MagnetarError as exc:
+                log.warning("close_ledger_failed", managed_ledger=self.name, error=str(exc))
+        elif cur is not None and cur.inflight:
+            await asyncio.wait(set(cur.inflight))
+        for cursor in [*self._cursors.values(), *self._non_durable]:
+            await cursor.flush()
+            cursor.close()
+        await self._release()
+        log.info("managed_ledger_closed", managed_ledger=self.name)
+
+    async def _release(self) -> None:
+        self._state = State.CLOSED
+        self._new_entries.set()
+        if self._trim_task is not None:
+            # Let a trim finish its ledger deletions (the info no longer lists them: a cancelled
+            # trim would leak them), but not forever.
+            await asyncio.wait([self._trim_task], timeout=_TRIM_DRAIN_S)
+            self._trim_task.cancel()
+            await asyncio.wait([self._trim_task])
+        for reader in self._readers.values():
+            await _close_quietly(reader.close)
+        self._readers.clear()
+        self._cache.clear()
+        if self._on_close is not None:
+            self._on_close(self)
+            self._on_close = None
+
+    async def delete(self) -> None:
+        """Close, then remove cursors and info from the store, then delete every ledger."""
+        ledgers = [li.ledger_id for li in self._ledgers]
+        cursor_names = list(self._cursors)
+        await self.close()
+        for name in cursor_names:
+            with contextlib.suppress(NotFound):
+                await self.store.delete(keys.cursor(self.name, name))
+        with contextlib.suppress(NotFound):
+            await self.store.delete(self._info_key)
+        for lid in ledgers:
+            await self._delete_ledger_quietly(lid)
+        log.info("managed_ledger_deleted", managed_ledger=self.name, ledgers=len(ledgers))
+
+
+def _fail(op: _AddOp, error: BaseException) -> None:
+    if not op.future.done():
+        op.future.set_exception(error)
+
+
+async def _close_quietly(close: Callable[[], Awaitable[None]]) -> None:
+    try:
+        await close()
+    except MagnetarError as exc:
+        log.debug("close_failed", error=str(exc))
