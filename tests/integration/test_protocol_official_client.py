@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 import pytest
 from magnetar.protocol import commands
 from magnetar.protocol.batch import is_batch, parse_batch
-from magnetar.protocol.frame import Frame, FrameDecoder, encode_command
+from magnetar.protocol.frame import Frame, FrameDecoder, encode_command, encode_message
 from magnetar.protocol.message_id import MessageId
 from magnetar.protocol.version import negotiate_protocol_version
 from magnetar.wire import pulsar_api_pb2 as pb
@@ -42,6 +42,9 @@ class FakeBroker:
     port: int = 0
     next_entry_id: int = 0
     errors: list[BaseException] = field(default_factory=list)
+    # Entries as a broker stores them: the bytes after the SEND command, unchanged.
+    entries: list[tuple[MessageId, bytes]] = field(default_factory=list)
+    broker_entry_metadata: bool = False
 
     def of_type(self, type_: int) -> list[Frame]:
         return [f for f in self.received if f.command.type == type_]
@@ -89,11 +92,15 @@ class FakeBroker:
                 request.request_id, request.producer_name or "magnetar-test-producer"
             )
         elif cmd.type == T.SEND:
-            entry_id = self.next_entry_id
+            message_id = MessageId(LEDGER_ID, self.next_entry_id)
             self.next_entry_id += 1
-            reply = commands.send_receipt(
-                cmd.send.producer_id, cmd.send.sequence_id, MessageId(LEDGER_ID, entry_id)
-            )
+            assert frame.payload is not None
+            self.entries.append((message_id, frame.payload.stored))
+            reply = commands.send_receipt(cmd.send.producer_id, cmd.send.sequence_id, message_id)
+        elif cmd.type == T.SUBSCRIBE:
+            reply = commands.success(cmd.subscribe.request_id)
+        elif cmd.type == T.FLOW:
+            return [self.deliver(cmd.flow.consumer_id, i) for i in range(len(self.entries))]
         elif cmd.type in (T.CLOSE_PRODUCER, T.CLOSE_CONSUMER):
             request_id = (
                 cmd.close_producer.request_id
@@ -106,6 +113,15 @@ class FakeBroker:
         else:
             return []
         return [encode_command(reply)]
+
+    def deliver(self, consumer_id: int, index: int) -> bytes:
+        message_id, stored = self.entries[index]
+        bem = None
+        if self.broker_entry_metadata:
+            bem = pb.BrokerEntryMetadata(broker_timestamp=1_700_000_000_000, index=index)
+        return encode_message(
+            commands.message(consumer_id, message_id), stored, broker_entry_metadata=bem
+        )
 
 
 @contextlib.asynccontextmanager
@@ -215,3 +231,51 @@ async def test_batched_produce_from_official_client() -> None:
     assert send.command.send.num_messages == len(payloads)
     items = parse_batch(send.payload.payload, metadata.num_messages_in_batch)
     assert [item.payload for item in items] == payloads
+
+
+@pytest.mark.parametrize("broker_entry_metadata", [False, True])
+async def test_consume_replayed_entries_with_official_client(broker_entry_metadata: bool) -> None:
+    """Entries stored as the SEND bytes and replayed in MESSAGE reach the official consumer."""
+    topic = "persistent://public/default/consume"
+
+    def produce_then_consume(client: Any) -> list[tuple[bytes, int, int, int]]:
+        producer = client.create_producer(topic, batching_enabled=False, send_timeout_millis=5000)
+        producer.send(b"single")
+        batched = client.create_producer(
+            topic,
+            batching_enabled=True,
+            batching_max_messages=2,
+            batching_max_publish_delay_ms=1000,
+            send_timeout_millis=5000,
+        )
+        batched.send_async(b"b0", lambda *_: None)
+        batched.send_async(b"b1", lambda *_: None)
+        batched.flush()
+        consumer = client.subscribe(topic, "sub", initial_position=pulsar.InitialPosition.Earliest)
+        got = []
+        for _ in range(3):
+            msg = consumer.receive(timeout_millis=5000)
+            mid = msg.message_id()
+            got.append((msg.data(), mid.ledger_id(), mid.entry_id(), mid.batch_index()))
+            consumer.acknowledge(msg)
+        consumer.close()
+        return got
+
+    broker = FakeBroker(broker_entry_metadata=broker_entry_metadata)
+    async with running(broker):
+        got = await in_thread(lambda: with_client(broker.port, produce_then_consume))
+
+    assert not broker.errors
+    assert got == [
+        (b"single", LEDGER_ID, 0, -1),
+        (b"b0", LEDGER_ID, 1, 0),
+        (b"b1", LEDGER_ID, 1, 1),
+    ]
+    assert broker.of_type(T.FLOW)[0].command.flow.message_permits > 0
+    acked = {
+        (MessageId.from_proto(m).ledger_id, MessageId.from_proto(m).entry_id)
+        for f in broker.of_type(T.ACK)
+        for m in f.command.ack.message_id
+    }
+    assert acked == {(LEDGER_ID, 0), (LEDGER_ID, 1)}
+    assert broker.of_type(T.CLOSE_CONSUMER)
