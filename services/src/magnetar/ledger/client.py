@@ -18,7 +18,7 @@ import os
 import time
 from collections.abc import Mapping
 
-from magnetar.ids import LedgerId
+from magnetar.ids import BookieId, EntryId, LedgerId
 from magnetar.ledger.bookie_registry import BookiePool, BookieRegistry
 from magnetar.ledger.config import LedgerClientConfig
 from magnetar.ledger.errors import BookieUnavailable, ClientClosed
@@ -48,6 +48,7 @@ class BookKeeper:
         self._pool = BookiePool(registry, config)
         self._manager = LedgerManager(store, config.metadata_timeout_s)
         self._closed = False
+        self._writers: set[WriteHandle] = set()
 
     @classmethod
     async def start(
@@ -75,26 +76,40 @@ class BookKeeper:
         self._check_open()
         validate_quorums(ensemble_size, write_quorum, ack_quorum)
         writable = await self._registry.wait_for_writable(ensemble_size, self._config.bookie_wait_s)
-        ensemble = choose_ensemble(writable, ensemble_size, policy=self._config.placement_policy)
+        ensemble = choose_ensemble(
+            writable, ensemble_size, policy=self._config.placement_policy, load=self._load()
+        )
         ledger_id = await self._manager.allocate_ledger_id()
         view = LedgerMetadataView(
             ensemble_size=ensemble_size,
             write_quorum=write_quorum,
             ack_quorum=ack_quorum,
-            ensembles=((0, ensemble),),  # type: ignore[arg-type]
+            ensembles=((EntryId(0), ensemble),),
             custom=dict(custom or {}),
             master_key=os.urandom(16),
             ctime_ms=int(time.time() * 1000),
         )
         meta = await self._manager.create(ledger_id, view)
         log.info("ledger_created", ledger_id=ledger_id, ensemble=list(ensemble))
-        return WriteHandle(
+        handle = WriteHandle(
             meta,
             pool=self._pool,
             registry=self._registry,
             manager=self._manager,
             config=self._config,
+            load=self._load,
+            on_closed=self._writers.discard,
         )
+        self._writers.add(handle)
+        return handle
+
+    def _load(self) -> dict[BookieId, int]:
+        """Open write handles per bookie: what ``LEAST_LOADED`` placement balances."""
+        load: dict[BookieId, int] = {}
+        for handle in self._writers:
+            for bookie in handle.metadata.current_ensemble:
+                load[bookie] = load.get(bookie, 0) + 1
+        return load
 
     async def open_ledger(self, ledger_id: LedgerId, recovery: bool = True) -> ReadHandle:
         """A read handle; with ``recovery`` an unclosed ledger is fenced and closed first."""
@@ -147,5 +162,7 @@ class BookKeeper:
         if self._closed:
             return
         self._closed = True
+        for handle in list(self._writers):
+            await handle.abandon()  # their pending adds fail with LedgerClosed
         await self._pool.close()
         await self._registry.close()

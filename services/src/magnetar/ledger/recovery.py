@@ -33,6 +33,7 @@ from magnetar.ledger.errors import (
     BookieUnavailable,
     DigestMismatch,
     LedgerError,
+    LedgerFenced,
     RecoveryFailed,
 )
 from magnetar.ledger.ledger_manager import LedgerManager
@@ -117,17 +118,29 @@ async def recover_ledger(
             await handle.append(payload)
             recovered += 1
             entry_id += 1
+    except LedgerFenced:
+        await handle.abandon()
+        current = await manager.read(ledger_id)
+        if not current.metadata.is_closed:
+            raise
+        return current  # a racing recovery closed it first: its end is the end
     except BaseException:
         await handle.abandon()  # leave the ledger IN_RECOVERY for the next attempt
         raise
-    await handle.close()
+    try:
+        await handle.close()
+    except LedgerError as exc:
+        log.warning("ledger_recovery_close_failed", ledger_id=ledger_id, error=str(exc))
+    current = await manager.read(ledger_id)  # ours, or a racing recovery's close: the same end
+    if not current.metadata.is_closed:
+        raise RecoveryFailed(ledger_id, "the ledger could not be closed")
     log.info(
         "ledger_recovered",
         ledger_id=ledger_id,
-        last_entry_id=entry_id - 1,
+        last_entry_id=current.metadata.last_entry_id,
         recovered_entries=recovered,
     )
-    return await manager.read(ledger_id)
+    return current
 
 
 async def _fence(ledger_id: LedgerId, view: LedgerMetadataView, pool: BookiePool) -> list[int]:

@@ -27,6 +27,7 @@ import asyncio
 import collections
 import functools
 import time
+from collections.abc import Callable, Mapping
 
 from magnetar.backoff import Backoff
 from magnetar.errors import MagnetarError
@@ -64,6 +65,8 @@ class WriteHandle:
         recovery: bool = False,
         last_add_confirmed: int = -1,
         length: int = 0,
+        load: Callable[[], Mapping[BookieId, int]] | None = None,
+        on_closed: Callable[[WriteHandle], None] | None = None,
     ) -> None:
         view = meta.metadata
         self.ledger_id = meta.ledger_id
@@ -73,6 +76,8 @@ class WriteHandle:
         self._manager = manager
         self._config = config
         self._recovery = recovery
+        self._load = load
+        self._on_closed = on_closed
         self._expected_state = LedgerState.IN_RECOVERY if recovery else LedgerState.OPEN
         self._tracker = AddTracker(
             view.current_ensemble, view.write_quorum, view.ack_quorum, last_add_confirmed, length
@@ -254,6 +259,13 @@ class WriteHandle:
     # ------------------------------------------------------------------ ensemble change
 
     async def _change_ensemble(self) -> None:
+        try:
+            await self._change_ensemble_until_done()
+        except Exception as exc:  # a bug must not leave the handle frozen forever
+            log.exception("ensemble_change_crashed", ledger_id=self.ledger_id)
+            self._fail(LedgerClosed(self.ledger_id, f"ensemble change failed: {exc!r}"))
+
+    async def _change_ensemble_until_done(self) -> None:
         deadline = time.monotonic() + self._config.ensemble_change_timeout_s
         backoff = Backoff(initial=0.05, cap=1.0)
         while self._error is None and self._failed & set(self._tracker.ensemble):
@@ -285,6 +297,7 @@ class WriteHandle:
                 self._registry.writable(),
                 failed=self._ever_failed,
                 policy=self._config.placement_policy,
+                load=self._load() if self._load is not None else None,
             )
         first = self._tracker.last_add_confirmed + 1
         try:
@@ -327,7 +340,7 @@ class WriteHandle:
                 await self._idle.wait()
         except TimeoutError:
             self._fail(LedgerClosed(self.ledger_id, "pending adds did not complete before close"))
-        self._closed = True
+        self._mark_closed()
         if self._change_task is not None:
             self._change_task.cancel()
             await asyncio.wait({self._change_task})
@@ -336,10 +349,15 @@ class WriteHandle:
             return
         await self._write_closed()
 
+    def _mark_closed(self) -> None:
+        self._closed = True
+        if self._on_closed is not None:
+            self._on_closed(self)
+
     async def abandon(self) -> None:
         """Stop without touching the metadata: fail pending adds, stop the ensemble change."""
         self._closing = True
-        self._closed = True
+        self._mark_closed()
         self._fail(LedgerClosed(self.ledger_id, "abandoned"))
         if self._change_task is not None:
             self._change_task.cancel()
