@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import shutil
+from collections.abc import AsyncIterator
 from pathlib import Path
 
+import grpc
 import pytest
 from magnetar.metadata import keys
 from magnetar.metadata.factory import open_store
@@ -142,3 +144,42 @@ async def test_read_only_flag(tmp_path: Path, etcd_server: EtcdServer) -> None:
     finally:
         await bookie.astop()
         await store.close()
+
+
+async def test_sigterm_during_adds_exits_cleanly_and_keeps_acknowledged(
+    tmp_path: Path, etcd_server: EtcdServer
+) -> None:
+    bookie = BookieProcess(data_dir=tmp_path / "b", metadata_url=etcd_server.url)
+    await bookie.astart()
+    acked: list[int] = []
+
+    async def requests() -> AsyncIterator[pb.AddRequest]:
+        for batch_id in range(500):
+            entries = [entry(21, batch_id * 10 + i, b"s" * 512) for i in range(10)]
+            yield pb.AddRequest(
+                batch_id=batch_id, entries=[pb.AddEntry(entry=e, master_key=MK) for e in entries]
+            )
+            await asyncio.sleep(0.01)
+
+    async def stream() -> None:
+        async with BookieClient(bookie.address) as client:
+            try:
+                async for response in client.stub.AddEntries(requests(), timeout=20):
+                    acked.extend(r.entry_id for r in response.results if r.status == pb.OK)
+            except grpc.aio.AioRpcError:
+                pass  # the bookie went away mid-stream, as expected
+
+    streaming = asyncio.create_task(stream())
+    async with asyncio.timeout(10):
+        while len(acked) < 50:  # noqa: ASYNC110 - waits on the stream task's progress
+            await asyncio.sleep(0.02)
+    assert await bookie.astop() == 0
+    await asyncio.wait_for(streaming, 20)
+    assert acked
+    await bookie.astart()
+    try:
+        async with BookieClient(bookie.address) as client:
+            got = {r.entry_id for r in await client.read_range(21, 0, 4999) if r.status == pb.OK}
+        assert set(acked) <= got
+    finally:
+        await bookie.astop()
