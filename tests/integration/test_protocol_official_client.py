@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -45,6 +46,7 @@ class FakeBroker:
     # Entries as a broker stores them: the bytes after the SEND command, unchanged.
     entries: list[tuple[MessageId, bytes]] = field(default_factory=list)
     broker_entry_metadata: bool = False
+    namespace_topics: list[str] = field(default_factory=list)
 
     def of_type(self, type_: int) -> list[Frame]:
         return [f for f in self.received if f.command.type == type_]
@@ -99,6 +101,19 @@ class FakeBroker:
             reply = commands.send_receipt(cmd.send.producer_id, cmd.send.sequence_id, message_id)
         elif cmd.type == T.SUBSCRIBE:
             reply = commands.success(cmd.subscribe.request_id)
+        elif cmd.type in (T.SEEK, T.UNSUBSCRIBE):
+            body = cmd.seek if cmd.type == T.SEEK else cmd.unsubscribe
+            reply = commands.success(body.request_id)
+        elif cmd.type == T.GET_LAST_MESSAGE_ID:
+            reply = commands.get_last_message_id_response(
+                cmd.get_last_message_id.request_id,
+                MessageId(LEDGER_ID, 41),
+                mark_delete_position=MessageId(LEDGER_ID, 40),
+            )
+        elif cmd.type == T.GET_TOPICS_OF_NAMESPACE:
+            reply = commands.get_topics_of_namespace_response(
+                cmd.get_topics_of_namespace.request_id, self.namespace_topics
+            )
         elif cmd.type == T.FLOW:
             return [self.deliver(cmd.flow.consumer_id, i) for i in range(len(self.entries))]
         elif cmd.type in (T.CLOSE_PRODUCER, T.CLOSE_CONSUMER):
@@ -279,3 +294,33 @@ async def test_consume_replayed_entries_with_official_client(broker_entry_metada
     }
     assert acked == {(LEDGER_ID, 0), (LEDGER_ID, 1)}
     assert broker.of_type(T.CLOSE_CONSUMER)
+
+
+async def test_consumer_requests_from_official_client() -> None:
+    """GET_LAST_MESSAGE_ID, SEEK, UNSUBSCRIBE and a regex subscription's namespace listing."""
+    topic = "persistent://public/default/requests"
+
+    def requests(client: Any) -> tuple[tuple[int, int], str]:
+        consumer = client.subscribe(topic, "sub")
+        last = consumer.get_last_message_id()
+        consumer.seek(pulsar.MessageId.earliest)
+        consumer.unsubscribe()
+        pattern = client.subscribe(re.compile("persistent://public/default/req.*"), "regex-sub")
+        topic_name = pattern.topic()
+        pattern.close()
+        return (last.ledger_id(), last.entry_id()), topic_name
+
+    broker = FakeBroker(namespace_topics=[topic, "persistent://public/default/other"])
+    async with running(broker):
+        last, _ = await in_thread(lambda: with_client(broker.port, requests))
+
+    assert not broker.errors
+    assert last == (LEDGER_ID, 41)
+    seek = broker.of_type(T.SEEK)[0].command.seek
+    assert MessageId.from_proto(seek.message_id).entry == (-1, -1)  # earliest, sent as uint64
+    assert broker.of_type(T.UNSUBSCRIBE)
+    listing = broker.of_type(T.GET_TOPICS_OF_NAMESPACE)[0].command.get_topics_of_namespace
+    assert listing.namespace == "public/default"
+    # The regex consumer subscribed to the matching topic only.
+    subscribed = [f.command.subscribe for f in broker.of_type(T.SUBSCRIBE)]
+    assert [s.topic for s in subscribed if s.subscription == "regex-sub"] == [topic]
