@@ -89,8 +89,7 @@ class LeaderElection:
             try:
                 await self._run_once()
                 backoff.reset()
-            except SessionExpired:
-                self._session_live.clear()  # the listener sets it again on RECONNECTED
+            except SessionExpired:  # the listener pauses us until RECONNECTED
                 await asyncio.sleep(backoff.next())
             except StoreUnavailable as exc:
                 log.warning("metadata_election_unavailable", election=self.name, error=str(exc))

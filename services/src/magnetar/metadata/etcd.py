@@ -303,6 +303,8 @@ class EtcdMetadataStore:
         except (grpc.aio.AioRpcError, etcd3aio.EtcdError) as exc:
             log.warning("metadata_etcd_watch_failed", prefix=prefix, error=str(exc))
             channel.fail(StoreUnavailable(f"etcd watch on {prefix!r} failed: {exc}"))
+            return
+        channel.fail(StoreUnavailable(f"etcd watch stream on {prefix!r} ended"))
 
     async def _stop_pump(self, channel: WatchChannel) -> None:
         task = self._pumps.pop(channel, None)

@@ -3,11 +3,12 @@
 :class:`SessionKeeper` is shared by every backend; the backend passes three coroutines:
 ``grant`` (new lease -> (id, ttl seconds)), ``renew`` (keep-alive -> still alive?) and
 ``revoke``. Every ``ttl/4`` the keeper renews. The session is *expired* when the server says so
-or when no renewal succeeded for a whole TTL (counted from when the last successful renewal was
-*sent*, so the client gives up no later than the server does: an owner stops acting before
-anyone else can take over). On expiry it tells the listeners ``SessionEvent.EXPIRED``, revokes
-the old lease (best effort), grants a new one (retrying with :class:`~magnetar.backoff.Backoff`
-while the server is unavailable) and tells them ``SessionEvent.RECONNECTED``.
+or when no renewal succeeded for ``GIVE_UP_FRACTION`` of the TTL, counted from when the last
+successful renewal was *sent*: the client gives up before the server can expire the lease, so
+an owner stops acting before anyone else can take over. On expiry it tells the listeners
+``SessionEvent.EXPIRED``, revokes the old lease (best effort), grants a new one (retrying with
+:class:`~magnetar.backoff.Backoff` while the server is unavailable) and tells them
+``SessionEvent.RECONNECTED``.
 
 Fault injection (tests only): :meth:`SessionKeeper.suspend` stops renewals as a hung or
 partitioned process would; the session then expires on schedule and no new one is made until
@@ -36,6 +37,10 @@ Renew = Callable[[int], Awaitable[bool]]
 Revoke = Callable[[int], Awaitable[None]]
 Tick = Callable[[], Awaitable[None]]
 
+# The client gives up its session after this fraction of the TTL without a successful renewal,
+# so that it stops acting as an owner strictly before the server lets anybody else in.
+GIVE_UP_FRACTION = 0.85
+
 
 class SessionKeeper:
     """Owns a store's current lease id and the task that keeps it alive."""
@@ -57,6 +62,7 @@ class SessionKeeper:
         self._tick = tick
         self._max_interval = max_interval_s
         self._lease: int | None = None
+        self._stale: int | None = None  # an expired lease to revoke before the next grant
         self._ttl = 0.0
         self._last_ok = 0.0
         self._listeners: list[Callable[[SessionEvent], None]] = []
@@ -75,8 +81,9 @@ class SessionKeeper:
         return self._lease
 
     async def start(self) -> None:
+        asked = time.monotonic()  # the server counts the TTL from no earlier than this
         self._lease, self._ttl = await self._grant()
-        self._last_ok = time.monotonic()
+        self._last_ok = asked
         self._task = asyncio.create_task(self._run(), name=f"metadata-session-{self._backend}")
         log.debug("metadata_session_started", backend=self._backend, lease=self._lease)
 
@@ -108,45 +115,66 @@ class SessionKeeper:
     def _interval(self) -> float:
         return max(0.01, min(self._ttl / 4, self._max_interval))
 
+    def _give_up_at(self) -> float:
+        return self._last_ok + self._ttl * GIVE_UP_FRACTION
+
     async def _run(self) -> None:
         while True:
-            await asyncio.sleep(self._interval())
+            delay = self._interval()
+            if self._lease is not None:  # wake in time to give up before the server expires us
+                delay = min(delay, max(0.0, self._give_up_at() - time.monotonic()))
+            await asyncio.sleep(delay)
             if self._tick is not None:
-                await self._tick()
+                try:
+                    await self._tick()
+                except MetadataError as exc:
+                    log.warning(
+                        "metadata_session_tick_failed", backend=self._backend, error=str(exc)
+                    )
             lease = self._lease
             if lease is None:
+                if self._resumed.is_set():
+                    await self._reconnect()
                 continue
-            if self._resumed.is_set():
+            if self._resumed.is_set() and time.monotonic() < self._give_up_at():
                 sent = time.monotonic()
                 try:
                     alive = await self._renew(lease)
-                except StoreUnavailable as exc:
+                except SessionExpired:
+                    alive = False
+                except MetadataError as exc:  # unknown: the give-up deadline decides
                     log.warning("metadata_keepalive_failed", backend=self._backend, error=str(exc))
+                    alive = True
                 else:
                     if alive:
                         self._last_ok = sent
-                    else:
-                        await self._expire(lease, reason="server")
-                        continue
-            if time.monotonic() - self._last_ok >= self._ttl:
+                if not alive:
+                    await self._expire(lease, reason="server")
+                    continue
+            if time.monotonic() >= self._give_up_at():
                 await self._expire(lease, reason="no_keepalive")
 
     async def _expire(self, lease: int, *, reason: str) -> None:
         self._lease = None
         log.warning("metadata_session_expired", backend=self._backend, lease=lease, reason=reason)
+        self._stale = lease
         self._notify(SessionEvent.EXPIRED)
-        await self._resumed.wait()
+
+    async def _reconnect(self) -> None:
         backoff = Backoff(initial=0.05, cap=max(0.1, self._ttl / 2))
-        with contextlib.suppress(MetadataError):
-            await self._revoke(lease)
+        stale, self._stale = self._stale, None
+        if stale is not None:
+            with contextlib.suppress(MetadataError):
+                await self._revoke(stale)
         while True:
             try:
+                asked = time.monotonic()
                 new_lease, ttl = await self._grant()
                 break
             except StoreUnavailable as exc:
                 log.warning("metadata_session_grant_failed", backend=self._backend, error=str(exc))
                 await asyncio.sleep(backoff.next())
-        self._lease, self._ttl, self._last_ok = new_lease, ttl, time.monotonic()
+        self._lease, self._ttl, self._last_ok = new_lease, ttl, asked
         log.info("metadata_session_reconnected", backend=self._backend, lease=new_lease)
         self._notify(SessionEvent.RECONNECTED)
 

@@ -112,9 +112,12 @@ class WatchHub:
 
     def publish(self, events: Iterable[WatchEvent]) -> None:
         for event in events:
-            for channel in self._channels:
+            for channel in list(self._channels):
                 if event.key.startswith(channel.prefix):
-                    channel.offer(event)
+                    try:
+                        channel.offer(event)
+                    except RuntimeError:  # its event loop is gone (a client that never closed)
+                        self._channels.remove(channel)
 
     def fail_all(self, error: MetadataError) -> None:
         for channel in self._channels:
