@@ -32,7 +32,7 @@ from magnetar.ledger import (
 from magnetar.metadata import MetadataStore
 from magnetar.metadata.factory import open_store
 
-from tests.integration.test_ledger_kit import BookieProcess, start_bookies
+from tests.kit.bookie import BookieProcess
 from tests.kit.etcd import EtcdServer
 
 pytestmark = pytest.mark.etcd
@@ -47,8 +47,17 @@ REPO = Path(__file__).resolve().parents[2]
 def bookies(
     etcd_server: EtcdServer, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[list[BookieProcess]]:
-    procs = start_bookies(4, etcd_server.url, tmp_path_factory.mktemp("ledger-bookies"))
-    yield procs
+    base = tmp_path_factory.mktemp("ledger-bookies")
+    procs = [
+        BookieProcess(base / f"bookie-{i}", etcd_server.url, session_timeout_s=2) for i in range(4)
+    ]
+    try:
+        for proc in procs:
+            proc.start()
+        yield procs
+    finally:
+        for proc in procs:
+            proc.stop()
     for proc in procs:
         proc.stop()
 
@@ -63,7 +72,7 @@ async def store(etcd_server: EtcdServer) -> AsyncIterator[MetadataStore]:
 async def _client(store: MetadataStore, bookies: list[BookieProcess]) -> BookKeeper:
     """A client whose registry sees exactly the live test bookies (stale ones expired)."""
     bk = await BookKeeper.start(store, CONFIG)
-    live = {b.bookie_id for b in bookies if b.process and b.process.poll() is None}
+    live = {b.bookie_id for b in bookies if b.running}
     deadline = time.monotonic() + 15
     while bk.registry.writable() != live:
         assert time.monotonic() < deadline, f"registry {bk.registry.writable()} != {live}"

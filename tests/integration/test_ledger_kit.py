@@ -1,100 +1,15 @@
-"""Support for the ledger integration tests: bookie processes and a writer process.
+"""The writer process of the ledger recovery tests (holds no tests).
 
-Starts real ``magnetar bookie`` processes on free loopback ports (until ``tests/kit/bookie.py``
-is shared by every suite) and, run as ``python -m tests.integration.test_ledger_kit writer``,
-is the separate writer process the recovery test kills with SIGKILL. Holds no tests.
+Run as ``python -m tests.integration.test_ledger_kit writer METADATA_URL COUNT``: creates an
+E=3 Wq=3 Aq=2 ledger, prints ``ledger <id>``, appends COUNT entries ``entry-<i>`` (8 in flight)
+and prints ``confirmed <entry id>`` for each acknowledged one, flushed at once, so that a test
+can SIGKILL it mid-stream knowing exactly which entries it saw confirmed.
 """
 
 from __future__ import annotations
 
 import asyncio
-import select
-import signal
-import subprocess
 import sys
-import time
-from dataclasses import dataclass, field
-from pathlib import Path
-
-from tests.kit.ports import free_port
-
-READY = "magnetar bookie ready"
-SESSION_TIMEOUT_S = "2"
-
-
-def _magnetar() -> list[str]:
-    return [sys.executable, "-c", "from magnetar.cli.main import app; app()"]
-
-
-@dataclass
-class BookieProcess:
-    data_dir: Path
-    metadata_url: str
-    port: int = field(default_factory=free_port)
-    process: subprocess.Popen[str] | None = None
-
-    @property
-    def bookie_id(self) -> str:
-        return f"ledger-test-{self.port}"
-
-    def start(self, timeout: float = 30.0) -> None:
-        self.data_dir.mkdir(parents=True, exist_ok=True)
-        log = open(self.data_dir / "bookie.log", "w")  # noqa: SIM115
-        self.process = subprocess.Popen(
-            [
-                *_magnetar(),
-                "bookie",
-                "--data-dir",
-                str(self.data_dir),
-                "--port",
-                str(self.port),
-                "--metadata",
-                self.metadata_url,
-                "--bookie-id",
-                self.bookie_id,
-                "--session-timeout-s",
-                SESSION_TIMEOUT_S,
-                "--no-journal-sync",
-            ],
-            stdout=subprocess.PIPE,
-            stderr=log,
-            text=True,
-        )
-        assert self.process.stdout is not None
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"bookie exited {self.process.returncode}; see {log.name}")
-            readable, _, _ = select.select([self.process.stdout], [], [], 0.1)
-            if readable and READY in self.process.stdout.readline():
-                return
-        self.kill()
-        raise TimeoutError(f"bookie on port {self.port} not ready after {timeout}s")
-
-    def kill(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.send_signal(signal.SIGKILL)
-            self.process.wait(timeout=10)
-
-    def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.kill()
-
-
-def start_bookies(count: int, metadata_url: str, base: Path) -> list[BookieProcess]:
-    bookies = [BookieProcess(base / f"bookie-{i}", metadata_url) for i in range(count)]
-    try:
-        for bookie in bookies:
-            bookie.start()
-    except BaseException:
-        for bookie in bookies:
-            bookie.kill()
-        raise
-    return bookies
 
 
 async def _writer(metadata_url: str, count: int) -> None:
