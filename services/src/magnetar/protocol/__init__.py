@@ -4,8 +4,10 @@ Built on Magnetar's own wire-compatible proto (``proto/magnetar/wire/pulsar_api.
 generated into :mod:`magnetar.wire.pulsar_api_pb2`). No I/O and no broker logic here: the broker
 and Magnetar's asyncio client both drive these pure codecs from their connection tasks.
 
-* :mod:`.frame` — incremental decoder and encoders, CRC32-C, size limit.
-* :mod:`.commands` — constructors for broker and client commands.
+* :mod:`.frame` — incremental decoder and encoders, CRC32-C, size limit. Feed bytes, then
+  drain ``frames()`` after every feed.
+* :mod:`.commands` — constructors for broker commands; re-exports :mod:`.client_commands`.
+* :mod:`.envelope` — wrapping a body into its BaseCommand.
 * :mod:`.batch` — batch payload format.
 * :mod:`.message_id` — MessageId, earliest/latest, ack-set bit helpers.
 * :mod:`.version` — protocol version negotiation, feature flags.
