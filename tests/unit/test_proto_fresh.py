@@ -21,6 +21,7 @@ def test_generated_code_is_fresh(tmp_path: Path) -> None:
     stale = [
         str(rel)
         for rel in fresh
-        if not (GENERATED / rel).exists() or (GENERATED / rel).read_bytes() != (tmp_path / rel).read_bytes()
+        if not (GENERATED / rel).exists()
+        or (GENERATED / rel).read_bytes() != (tmp_path / rel).read_bytes()
     ]
     assert not stale, f"generated code is stale, run `make proto`: {stale}"
