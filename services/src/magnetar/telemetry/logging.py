@@ -24,9 +24,7 @@ def configure_logging(level: str = "info", json: bool = False) -> None:
     if numeric is None:
         raise ValueError(f"unknown log level {level!r}: use debug, info, warning or error")
     renderer: Any = (
-        structlog.processors.JSONRenderer()
-        if json
-        else structlog.dev.ConsoleRenderer(colors=False)
+        structlog.processors.JSONRenderer() if json else structlog.dev.ConsoleRenderer(colors=False)
     )
     structlog.configure(
         processors=[
