@@ -173,3 +173,24 @@ async def test_batch_statuses_in_order(bookie: Bookie) -> None:
     await bookie.add(op(14, 0))
     pending = await bookie.submit_adds([op(14, 1), op(14, 2, mk=b"bad"), op(15, 0)])
     assert await pending.wait() == [Status.OK, Status.UNAUTHORIZED, Status.OK]
+
+
+async def test_journal_failure_makes_bookie_read_only(tmp_path: Path) -> None:
+    b = await Bookie.open(config(tmp_path))
+    modes: list[bool] = []
+    b.add_mode_listener(modes.append)
+    try:
+        assert await b.add(op(16, 0)) is Status.OK
+
+        def broken(records: object) -> None:
+            raise OSError("disk on fire")
+
+        b._storage.apply = broken  # type: ignore[method-assign]
+        assert await b.add(op(16, 1)) is Status.INTERNAL
+        assert b.read_only
+        assert await b.add(op(16, 2)) is Status.READ_ONLY
+        await b.check_disk()
+        assert modes == [True]
+        assert (await b.read_entry(16, 0)).status is Status.OK
+    finally:
+        await b.close()

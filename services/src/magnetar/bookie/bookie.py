@@ -157,6 +157,7 @@ class Bookie:
         self._journal = journal
         self._ledgers: dict[int, _LedgerState] = {}
         self._disk_low = False
+        self._announced_read_only = config.force_read_only
         self._disk = DiskUsage(0, 0)
         self._closed = False
         self._gc_wake = asyncio.Event()
@@ -205,7 +206,8 @@ class Bookie:
 
     @property
     def read_only(self) -> bool:
-        return self.config.force_read_only or self._disk_low
+        """Refusing adds: forced, disk low, or the journal failed (durability not promised)."""
+        return self.config.force_read_only or self._disk_low or self._journal.failed
 
     @property
     def disk(self) -> DiskUsage:
@@ -216,12 +218,14 @@ class Bookie:
         self._mode_listeners.append(listener)
 
     async def check_disk(self) -> None:
-        """Measure free disk and switch read-only mode on or off (with hysteresis)."""
+        """Measure free disk, switch read-only mode on or off (with hysteresis), tell listeners.
+
+        Also announces a journal failure, which makes the bookie read-only for good.
+        """
         loop = asyncio.get_running_loop()
         usage = await loop.run_in_executor(None, self.disk_usage_probe, self.config.data_dir)
         self._disk = usage
         fraction = usage.free_bytes / usage.total_bytes if usage.total_bytes else 1.0
-        before = self.read_only
         if not self._disk_low and fraction < self.config.min_free_disk_fraction:
             self._disk_low = True
             log.warning("bookie_disk_low_read_only", free_fraction=round(fraction, 4))
@@ -230,7 +234,8 @@ class Bookie:
         ):
             self._disk_low = False
             log.info("bookie_disk_freed_writable", free_fraction=round(fraction, 4))
-        if self.read_only != before:
+        if self.read_only != self._announced_read_only:
+            self._announced_read_only = self.read_only
             for listener in self._mode_listeners:
                 listener(self.read_only)
 
