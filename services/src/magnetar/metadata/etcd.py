@@ -9,8 +9,10 @@ The only module of this package that imports ``etcd3aio``. Mapping of the store'
 * session: an etcd lease (TTL rounded up to whole seconds; etcd may raise it to its minimum),
   renewed by :class:`~magnetar.metadata.session.SessionKeeper`; ephemeral keys carry it.
 * watch: an etcd watch by prefix from the revision after the last one this client has seen, so
-  ``list`` followed by ``watch`` misses nothing. A compacted start revision or a cancelled
-  watch ends the watch with :class:`WatchOverflow` (re-list and re-watch) rather than a gap.
+  ``list`` followed by ``watch`` misses nothing (it may also replay changes other clients made
+  between that revision and the ``watch`` call: a superset, never a gap). A compacted start
+  revision or a cancelled watch ends the watch with :class:`WatchOverflow` (re-list and
+  re-watch) rather than a gap.
 
 Every call has a deadline (``call_timeout_s``). Mutations are sent once (a retried CAS could
 report a conflict with itself); reads are retried by etcd3aio on transient errors. gRPC and
