@@ -81,3 +81,15 @@ async def test_two_stores_on_one_path_share_the_database(tmp_path: Path) -> None
     finally:
         await a.close()
         await b.close()
+
+
+async def test_concurrent_opens_of_one_path_share_one_database(tmp_path: Path) -> None:
+    url = f"rocksdb://{tmp_path / 'meta'}"
+    stores = await asyncio.gather(*(open_store(url) for _ in range(4)))
+    try:
+        await stores[0].put("/k", b"v")
+        for store in stores:
+            assert await store.get("/k") is not None
+    finally:
+        for store in stores:
+            await store.close()

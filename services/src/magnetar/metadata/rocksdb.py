@@ -123,6 +123,7 @@ class RocksMetadataServer(EmbeddedServer):
     """The server of one RocksDB path: opened by its first store, closed by its last."""
 
     _registry: ClassVar[dict[str, RocksMetadataServer]] = {}
+    _opening: ClassVar[dict[str, asyncio.Future[RocksMetadataServer]]] = {}
 
     def __init__(self, path: str, keyspace: RocksKeyspace, executor: ThreadPoolExecutor) -> None:
         super().__init__(keyspace, executor=executor)
@@ -136,23 +137,39 @@ class RocksMetadataServer(EmbeddedServer):
         path = _normalise(path)
         server = cls._registry.get(path)
         if server is None:
-            pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="metadata-rocksdb")
-            loop = asyncio.get_running_loop()
-            try:
-                keyspace = await loop.run_in_executor(pool, RocksKeyspace, path)
-                purged = await loop.run_in_executor(pool, keyspace.purge_ephemeral)
-            except BaseException:
-                pool.shutdown(wait=False)
-                raise
-            server = cls._registry.get(path)
-            if server is None:  # nobody opened it while we were waiting
-                server = cls._registry[path] = cls(path, keyspace, pool)
-                log.info("metadata_rocksdb_opened", path=path, purged_ephemeral=len(purged))
-            else:  # lost the race: only one handle per path is ever used
-                await loop.run_in_executor(pool, keyspace.close)
-                pool.shutdown(wait=False)
+            opening = cls._opening.get(path)
+            if opening is None:  # first opener: others wait on this future (RocksDB locks the dir)
+                opening = cls._opening[path] = asyncio.get_running_loop().create_future()
+                try:
+                    server = await cls._open(path)
+                    cls._registry[path] = server
+                    opening.set_result(server)
+                except Exception as exc:
+                    opening.set_exception(exc)
+                    opening.exception()  # retrieved here, so no "never retrieved" warning
+                    raise
+                except BaseException:  # cancelled: the waiters retry or give up with us
+                    opening.cancel()
+                    raise
+                finally:
+                    del cls._opening[path]
+            else:
+                server = await asyncio.shield(opening)
         server._refs += 1
         return server
+
+    @classmethod
+    async def _open(cls, path: str) -> RocksMetadataServer:
+        pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="metadata-rocksdb")
+        loop = asyncio.get_running_loop()
+        try:
+            keyspace = await loop.run_in_executor(pool, RocksKeyspace, path)
+            purged = await loop.run_in_executor(pool, keyspace.purge_ephemeral)
+        except BaseException:
+            pool.shutdown(wait=False)
+            raise
+        log.info("metadata_rocksdb_opened", path=path, purged_ephemeral=len(purged))
+        return cls(path, keyspace, pool)
 
     async def release(self) -> None:
         self._refs -= 1
