@@ -14,6 +14,7 @@ methods are plain reads, safe from any task on the loop.
 from __future__ import annotations
 
 import asyncio
+import time
 
 from magnetar.backoff import Backoff
 from magnetar.ids import BookieId
@@ -124,13 +125,28 @@ class BookieRegistry:
 
 
 class BookiePool:
-    """One :class:`BookieClient` per bookie id, created on first use."""
+    """One :class:`BookieClient` per bookie id, created on first use; failed-bookie quarantine.
+
+    A bookie that failed a write is kept out of new ensembles and replacements for
+    ``bookie_quarantine_s`` (its registration may outlive a crash by a session timeout).
+    """
 
     def __init__(self, registry: BookieRegistry, config: LedgerClientConfig) -> None:
         self._registry = registry
         self._config = config
         self._clients: dict[BookieId, BookieClient] = {}
         self._retired: list[BookieClient] = []
+        self._quarantine: dict[BookieId, float] = {}
+
+    def quarantine(self, bookie_id: BookieId) -> None:
+        self._quarantine[bookie_id] = time.monotonic() + self._config.bookie_quarantine_s
+
+    def quarantined(self) -> frozenset[BookieId]:
+        now = time.monotonic()
+        for bookie, until in list(self._quarantine.items()):
+            if until <= now:
+                del self._quarantine[bookie]
+        return frozenset(self._quarantine)
 
     def client(self, bookie_id: BookieId) -> BookieClient:
         address = self._registry.address(bookie_id)

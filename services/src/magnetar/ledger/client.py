@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from magnetar.ids import BookieId, EntryId, LedgerId
 from magnetar.ledger.bookie_registry import BookiePool, BookieRegistry
 from magnetar.ledger.config import LedgerClientConfig
-from magnetar.ledger.errors import BookieUnavailable, ClientClosed
+from magnetar.ledger.errors import BookieUnavailable, ClientClosed, NotEnoughBookies
 from magnetar.ledger.ledger_manager import LedgerManager
 from magnetar.ledger.metadata import LedgerMetadataView, validate_quorums
 from magnetar.ledger.placement import choose_ensemble
@@ -75,10 +75,19 @@ class BookKeeper:
     ) -> WriteHandle:
         self._check_open()
         validate_quorums(ensemble_size, write_quorum, ack_quorum)
-        writable = await self._registry.wait_for_writable(ensemble_size, self._config.bookie_wait_s)
-        ensemble = choose_ensemble(
-            writable, ensemble_size, policy=self._config.placement_policy, load=self._load()
-        )
+        await self._registry.wait_for_writable(ensemble_size, self._config.bookie_wait_s)
+        try:
+            ensemble = choose_ensemble(
+                self._registry.writable(),
+                ensemble_size,
+                policy=self._config.placement_policy,
+                load=self._load(),
+                exclude=self._pool.quarantined(),
+            )
+        except NotEnoughBookies:  # rather a recently failed (now registered) bookie than none
+            ensemble = choose_ensemble(
+                self._registry.writable(), ensemble_size, policy=self._config.placement_policy
+            )
         ledger_id = await self._manager.allocate_ledger_id()
         view = LedgerMetadataView(
             ensemble_size=ensemble_size,

@@ -21,6 +21,7 @@ class LedgerClientConfig:
     max_inflight_batches: int = 16  # per bookie stream
     max_queued_adds: int = 100_000  # per bookie, bounded by the handles' pending limits
     ensemble_change_timeout_s: float = 30.0  # waiting for a replacement bookie
+    bookie_quarantine_s: float = 30.0  # a failed bookie is not placed in ensembles this long
     read_concurrency: int = 64  # entries read at once by one read() call
     placement_policy: PlacementPolicy = PlacementPolicy.RANDOM
     bookie_wait_s: float = 10.0  # create_ledger waits this long for enough writable bookies

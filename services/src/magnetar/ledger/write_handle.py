@@ -43,7 +43,12 @@ from magnetar.ledger.errors import (
     NotEnoughBookies,
 )
 from magnetar.ledger.ledger_manager import LedgerManager
-from magnetar.ledger.metadata import LedgerMetadataView, LedgerState, VersionedLedgerMetadata
+from magnetar.ledger.metadata import (
+    Ensemble,
+    LedgerMetadataView,
+    LedgerState,
+    VersionedLedgerMetadata,
+)
 from magnetar.ledger.pending_adds import AddTracker, PendingAdd
 from magnetar.ledger.placement import replace_bookie
 from magnetar.metadata import BadVersion
@@ -84,7 +89,6 @@ class WriteHandle:
         )
         self._futures: dict[int, asyncio.Future[EntryId]] = {}
         self._failed: set[BookieId] = set()  # current members that failed, awaiting a change
-        self._ever_failed: set[BookieId] = set()
         self._change_task: asyncio.Task[None] | None = None
         self._error: LedgerError | None = None
         self._closing = False
@@ -220,7 +224,7 @@ class WriteHandle:
             return
         log.warning("bookie_failed", ledger_id=self.ledger_id, bookie_id=bookie, reason=reason)
         self._failed.add(bookie)
-        self._ever_failed.add(bookie)
+        self._pool.quarantine(bookie)
         self._tracker.begin_change()
         if self._change_task is None or self._change_task.done():
             self._change_task = asyncio.get_running_loop().create_task(
@@ -287,18 +291,25 @@ class WriteHandle:
                 log.warning("ensemble_change_retry", ledger_id=self.ledger_id, error=str(exc))
                 await asyncio.sleep(backoff.next())
 
-    async def _change_once(self) -> None:
-        failed_now = self._failed & set(self._tracker.ensemble)
+    def _replacement(self, failed_now: set[BookieId], avoid: set[BookieId]) -> Ensemble:
         ensemble = self._tracker.ensemble
         for bookie in sorted(failed_now):
             ensemble = replace_bookie(
                 ensemble,
                 ensemble.index(bookie),
                 self._registry.writable(),
-                failed=self._ever_failed,
+                failed=avoid,
                 policy=self._config.placement_policy,
                 load=self._load() if self._load is not None else None,
             )
+        return ensemble
+
+    async def _change_once(self) -> None:
+        failed_now = self._failed & set(self._tracker.ensemble)
+        try:
+            ensemble = self._replacement(failed_now, self._failed | self._pool.quarantined())
+        except NotEnoughBookies:  # rather a recently failed (now registered) bookie than none
+            ensemble = self._replacement(failed_now, self._failed)
         first = self._tracker.last_add_confirmed + 1
         try:
             self._meta = await self._manager.write(
