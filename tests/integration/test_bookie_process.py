@@ -183,3 +183,25 @@ async def test_sigterm_during_adds_exits_cleanly_and_keeps_acknowledged(
         assert set(acked) <= got
     finally:
         await bookie.astop()
+
+
+async def test_second_process_on_same_data_dir_refuses(
+    tmp_path: Path, etcd_server: EtcdServer
+) -> None:
+    first = BookieProcess(data_dir=tmp_path / "b", metadata_url=etcd_server.url)
+    await first.astart()
+    store = await open_store(etcd_server.url)
+    try:
+        twin = BookieProcess(
+            data_dir=first.data_dir, metadata_url=etcd_server.url, bookie_id=first.id
+        )
+        twin.spawn()
+        assert await asyncio.to_thread(twin.wait_exit, 30) == 3
+        assert "another bookie process" in twin.log_text(since_start=True)
+        # The running bookie's registration was not touched.
+        current = await store.get(keys.bookie_available(first.id))
+        assert current is not None
+        assert ledger_pb2.BookieRegistration.FromString(current.value).address == first.address
+    finally:
+        await first.astop()
+        await store.close()

@@ -34,3 +34,7 @@ class CookieMismatch(BookieError):
 
 class StorageCorrupt(BookieError):
     """Ledger storage holds a value that does not decode."""
+
+
+class StorageUnavailable(BookieError):
+    """Ledger storage cannot be opened (locked by another process, unreadable)."""

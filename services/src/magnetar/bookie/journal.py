@@ -321,6 +321,8 @@ class Journal:
         while self._queued_bytes > 0 and self._queued_bytes + len(data) > self._config.queue_bytes:
             self._space.clear()
             await self._space.wait()
+            if self._closing:
+                raise JournalClosed("the journal is closing")
         self._queued_bytes += len(data)
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         try:
@@ -427,6 +429,7 @@ class Journal:
                 if current is not None and current.cancelling():
                     raise
             self._writer = None
+        self._space.set()
         while not self._queue.empty():
             item = self._queue.get_nowait()
             if not item.future.done():

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from rocksdict import Options, Rdict, WriteBatch, WriteOptions
 
-from magnetar.bookie.errors import StorageCorrupt
+from magnetar.bookie.errors import StorageCorrupt, StorageUnavailable
 from magnetar.bookie.journal import JournalRecord, RecordKind
 
 _ENTRY_PREFIX = b"e"
@@ -109,7 +109,13 @@ class LedgerStorage:
         path.mkdir(parents=True, exist_ok=True)
         options = Options(raw_mode=True)
         options.create_if_missing(True)
-        self._db = Rdict(str(path), options)
+        try:
+            self._db = Rdict(str(path), options)
+        except Exception as exc:  # rocksdict raises plain Exception
+            raise StorageUnavailable(
+                f"cannot open ledger storage at {path}: {exc}. Is another bookie process "
+                "using this data dir?"
+            ) from exc
         self._no_wal = WriteOptions()
         # A property at run time; rocksdict's stub wrongly declares a method.
         self._no_wal.disable_wal = True  # type: ignore[method-assign, assignment]

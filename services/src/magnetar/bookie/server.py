@@ -1,7 +1,8 @@
 """Run one bookie process: the entry point's TaskGroup, start-up order and ordered shutdown.
 
 Start-up: open the metadata store -> verify or create the cookie (a mismatch ends the process
-with exit code 2 and a message saying what is wrong) -> open the bookie (journal replay) ->
+with exit code 2 and a message saying what is wrong) -> open the bookie (journal replay; storage
+locked by another process on the same data dir ends it with exit code 3) ->
 serve gRPC -> register -> print the ready line. SIGTERM/SIGINT stop it in order, each step
 under a timeout: stop accepting calls (in-flight batches get a short grace), unregister, drain
 the journal and close storage, close the metadata store.
@@ -19,7 +20,7 @@ from collections.abc import Awaitable
 
 from magnetar.bookie.bookie import Bookie
 from magnetar.bookie.cookie import verify_or_create_cookie
-from magnetar.bookie.errors import CookieMismatch
+from magnetar.bookie.errors import CookieMismatch, StorageUnavailable
 from magnetar.bookie.registration import Registration
 from magnetar.bookie.servicer import BookieServicer, start_server
 from magnetar.bookie.settings import BookieSettings
@@ -31,6 +32,7 @@ log = get_logger(__name__)
 
 READY_LINE = "magnetar bookie ready"
 EXIT_COOKIE_MISMATCH = 2
+EXIT_STORAGE_UNAVAILABLE = 3
 _GRACE_S = 2.0
 
 
@@ -70,7 +72,16 @@ async def serve(settings: BookieSettings) -> int:
         await _step("close_metadata", store.close(), timeout)
         raise
 
-    bookie = await Bookie.open(config)
+    try:
+        bookie = await Bookie.open(config)
+    except StorageUnavailable as exc:
+        log.error("bookie_storage_unavailable", bookie_id=bookie_id, problem=str(exc))
+        print(f"magnetar bookie: refusing to start: {exc}", file=sys.stderr, flush=True)
+        await _step("close_metadata", store.close(), timeout)
+        return EXIT_STORAGE_UNAVAILABLE
+    except BaseException:
+        await _step("close_metadata", store.close(), timeout)
+        raise
     server = None
     registration = Registration(store, bookie_id, settings.address)
     try:
