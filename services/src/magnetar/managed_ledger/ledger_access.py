@@ -17,7 +17,7 @@ The contract we rely on beyond the signatures (docs/storage-api.md):
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from magnetar.ids import EntryId, LedgerId
 
@@ -77,3 +77,11 @@ class LedgerAccess(Protocol):
     async def open_ledger(self, ledger_id: LedgerId, recovery: bool = True) -> LedgerReader: ...
 
     async def delete_ledger(self, ledger_id: LedgerId) -> None: ...
+
+
+if TYPE_CHECKING:
+    from magnetar.ledger.client import BookKeeper
+
+    def _bookkeeper_is_ledger_access(bk: BookKeeper) -> LedgerAccess:
+        """mypy proves here that the real client satisfies the protocol."""
+        return bk

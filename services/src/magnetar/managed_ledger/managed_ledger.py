@@ -137,6 +137,7 @@ class ManagedLedger:
         self._non_durable: set[ManagedCursor] = set()
         self._new_entries = asyncio.Event()
         self._last_confirmed_lac_floor = -1
+        self._last_confirmed = Position(LedgerId(0), EntryId(-1))
 
     # ================================================================== open
     @classmethod
@@ -165,6 +166,7 @@ class ManagedLedger:
         await self._write_info(ledgers)
         self._current = _CurrentLedger(writer)
         self.layout = LedgerLayout((li.ledger_id, li.entries) for li in ledgers)
+        self._last_confirmed = self.layout.last_position()
         for lid in dropped:
             await self._delete_ledger_quietly(lid)
         await self._load_cursors()
@@ -266,7 +268,8 @@ class ManagedLedger:
 
     @property
     def last_confirmed_position(self) -> Position:
-        return self.layout.last_position()
+        """The last entry added (it stays so after its ledger is trimmed)."""
+        return max(self._last_confirmed, self.layout.last_position())
 
     @property
     def number_of_entries(self) -> int:
@@ -382,6 +385,7 @@ class ManagedLedger:
         if self.layout.entries_of(cur.ledger_id) < entry_id + 1:
             self.layout.set_entries(cur.ledger_id, entry_id + 1)
         cur.confirmed_bytes += len(data)
+        self._last_confirmed = max(self._last_confirmed, pos)
         # Bookies know at least the LAC each confirmed entry carried: entries above the highest
         # such LAC may not be readable from bookies yet, so the cache keeps them.
         self._last_confirmed_lac_floor = max(self._last_confirmed_lac_floor, floor)
