@@ -182,6 +182,7 @@ async def test_recovery_after_writer_sigkill_gives_identical_readers(
         two = await asyncio.wait_for(rh2.read(0, last), 30)
         assert [(e.entry_id, e.payload) for e in one] == [(e.entry_id, e.payload) for e in two]
         assert [e.payload for e in one] == [f"entry-{i}".encode() for i in range(last + 1)]
+        assert rh1.metadata.length == sum(len(e.payload) for e in one)
         with pytest.raises(NoSuchEntry):
             await rh2.read(last + 1, last + 1)
     finally:
@@ -203,6 +204,7 @@ async def test_fenced_ledger_rejects_old_writer(
         rh = await asyncio.wait_for(recoverer.open_ledger(wh.ledger_id), 30)
         assert rh.metadata.state is LedgerState.CLOSED
         assert rh.metadata.last_entry_id == 4
+        assert rh.metadata.length == sum(len(b"before-%d" % i) for i in range(5))
         with pytest.raises(LedgerFenced):
             await asyncio.wait_for(wh.append(b"after"), 10)
         with pytest.raises(LedgerFenced):

@@ -11,9 +11,10 @@ Run by a client opening an OPEN ledger with ``recovery=True`` (the writer is pre
 4. read forward entry by entry from each entry's write set: *present* if any replica returns it
    with a valid digest, *missing* (the end) once more than Wq - Aq replicas say they lack it,
    *undecidable* otherwise (recovery fails, retryable);
-5. re-write every recovered entry with recovery adds through a recovery :class:`WriteHandle`
-   (ensemble changes included), then close at the last recovered entry; if another client
-   closed the ledger first, accept its end.
+5. sum the payload sizes of entries up to the start (for the closed metadata's ``length``:
+   entries carry no running length, so this reads them back), re-write every recovered entry
+   with recovery adds through a recovery :class:`WriteHandle` (ensemble changes included),
+   then close at the last recovered entry; if another client closed it first, accept its end.
 
 The decisions (:func:`fence_complete`, :func:`recovery_start`, :func:`decide_entry`) are pure
 and unit-tested; :func:`recover_ledger` is the I/O around them, run in the caller's task.
@@ -38,13 +39,15 @@ from magnetar.ledger.errors import (
 )
 from magnetar.ledger.ledger_manager import LedgerManager
 from magnetar.ledger.metadata import LedgerMetadataView, LedgerState, VersionedLedgerMetadata
-from magnetar.ledger.read_handle import entry_from_response
+from magnetar.ledger.read_handle import ReadHandle, entry_from_response
 from magnetar.ledger.write_handle import WriteHandle
 from magnetar.metadata import BadVersion
 from magnetar.telemetry import get_logger
 from magnetar.wire import bookie_pb2
 
 log = get_logger(__name__)
+
+_LENGTH_CHUNK = 1000
 
 
 class EntryOutcome(enum.Enum):
@@ -99,6 +102,7 @@ async def recover_ledger(
     log.info("ledger_recovery_started", ledger_id=ledger_id)
     lacs = await _fence(ledger_id, view, pool)
     start = recovery_start(lacs, view.ensembles[-1][0])
+    prefix_length = await _length_through(meta, start, pool, config)
     handle = WriteHandle(
         meta,
         pool=pool,
@@ -107,6 +111,7 @@ async def recover_ledger(
         config=config,
         recovery=True,
         last_add_confirmed=start,
+        length=prefix_length,
     )
     entry_id = start + 1
     recovered = 0
@@ -141,6 +146,18 @@ async def recover_ledger(
         recovered_entries=recovered,
     )
     return current
+
+
+async def _length_through(
+    meta: VersionedLedgerMetadata, last: int, pool: BookiePool, config: LedgerClientConfig
+) -> int:
+    """Payload bytes of entries 0..last, read back (entries carry no running ledger length)."""
+    reader = ReadHandle(meta, pool=pool, config=config, last_add_confirmed=last)
+    total = 0
+    for first in range(0, last + 1, _LENGTH_CHUNK):
+        entries = await reader.read(first, min(last, first + _LENGTH_CHUNK - 1))
+        total += sum(len(e.payload) for e in entries)
+    return total
 
 
 async def _fence(ledger_id: LedgerId, view: LedgerMetadataView, pool: BookiePool) -> list[int]:
