@@ -41,7 +41,11 @@ def bookie(
     ] = None,
     log_level: Annotated[str | None, typer.Option(help="debug, info, warning, error.")] = None,
 ) -> None:
-    """Run a bookie: journal + RocksDB ledger storage behind the Bookie gRPC service."""
+    """Run one bookie (journal, ledger storage, gRPC service).
+
+    Serves the Bookie gRPC service over an fsynced journal and RocksDB ledger storage, and
+    registers in the metadata store. Prints a ready line once registered; SIGTERM stops it.
+    """
     from magnetar.bookie.server import serve
     from magnetar.bookie.settings import BookieSettings
     from magnetar.telemetry import configure_logging
