@@ -1,0 +1,145 @@
+"""Managed ledger behaviours over the real in-process stack: waits, readers, fencing, delete."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from magnetar.managed_ledger import (
+    InitialPosition,
+    ManagedLedgerConfig,
+    ManagedLedgerFactory,
+    ManagedLedgerFactoryConfig,
+)
+from magnetar.managed_ledger.errors import (
+    CursorNotFound,
+    InvalidPosition,
+    ManagedLedgerClosed,
+    ManagedLedgerFenced,
+    ManagedLedgerNotFound,
+)
+from magnetar.metadata import keys
+
+from tests.unit.managed_ledger.stack import Stack, storage_stack
+
+CFG = ManagedLedgerConfig(ensemble_size=3, write_quorum=2, ack_quorum=2, max_entries_per_ledger=4)
+# With no durable cursor every closed ledger is trimmed at once (Pulsar's rule) unless retained.
+KEEP = ManagedLedgerConfig(
+    3, 2, 2, max_entries_per_ledger=4, retention_time_s=-1, retention_size_bytes=-1
+)
+
+
+@pytest.fixture
+async def stack(tmp_path: Path) -> AsyncIterator[Stack]:
+    async with storage_stack(tmp_path) as s:
+        yield s
+
+
+async def test_read_or_wait_is_woken_by_add_and_times_out(stack: Stack) -> None:
+    factory = ManagedLedgerFactory(stack.store, stack.bk)
+    ml = await factory.open("t", CFG)
+    cursor = await ml.open_cursor("sub", InitialPosition.LATEST)
+    assert await cursor.read_entries_or_wait(10, timeout_s=0.05) == []
+    waiting = asyncio.create_task(cursor.read_entries_or_wait(10, timeout_s=10))
+    await asyncio.sleep(0.05)
+    assert not waiting.done()
+    pos = await ml.add_entry(b"hello")
+    got = await asyncio.wait_for(waiting, 5)
+    assert [(e.position, e.data) for e in got] == [(pos, b"hello")]
+    await factory.close()
+
+
+async def test_latest_cursor_skips_existing_entries_and_non_durable_reader(stack: Stack) -> None:
+    factory = ManagedLedgerFactory(stack.store, stack.bk)
+    ml = await factory.open("t", KEEP)
+    first = [await ml.add_entry(f"{i}".encode()) for i in range(6)]
+    latest = await ml.open_cursor("latest", InitialPosition.LATEST)
+    assert latest.backlog == 0
+    assert await latest.read_entries(10) == []
+    reader = ml.new_non_durable_cursor(first[2])
+    got = await reader.read_entries(10)
+    assert [e.position for e in got] == first[2:]
+    await reader.mark_delete(first[5])  # non-durable: nothing persisted, no error
+    assert await stack.store.list(keys.cursors_prefix("t")) != []  # only "latest" is stored
+    assert [k for k, _ in await stack.store.list(keys.cursors_prefix("t"))] == [
+        keys.cursor("t", "latest")
+    ]
+    with pytest.raises(InvalidPosition):
+        await latest.mark_delete(first[5].after().after())
+    await factory.close()
+
+
+async def test_entries_from_ledger_read_range(stack: Stack) -> None:
+    factory = ManagedLedgerFactory(stack.store, stack.bk, ManagedLedgerFactoryConfig(0))
+    ml = await factory.open("t", KEEP)
+    pos = [await ml.add_entry(f"{i}".encode()) for i in range(10)]
+    got = await ml.read_entries(pos[3], 5)
+    assert [e.data for e in got] == [b"3", b"4", b"5", b"6", b"7"]
+    await factory.close()
+
+
+async def test_without_cursors_closed_ledgers_are_trimmed(stack: Stack) -> None:
+    factory = ManagedLedgerFactory(stack.store, stack.bk)
+    ml = await factory.open("t", CFG)
+    pos = [await ml.add_entry(bytes([i])) for i in range(9)]
+    await ml.trim_ledgers()
+    assert [li.ledger_id for li in ml.ledgers] == [pos[8].ledger_id]
+    assert await stack.store.get(keys.ledger_meta(pos[0].ledger_id)) is None
+    await factory.close()
+
+
+async def test_second_owner_fences_the_first(stack: Stack) -> None:
+    one = ManagedLedgerFactory(stack.store, stack.bk)
+    two = ManagedLedgerFactory(stack.store, stack.bk)
+    ml1 = await one.open("t", CFG)
+    p = await ml1.add_entry(b"a")
+    ml2 = await two.open("t", CFG)  # recovers (fences) ml1's ledger, writes the info
+    with pytest.raises(ManagedLedgerFenced):
+        await asyncio.wait_for(ml1.add_entry(b"b"), 10)
+    with pytest.raises(ManagedLedgerFenced):
+        await ml1.add_entry(b"c")
+    got = await ml2.read_entries(p, 10)
+    assert [e.data for e in got] == [b"a"]
+    await one.close()
+    await two.close()
+
+
+async def test_delete_cursor_and_managed_ledger(stack: Stack) -> None:
+    factory = ManagedLedgerFactory(stack.store, stack.bk)
+    ml = await factory.open("t", CFG)
+    await ml.open_cursor("sub")
+    for i in range(5):
+        await ml.add_entry(bytes([i]))
+    await ml.delete_cursor("sub")
+    with pytest.raises(CursorNotFound):
+        await ml.delete_cursor("sub")
+    ledgers = [li.ledger_id for li in ml.ledgers]
+    await factory.delete("t")
+    with pytest.raises(ManagedLedgerClosed):
+        await ml.add_entry(b"x")
+    assert await stack.store.get(keys.managed_ledger_info("t")) is None
+    assert await stack.store.list(keys.cursors_prefix("t")) == []
+    for lid in ledgers:
+        assert await stack.store.get(keys.ledger_meta(lid)) is None
+    with pytest.raises(ManagedLedgerNotFound):
+        await factory.delete("t")
+    await factory.close()
+
+
+async def test_reset_rewinds_and_persists(stack: Stack) -> None:
+    factory = ManagedLedgerFactory(stack.store, stack.bk)
+    ml = await factory.open("t", KEEP)
+    cursor = await ml.open_cursor("sub", InitialPosition.EARLIEST)
+    pos = [await ml.add_entry(bytes([i])) for i in range(6)]
+    await cursor.mark_delete(pos[4])
+    await cursor.reset(pos[2])
+    assert cursor.mark_delete_position == pos[2].before()
+    assert cursor.backlog == 4
+    await factory.close()
+    factory = ManagedLedgerFactory(stack.store, stack.bk)
+    ml = await factory.open("t", KEEP)
+    got = await ml.cursors["sub"].read_entries(10)
+    assert [e.position for e in got] == pos[2:]
+    await factory.close()
