@@ -1,4 +1,4 @@
-"""Managed ledger over the real in-process stack: adds, reads, cursors, rollover, reopen, trim."""
+"""Managed ledger over the real in-process stack (bookies on 127.0.0.1): the main paths."""
 
 from __future__ import annotations
 
