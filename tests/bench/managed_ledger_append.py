@@ -29,7 +29,6 @@ from pathlib import Path
 from magnetar.ledger import BookKeeper, LedgerClientConfig
 from magnetar.managed_ledger import ManagedLedgerConfig, ManagedLedgerFactory
 from magnetar.metadata.factory import open_store
-
 from tests.kit.bookie import BookieProcess
 from tests.kit.etcd import EtcdServer
 

@@ -8,9 +8,9 @@ import time
 import uuid
 
 import pytest
+
 from magnetar.metadata import EventType, StoreUnavailable, open_store
 from magnetar.metadata.etcd import EtcdMetadataStore
-
 from tests.kit.etcd import EtcdServer
 from tests.kit.ports import free_port
 

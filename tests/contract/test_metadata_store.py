@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 import pytest
+
 from magnetar.metadata import (
     BadVersion,
     DistributedLock,
@@ -28,7 +29,6 @@ from magnetar.metadata import (
     open_store,
     update,
 )
-
 from tests.kit.etcd import EtcdServer
 
 OpenStore = Callable[..., Awaitable[MetadataStore]]

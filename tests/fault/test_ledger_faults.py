@@ -17,9 +17,9 @@ import time
 from pathlib import Path
 
 import pytest
+
 from magnetar.ledger import BookKeeper, LedgerClientConfig, LedgerState
 from magnetar.metadata.factory import open_store
-
 from tests.kit.bookie import BookieProcess
 from tests.kit.etcd import EtcdServer
 

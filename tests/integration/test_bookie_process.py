@@ -10,11 +10,11 @@ from pathlib import Path
 
 import grpc
 import pytest
+
 from magnetar.metadata import keys
 from magnetar.metadata.factory import open_store
 from magnetar.wire import bookie_pb2 as pb
 from magnetar.wire import ledger_pb2
-
 from tests.kit.bookie import BookieClient, BookieProcess, entry
 from tests.kit.etcd import EtcdServer
 

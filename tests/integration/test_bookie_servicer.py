@@ -7,10 +7,10 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+
 from magnetar.bookie.bookie import Bookie, BookieConfig
 from magnetar.bookie.servicer import BookieServicer, start_server
 from magnetar.wire import bookie_pb2 as pb
-
 from tests.kit.bookie import BookieClient, entry
 
 MK = b"mk"

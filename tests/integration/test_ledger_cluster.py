@@ -19,6 +19,7 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
+
 from magnetar.ids import LedgerId
 from magnetar.ledger import (
     BookKeeper,
@@ -31,7 +32,6 @@ from magnetar.ledger import (
 )
 from magnetar.metadata import MetadataStore
 from magnetar.metadata.factory import open_store
-
 from tests.kit.bookie import BookieProcess
 from tests.kit.etcd import EtcdServer
 

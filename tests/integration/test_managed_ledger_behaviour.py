@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+
 from magnetar.managed_ledger import (
     InitialPosition,
     ManagedLedgerConfig,
@@ -21,7 +22,6 @@ from magnetar.managed_ledger.errors import (
     ManagedLedgerNotFound,
 )
 from magnetar.metadata import keys
-
 from tests.unit.managed_ledger.stack import Stack, storage_stack
 
 CFG = ManagedLedgerConfig(ensemble_size=3, write_quorum=2, ack_quorum=2, max_entries_per_ledger=4)

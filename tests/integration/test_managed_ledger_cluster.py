@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+
 from magnetar.ledger.client import BookKeeper
 from magnetar.managed_ledger import (
     InitialPosition,
@@ -22,7 +23,6 @@ from magnetar.managed_ledger import (
 )
 from magnetar.metadata import keys
 from magnetar.metadata.factory import open_store
-
 from tests.kit.bookie import BookieProcess
 from tests.kit.etcd import EtcdServer
 

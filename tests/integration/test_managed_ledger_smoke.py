@@ -6,6 +6,7 @@ import asyncio
 from pathlib import Path
 
 import pytest
+
 from magnetar.ledger.errors import NoSuchLedger
 from magnetar.managed_ledger import (
     InitialPosition,
@@ -14,7 +15,6 @@ from magnetar.managed_ledger import (
     ManagedLedgerFactoryConfig,
 )
 from magnetar.metadata import keys
-
 from tests.unit.managed_ledger.stack import storage_stack
 
 

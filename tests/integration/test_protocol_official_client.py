@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import pytest
+
 from magnetar.protocol import commands
 from magnetar.protocol.batch import is_batch, parse_batch
 from magnetar.protocol.frame import Frame, FrameDecoder, encode_command, encode_message

@@ -35,9 +35,9 @@ from types import TracebackType
 
 import crc32c
 import grpc
+
 from magnetar.wire import bookie_pb2 as pb
 from magnetar.wire import bookie_pb2_grpc as pb_grpc
-
 from tests.kit.ports import free_port
 
 READY_LINE = "magnetar bookie ready"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from magnetar.ids import BookieId, EntryId
 from magnetar.ledger.metadata import LedgerMetadataView, LedgerState
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+
 from magnetar.ids import LedgerId
 from magnetar.managed_ledger.codec import (
     CursorInfoValue,

@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
+
 from magnetar.managed_ledger import (
     InitialPosition,
     ManagedCursor,
@@ -29,7 +30,6 @@ from magnetar.managed_ledger import (
     ManagedLedgerFactoryConfig,
     Position,
 )
-
 from tests.unit.managed_ledger.stack import Stack, storage_stack
 
 T = TypeVar("T")

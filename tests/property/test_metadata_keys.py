@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
+
 from magnetar.ids import BookieId, LedgerId
 from magnetar.metadata import keys
 from magnetar.metadata.store import check_key

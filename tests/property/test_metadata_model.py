@@ -16,6 +16,7 @@ import pytest
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
+
 from magnetar.metadata import BadVersion, KeyExists, MetadataStore, NotFound, open_store
 
 T = TypeVar("T")

@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 from hypothesis import given
 from hypothesis import strategies as st
+
 from magnetar.protocol import commands
 from magnetar.protocol.errors import ProtocolError
 from magnetar.protocol.frame import (

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from hypothesis import given
 from hypothesis import strategies as st
+
 from magnetar.protocol.batch import build_batch, parse_batch
 from magnetar.protocol.message_id import (
     INT64_MAX,

@@ -10,6 +10,7 @@ import itertools
 
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
+
 from magnetar.managed_ledger.position import Position, position
 from magnetar.managed_ledger.range_set import RangeSet
 

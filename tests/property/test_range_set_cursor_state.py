@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
+
 from magnetar.managed_ledger.cursor_state import CursorState
 from magnetar.managed_ledger.layout import LedgerLayout
 from magnetar.managed_ledger.position import Position, position

@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+
 from magnetar.bookie.bookie import AddOp, Bookie, BookieConfig, DiskUsage, Status
 from magnetar.bookie.journal import JournalConfig
 

@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+
 from magnetar.bookie.cookie import verify_or_create_cookie
 from magnetar.bookie.errors import CookieMismatch
 from magnetar.bookie.registration import Registration

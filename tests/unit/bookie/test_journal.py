@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
+
 from magnetar.bookie.journal import (
     Journal,
     JournalConfig,

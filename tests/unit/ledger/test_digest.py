@@ -6,6 +6,7 @@ import struct
 
 import crc32c
 import pytest
+
 from magnetar.ledger.digest import entry_digest, verify_digest
 from magnetar.ledger.errors import DigestMismatch
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from magnetar.ids import BookieId, EntryId
 from magnetar.ledger.errors import InvalidLedgerConfig
 from magnetar.ledger.metadata import LedgerMetadataView, LedgerState, validate_quorums

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 
 import pytest
+
 from magnetar.ids import BookieId
 from magnetar.ledger.errors import NotEnoughBookies
 from magnetar.ledger.placement import PlacementPolicy, choose_ensemble, replace_bookie

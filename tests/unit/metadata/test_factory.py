@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from magnetar.metadata import open_store
 from magnetar.metadata.factory import parse_etcd_endpoints
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+
 from magnetar.metadata import EventType, WatchEvent, WatchOverflow
 from magnetar.metadata.watch import WatchChannel, WatchHub
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import struct
 
 import pytest
+
 from magnetar.protocol.batch import build_batch, is_batch, message_count, parse_batch
 from magnetar.protocol.errors import MalformedBatch
 from magnetar.wire import pulsar_api_pb2 as pb

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
+
 from magnetar.protocol import commands
 from magnetar.protocol.frame import FrameDecoder, encode_command, encode_payload_command
 from magnetar.protocol.message_id import EARLIEST, MessageId

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from magnetar.errors import MagnetarError, Timeout
 from magnetar.protocol import commands
 from magnetar.protocol.errors import (

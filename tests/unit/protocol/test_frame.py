@@ -5,6 +5,7 @@ from __future__ import annotations
 import struct
 
 import pytest
+
 from magnetar.protocol import commands
 from magnetar.protocol.errors import (
     BrokenStream,

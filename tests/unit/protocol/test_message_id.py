@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from magnetar.protocol.errors import InvalidMessageId
 from magnetar.protocol.message_id import (
     EARLIEST,
