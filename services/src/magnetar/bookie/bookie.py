@@ -123,24 +123,24 @@ class _LedgerState:
 
 
 class PendingAdds:
-    """Adds of one batch, submitted in order; :meth:`wait` gives their statuses in order."""
+    """Adds of one batch, submitted in order; :meth:`wait` gives their statuses in order.
 
-    def __init__(self, outcomes: list[Status | asyncio.Future[None]]) -> None:
-        self._outcomes = outcomes
+    ``statuses`` holds the check result of every op; the OK ones share ``durable``, the
+    journal's future for the whole batch.
+    """
+
+    def __init__(self, statuses: list[Status], durable: asyncio.Future[None] | None) -> None:
+        self._statuses = statuses
+        self._durable = durable
 
     async def wait(self) -> list[Status]:
-        statuses: list[Status] = []
-        for outcome in self._outcomes:
-            if isinstance(outcome, Status):
-                statuses.append(outcome)
-                continue
-            try:
-                await outcome
-            except BookieError:
-                statuses.append(Status.INTERNAL)
-            else:
-                statuses.append(Status.OK)
-        return statuses
+        if self._durable is None:
+            return list(self._statuses)
+        try:
+            await self._durable
+        except BookieError:
+            return [Status.INTERNAL if s is Status.OK else s for s in self._statuses]
+        return list(self._statuses)
 
 
 def _disk_usage(path: Path) -> DiskUsage:
@@ -242,14 +242,21 @@ class Bookie:
     # -- adds ------------------------------------------------------------------------------
 
     async def submit_adds(self, ops: Sequence[AddOp]) -> PendingAdds:
-        """Check and journal ``ops`` in order; returns once all are queued (not yet durable)."""
-        outcomes: list[Status | asyncio.Future[None]] = []
+        """Check and journal ``ops`` in order; returns once all are queued (not yet durable).
+
+        The accepted ops of one call go to the journal as one unit with one durability future.
+        """
+        statuses: list[Status] = []
+        accepted: list[AddOp] = []
         for op in ops:
             status = self._check_add(op)
-            if status is not Status.OK:
-                outcomes.append(status)
-                continue
-            record = JournalRecord(
+            statuses.append(status)
+            if status is Status.OK:
+                accepted.append(op)
+        if not accepted:
+            return PendingAdds(statuses, None)
+        records = [
+            JournalRecord(
                 kind=RecordKind.ADD,
                 ledger_id=op.ledger_id,
                 entry_id=op.entry_id,
@@ -258,10 +265,11 @@ class Bookie:
                 master_key=op.master_key,
                 payload=op.payload,
             )
-            future = await self._journal.enqueue(record)
-            future.add_done_callback(self._add_completed(op))
-            outcomes.append(future)
-        return PendingAdds(outcomes)
+            for op in accepted
+        ]
+        future = await self._journal.enqueue_many(records)
+        future.add_done_callback(self._adds_completed(accepted))
+        return PendingAdds(statuses, future)
 
     async def add(self, op: AddOp) -> Status:
         """One add, waiting until durable."""
@@ -286,14 +294,15 @@ class Bookie:
             return Status.FENCED
         return Status.OK
 
-    def _add_completed(self, op: AddOp) -> Callable[[asyncio.Future[None]], None]:
+    def _adds_completed(self, ops: Sequence[AddOp]) -> Callable[[asyncio.Future[None]], None]:
         def done(future: asyncio.Future[None]) -> None:
             if future.cancelled() or future.exception() is not None:
                 return
-            state = self._ledgers.get(op.ledger_id)
-            if state is not None:
-                state.last_entry_id = max(state.last_entry_id, op.entry_id)
-                state.lac = max(state.lac, op.lac)
+            for op in ops:
+                state = self._ledgers.get(op.ledger_id)
+                if state is not None:
+                    state.last_entry_id = max(state.last_entry_id, op.entry_id)
+                    state.lac = max(state.lac, op.lac)
 
         return done
 
