@@ -11,6 +11,11 @@ Layout (every key absolute, ``/``-separated; free-form names are percent-encoded
     /managed-ledgers/info/<name>                 ManagedLedgerInfo
     /managed-ledgers/cursors/<name>/<cursor>     ManagedCursorInfo
     /locks/<name>                                ephemeral lock / leader-election keys
+    /admin/clusters/<cluster>                    ClusterData (JSON, Pulsar's field names)
+    /admin/tenants/<tenant>                      TenantInfo (JSON)
+    /admin/namespaces/<tenant>/<ns>              namespace Policies (JSON)
+    /admin/partitioned-topics/<tenant>/<ns>/<domain>/<topic>
+                                                 PartitionedTopicMetadata (JSON)
 """
 
 from __future__ import annotations
@@ -27,6 +32,10 @@ BOOKIE_AVAILABLE_PREFIX = "/bookies/available/"
 MANAGED_LEDGER_INFO_PREFIX = "/managed-ledgers/info/"
 MANAGED_LEDGER_CURSOR_PREFIX = "/managed-ledgers/cursors/"
 LOCK_PREFIX = "/locks/"
+CLUSTERS_PREFIX = "/admin/clusters/"
+TENANTS_PREFIX = "/admin/tenants/"
+NAMESPACES_PREFIX = "/admin/namespaces/"
+PARTITIONED_TOPICS_PREFIX = "/admin/partitioned-topics/"
 
 
 def _enc(name: str) -> str:
@@ -90,3 +99,48 @@ def cursor_name_of(managed_ledger: str, key: str) -> str:
 
 def lock(name: str) -> str:
     return f"{LOCK_PREFIX}{_enc(name)}"
+
+
+def cluster(name: str) -> str:
+    return f"{CLUSTERS_PREFIX}{_enc(name)}"
+
+
+def tenant(name: str) -> str:
+    return f"{TENANTS_PREFIX}{_enc(name)}"
+
+
+def namespaces_prefix(tenant_name: str) -> str:
+    """Prefix of every namespace of ``tenant_name`` (list it to find them)."""
+    return f"{NAMESPACES_PREFIX}{_enc(tenant_name)}/"
+
+
+def namespace(tenant_name: str, namespace_name: str) -> str:
+    return f"{namespaces_prefix(tenant_name)}{_enc(namespace_name)}"
+
+
+def partitioned_topics_prefix(tenant_name: str, namespace_name: str) -> str:
+    """Prefix of every partitioned topic (both domains) of one namespace."""
+    return f"{PARTITIONED_TOPICS_PREFIX}{_enc(tenant_name)}/{_enc(namespace_name)}/"
+
+
+def partitioned_topic(tenant_name: str, namespace_name: str, domain: str, local_name: str) -> str:
+    prefix = partitioned_topics_prefix(tenant_name, namespace_name)
+    return f"{prefix}{_enc(domain)}/{_enc(local_name)}"
+
+
+def last_segment_of(prefix: str, key: str) -> str:
+    """The decoded name right after ``prefix`` (inverse of the single-segment builders above)."""
+    if not key.startswith(prefix) or "/" in key[len(prefix) :]:
+        raise ValueError(f"not a key directly under {prefix!r}: {key!r}")
+    return unquote(key[len(prefix) :])
+
+
+def partitioned_topic_of(tenant_name: str, namespace_name: str, key: str) -> tuple[str, str]:
+    """Inverse of :func:`partitioned_topic`: ``(domain, local_name)``."""
+    prefix = partitioned_topics_prefix(tenant_name, namespace_name)
+    if not key.startswith(prefix):
+        raise ValueError(f"not a partitioned topic key of {tenant_name}/{namespace_name}: {key!r}")
+    domain, sep, local = key[len(prefix) :].partition("/")
+    if not sep or not domain or not local or "/" in local:
+        raise ValueError(f"not a partitioned topic key: {key!r}")
+    return unquote(domain), unquote(local)

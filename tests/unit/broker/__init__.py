@@ -1,0 +1,1 @@
+"""Broker unit tests."""

@@ -1,0 +1,92 @@
+"""Pulsar's JSON shapes of the admin value types: round trips, the exact field names Pulsar
+uses, and clear reasons for malformed or out-of-range values."""
+
+from __future__ import annotations
+
+import pytest
+
+from magnetar.broker.policies import (
+    AutoTopicCreationOverride,
+    BacklogQuota,
+    ClusterData,
+    Policies,
+    RetentionPolicies,
+    TenantInfo,
+)
+from magnetar.broker.resource_errors import InvalidPolicies
+
+
+def test_tenant_info_json_shape() -> None:
+    info = TenantInfo.from_json({"adminRoles": ["b", "a"], "allowedClusters": ["standalone"]})
+    assert info.to_json() == {"adminRoles": ["a", "b"], "allowedClusters": ["standalone"]}
+    assert TenantInfo.from_json({}) == TenantInfo()
+
+
+def test_cluster_data_json_shape_ignores_unknown_fields() -> None:
+    doc = {
+        "serviceUrl": "http://127.0.0.1:8080",
+        "brokerServiceUrl": "pulsar://127.0.0.1:6650",
+        "brokerClientTlsEnabled": False,
+    }
+    data = ClusterData.from_json(doc)
+    assert data.to_json() == {
+        "serviceUrl": "http://127.0.0.1:8080",
+        "brokerServiceUrl": "pulsar://127.0.0.1:6650",
+    }
+
+
+def test_policies_round_trip_with_pulsar_names() -> None:
+    policies = Policies(
+        message_ttl_in_seconds=30,
+        retention_policies=RetentionPolicies(60, -1),
+        deduplication_enabled=True,
+        auto_topic_creation_override=AutoTopicCreationOverride(True, "partitioned", 4),
+        schema_compatibility_strategy="BACKWARD",
+    ).with_backlog_quota("destination_storage", BacklogQuota(100, -1, "producer_exception"))
+    doc = policies.to_json()
+    assert doc["retention_policies"] == {"retentionTimeInMinutes": 60, "retentionSizeInMB": -1}
+    assert doc["backlog_quota_map"] == {
+        "destination_storage": {"limitSize": 100, "limitTime": -1, "policy": "producer_exception"}
+    }
+    assert doc["autoTopicCreationOverride"] == {
+        "allowAutoTopicCreation": True,
+        "topicType": "partitioned",
+        "defaultNumPartitions": 4,
+    }
+    assert doc["deduplicationEnabled"] is True
+    assert doc["message_ttl_in_seconds"] == 30
+    assert Policies.from_json(doc) == policies
+
+
+def test_grants() -> None:
+    p = Policies().with_grant("r", frozenset({"produce", "consume"}))
+    assert p.to_json()["auth_policies"]["namespace_auth"] == {"r": ["consume", "produce"]}
+    assert Policies.from_json(p.to_json()) == p
+    assert p.without_grant("r").auth_policies.namespace_auth == {}
+
+
+@pytest.mark.parametrize(
+    ("cls", "doc"),
+    [
+        (RetentionPolicies, {"retentionTimeInMinutes": -2}),
+        (RetentionPolicies, {"retentionTimeInMinutes": "ten"}),
+        (RetentionPolicies, [1, 2]),
+        (BacklogQuota, {"limitSize": 1, "policy": "drop_everything"}),
+        (AutoTopicCreationOverride, {"allowAutoTopicCreation": True, "topicType": "partitioned"}),
+        (AutoTopicCreationOverride, {"topicType": "non-partitioned"}),
+        (Policies, {"message_ttl_in_seconds": -5}),
+        (Policies, {"schema_compatibility_strategy": "SOMETIMES"}),
+        (TenantInfo, {"adminRoles": "admin"}),
+        (ClusterData, {"serviceUrl": 5}),
+    ],
+)
+def test_invalid_documents_are_rejected_with_a_reason(cls: type, doc: object) -> None:
+    with pytest.raises(InvalidPolicies) as raised:
+        cls.from_json(doc)
+    assert raised.value.reason
+
+
+def test_backlog_quota_accepts_the_deprecated_limit_field() -> None:
+    assert BacklogQuota.from_json({"limit": 10, "policy": "Producer_Exception"}) == BacklogQuota(
+        10, -1, "producer_exception"
+    )
