@@ -1,0 +1,214 @@
+"""The dispatch plan: given consumers, their permits and a batch of entries, who gets what.
+
+:func:`plan_dispatch` is pure: it reads its arguments and returns a :class:`DispatchPlan`
+(``assignments`` per consumer, in delivery order, and ``leftovers``). The subscription's task
+calls it after reading entries from the cursor (replays from the redelivery queue first, then new
+reads, each group in position order), sends each consumer its entries, charges their permits and
+records them as pending; leftovers go to the redelivery queue (or, for Exclusive/Failover, the
+cursor is rewound to the first leftover).
+
+Rules per type:
+
+* EXCLUSIVE / FAILOVER — only the active consumer receives (``active``; for Exclusive the only
+  consumer), a prefix of the entries while its permits are > 0.
+* SHARED — each entry goes to the next consumer in round-robin order with permits > 0, serving
+  the best priority level (lowest ``priority_level``) that has permits. ``consumers`` must be in
+  rotation order (:meth:`SharedSelector.rotation`); call :meth:`SharedSelector.served` with
+  :attr:`DispatchPlan.last_served` afterwards.
+* KEY_SHARED — each entry goes to ``key_shared.select(slot)``. Once an entry of a slot cannot go
+  out, no later entry of that slot in the batch goes out either. Unless out-of-order delivery is
+  allowed, an entry is also held back when: it is a new read (position not in ``redelivery``)
+  and its slot has entries waiting in ``blocked_hashes``; its consumer is recently joined and the
+  position is at or past the consumer's limit (for replays: past the smallest limit of all
+  recently joined consumers when that is smaller); or another consumer still holds unacked
+  entries of the slot (draining guard). See key_shared.py.
+
+Permits in every type follow consumers.py: an entry goes to a consumer with permits > 0 and
+costs its message count, so a consumer never receives more than ``permits + batch - 1`` messages.
+A plan neither loses nor duplicates entries: every entry is in exactly one assignment or in the
+leftovers.
+
+Example::
+
+    plan = plan_dispatch(SubType.SHARED, [ConsumerSlot(c.key, permits[c.key].available,
+                         c.priority_level) for c in shared.rotation()], candidates)
+    for key, entries in plan.assignments: ...send, permits[key].consume(...), pending.add(...)
+    shared.served(plan.last_served)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from magnetar.broker.dispatch.consumers import ConsumerKey, SubType
+from magnetar.broker.dispatch.sticky_key import sticky_key_hash
+from magnetar.managed_ledger.position import Position
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """An entry that may be dispatched: position, message count (unacked), sticky key."""
+
+    position: Position
+    message_count: int = 1
+    key: bytes | None = None
+
+    @property
+    def sticky_hash(self) -> int:
+        return sticky_key_hash(self.key)
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerSlot:
+    """A consumer as the plan sees it: identity, permits now, priority level."""
+
+    key: ConsumerKey
+    permits: int
+    priority_level: int = 0
+
+
+def _no_holders(_: int) -> Collection[ConsumerKey]:
+    return ()
+
+
+@dataclass(frozen=True, slots=True)
+class KeySharedView:
+    """What a Key_Shared plan needs from the subscription's state (read only)."""
+
+    select: Callable[[int], ConsumerKey | None]
+    recently_joined: Mapping[ConsumerKey, Position] = field(default_factory=dict)
+    hash_holders: Callable[[int], Collection[ConsumerKey]] = _no_holders
+    allow_out_of_order: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class DispatchPlan:
+    """Entries per consumer (delivery order) and entries nobody could take now."""
+
+    assignments: tuple[tuple[ConsumerKey, tuple[Candidate, ...]], ...]
+    leftovers: tuple[Candidate, ...]
+    last_served: ConsumerKey | None = None
+
+    def for_consumer(self, key: ConsumerKey) -> tuple[Candidate, ...]:
+        for k, entries in self.assignments:
+            if k == key:
+                return entries
+        return ()
+
+
+class _Assignment:
+    def __init__(self, consumers: Sequence[ConsumerSlot]) -> None:
+        self.permits = {c.key: c.permits for c in consumers}
+        self.entries: dict[ConsumerKey, list[Candidate]] = {}
+        self.leftovers: list[Candidate] = []
+        self.last: ConsumerKey | None = None
+
+    def give(self, key: ConsumerKey, entry: Candidate) -> None:
+        self.entries.setdefault(key, []).append(entry)
+        self.permits[key] -= entry.message_count
+        self.last = key
+
+    def plan(self) -> DispatchPlan:
+        assignments = tuple((k, tuple(v)) for k, v in self.entries.items())
+        return DispatchPlan(assignments, tuple(self.leftovers), self.last)
+
+
+def plan_dispatch(
+    sub_type: SubType,
+    consumers: Sequence[ConsumerSlot],
+    entries: Sequence[Candidate],
+    *,
+    active: ConsumerKey | None = None,
+    redelivery: Collection[Position] = frozenset(),
+    blocked_hashes: Collection[int] = frozenset(),
+    key_shared: KeySharedView | None = None,
+) -> DispatchPlan:
+    """Decide who gets which of ``entries`` (see the module docstring)."""
+    state = _Assignment(consumers)
+    if sub_type in (SubType.EXCLUSIVE, SubType.FAILOVER):
+        if sub_type == SubType.EXCLUSIVE and active is None and consumers:
+            active = consumers[0].key
+        _plan_single(state, active, entries)
+    elif sub_type == SubType.SHARED:
+        _plan_shared(state, consumers, entries)
+    else:
+        if key_shared is None:
+            raise ValueError("a Key_Shared plan needs a KeySharedView")
+        _plan_key_shared(state, entries, redelivery, blocked_hashes, key_shared)
+    return state.plan()
+
+
+def _plan_single(
+    state: _Assignment, active: ConsumerKey | None, entries: Sequence[Candidate]
+) -> None:
+    for i, entry in enumerate(entries):
+        if active is None or state.permits.get(active, 0) <= 0:
+            state.leftovers.extend(entries[i:])
+            return
+        state.give(active, entry)
+
+
+def _plan_shared(
+    state: _Assignment, consumers: Sequence[ConsumerSlot], entries: Sequence[Candidate]
+) -> None:
+    order = list(consumers)
+    start = 0
+    for i, entry in enumerate(entries):
+        ready = [
+            (c.priority_level, (j - start) % len(order), j)
+            for j, c in enumerate(order)
+            if state.permits[c.key] > 0
+        ]
+        if not ready:
+            state.leftovers.extend(entries[i:])
+            return
+        _, _, chosen = min(ready)
+        state.give(order[chosen].key, entry)
+        start = (chosen + 1) % len(order)
+
+
+def _plan_key_shared(
+    state: _Assignment,
+    entries: Sequence[Candidate],
+    redelivery: Collection[Position],
+    blocked_hashes: Collection[int],
+    view: KeySharedView,
+) -> None:
+    stuck: set[int] = set()
+    min_limit = min(view.recently_joined.values(), default=None)
+    for entry in entries:
+        slot = entry.sticky_hash
+        consumer = view.select(slot)
+        if slot in stuck or consumer is None or state.permits.get(consumer, 0) <= 0:
+            ok = False
+        elif view.allow_out_of_order:
+            ok = True
+        else:
+            ok = _in_order(entry, slot, consumer, redelivery, blocked_hashes, view, min_limit)
+        if ok and consumer is not None:
+            state.give(consumer, entry)
+        else:
+            stuck.add(slot)
+            state.leftovers.append(entry)
+
+
+def _in_order(
+    entry: Candidate,
+    slot: int,
+    consumer: ConsumerKey,
+    redelivery: Collection[Position],
+    blocked_hashes: Collection[int],
+    view: KeySharedView,
+    min_limit: Position | None,
+) -> bool:
+    replay = entry.position in redelivery
+    if not replay and slot in blocked_hashes:
+        return False
+    limit = view.recently_joined.get(consumer)
+    if limit is not None:
+        if replay and min_limit is not None and min_limit < limit:
+            limit = min_limit
+        if entry.position >= limit:
+            return False
+    return all(holder == consumer for holder in view.hash_holders(slot))

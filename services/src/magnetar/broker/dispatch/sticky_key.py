@@ -1,0 +1,70 @@
+"""The sticky-key hash of Key_Shared: Murmur3 x86 32-bit (seed 0) of the key, into 0..65535.
+
+Pulsar routes a Key_Shared entry by its *sticky key* (``Commands.peekStickyKey``): the
+``ordering_key`` if the metadata has one, else the ``partition_key`` bytes (base64-decoded when
+``partition_key_b64_encoded``), else the bytes ``b"NONE_KEY"``. The broker hashes it with
+``Murmur3_32Hash.getInstance().makeHash(key)`` — Murmur3_x86_32 with seed 0, masked with
+``Integer.MAX_VALUE`` to a non-negative int — and takes it modulo the hash range size 65536
+(``StickyKeyConsumerSelector.DEFAULT_RANGE_SIZE = 2 << 15``). Masking the top bit does not change
+the low 16 bits, so the slot is the low 16 bits of the raw Murmur3 value.
+
+Pure functions; safe from any task.
+"""
+
+from __future__ import annotations
+
+RANGE_SIZE = 1 << 16
+"""Number of hash slots; IntRange bounds are inclusive within ``0..RANGE_SIZE - 1``."""
+
+NONE_KEY = b"NONE_KEY"
+"""The sticky key Pulsar uses for an entry with neither ordering key nor partition key."""
+
+_MASK32 = 0xFFFFFFFF
+_C1 = 0xCC9E2D51
+_C2 = 0x1B873593
+
+
+def _rotl32(x: int, r: int) -> int:
+    return ((x << r) | (x >> (32 - r))) & _MASK32
+
+
+def _fmix32(h: int) -> int:
+    h ^= h >> 16
+    h = (h * 0x85EBCA6B) & _MASK32
+    h ^= h >> 13
+    h = (h * 0xC2B2AE35) & _MASK32
+    h ^= h >> 16
+    return h
+
+
+def murmur3_32(data: bytes, seed: int = 0) -> int:
+    """Murmur3_x86_32 of ``data`` as an unsigned 32-bit int (the reference algorithm)."""
+    h = seed & _MASK32
+    tail_start = len(data) - (len(data) % 4)
+    for i in range(0, tail_start, 4):
+        k = int.from_bytes(data[i : i + 4], "little")
+        k = (k * _C1) & _MASK32
+        k = _rotl32(k, 15)
+        k = (k * _C2) & _MASK32
+        h ^= k
+        h = _rotl32(h, 13)
+        h = (h * 5 + 0xE6546B64) & _MASK32
+    tail = data[tail_start:]
+    if tail:
+        k = int.from_bytes(tail, "little")
+        k = (k * _C1) & _MASK32
+        k = _rotl32(k, 15)
+        k = (k * _C2) & _MASK32
+        h ^= k
+    h ^= len(data)
+    return _fmix32(h)
+
+
+def make_hash(key: bytes) -> int:
+    """Pulsar's ``Murmur3_32Hash.makeHash``: Murmur3_32 (seed 0) masked to a non-negative int."""
+    return murmur3_32(key) & 0x7FFFFFFF
+
+
+def sticky_key_hash(key: bytes | None) -> int:
+    """The Key_Shared slot (``0..65535``) of a sticky key; ``None`` means no key (``NONE_KEY``)."""
+    return make_hash(NONE_KEY if key is None else key) % RANGE_SIZE
