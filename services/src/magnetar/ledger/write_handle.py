@@ -88,6 +88,7 @@ class WriteHandle:
             view.current_ensemble, view.write_quorum, view.ack_quorum, last_add_confirmed, length
         )
         self._futures: dict[int, asyncio.Future[EntryId]] = {}
+        self._wire_cache: dict[int, bookie_pb2.AddEntry] = {}
         self._failed: set[BookieId] = set()  # current members that failed, awaiting a change
         self._change_task: asyncio.Task[None] | None = None
         self._error: LedgerError | None = None
@@ -186,17 +187,24 @@ class WriteHandle:
             self._bookie_failed(bookie, str(exc))
             return
         self._tracker.mark_sent(add, bookie)
-        entry = bookie_pb2.Entry(
-            ledger_id=self.ledger_id,
-            entry_id=add.entry_id,
-            last_add_confirmed=add.last_add_confirmed,
-            payload=add.payload,
-            digest=add.digest,
-        )
-        request = bookie_pb2.AddEntry(
-            entry=entry, master_key=self._meta.metadata.master_key, recovery=self._recovery
-        )
-        client.send_add(request, functools.partial(self._on_result, add.entry_id, bookie))
+        client.send_add(self._wire(add), functools.partial(self._on_result, add.entry_id, bookie))
+
+    def _wire(self, add: PendingAdd) -> bookie_pb2.AddEntry:
+        """The entry's AddEntry message, built once and shared by every replica's send."""
+        request = self._wire_cache.get(add.entry_id)
+        if request is None:
+            entry = bookie_pb2.Entry(
+                ledger_id=self.ledger_id,
+                entry_id=add.entry_id,
+                last_add_confirmed=add.last_add_confirmed,
+                payload=add.payload,
+                digest=add.digest,
+            )
+            request = bookie_pb2.AddEntry(
+                entry=entry, master_key=self._meta.metadata.master_key, recovery=self._recovery
+            )
+            self._wire_cache[add.entry_id] = request
+        return request
 
     def _on_result(self, entry_id: int, bookie: BookieId, result: int | BaseException) -> None:
         if self._error is not None:
@@ -233,6 +241,7 @@ class WriteHandle:
 
     def _complete(self, confirmed: list[PendingAdd]) -> None:
         for add in confirmed:
+            self._wire_cache.pop(add.entry_id, None)
             future = self._futures.pop(add.entry_id, None)
             if future is not None and not future.done():
                 future.set_result(add.entry_id)
@@ -247,6 +256,7 @@ class WriteHandle:
         if self._error is not None:
             return
         self._error = error
+        self._wire_cache.clear()
         for add in self._tracker.drain():
             future = self._futures.pop(add.entry_id, None)
             if future is not None and not future.done():
