@@ -1,0 +1,13 @@
+"""Admin REST v2 and ``/lookup/v2``: Pulsar's HTTP API for clusters, tenants, namespaces,
+policies and topics, as a FastAPI app (the only package that imports fastapi).
+
+* :mod:`.app` — ``create_app(service)``; error handling (Pulsar's ``{"reason": ...}`` bodies).
+* :mod:`.service` — the ``TopicService`` protocol the broker implements for topic operations.
+* :mod:`.errors` — admin errors and THE table from domain errors to HTTP statuses.
+* :mod:`.clusters`, :mod:`.tenants`, :mod:`.namespaces`, :mod:`.topics`, :mod:`.lookup` — routes.
+"""
+
+from magnetar.admin.app import create_app
+from magnetar.admin.service import MessageIdSpec, TopicService
+
+__all__ = ["MessageIdSpec", "TopicService", "create_app"]

@@ -1,0 +1,79 @@
+"""``create_app(service)``: the admin REST v2 + lookup FastAPI application.
+
+Every error leaves as Pulsar's ``{"reason": "..."}`` body: domain errors get their status from
+THE table in :mod:`magnetar.admin.errors`; FastAPI's validation errors become 400; unknown
+routes and methods keep Starlette's 404/405 with a reason body; anything else is a 500 that is
+logged. The OpenAPI reference is served at ``/docs`` (``/openapi.json``).
+
+Concurrency: request handlers run as tasks on the broker's event loop (uvicorn in-process); they
+share ``service`` and its ``resources`` and hold no state of their own.
+"""
+
+from __future__ import annotations
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from magnetar.admin import clusters, lookup, namespaces, tenants
+from magnetar.admin import topics as topic_routes
+from magnetar.admin.errors import http_status_for, reason_of
+from magnetar.admin.service import TopicService
+from magnetar.errors import MagnetarError
+from magnetar.telemetry import get_logger
+
+log = get_logger(__name__)
+
+
+def _reason(status: int, reason: str) -> JSONResponse:
+    return JSONResponse(status_code=status, content={"reason": reason})
+
+
+async def _on_domain_error(request: Request, exc: Exception) -> JSONResponse:
+    status = http_status_for(exc)
+    if status >= 500:
+        log.warning(
+            "admin_request_failed", path=request.url.path, error=type(exc).__name__, detail=str(exc)
+        )
+    return _reason(status, reason_of(exc))
+
+
+async def _on_validation_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)
+    parts = []
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err.get("loc", ()) if p != "body") or "body"
+        parts.append(f"{where}: {err.get('msg', 'invalid')}")
+    return _reason(400, "Invalid request: " + "; ".join(parts))
+
+
+async def _on_http_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, StarletteHTTPException)
+    return JSONResponse(
+        status_code=exc.status_code, content={"reason": str(exc.detail)}, headers=exc.headers
+    )
+
+
+async def _on_unexpected(request: Request, exc: Exception) -> JSONResponse:
+    log.exception("admin_request_crashed", path=request.url.path, error=type(exc).__name__)
+    return _reason(500, f"Internal error: {type(exc).__name__}: {exc}")
+
+
+def create_app(service: TopicService) -> FastAPI:
+    app = FastAPI(
+        title="Magnetar admin REST API",
+        description="Pulsar-compatible admin REST v2 and lookup v2.",
+        version="2",
+        docs_url="/docs",
+    )
+    app.add_exception_handler(MagnetarError, _on_domain_error)
+    app.add_exception_handler(RequestValidationError, _on_validation_error)
+    app.add_exception_handler(StarletteHTTPException, _on_http_error)
+    app.add_exception_handler(Exception, _on_unexpected)
+    app.include_router(clusters.router(service.resources))
+    app.include_router(tenants.router(service))
+    app.include_router(namespaces.router(service))
+    app.include_router(topic_routes.router(service))
+    app.include_router(lookup.router(service))
+    return app

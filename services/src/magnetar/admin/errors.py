@@ -1,0 +1,112 @@
+"""Admin errors, and THE table from domain errors to HTTP statuses (STYLE.md: exactly one).
+
+Statuses follow Pulsar's admin API: 404 for a missing cluster/tenant/namespace/topic/subscription,
+409 for "already exists" and for deleting a tenant or namespace that still has children, 412
+(PRECONDITION_FAILED) for invalid names and policy values and for deleting what is still in use,
+406 for a non-positive partition count, 422 for shrinking partitions, 405 for operations Pulsar
+refuses on partitioned topics, 400 for bodies that are not the JSON the route expects.
+Unknown errors are 500. The body is always ``{"reason": "..."}``.
+"""
+
+from __future__ import annotations
+
+from magnetar.broker.errors import (
+    ConsumerBusy,
+    InvalidTopicName,
+    NotAllowed,
+    ServiceNotReady,
+    SubscriptionNotFound,
+    TopicClosed,
+    TopicNotFound,
+)
+from magnetar.broker.resource_errors import (
+    ClusterExists,
+    ClusterNotFound,
+    InvalidPartitionCount,
+    InvalidPolicies,
+    InvalidResourceName,
+    NamespaceExists,
+    NamespaceNotEmpty,
+    NamespaceNotFound,
+    PartitionCountNotIncreased,
+    PartitionedTopicExists,
+    PartitionedTopicNotFound,
+    SubscriptionBusy,
+    SubscriptionExists,
+    TenantExists,
+    TenantNotEmpty,
+    TenantNotFound,
+    TopicBusy,
+    TopicExists,
+    UnknownClusters,
+)
+from magnetar.errors import MagnetarError, Timeout, Unavailable
+from magnetar.managed_ledger.errors import CursorNotFound
+from magnetar.metadata.errors import BadVersion, StoreUnavailable
+
+
+class AdminError(MagnetarError):
+    """Base class of errors raised by the HTTP layer itself."""
+
+
+class BadRequestBody(AdminError):
+    """The request body (or a query parameter) is not what the route expects."""
+
+
+class NotAllowedOnPartitionedTopic(AdminError):
+    """Pulsar refuses some cursor operations on a partitioned topic as a whole."""
+
+    def __init__(self, operation: str, topic: str) -> None:
+        super().__init__(f"{operation} is not allowed for partitioned-topic {topic}")
+
+
+# Most specific first: the first row whose class matches wins.
+HTTP_STATUS: list[tuple[type[BaseException], int]] = [
+    (BadRequestBody, 400),
+    (InvalidTopicName, 412),
+    (InvalidResourceName, 412),
+    (InvalidPolicies, 412),
+    (UnknownClusters, 412),
+    (TopicBusy, 412),
+    (SubscriptionBusy, 412),
+    (ConsumerBusy, 412),
+    (InvalidPartitionCount, 406),
+    (PartitionCountNotIncreased, 422),
+    (NotAllowedOnPartitionedTopic, 405),
+    (NotAllowed, 405),
+    (ClusterNotFound, 404),
+    (TenantNotFound, 404),
+    (NamespaceNotFound, 404),
+    (PartitionedTopicNotFound, 404),
+    (TopicNotFound, 404),
+    (SubscriptionNotFound, 404),
+    (CursorNotFound, 404),
+    (ClusterExists, 409),
+    (TenantExists, 409),
+    (NamespaceExists, 409),
+    (PartitionedTopicExists, 409),
+    (TopicExists, 409),
+    (SubscriptionExists, 409),
+    (TenantNotEmpty, 409),
+    (NamespaceNotEmpty, 409),
+    (BadVersion, 409),  # a CAS that kept losing: a concurrent modification
+    (TopicClosed, 503),
+    (ServiceNotReady, 503),
+    (StoreUnavailable, 503),
+    (Unavailable, 503),
+    (Timeout, 504),
+]
+
+
+def http_status_for(exc: BaseException) -> int:
+    for cls, status in HTTP_STATUS:
+        if isinstance(exc, cls):
+            return status
+    return 500
+
+
+def reason_of(exc: BaseException) -> str:
+    reason = getattr(exc, "reason", None)
+    if isinstance(exc, InvalidTopicName):
+        return str(exc)  # its reason lacks the name
+    return reason if isinstance(reason, str) and reason else str(exc) or type(exc).__name__

@@ -1,0 +1,232 @@
+"""``/admin/v2/namespaces``: create/list/delete and the namespace policies Pulsar exposes
+(retention, messageTTL, backlogQuota, deduplication, autoTopicCreation,
+schemaCompatibilityStrategy, permissions). ``GET /admin/v2/namespaces/{tenant}/{namespace}``
+returns the whole Policies object. A policy that is not set reads as 204 No Content (Pulsar
+answers a null value so). Every change is a compare-and-set through ``set_policies``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Body, Response
+
+from magnetar.admin.service import TopicService
+from magnetar.broker.names import NamespaceName, TopicName
+from magnetar.broker.policies import (
+    BACKLOG_QUOTA_TYPES,
+    SCHEMA_COMPATIBILITY_STRATEGIES,
+    AutoTopicCreationOverride,
+    BacklogQuota,
+    Policies,
+    RetentionPolicies,
+    parse_actions,
+)
+from magnetar.broker.resource_errors import InvalidPolicies, NamespaceNotEmpty, TenantNotFound
+from magnetar.broker.resources import BrokerResources
+
+JsonObject = Annotated[dict[str, Any], Body()]
+NO_CONTENT = 204
+
+
+def _none() -> Response:
+    return Response(status_code=NO_CONTENT)
+
+
+def _quota_type(value: str) -> str:
+    if value not in BACKLOG_QUOTA_TYPES:
+        raise InvalidPolicies(f"backlogQuotaType must be one of {list(BACKLOG_QUOTA_TYPES)}")
+    return value
+
+
+def _check_retention_covers_quota(policies: Policies) -> Policies:
+    """Pulsar: a size-limited retention must be at least the destination_storage quota."""
+    retention = policies.retention_policies
+    quota = policies.backlog_quota_map.get("destination_storage")
+    if retention is None or quota is None or quota.limit_size < 0:
+        return policies
+    if 0 <= retention.retention_size_in_mb * 1024 * 1024 < quota.limit_size:
+        raise InvalidPolicies("Retention Quota must exceed configured backlog quota for namespace.")
+    return policies
+
+
+async def parse_namespace(resources: BrokerResources, tenant: str, namespace: str) -> NamespaceName:
+    """Validate the name; 404 when its tenant does not exist."""
+    ns = NamespaceName.parse(f"{tenant}/{namespace}")
+    if not await resources.tenant_exists(ns.tenant):
+        raise TenantNotFound(ns.tenant)
+    return ns
+
+
+async def delete_namespace(service: TopicService, ns: NamespaceName, force: bool) -> None:
+    """Delete ``ns``; with topics in it: 409 unless ``force`` (then delete them first)."""
+    resources = service.resources
+    await resources.get_policies(ns)  # 404 before anything else
+    partitioned = await resources.list_partitioned_topics(ns)
+    topics = [
+        *await service.list_topics(ns, True),
+        *await service.list_topics(ns, False),
+    ]
+    if (topics or partitioned) and not force:
+        raise NamespaceNotEmpty(str(ns))
+    for name in topics:
+        await service.delete_topic(TopicName.parse(name), True)
+    await resources.delete_namespace(ns)
+
+
+def router(service: TopicService) -> APIRouter:
+    resources = service.resources
+    api = APIRouter(prefix="/admin/v2/namespaces", tags=["namespaces"])
+
+    async def ns_of(tenant: str, namespace: str) -> NamespaceName:
+        return await parse_namespace(resources, tenant, namespace)
+
+    @api.get("/{tenant}", summary="List the namespaces of a tenant")
+    async def list_namespaces(tenant: str) -> list[str]:
+        return [str(ns) for ns in await resources.list_namespaces(tenant)]
+
+    @api.get("/{tenant}/{namespace}", summary="Get a namespace's policies")
+    @api.get("/{tenant}/{namespace}/", include_in_schema=False)
+    async def get_policies(tenant: str, namespace: str) -> dict[str, Any]:
+        return (await resources.get_policies(await ns_of(tenant, namespace))).to_json()
+
+    @api.put("/{tenant}/{namespace}", status_code=NO_CONTENT, summary="Create a namespace")
+    async def create_namespace(
+        tenant: str, namespace: str, body: Annotated[dict[str, Any] | None, Body()] = None
+    ) -> None:
+        ns = await ns_of(tenant, namespace)
+        policies = _check_retention_covers_quota(Policies.from_json(body or {}))
+        await resources.create_namespace(ns, policies)
+
+    @api.delete("/{tenant}/{namespace}", status_code=NO_CONTENT, summary="Delete a namespace")
+    async def delete(tenant: str, namespace: str, force: bool = False) -> None:
+        await delete_namespace(service, await ns_of(tenant, namespace), force)
+
+    async def get(tenant: str, namespace: str) -> Policies:
+        return await resources.get_policies(await ns_of(tenant, namespace))
+
+    async def change(tenant: str, namespace: str, fn: Any) -> None:
+        ns = await ns_of(tenant, namespace)
+        await resources.set_policies(ns, lambda p: _check_retention_covers_quota(fn(p)))
+
+    # ---- retention
+    @api.get("/{tenant}/{namespace}/retention", summary="Get retention")
+    async def get_retention(tenant: str, namespace: str) -> Any:
+        value = (await get(tenant, namespace)).retention_policies
+        return _none() if value is None else value.to_json()
+
+    @api.post("/{tenant}/{namespace}/retention", status_code=NO_CONTENT, summary="Set retention")
+    async def set_retention(tenant: str, namespace: str, body: JsonObject) -> None:
+        value = RetentionPolicies.from_json(body)
+        await change(tenant, namespace, lambda p: replace(p, retention_policies=value))
+
+    @api.delete("/{tenant}/{namespace}/retention", status_code=NO_CONTENT)
+    async def remove_retention(tenant: str, namespace: str) -> None:
+        await change(tenant, namespace, lambda p: replace(p, retention_policies=None))
+
+    # ---- message TTL
+    @api.get("/{tenant}/{namespace}/messageTTL", summary="Get message TTL (seconds)")
+    async def get_ttl(tenant: str, namespace: str) -> Any:
+        value = (await get(tenant, namespace)).message_ttl_in_seconds
+        return _none() if value is None else value
+
+    @api.post("/{tenant}/{namespace}/messageTTL", status_code=NO_CONTENT, summary="Set message TTL")
+    async def set_ttl(tenant: str, namespace: str, body: Annotated[int, Body()]) -> None:
+        if body < 0:
+            raise InvalidPolicies("Invalid value for message TTL")
+        await change(tenant, namespace, lambda p: replace(p, message_ttl_in_seconds=body))
+
+    @api.delete("/{tenant}/{namespace}/messageTTL", status_code=NO_CONTENT)
+    async def remove_ttl(tenant: str, namespace: str) -> None:
+        await change(tenant, namespace, lambda p: replace(p, message_ttl_in_seconds=None))
+
+    # ---- backlog quotas
+    @api.get("/{tenant}/{namespace}/backlogQuotaMap", summary="Get backlog quotas by type")
+    async def get_quotas(tenant: str, namespace: str) -> dict[str, Any]:
+        quotas = (await get(tenant, namespace)).backlog_quota_map
+        return {k: q.to_json() for k, q in sorted(quotas.items())}
+
+    @api.post("/{tenant}/{namespace}/backlogQuota", status_code=NO_CONTENT)
+    async def set_quota(
+        tenant: str, namespace: str, body: JsonObject, backlogQuotaType: str = "destination_storage"
+    ) -> None:
+        kind, quota = _quota_type(backlogQuotaType), BacklogQuota.from_json(body)
+        await change(tenant, namespace, lambda p: p.with_backlog_quota(kind, quota))
+
+    @api.delete("/{tenant}/{namespace}/backlogQuota", status_code=NO_CONTENT)
+    async def remove_quota(
+        tenant: str, namespace: str, backlogQuotaType: str = "destination_storage"
+    ) -> None:
+        kind = _quota_type(backlogQuotaType)
+        await change(tenant, namespace, lambda p: p.with_backlog_quota(kind, None))
+
+    # ---- deduplication
+    @api.get("/{tenant}/{namespace}/deduplication", summary="Get deduplication")
+    async def get_dedup(tenant: str, namespace: str) -> Any:
+        value = (await get(tenant, namespace)).deduplication_enabled
+        return _none() if value is None else value
+
+    @api.post("/{tenant}/{namespace}/deduplication", status_code=NO_CONTENT)
+    async def set_dedup(tenant: str, namespace: str, body: Annotated[bool, Body()]) -> None:
+        await change(tenant, namespace, lambda p: replace(p, deduplication_enabled=body))
+
+    @api.delete("/{tenant}/{namespace}/deduplication", status_code=NO_CONTENT)
+    async def remove_dedup(tenant: str, namespace: str) -> None:
+        await change(tenant, namespace, lambda p: replace(p, deduplication_enabled=None))
+
+    # ---- auto topic creation
+    @api.get("/{tenant}/{namespace}/autoTopicCreation", summary="Get auto topic creation")
+    async def get_auto(tenant: str, namespace: str) -> Any:
+        value = (await get(tenant, namespace)).auto_topic_creation_override
+        return _none() if value is None else value.to_json()
+
+    @api.post("/{tenant}/{namespace}/autoTopicCreation", status_code=NO_CONTENT)
+    async def set_auto(tenant: str, namespace: str, body: JsonObject) -> None:
+        value = AutoTopicCreationOverride.from_json(body)
+        await change(tenant, namespace, lambda p: replace(p, auto_topic_creation_override=value))
+
+    @api.delete("/{tenant}/{namespace}/autoTopicCreation", status_code=NO_CONTENT)
+    async def remove_auto(tenant: str, namespace: str) -> None:
+        await change(tenant, namespace, lambda p: replace(p, auto_topic_creation_override=None))
+
+    # ---- schema compatibility strategy
+    @api.get("/{tenant}/{namespace}/schemaCompatibilityStrategy")
+    async def get_schema_strategy(tenant: str, namespace: str) -> str:
+        return (await get(tenant, namespace)).schema_compatibility_strategy
+
+    @api.put("/{tenant}/{namespace}/schemaCompatibilityStrategy", status_code=NO_CONTENT)
+    @api.post("/{tenant}/{namespace}/schemaCompatibilityStrategy", status_code=NO_CONTENT)
+    async def set_schema_strategy(
+        tenant: str, namespace: str, body: Annotated[str, Body()]
+    ) -> None:
+        value = body.upper()
+        if value not in SCHEMA_COMPATIBILITY_STRATEGIES:
+            choices = list(SCHEMA_COMPATIBILITY_STRATEGIES)
+            raise InvalidPolicies(f"schemaCompatibilityStrategy must be one of {choices}")
+        await change(tenant, namespace, lambda p: replace(p, schema_compatibility_strategy=value))
+
+    @api.delete("/{tenant}/{namespace}/schemaCompatibilityStrategy", status_code=NO_CONTENT)
+    async def remove_schema_strategy(tenant: str, namespace: str) -> None:
+        await change(
+            tenant, namespace, lambda p: replace(p, schema_compatibility_strategy="UNDEFINED")
+        )
+
+    # ---- permissions
+    @api.get("/{tenant}/{namespace}/permissions", summary="Get role -> actions grants")
+    async def get_permissions(tenant: str, namespace: str) -> dict[str, list[str]]:
+        grants = (await get(tenant, namespace)).auth_policies.namespace_auth
+        return {role: sorted(actions) for role, actions in sorted(grants.items())}
+
+    @api.post("/{tenant}/{namespace}/permissions/{role}", status_code=NO_CONTENT)
+    async def grant(
+        tenant: str, namespace: str, role: str, body: Annotated[list[str], Body()]
+    ) -> None:
+        actions = parse_actions(body)
+        await change(tenant, namespace, lambda p: p.with_grant(role, actions))
+
+    @api.delete("/{tenant}/{namespace}/permissions/{role}", status_code=NO_CONTENT)
+    async def revoke(tenant: str, namespace: str, role: str) -> None:
+        await change(tenant, namespace, lambda p: p.without_grant(role))
+
+    return api

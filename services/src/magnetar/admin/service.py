@@ -1,0 +1,106 @@
+"""What the admin API needs from the broker: the ``TopicService`` protocol.
+
+The broker's ``BrokerService`` implements it (checked by mypy where the two are wired). Clusters,
+tenants, namespaces and partitioned-topic metadata go through ``resources`` directly; everything
+that touches a live topic (its managed ledger, cursors, connected clients) goes through the
+methods here. Names passed in are already parsed and validated; partitioned topics are fanned out
+to their partitions by the admin layer, so every ``TopicName`` here is a non-partitioned topic or
+one partition.
+
+Errors the implementation raises, mapped to HTTP statuses in :mod:`magnetar.admin.errors`:
+``TopicNotFound``/``SubscriptionNotFound`` (404), ``TopicExists``/``SubscriptionExists`` (409),
+``TopicBusy``/``SubscriptionBusy`` (412, delete without force), ``NotAllowed`` (405).
+
+Concurrency: the admin app calls these from request tasks on the broker's event loop.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from magnetar.broker.names import NamespaceName, TopicName
+from magnetar.broker.resources import BrokerResources
+
+MAX_ID = (1 << 63) - 1
+
+
+@dataclass(frozen=True, slots=True)
+class MessageIdSpec:
+    """A message id as the admin API receives it (Pulsar's ``MessageIdImpl``/``ResetCursorData``).
+
+    ``EARLIEST`` is (-1, -1) and ``LATEST`` is (Long.MAX, Long.MAX), as in Pulsar.
+    """
+
+    ledger_id: int
+    entry_id: int
+    partition_index: int = -1
+    batch_index: int = -1
+    is_excluded: bool = False
+
+    @property
+    def is_earliest(self) -> bool:
+        return self.ledger_id == -1 and self.entry_id == -1
+
+    @property
+    def is_latest(self) -> bool:
+        return self.ledger_id == MAX_ID and self.entry_id == MAX_ID
+
+
+EARLIEST = MessageIdSpec(-1, -1)
+LATEST = MessageIdSpec(MAX_ID, MAX_ID)
+
+
+class TopicService(Protocol):
+    """Topic operations the broker offers the admin API (see the module docstring)."""
+
+    @property
+    def resources(self) -> BrokerResources: ...
+
+    @property
+    def web_service_url(self) -> str:
+        """``http://host:port``, for lookup answers."""
+        ...
+
+    @property
+    def broker_service_url(self) -> str:
+        """``pulsar://host:port``, for lookup answers."""
+        ...
+
+    async def list_topics(self, ns: NamespaceName, persistent: bool) -> list[str]:
+        """Fully qualified names of the existing topics (and partitions) of one domain."""
+        ...
+
+    async def create_topic(self, t: TopicName) -> None: ...
+
+    async def delete_topic(self, t: TopicName, force: bool) -> None: ...
+
+    async def topic_stats(self, t: TopicName) -> dict[str, Any]:
+        """Pulsar's TopicStats JSON shape."""
+        ...
+
+    async def topic_internal_stats(self, t: TopicName) -> dict[str, Any]:
+        """Pulsar's PersistentTopicInternalStats JSON shape."""
+        ...
+
+    async def list_subscriptions(self, t: TopicName) -> list[str]: ...
+
+    async def create_subscription(
+        self, t: TopicName, sub: str, position: MessageIdSpec
+    ) -> None: ...
+
+    async def delete_subscription(self, t: TopicName, sub: str, force: bool) -> None: ...
+
+    async def skip_messages(self, t: TopicName, sub: str, n: int) -> None: ...
+
+    async def skip_all(self, t: TopicName, sub: str) -> None: ...
+
+    async def reset_cursor_to_time(self, t: TopicName, sub: str, timestamp_ms: int) -> None: ...
+
+    async def reset_cursor_to_id(
+        self, t: TopicName, sub: str, ledger_id: int, entry_id: int
+    ) -> None: ...
+
+    async def expire_messages(self, t: TopicName, sub: str, seconds: int) -> None: ...
+
+    async def unload_topic(self, t: TopicName) -> None: ...
