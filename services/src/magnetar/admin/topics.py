@@ -30,6 +30,7 @@ from magnetar.broker.resource_errors import (
 
 NO_CONTENT = 204
 MESSAGE_ID_EXAMPLE = {"ledgerId": 12, "entryId": 0, "partitionIndex": -1}
+MessageIdBody = Annotated[dict[str, Any] | None, Body(examples=[MESSAGE_ID_EXAMPLE])]
 
 
 def message_id_of(body: object) -> MessageIdSpec:
@@ -70,7 +71,6 @@ def _domain_router(service: TopicService, domain: str) -> APIRouter:
     resources = service.resources
     persistent = domain == PERSISTENT
     api = APIRouter(prefix=f"/{domain}/{{tenant}}/{{namespace}}", tags=[f"{domain} topics"])
-    MessageIdBody = Annotated[dict[str, Any] | None, Body(examples=[MESSAGE_ID_EXAMPLE])]
 
     async def namespace_of(tenant: str, namespace: str) -> NamespaceName:
         ns = await parse_namespace(resources, tenant, namespace)
