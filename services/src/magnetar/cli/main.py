@@ -33,7 +33,11 @@ def version() -> None:
 def _register() -> None:
     # Sub-command modules register themselves on ``app``; imported here so that
     # ``magnetar --help`` lists them all.
-    from magnetar.cli import bookie_cmd  # noqa: F401
+    from magnetar.cli import (
+        bookie_cmd,  # noqa: F401
+        broker_cmd,  # noqa: F401
+        standalone_cmd,  # noqa: F401
+    )
 
 
 _register()

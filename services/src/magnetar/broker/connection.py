@@ -1,0 +1,384 @@
+"""ServerCnx: one client connection of the binary protocol (Pulsar's ServerCnx).
+
+The reader loop feeds bytes to a :class:`~magnetar.protocol.frame.FrameDecoder` and handles
+frames in arrival order. Fast commands (FLOW, SEND, PING, ...) are handled inline so their order
+is kept; requests that wait on storage (PRODUCER, SUBSCRIBE, SEEK, ...) run as tasks the
+connection owns, answered by request id. Consumer-side requests live in :mod:`.consumer_requests`.
+
+Frame errors: a fatal one (framing lost, frame over the size limit) closes the connection; a
+frame-local one is answered — ``SEND_ERROR(ChecksumError)`` for a SEND with a bad checksum (the
+one SEND_ERROR the C++ client survives), ``ERROR`` otherwise — and the connection goes on.
+Before CONNECT only CONNECT is accepted; anything else closes the connection.
+
+Bounds: at most ``max_pending_sends_per_connection`` SENDs in flight; beyond that the reader
+stops reading (TCP backpressure on the producer). Keep-alive: a PING after an idle interval, and
+the connection is closed when the client stays silent for two intervals.
+
+Concurrency: everything on the broker's loop; the connection's tasks are cancelled on close.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any
+
+from magnetar.broker.consumer_requests import ConsumerRef, handle_consumer_command, release
+from magnetar.broker.errors import InvalidTopicName, ServiceNotReady
+from magnetar.broker.names import TopicName
+from magnetar.broker.producer import Producer
+from magnetar.broker.service import SERVER_VERSION, BrokerService
+from magnetar.errors import MagnetarError
+from magnetar.protocol import commands
+from magnetar.protocol.errors import ChecksumMismatch, ProtocolError, server_error_for
+from magnetar.protocol.frame import Frame, FrameDecoder, encode_command
+from magnetar.protocol.version import PeerFeatures, server_feature_flags
+from magnetar.telemetry import get_logger
+from magnetar.wire import pulsar_api_pb2 as pb
+
+log = get_logger(__name__)
+
+T = pb.BaseCommand
+_READ_CHUNK = 256 * 1024
+_MAX_TASKS = 10_000
+_producer_names = itertools.count()
+
+
+class ServerCnx:
+    def __init__(
+        self,
+        service: BrokerService,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+    ) -> None:
+        self.service = service
+        self._reader = reader
+        self._writer = writer
+        peer = writer.get_extra_info("peername")
+        self._address = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
+        config = service.config
+        self._decoder = FrameDecoder(max_frame_size=config.max_message_size + 10 * 1024)
+        self._features: PeerFeatures | None = None
+        self._open = True
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._task_slots = asyncio.Semaphore(_MAX_TASKS)
+        self._send_slots = asyncio.Semaphore(config.max_pending_sends_per_connection)
+        self._last_received = asyncio.get_running_loop().time()
+        self.producers: dict[int, Producer] = {}
+        self._pending_producers: set[int] = set()
+        self._closed_producers: set[int] = set()
+        self.consumers: dict[int, ConsumerRef] = {}
+
+    # ------------------------------------------------------------------ ClientCnx
+    @property
+    def address(self) -> str:
+        return self._address
+
+    @property
+    def features(self) -> PeerFeatures:
+        if self._features is None:
+            raise ServiceNotReady("not connected")
+        return self._features
+
+    @property
+    def is_open(self) -> bool:
+        return self._open
+
+    def write(self, frame: bytes) -> None:
+        if self._open:
+            self._writer.write(frame)
+
+    def write_command(self, command: pb.BaseCommand) -> None:
+        self.write(encode_command(command))
+
+    async def drain(self) -> None:
+        if self._open:
+            with contextlib.suppress(ConnectionError):
+                await self._writer.drain()
+
+    def forget_producer(self, producer_id: int) -> None:
+        producer = self.producers.pop(producer_id, None)
+        if producer is not None:
+            self._closed_producers.add(producer_id)
+
+    def forget_consumer(self, consumer_id: int) -> None:
+        self.consumers.pop(consumer_id, None)
+
+    # ------------------------------------------------------------------ life cycle
+    async def run(self) -> None:
+        """Serve until the client goes away or a fatal protocol error; then clean up."""
+        keepalive = asyncio.create_task(self._keepalive(), name=f"keepalive-{self._address}")
+        try:
+            await self._read_loop()
+        except (ConnectionError, asyncio.IncompleteReadError):
+            pass
+        finally:
+            keepalive.cancel()
+            await asyncio.wait([keepalive])
+            await self._cleanup()
+
+    async def _read_loop(self) -> None:
+        loop = asyncio.get_running_loop()
+        while self._open:
+            data = await self._reader.read(_READ_CHUNK)
+            if not data:
+                return
+            self._last_received = loop.time()
+            try:
+                self._decoder.feed(data)
+            except ProtocolError as exc:
+                self._fatal(exc)
+                return
+            while self._open:
+                try:
+                    for frame in self._decoder.frames():
+                        await self._handle(frame)
+                        if not self.is_open:
+                            return
+                    break
+                except ProtocolError as exc:
+                    if exc.fatal:
+                        self._fatal(exc)
+                        return
+                    self._frame_error(exc)
+
+    def _fatal(self, exc: ProtocolError) -> None:
+        log.warning("connection_protocol_error", client=self._address, error=str(exc))
+        self.close()
+
+    def _frame_error(self, exc: ProtocolError) -> None:
+        log.info("frame_rejected", client=self._address, error=str(exc))
+        if self._features is None:
+            self.close()
+            return
+        if isinstance(exc, ChecksumMismatch) and exc.command.type == T.SEND:
+            send = exc.command.send
+            self.write_command(
+                commands.send_error(send.producer_id, send.sequence_id, pb.ChecksumError, str(exc))
+            )
+            return
+        self.write_command(commands.error(commands.BROKER_REQUEST_ID, pb.UnknownError, str(exc)))
+
+    def close(self) -> None:
+        if not self._open:
+            return
+        self._open = False
+        self._writer.close()
+
+    async def _cleanup(self) -> None:
+        self.close()
+        for task in list(self._tasks):
+            task.cancel()
+        if self._tasks:
+            await asyncio.wait(set(self._tasks))
+        for producer in list(self.producers.values()):
+            await self._release_producer(producer)
+        self.producers.clear()
+        for ref in list(self.consumers.values()):
+            await release(ref)
+        self.consumers.clear()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self._writer.wait_closed(), timeout=2.0)
+        log.info("connection_closed", client=self._address)
+
+    async def _keepalive(self) -> None:
+        interval = self.service.config.keep_alive_interval_s
+        loop = asyncio.get_running_loop()
+        while self._open:
+            await asyncio.sleep(interval)
+            idle = loop.time() - self._last_received
+            if idle >= 2 * interval:
+                log.info("connection_keepalive_timeout", client=self._address, idle_s=idle)
+                self.close()
+                self._reader.feed_eof()
+                return
+            if idle >= interval and self._features is not None:
+                self.write_command(commands.ping())
+
+    # ------------------------------------------------------------------ tasks / replies
+    async def spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        """Run ``work`` as a task of this connection (bounded in number)."""
+        await self._task_slots.acquire()
+        task = asyncio.create_task(work)
+        self._tasks.add(task)
+
+        def finished(t: asyncio.Task[None]) -> None:
+            self._tasks.discard(t)
+            self._task_slots.release()
+            if not t.cancelled() and t.exception() is not None:
+                log.error("request_failed", client=self._address, error=repr(t.exception()))
+
+        task.add_done_callback(finished)
+
+    async def request(
+        self,
+        request_id: int,
+        work: Callable[[], Awaitable[pb.BaseCommand | None]],
+        on_error: Callable[[int, pb.ServerError.ValueType, str], pb.BaseCommand] = commands.error,
+    ) -> None:
+        """Spawn ``work``; write its reply, or ``on_error(...)`` if it raises a MagnetarError."""
+
+        async def run() -> None:
+            try:
+                reply = await work()
+            except MagnetarError as exc:
+                log.info("request_refused", client=self._address, error=str(exc))
+                reply = on_error(request_id, server_error_for(exc), str(exc))
+            if reply is not None:
+                self.write_command(reply)
+
+        await self.spawn(run())
+
+    # ------------------------------------------------------------------ dispatch
+    async def _handle(self, frame: Frame) -> None:
+        cmd = frame.command
+        if self._features is None:
+            if cmd.type != T.CONNECT:
+                log.warning("command_before_connect", client=self._address, type=cmd.type)
+                self.close()
+                return
+            self._connect(cmd.connect)
+            return
+        kind = cmd.type
+        if kind == T.SEND:
+            await self._send(frame)
+        elif kind == T.PING:
+            self.write_command(commands.pong())
+        elif kind == T.PONG:
+            pass
+        elif kind == T.PARTITIONED_METADATA:
+            await self._partitioned_metadata(cmd.partition_metadata)
+        elif kind == T.LOOKUP:
+            self._lookup(cmd.lookup_topic)
+        elif kind == T.PRODUCER:
+            await self._producer(cmd.producer)
+        elif kind == T.CLOSE_PRODUCER:
+            await self._close_producer(cmd.close_producer)
+        elif kind == T.CONNECT:
+            self.write_command(
+                commands.error(commands.BROKER_REQUEST_ID, pb.NotAllowedError, "already connected")
+            )
+        elif not await handle_consumer_command(self, cmd):
+            self._unsupported(cmd)
+
+    def _unsupported(self, cmd: pb.BaseCommand) -> None:
+        name = pb.BaseCommand.Type.Name(cmd.type)
+        body = getattr(cmd, pb.BaseCommand.DESCRIPTOR.fields_by_number[cmd.type].name)
+        request_id = getattr(body, "request_id", commands.BROKER_REQUEST_ID)
+        log.info("command_unsupported", client=self._address, command=name)
+        self.write_command(
+            commands.error(request_id, pb.NotAllowedError, f"{name} is not supported")
+        )
+
+    def _connect(self, connect: pb.CommandConnect) -> None:
+        self._features = PeerFeatures.from_connect(connect)
+        self.write_command(
+            commands.connected(
+                server_version=SERVER_VERSION,
+                protocol_version=self._features.protocol_version,
+                max_message_size=self.service.config.max_message_size,
+                feature_flags=server_feature_flags(),
+            )
+        )
+        log.info(
+            "client_connected",
+            client=self._address,
+            client_version=connect.client_version,
+            protocol_version=self._features.protocol_version,
+        )
+
+    async def _partitioned_metadata(self, request: pb.CommandPartitionedTopicMetadata) -> None:
+        async def work() -> pb.BaseCommand:
+            topic = TopicName.parse(request.topic)
+            partitions = await self.service.partitions(topic)
+            return commands.partitioned_metadata_response(request.request_id, partitions)
+
+        await self.request(request.request_id, work, commands.partitioned_metadata_failed)
+
+    def _lookup(self, request: pb.CommandLookupTopic) -> None:
+        try:
+            topic = TopicName.parse(request.topic)
+        except InvalidTopicName as exc:
+            self.write_command(commands.lookup_failed(request.request_id, pb.InvalidTopicName,
+                                                      str(exc)))  # fmt: skip
+            return
+        self.write_command(
+            commands.lookup_response(
+                request.request_id,
+                broker_service_url=self.service.lookup_url(topic),
+                broker_service_url_tls=self.service.broker_service_url_tls,
+                authoritative=True,
+            )
+        )
+
+    # ------------------------------------------------------------------ producers
+    async def _producer(self, request: pb.CommandProducer) -> None:
+        producer_id = request.producer_id
+        existing = self.producers.get(producer_id)
+        if existing is not None:
+            reply = commands.producer_success(request.request_id, existing.name)
+            self.write_command(reply)
+            return
+        if producer_id in self._pending_producers:
+            self.write_command(commands.error(request.request_id, pb.ServiceNotReady,
+                                              "producer is already being created"))  # fmt: skip
+            return
+        self._pending_producers.add(producer_id)
+
+        async def work() -> pb.BaseCommand:
+            try:
+                topic = await self.service.get_topic(TopicName.parse(request.topic))
+                name = request.producer_name or (
+                    f"{self.service.config.cluster_name}-{next(_producer_names)}"
+                )
+                producer = Producer(self, producer_id, name, str(topic.name), topic.publish)
+                topic.add_producer(producer)
+                self.producers[producer_id] = producer
+                self._closed_producers.discard(producer_id)
+            finally:
+                self._pending_producers.discard(producer_id)
+            log.info("producer_created", client=self._address, topic=request.topic, name=name)
+            return commands.producer_success(request.request_id, name)
+
+        await self.request(request.request_id, work)
+
+    async def _send(self, frame: Frame) -> None:
+        send = frame.command.send
+        producer = self.producers.get(send.producer_id)
+        if producer is None:
+            if send.producer_id in self._closed_producers:
+                return
+            log.warning("send_unknown_producer", client=self._address, producer=send.producer_id)
+            self.close()
+            return
+        assert frame.payload is not None  # the decoder guarantees a payload for SEND
+        await self._send_slots.acquire()
+        highest = send.highest_sequence_id if send.HasField("highest_sequence_id") else None
+        producer.publish(
+            send.sequence_id,
+            highest,
+            max(1, send.num_messages),
+            frame.payload.stored,
+            self._send_slots.release,
+        )
+
+    async def _close_producer(self, request: pb.CommandCloseProducer) -> None:
+        producer = self.producers.pop(request.producer_id, None)
+        if producer is None:
+            self.write_command(commands.success(request.request_id))
+            return
+        self._closed_producers.add(request.producer_id)
+
+        async def work() -> pb.BaseCommand:
+            await self._release_producer(producer)
+            return commands.success(request.request_id)
+
+        await self.request(request.request_id, work)
+
+    async def _release_producer(self, producer: Producer) -> None:
+        topic = self.service.loaded(TopicName.parse(producer.topic))
+        if topic is not None:
+            topic.remove_producer(producer)
+        await producer.close()

@@ -1,0 +1,82 @@
+"""One consumer of a subscription: its permits, the entries it holds unacked, MESSAGE frames.
+
+Permits (FLOW) count messages: an entry holding a batch of n messages uses n permits, less the
+indexes already acknowledged (ack set). ``pending`` maps each entry delivered to this consumer
+and not yet acknowledged to its message count; when the consumer goes away, the subscription
+puts those entries back for redelivery.
+
+Concurrency: owned by its subscription on the broker's loop; :meth:`deliver` only writes to the
+connection's buffer (the subscription's dispatcher drains).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import TypeAlias
+
+from magnetar.broker.topic import ClientCnx
+from magnetar.managed_ledger.position import Position
+from magnetar.protocol import commands
+from magnetar.protocol.frame import encode_message, strip_checksum
+from magnetar.protocol.message_id import MessageId
+from magnetar.wire import pulsar_api_pb2 as pb
+
+SubType: TypeAlias = pb.CommandSubscribe.SubType.ValueType
+
+
+@dataclass(eq=False)
+class Consumer:
+    cnx: ClientCnx
+    consumer_id: int
+    name: str
+    subscription: str
+    sub_type: SubType
+    partition: int = -1
+    priority: int = 0
+    read_compacted: bool = False
+    permits: int = 0
+    epoch: int | None = None
+    pending: dict[Position, int] = field(default_factory=dict)
+    connected_since: float = field(default_factory=time.time)
+    messages_out: int = 0
+    bytes_out: int = 0
+    closed: bool = False
+
+    @property
+    def unacked_messages(self) -> int:
+        return sum(self.pending.values())
+
+    def deliver(
+        self,
+        pos: Position,
+        stored: bytes,
+        messages: int,
+        *,
+        redelivery_count: int = 0,
+        ack_set: list[int] | None = None,
+        track: bool = True,
+    ) -> None:
+        """Write one MESSAGE frame for the entry at ``pos`` (stored bytes replayed unchanged)."""
+        message_id = MessageId(pos.ledger_id, pos.entry_id, partition=self.partition)
+        command = commands.message(
+            self.consumer_id,
+            message_id,
+            redelivery_count=redelivery_count,
+            ack_set=ack_set or (),
+            consumer_epoch=self.epoch,
+        )
+        data = stored if self.cnx.features.wants_checksum_on_message else strip_checksum(stored)
+        self.cnx.write(encode_message(command, data))
+        if track:
+            self.pending[pos] = messages
+        self.permits -= messages
+        self.messages_out += messages
+        self.bytes_out += len(stored)
+
+    def close_by_broker(self) -> None:
+        """Tell the client to resubscribe (CLOSE_CONSUMER with request id -1)."""
+        self.closed = True
+        if self.cnx.is_open:
+            self.cnx.write_command(commands.close_consumer(self.consumer_id))
+            self.cnx.forget_consumer(self.consumer_id)

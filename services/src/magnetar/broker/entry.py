@@ -1,0 +1,63 @@
+"""What the broker reads from a stored entry: its MessageMetadata (message count, key, time).
+
+A persistent entry is exactly what followed the SEND command: ``[0x0e01][crc32c][meta_size]
+[MessageMetadata][payload]`` (the checksum part is optional). The broker never rewrites it; it
+only peeks at the metadata to count permits (a batch is ``num_messages_in_batch`` messages), to
+route by key, and to seek by publish time. The payload (possibly compressed) is never parsed.
+
+Pure functions; safe from any task.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+from google.protobuf.message import DecodeError
+
+from magnetar.protocol.batch import message_count
+from magnetar.protocol.frame import MAGIC_CRC32C
+from magnetar.wire import pulsar_api_pb2 as pb
+
+_U32 = struct.Struct(">I")
+_U16 = struct.Struct(">H")
+
+
+@dataclass(frozen=True, slots=True)
+class EntryInfo:
+    """The facts the dispatcher needs about one entry."""
+
+    messages: int
+    key: bytes
+    publish_time: int
+    batched: bool
+
+
+def entry_metadata(stored: bytes) -> pb.MessageMetadata:
+    """The MessageMetadata of a stored entry; an empty one if the bytes are not parseable."""
+    offset = 0
+    if len(stored) >= 6 and _U16.unpack_from(stored, 0)[0] == MAGIC_CRC32C:
+        offset = 6
+    metadata = pb.MessageMetadata()
+    if len(stored) < offset + 4:
+        return metadata
+    (size,) = _U32.unpack_from(stored, offset)
+    try:
+        metadata.MergeFromString(stored[offset + 4 : offset + 4 + size])
+    except (DecodeError, ValueError, RuntimeError):
+        return pb.MessageMetadata()
+    return metadata
+
+
+def entry_info(stored: bytes) -> EntryInfo:
+    metadata = entry_metadata(stored)
+    if metadata.HasField("ordering_key"):
+        key = metadata.ordering_key
+    else:
+        key = metadata.partition_key.encode()
+    return EntryInfo(
+        messages=max(1, message_count(metadata)),
+        key=key,
+        publish_time=metadata.publish_time,
+        batched=metadata.HasField("num_messages_in_batch"),
+    )

@@ -1,0 +1,210 @@
+"""A persistent topic: a managed ledger, its producers and its subscriptions.
+
+Entries are the SEND bytes as received (``[0x0e01][crc][meta_size][meta][payload]``); the
+topic never rewrites them. Durable subscriptions are the managed ledger's durable cursors
+(re-created as subscriptions when the topic loads); readers get non-durable cursors and a
+subscription that disappears with its consumer.
+
+Start positions (readers) and seek targets follow Pulsar: earliest (-1,-1) is the first entry,
+latest (INT64_MAX, INT64_MAX) the end, any other id names the entry to start at — the client
+drops what precedes its start id (inclusive or not), so the broker starts at the entry itself.
+
+Concurrency: on the broker's loop; owned by the BrokerService, which closes it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+
+from magnetar.broker.consumer import Consumer
+from magnetar.broker.entry import entry_info
+from magnetar.broker.errors import MetadataProblem, ProducerBusy, SubscriptionNotFound, TopicClosed
+from magnetar.broker.names import TopicName
+from magnetar.broker.producer import Producer
+from magnetar.broker.subscription import PersistentSubscription
+from magnetar.ids import EntryId
+from magnetar.managed_ledger import InitialPosition, ManagedLedger, Position
+from magnetar.protocol.message_id import EARLIEST, LATEST, MessageId
+from magnetar.telemetry import get_logger
+from magnetar.wire import pulsar_api_pb2 as pb
+
+log = get_logger(__name__)
+
+_SCAN_BATCH = 200
+
+
+class PersistentTopic:
+    def __init__(self, name: TopicName, ml: ManagedLedger) -> None:
+        self.name = name
+        self.ml = ml
+        self.producers: dict[str, Producer] = {}
+        self.subscriptions: dict[str, PersistentSubscription] = {}
+        self._closing = False
+        self.messages_in = 0
+        self.bytes_in = 0
+        for cursor_name, cursor in ml.cursors.items():
+            self.subscriptions[cursor_name] = PersistentSubscription(
+                str(name), cursor_name, ml, cursor, pb.CommandSubscribe.Exclusive
+            )
+
+    @property
+    def is_open(self) -> bool:
+        return not self._closing
+
+    def _check_open(self) -> None:
+        if self._closing:
+            raise TopicClosed(str(self.name))
+
+    # ------------------------------------------------------------------ producers
+    def add_producer(self, producer: Producer) -> None:
+        self._check_open()
+        if producer.name in self.producers:
+            raise ProducerBusy(str(self.name), producer.name)
+        self.producers[producer.name] = producer
+
+    def remove_producer(self, producer: Producer) -> None:
+        if self.producers.get(producer.name) is producer:
+            del self.producers[producer.name]
+
+    async def publish(self, stored: bytes, num_messages: int) -> MessageId:
+        self._check_open()
+        pos = await self.ml.add_entry(stored)
+        self.messages_in += num_messages
+        self.bytes_in += len(stored)
+        return MessageId(pos.ledger_id, pos.entry_id)
+
+    # ------------------------------------------------------------------ subscriptions
+    def start_position(self, mid: MessageId) -> Position:
+        """The entry a reader or a seek to ``mid`` starts at (the end if past the last)."""
+        layout = self.ml.layout
+        end = layout.end_position()
+        if mid.entry == EARLIEST.entry or mid.ledger_id < 0:
+            return layout.first_at_or_after(layout.first_position()) or end
+        if mid.entry == LATEST.entry:
+            return end
+        pos = Position(mid.ledger_id, EntryId(max(mid.entry_id, 0)))  # type: ignore[arg-type]
+        return min(pos, end)
+
+    async def subscribe(
+        self,
+        consumer: Consumer,
+        *,
+        durable: bool,
+        initial_position: InitialPosition,
+        start_message_id: MessageId | None,
+    ) -> PersistentSubscription:
+        self._check_open()
+        name = consumer.subscription
+        sub = self.subscriptions.get(name)
+        if sub is None:
+            if durable:
+                cursor = await self.ml.open_cursor(name, initial_position)
+            else:
+                if start_message_id is None:
+                    start_message_id = (
+                        EARLIEST if initial_position is InitialPosition.EARLIEST else LATEST
+                    )
+                cursor = self.ml.new_non_durable_cursor(self.start_position(start_message_id))
+            self._check_open()
+            sub = self.subscriptions.get(name)
+            if sub is None:
+                sub = PersistentSubscription(
+                    str(self.name), name, self.ml, cursor, consumer.sub_type, durable=durable
+                )
+                self.subscriptions[name] = sub
+        sub.add_consumer(consumer)
+        return sub
+
+    async def consumer_left(self, sub: PersistentSubscription, consumer: Consumer) -> None:
+        sub.remove_consumer(consumer)
+        if not sub.durable and not sub.consumers:
+            await self._drop_subscription(sub)
+
+    async def _drop_subscription(self, sub: PersistentSubscription) -> None:
+        if self.subscriptions.get(sub.name) is sub:
+            del self.subscriptions[sub.name]
+        await sub.close()
+        if not sub.durable:
+            sub.cursor.close()
+            # A reader's cursor must stop holding back the entry cache; ManagedLedger has no
+            # public way to forget a non-durable cursor yet.
+            self.ml._non_durable.discard(sub.cursor)
+
+    async def unsubscribe(self, sub: PersistentSubscription, consumer: Consumer | None) -> None:
+        others = [c for c in sub.consumers if c is not consumer]
+        if others:
+            raise MetadataProblem("Unconnected or shared consumer attempting to unsubscribe")
+        if consumer is not None:
+            sub.remove_consumer(consumer)
+        await self._drop_subscription(sub)
+        if sub.durable and sub.name in self.ml.cursors:
+            await self.ml.delete_cursor(sub.name)
+        log.info("unsubscribed", topic=str(self.name), subscription=sub.name)
+
+    async def create_subscription(self, name: str, start: MessageId) -> None:
+        """A durable subscription at ``start`` without consumers (admin)."""
+        self._check_open()
+        if name in self.subscriptions:
+            return
+        initial = InitialPosition.EARLIEST if start == EARLIEST else InitialPosition.LATEST
+        cursor = await self.ml.open_cursor(name, initial)
+        sub = PersistentSubscription(
+            str(self.name), name, self.ml, cursor, pb.CommandSubscribe.Exclusive
+        )
+        self.subscriptions.setdefault(name, sub)
+        if start not in (EARLIEST, LATEST):
+            await self.subscriptions[name].reset_cursor(self.start_position(start))
+
+    def subscription(self, name: str) -> PersistentSubscription:
+        sub = self.subscriptions.get(name)
+        if sub is None:
+            raise SubscriptionNotFound(name)
+        return sub
+
+    # ------------------------------------------------------------------ positions
+    async def position_for_time(self, timestamp_ms: int) -> Position:
+        """The first entry published at or after ``timestamp_ms`` (the end if none)."""
+        layout = self.ml.layout
+        pos = layout.first_at_or_after(layout.first_position())
+        while pos is not None:
+            entries = await self.ml.read_entries(pos, _SCAN_BATCH)
+            if not entries:
+                break
+            for entry in entries:
+                if entry_info(entry.data).publish_time >= timestamp_ms:
+                    return entry.position
+            pos = layout.next_position(entries[-1].position)
+        return layout.end_position()
+
+    async def last_message_id(self) -> MessageId:
+        """The last entry's id; batch_index is the last index of a batched entry."""
+        last = self.ml.last_confirmed_position
+        if last.entry_id < 0 or not self.ml.layout.contains(last):
+            return MessageId(last.ledger_id, last.entry_id)
+        entries = await self.ml.read_positions([last])
+        if entries:
+            info = entry_info(entries[0].data)
+            if info.batched:
+                return MessageId(last.ledger_id, last.entry_id, batch_index=info.messages - 1)
+        return MessageId(last.ledger_id, last.entry_id)
+
+    # ------------------------------------------------------------------ close
+    async def close(self, *, disconnect_clients: bool = True) -> None:
+        """Tell producers and consumers to reconnect, stop dispatching, close the ledger."""
+        if self._closing:
+            return
+        self._closing = True
+        for producer in list(self.producers.values()):
+            if disconnect_clients:
+                producer.close_by_broker()
+        self.producers.clear()
+        await asyncio.gather(
+            *(sub.close(disconnect=disconnect_clients) for sub in self.subscriptions.values())
+        )
+        await self.ml.close()
+        log.info("topic_closed", topic=str(self.name))
+
+    @staticmethod
+    def reader_subscription_name() -> str:
+        return f"reader-{uuid.uuid4().hex[:10]}"

@@ -1,0 +1,67 @@
+"""The broker's TCP listener: accepts clients and runs one ServerCnx per connection.
+
+``BrokerServer.start()`` binds; every accepted connection is served by a task the server
+keeps; ``close()`` stops accepting, closes every connection and waits (bounded) for their
+clean-up, before the service closes its topics.
+
+Concurrency: on the broker's loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+from magnetar.broker.connection import ServerCnx
+from magnetar.broker.service import BrokerService
+from magnetar.telemetry import get_logger
+
+log = get_logger(__name__)
+
+
+class BrokerServer:
+    def __init__(self, service: BrokerService, host: str, port: int) -> None:
+        self.service = service
+        self.host = host
+        self.port = port
+        self._server: asyncio.Server | None = None
+        self._connections: set[ServerCnx] = set()
+        self._idle = asyncio.Event()
+        self._idle.set()
+
+    async def start(self) -> int:
+        """Listen; returns the bound port (useful with port 0)."""
+        self._server = await asyncio.start_server(self._serve, self.host, self.port)
+        self.port = int(self._server.sockets[0].getsockname()[1])
+        log.info("broker_listening", host=self.host, port=self.port)
+        return self.port
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        cnx = ServerCnx(self.service, reader, writer)
+        self._connections.add(cnx)
+        self._idle.clear()
+        try:
+            await cnx.run()
+        except Exception as exc:
+            log.error("connection_failed", client=cnx.address, error=repr(exc))
+        finally:
+            self._connections.discard(cnx)
+            if not self._connections:
+                self._idle.set()
+
+    @property
+    def connections(self) -> int:
+        return len(self._connections)
+
+    async def close(self, timeout_s: float = 10.0) -> None:
+        if self._server is None:
+            return
+        server, self._server = self._server, None
+        server.close()
+        for cnx in list(self._connections):
+            cnx.close()
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(timeout_s):
+                await self._idle.wait()
+                await server.wait_closed()
+        log.info("broker_stopped")

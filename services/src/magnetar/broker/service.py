@@ -1,0 +1,162 @@
+"""BrokerService: the broker's topics by name, lookup answers, and the seam to ownership.
+
+Topics load on first use (auto-creation): a persistent topic opens (or creates) the managed
+ledger named from the topic; a non-persistent one is just an in-memory fan-out. Concurrent
+first uses of one topic share a single load. This broker owns every topic (standalone); the
+lookup answer is always "connect here, authoritative" — cluster ownership plugs in at
+:meth:`BrokerService.lookup_url`.
+
+Partition counts come from the resources (``BrokerResources.get_partitions``); a topic is
+auto-created only in an existing namespace (else TopicNotFound).
+
+Concurrency: on the broker's loop. The service owns its load tasks and its topics and closes
+them in :meth:`close`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+
+from magnetar.broker.errors import ServiceNotReady, TopicNotFound
+from magnetar.broker.names import NamespaceName, TopicName
+from magnetar.broker.non_persistent_topic import NonPersistentTopic
+from magnetar.broker.persistent_topic import PersistentTopic
+from magnetar.broker.resources import BrokerResources
+from magnetar.managed_ledger import ManagedLedgerConfig, ManagedLedgerFactory
+from magnetar.metadata import keys
+from magnetar.metadata.store import MetadataStore
+from magnetar.telemetry import get_logger
+
+log = get_logger(__name__)
+
+AnyTopic = PersistentTopic | NonPersistentTopic
+SERVER_VERSION = "Magnetar-0.1.0"
+
+
+@dataclass(frozen=True)
+class BrokerConfig:
+    """The broker's settings (names after Pulsar's broker.conf)."""
+
+    advertised_address: str = "127.0.0.1"
+    broker_service_port: int = 6650
+    web_service_port: int = 8080
+    cluster_name: str = "standalone"
+    max_message_size: int = 5 * 1024 * 1024
+    keep_alive_interval_s: float = 30.0
+    max_pending_sends_per_connection: int = 10_000
+    managed_ledger: ManagedLedgerConfig = field(default_factory=ManagedLedgerConfig)
+    close_timeout_s: float = 10.0
+
+
+class BrokerService:
+    def __init__(
+        self,
+        store: MetadataStore,
+        factory: ManagedLedgerFactory,
+        config: BrokerConfig,
+        resources: BrokerResources,
+    ) -> None:
+        self.store = store
+        self.factory = factory
+        self.config = config
+        self.resources = resources
+        self.topics: dict[str, AnyTopic] = {}
+        self._loading: dict[str, asyncio.Task[AnyTopic]] = {}
+        self._closed = False
+
+    # ------------------------------------------------------------------ urls / lookup
+    @property
+    def broker_service_url(self) -> str:
+        return f"pulsar://{self.config.advertised_address}:{self.config.broker_service_port}"
+
+    @property
+    def broker_service_url_tls(self) -> str:
+        return f"pulsar+ssl://{self.config.advertised_address}:6651"
+
+    @property
+    def web_service_url(self) -> str:
+        return f"http://{self.config.advertised_address}:{self.config.web_service_port}"
+
+    def lookup_url(self, topic: TopicName) -> str:
+        """The broker that owns ``topic``: this one (cluster ownership plugs in here)."""
+        return self.broker_service_url
+
+    async def partitions(self, topic: TopicName) -> int:
+        if topic.is_partition:
+            return 0
+        return await self.resources.get_partitions(topic)
+
+    # ------------------------------------------------------------------ topics
+    def loaded(self, topic: TopicName) -> AnyTopic | None:
+        found = self.topics.get(str(topic))
+        return found if found is not None and found.is_open else None
+
+    async def get_topic(self, topic: TopicName, *, create: bool = True) -> AnyTopic:
+        """The loaded topic, loading (and with ``create`` creating) it on first use."""
+        if self._closed:
+            raise ServiceNotReady("broker is shutting down")
+        found = self.loaded(topic)
+        if found is not None:
+            return found
+        key = str(topic)
+        task = self._loading.get(key)
+        if task is None:
+            task = asyncio.create_task(self._load(topic, create), name=f"load-{key}")
+            self._loading[key] = task
+            task.add_done_callback(lambda _t: self._loading.pop(key, None))
+        return await asyncio.shield(task)
+
+    async def _load(self, topic: TopicName, create: bool) -> AnyTopic:
+        loaded: AnyTopic
+        if topic.is_persistent:
+            name = topic.managed_ledger_name
+            if not await self.factory.exists(name) and (
+                not create or not await self.resources.namespace_exists(topic.namespace)
+            ):
+                raise TopicNotFound(str(topic))
+            ml = await self.factory.open(name, self.config.managed_ledger)
+            loaded = PersistentTopic(topic, ml)
+        else:
+            if not create or not await self.resources.namespace_exists(topic.namespace):
+                raise TopicNotFound(str(topic))
+            loaded = NonPersistentTopic(topic)
+        if self._closed:
+            await loaded.close()
+            raise ServiceNotReady("broker is shutting down")
+        self.topics[str(topic)] = loaded
+        log.info("topic_loaded", topic=str(topic))
+        return loaded
+
+    async def list_topics(self, namespace: NamespaceName, persistent: bool = True) -> list[str]:
+        """Topics of ``namespace`` (persistent: every managed ledger, loaded or not)."""
+        names: set[str] = set()
+        if persistent:
+            prefix = f"{namespace}/persistent/"
+            for key in await self.store.list_keys(keys.MANAGED_LEDGER_INFO_PREFIX):
+                ml_name = keys.managed_ledger_name_of(key)
+                if ml_name.startswith(prefix):
+                    names.add(str(TopicName.from_managed_ledger_name(ml_name)))
+        for name, topic in self.topics.items():
+            if topic.name.namespace == namespace and topic.name.is_persistent == persistent:
+                names.add(name)
+        return sorted(names)
+
+    async def unload_topic(self, topic: TopicName) -> None:
+        found = self.topics.pop(str(topic), None)
+        if found is not None:
+            await found.close()
+
+    async def close(self) -> None:
+        self._closed = True
+        for task in list(self._loading.values()):
+            await asyncio.wait([task], timeout=self.config.close_timeout_s)
+        topics = list(self.topics.values())
+        self.topics.clear()
+        for topic in topics:
+            try:
+                async with asyncio.timeout(self.config.close_timeout_s):
+                    await topic.close()
+            except Exception as exc:
+                log.warning("topic_close_failed", topic=str(topic.name), error=repr(exc))
+        log.info("broker_service_closed", topics=len(topics))

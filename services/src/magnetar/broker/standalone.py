@@ -1,0 +1,196 @@
+"""The broker processes: ``magnetar standalone`` (everything in one) and ``magnetar broker``.
+
+Standalone start-up: RocksDB metadata at DIR/metadata -> bookie cookie -> the bookie (journal
+replay) at DIR/bookie, serving gRPC on a loopback port, registered -> the BookKeeper client ->
+then the broker as below, with E=Wq=Aq=1 managed ledgers. On first start it creates cluster
+``standalone``, tenant ``public`` and namespace ``public/default``.
+
+Broker start-up (both): ManagedLedgerFactory -> BrokerService -> binary protocol listener ->
+admin web service (the app the command line passes in) -> one ready line on stdout.
+SIGTERM/SIGINT stop it in order, each step under a timeout: stop the web service and the
+listener (closing client connections), close topics (managed ledgers), the factory, the
+BookKeeper client, then (standalone) the bookie and the metadata store.
+
+Concurrency: one loop, one ``asyncio.TaskGroup`` built here; its long-lived tasks are the
+bookie registration and the web server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sys
+from collections.abc import Awaitable
+from contextlib import AsyncExitStack, suppress
+
+from magnetar.bookie.bookie import Bookie, BookieConfig
+from magnetar.bookie.cookie import verify_or_create_cookie
+from magnetar.bookie.errors import CookieMismatch, StorageUnavailable
+from magnetar.bookie.journal import JournalConfig
+from magnetar.bookie.registration import Registration
+from magnetar.bookie.servicer import BookieServicer, start_server
+from magnetar.broker.names import NamespaceName
+from magnetar.broker.policies import ClusterData, TenantInfo
+from magnetar.broker.resource_errors import ClusterExists, NamespaceExists, TenantExists
+from magnetar.broker.resources import BrokerResources
+from magnetar.broker.server import BrokerServer
+from magnetar.broker.service import BrokerService
+from magnetar.broker.settings import BrokerSettings, StandaloneSettings
+from magnetar.broker.web_service import AppFactory, WebServer, build_web_server
+from magnetar.ids import BookieId
+from magnetar.ledger.client import BookKeeper
+from magnetar.ledger.config import LedgerClientConfig
+from magnetar.managed_ledger import ManagedLedgerFactory
+from magnetar.metadata.factory import open_store
+from magnetar.metadata.store import MetadataStore
+from magnetar.telemetry import get_logger
+
+log = get_logger(__name__)
+
+READY_LINE = "magnetar broker ready"
+STANDALONE_BOOKIE_ID = BookieId("standalone-bookie")
+EXIT_REFUSED = 2
+
+
+async def _step(name: str, work: Awaitable[object], timeout_s: float) -> None:
+    """One shutdown step: bounded, logged, never stopping the steps after it."""
+    try:
+        async with asyncio.timeout(timeout_s):
+            await work
+    except TimeoutError:
+        log.error("shutdown_step_timeout", step=name, timeout_s=timeout_s)
+    except Exception as exc:
+        log.error("shutdown_step_failed", step=name, error=repr(exc))
+
+
+def _stop_event() -> asyncio.Event:
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    return stop
+
+
+async def create_defaults(resources: BrokerResources, settings: BrokerSettings) -> None:
+    """Cluster, tenant ``public`` and namespace ``public/default`` (first start only)."""
+    service_url = f"http://{settings.advertised_address}:{settings.web_port}"
+    broker_url = f"pulsar://{settings.advertised_address}:{settings.broker_port}"
+    with suppress(ClusterExists):
+        await resources.create_cluster(
+            settings.cluster_name,
+            ClusterData(service_url=service_url, broker_service_url=broker_url),
+        )
+    with suppress(TenantExists):
+        await resources.create_tenant(
+            "public", TenantInfo(allowed_clusters=frozenset({settings.cluster_name}))
+        )
+    with suppress(NamespaceExists):
+        await resources.create_namespace(NamespaceName("public", "default"))
+
+
+async def run_broker(
+    settings: BrokerSettings,
+    store: MetadataStore,
+    bk: BookKeeper,
+    stop: asyncio.Event,
+    app_factory: AppFactory | None = None,
+) -> None:
+    """Serve the broker over ``store`` and ``bk`` until ``stop`` is set; then close it in order."""
+    timeout = settings.shutdown_step_timeout_s
+    resources = BrokerResources(store)
+    await create_defaults(resources, settings)
+    factory = ManagedLedgerFactory(store, bk)
+    service = BrokerService(store, factory, settings.broker_config(), resources)
+    server = BrokerServer(service, settings.bind_address, settings.broker_port)
+    web: WebServer | None = None
+    try:
+        port = await server.start()
+        async with asyncio.TaskGroup() as tg:
+            if app_factory is not None:
+                web = build_web_server(
+                    app_factory(service), settings.bind_address, settings.web_port
+                )
+                tg.create_task(web.serve(), name="admin-web")
+                async with asyncio.timeout(30):
+                    # uvicorn offers no readiness event, only this flag.
+                    while not web.started:  # noqa: ASYNC110
+                        await asyncio.sleep(0.02)
+            log.info("broker_ready", broker_port=port, web_port=settings.web_port)
+            print(
+                f"{READY_LINE} service_url=pulsar://{settings.advertised_address}:{port} "
+                f"web_service_url=http://{settings.advertised_address}:{settings.web_port}",
+                flush=True,
+            )
+            await stop.wait()
+            log.info("broker_stopping")
+            if web is not None:
+                web.should_exit = True
+    finally:
+        await _step("stop_listener", server.close(timeout), timeout)
+        await _step("close_topics", service.close(), timeout * 3)
+        await _step("close_factory", factory.close(), timeout)
+
+
+async def serve_standalone(
+    settings: StandaloneSettings, app_factory: AppFactory | None = None
+) -> int:
+    """Run ``magnetar standalone`` until SIGTERM/SIGINT; return the exit code."""
+    stop = _stop_event()
+    timeout = settings.shutdown_step_timeout_s
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    async with AsyncExitStack() as stack:
+        store = await open_store(
+            f"rocksdb://{settings.metadata_dir}", session_timeout_s=settings.session_timeout_s
+        )
+        stack.push_async_callback(_step, "close_metadata", store.close(), timeout)
+        config = BookieConfig(
+            data_dir=settings.bookie_dir, journal=JournalConfig(sync=settings.journal_sync)
+        )
+        try:
+            config.data_dir.mkdir(parents=True, exist_ok=True)
+            await verify_or_create_cookie(
+                store, STANDALONE_BOOKIE_ID, config.data_dir, config.journal_dir, config.ledger_dir
+            )
+            bookie = await Bookie.open(config)
+        except (CookieMismatch, StorageUnavailable) as exc:
+            print(f"magnetar standalone: refusing to start: {exc}", file=sys.stderr, flush=True)
+            return EXIT_REFUSED
+        stack.push_async_callback(_step, "close_bookie", bookie.close(drain_timeout_s=timeout),
+                                  timeout * 2)  # fmt: skip
+        grpc_server, bookie_port = await start_server(
+            BookieServicer(bookie, STANDALONE_BOOKIE_ID), "127.0.0.1:0"
+        )
+        stack.push_async_callback(_step, "stop_bookie_server", grpc_server.stop(1.0), timeout)
+        registration = Registration(store, STANDALONE_BOOKIE_ID, f"127.0.0.1:{bookie_port}")
+        stack.push_async_callback(_step, "unregister", registration.unregister(), timeout)
+        async with asyncio.TaskGroup() as tg:
+            registering = tg.create_task(registration.run(), name="bookie-registration")
+            try:
+                async with asyncio.timeout(30):
+                    await registration.wait_registered()
+                bk = await BookKeeper.start(store, LedgerClientConfig(bookie_wait_s=10.0))
+                try:
+                    await run_broker(settings, store, bk, stop, app_factory)
+                finally:
+                    await _step("close_bookkeeper", bk.close(), timeout)
+            finally:
+                registering.cancel()
+    log.info("standalone_stopped")
+    return 0
+
+
+async def serve_broker(settings: BrokerSettings, app_factory: AppFactory | None = None) -> int:
+    """Run ``magnetar broker`` against external metadata and bookies."""
+    stop = _stop_event()
+    timeout = settings.shutdown_step_timeout_s
+    store = await open_store(settings.metadata_url, session_timeout_s=settings.session_timeout_s)
+    try:
+        bk = await BookKeeper.start(store, LedgerClientConfig())
+        try:
+            await run_broker(settings, store, bk, stop, app_factory)
+        finally:
+            await _step("close_bookkeeper", bk.close(), timeout)
+    finally:
+        await _step("close_metadata", store.close(), timeout)
+    log.info("broker_stopped")
+    return 0

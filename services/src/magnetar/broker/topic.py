@@ -1,0 +1,51 @@
+"""What producers, consumers and subscriptions need from a client connection, and what a topic is.
+
+:class:`ClientCnx` is the slice of a ServerCnx (:mod:`.connection`) that the data plane uses to
+write frames back to its client; tests may give their own. :class:`Topic` is what the service
+and the connection need from a persistent or non-persistent topic.
+
+Concurrency: everything runs on the broker's one event loop; ``write`` never blocks (frames go
+into the transport's buffer) and ``drain`` waits until that buffer is below its high-water mark.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from magnetar.broker.names import TopicName
+from magnetar.protocol.version import PeerFeatures
+from magnetar.wire import pulsar_api_pb2 as pb
+
+
+class ClientCnx(Protocol):
+    """The connection a producer or consumer belongs to."""
+
+    @property
+    def address(self) -> str: ...
+
+    @property
+    def features(self) -> PeerFeatures: ...
+
+    @property
+    def is_open(self) -> bool: ...
+
+    def write_command(self, command: pb.BaseCommand) -> None: ...
+
+    def write(self, frame: bytes) -> None: ...
+
+    async def drain(self) -> None: ...
+
+    def forget_producer(self, producer_id: int) -> None:
+        """The broker closed the producer (CLOSE_PRODUCER sent); drop it from the cnx."""
+
+    def forget_consumer(self, consumer_id: int) -> None:
+        """The broker closed the consumer (CLOSE_CONSUMER sent); drop it from the cnx."""
+
+
+class Topic(Protocol):
+    name: TopicName
+
+    @property
+    def is_open(self) -> bool: ...
+
+    async def close(self) -> None: ...

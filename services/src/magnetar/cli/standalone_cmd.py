@@ -1,0 +1,51 @@
+"""``magnetar standalone``: broker + one bookie + RocksDB metadata in one process.
+
+Flags override ``MAGNETAR_STANDALONE_*`` environment variables, which override defaults; the
+result is the process's one :class:`~magnetar.broker.settings.StandaloneSettings`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from magnetar.cli.main import app
+
+
+@app.command()
+def standalone(
+    data_dir: Annotated[Path | None, typer.Option(help="All state (default ./data).")] = None,
+    broker_port: Annotated[int | None, typer.Option(help="Binary protocol port (6650).")] = None,
+    web_port: Annotated[int | None, typer.Option(help="Admin REST port (8080).")] = None,
+    advertised_address: Annotated[
+        str | None, typer.Option(help="Host clients are told to dial (127.0.0.1).")
+    ] = None,
+    bind_address: Annotated[str | None, typer.Option(help="Interface to listen on.")] = None,
+    journal_sync: Annotated[
+        bool | None,
+        typer.Option("--journal-sync/--no-journal-sync", help="fdatasync each journal group."),
+    ] = None,
+    log_level: Annotated[str | None, typer.Option(help="debug, info, warning, error.")] = None,
+) -> None:
+    """Run a broker with its own bookie and metadata store in one process."""
+    from magnetar.admin.app import create_app
+    from magnetar.broker.settings import StandaloneSettings
+    from magnetar.broker.standalone import serve_standalone
+    from magnetar.telemetry import configure_logging
+
+    given: dict[str, Any] = {
+        "data_dir": data_dir,
+        "broker_port": broker_port,
+        "web_port": web_port,
+        "advertised_address": advertised_address,
+        "bind_address": bind_address,
+        "journal_sync": journal_sync,
+        "log_level": log_level,
+    }
+    settings = StandaloneSettings(**{k: v for k, v in given.items() if v is not None})
+    configure_logging(settings.log_level, json=settings.log_json)
+    code = asyncio.run(serve_standalone(settings, create_app))
+    raise typer.Exit(code)
