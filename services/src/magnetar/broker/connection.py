@@ -198,7 +198,7 @@ class ServerCnx:
                 self.write_command(commands.ping())
 
     # ------------------------------------------------------------------ tasks / replies
-    async def spawn(self, work: Coroutine[Any, Any, None]) -> None:
+    async def spawn(self, work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
         """Run ``work`` as a task of this connection (bounded in number)."""
         await self._task_slots.acquire()
         task = asyncio.create_task(work)
@@ -211,6 +211,7 @@ class ServerCnx:
                 log.error("request_failed", client=self._address, error=repr(t.exception()))
 
         task.add_done_callback(finished)
+        return task
 
     async def request(
         self,

@@ -14,7 +14,8 @@ GET_SCHEMA answers "no schema" inside GET_SCHEMA_RESPONSE.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import asyncio
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from magnetar.broker.consumer import Consumer
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
 log = get_logger(__name__)
 T = pb.BaseCommand
 Mode = pb.CommandGetTopicsOfNamespace
+_ACK_DRAIN_S = 5.0
 
 
 @dataclass
@@ -42,10 +44,14 @@ class ConsumerRef:
     consumer: Consumer
     topic: PersistentTopic | NonPersistentTopic
     subscription: PersistentSubscription | NonPersistentSubscription
+    # ACKs still being persisted: CLOSE_CONSUMER is answered only after them.
+    acks: set[asyncio.Task[None]] = field(default_factory=set)
 
 
 async def release(ref: ConsumerRef) -> None:
     """The consumer is gone (closed or disconnected)."""
+    if ref.acks:
+        await asyncio.wait(set(ref.acks), timeout=_ACK_DRAIN_S)
     ref.consumer.closed = True
     if isinstance(ref.topic, PersistentTopic):
         assert isinstance(ref.subscription, PersistentSubscription)
@@ -162,7 +168,9 @@ async def ack(cnx: ServerCnx, request: pb.CommandAck) -> None:
         if wants_reply:
             cnx.write_command(commands.ack_response(request.consumer_id, request.request_id))
 
-    await cnx.spawn(work())
+    task = await cnx.spawn(work())
+    ref.acks.add(task)
+    task.add_done_callback(ref.acks.discard)
 
 
 def redeliver(cnx: ServerCnx, request: pb.CommandRedeliverUnacknowledgedMessages) -> None:

@@ -1,0 +1,175 @@
+"""Bad input on the binary protocol port of a real ``magnetar standalone``.
+
+Raw sockets send what no client should: garbage, a frame over the size limit, a SEND whose
+checksum is wrong, a command type that does not exist, an invalid topic name. The broker answers
+with the right error (or closes that one connection) and keeps serving everybody else: an
+official client works before, during and after.
+"""
+
+from __future__ import annotations
+
+import socket
+import struct
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from magnetar.protocol import commands
+from magnetar.protocol.frame import Frame, FrameDecoder, encode_command, encode_payload_command
+from magnetar.wire import pulsar_api_pb2 as pb
+from tests.kit.standalone import StandaloneProcess
+
+pulsar = pytest.importorskip("pulsar")
+
+T = pb.BaseCommand
+TIMEOUT_S = 5.0
+
+
+@pytest.fixture(scope="module")
+def standalone(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StandaloneProcess]:
+    process = StandaloneProcess(data_dir=Path(tmp_path_factory.mktemp("sa")) / "data")
+    process.start()
+    try:
+        yield process
+    finally:
+        assert process.stop() == 0, process.log_text()[-4000:]
+
+
+class RawClient:
+    """A blocking socket speaking frames through our codec; every read has a timeout."""
+
+    def __init__(self, port: int) -> None:
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT_S)
+        self.decoder = FrameDecoder()
+        self.frames: list[Frame] = []
+
+    def send(self, data: bytes) -> None:
+        self.sock.sendall(data)
+
+    def next_frame(self) -> Frame:
+        while not self.frames:
+            data = self.sock.recv(65536)
+            if not data:
+                raise ConnectionError("closed by the broker")
+            self.decoder.feed(data)
+            self.frames.extend(self.decoder.frames())
+        return self.frames.pop(0)
+
+    def is_closed_by_peer(self) -> bool:
+        try:
+            while True:
+                data = self.sock.recv(65536)
+                if not data:
+                    return True
+        except (ConnectionResetError, BrokenPipeError):
+            return True
+        except TimeoutError:
+            return False
+
+    def connect(self) -> None:
+        self.send(encode_command(commands.connect(client_version="raw-test")))
+        assert self.next_frame().type == T.CONNECTED
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+@pytest.fixture
+def raw(standalone: StandaloneProcess) -> Iterator[RawClient]:
+    client = RawClient(standalone.broker_port)
+    try:
+        yield client
+    finally:
+        client.close()
+
+
+def official_round_trip(standalone: StandaloneProcess) -> None:
+    client = pulsar.Client(
+        standalone.service_url,
+        operation_timeout_seconds=10,
+        logger=pulsar.ConsoleLogger(pulsar.LoggerLevel.Warn),
+    )
+    try:
+        topic = f"persistent://public/default/healthy-{uuid.uuid4().hex[:8]}"
+        consumer = client.subscribe(topic, "sub")
+        client.create_producer(topic).send(b"still-serving")
+        assert consumer.receive(timeout_millis=5000).data() == b"still-serving"
+    finally:
+        client.close()
+
+
+def test_garbage_before_connect_closes_only_that_connection(
+    raw: RawClient, standalone: StandaloneProcess
+) -> None:
+    raw.send(struct.pack(">II", 12, 8) + b"\xff" * 8)
+    assert raw.is_closed_by_peer()
+    official_round_trip(standalone)
+
+
+def test_oversized_frame_closes_the_connection(
+    raw: RawClient, standalone: StandaloneProcess
+) -> None:
+    raw.connect()
+    raw.send(struct.pack(">I", 64 * 1024 * 1024) + b"\x00" * 1024)
+    assert raw.is_closed_by_peer()
+    official_round_trip(standalone)
+
+
+def test_bad_checksum_gets_send_error_and_the_connection_goes_on(raw: RawClient) -> None:
+    raw.connect()
+    topic = f"persistent://public/default/checksum-{uuid.uuid4().hex[:8]}"
+    raw.send(encode_command(commands.producer(topic, producer_id=1, request_id=1)))
+    assert raw.next_frame().type == T.PRODUCER_SUCCESS
+    metadata = pb.MessageMetadata(producer_name="raw", sequence_id=0, publish_time=1)
+    frame = bytearray(encode_payload_command(commands.send(1, 0), metadata, b"payload"))
+    frame[-1] ^= 0xFF  # corrupt the payload: the CRC32-C no longer matches
+    raw.send(bytes(frame))
+    reply = raw.next_frame()
+    assert reply.type == T.SEND_ERROR
+    assert reply.command.send_error.error == pb.ChecksumError
+    # A good SEND afterwards is stored and acknowledged.
+    raw.send(encode_payload_command(commands.send(1, 1), metadata, b"payload"))
+    receipt = raw.next_frame()
+    assert receipt.type == T.SEND_RECEIPT
+    assert receipt.command.send_receipt.sequence_id == 1
+
+
+def test_unknown_command_gets_an_error(raw: RawClient) -> None:
+    raw.connect()
+    body = b"\x08\xe7\x07"  # BaseCommand{type = 999}: no such command
+    raw.send(struct.pack(">II", 4 + len(body), len(body)) + body)
+    assert raw.next_frame().type == T.ERROR
+    raw.send(encode_command(commands.ping()))
+    assert raw.next_frame().type == T.PONG
+
+
+def test_invalid_topic_name_fails_lookup_and_producer(raw: RawClient) -> None:
+    raw.connect()
+    raw.send(encode_command(commands.lookup("persistent://bad//name", request_id=7)))
+    reply = raw.next_frame().command.lookup_topic_response
+    assert reply.response == pb.CommandLookupTopicResponse.Failed
+    assert reply.error == pb.InvalidTopicName
+    raw.send(encode_command(commands.producer("bogus://x/y/z", producer_id=1, request_id=8)))
+    error = raw.next_frame().command.error
+    assert (error.request_id, error.error) == (8, pb.InvalidTopicName)
+
+
+def test_command_before_connect_closes(raw: RawClient) -> None:
+    raw.send(encode_command(commands.ping()))
+    assert raw.is_closed_by_peer()
+
+
+def test_official_client_errors_on_invalid_topic(standalone: StandaloneProcess) -> None:
+    client = pulsar.Client(
+        standalone.service_url,
+        operation_timeout_seconds=5,
+        logger=pulsar.ConsoleLogger(pulsar.LoggerLevel.Warn),
+    )
+    try:
+        with pytest.raises(pulsar.InvalidTopicName):
+            client.create_producer("persistent://public/default/")
+    finally:
+        client.close()
+    official_round_trip(standalone)
