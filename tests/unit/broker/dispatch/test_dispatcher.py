@@ -197,3 +197,51 @@ def test_key_shared_draining_guard_and_stuck_slots() -> None:
     )
     assert ids(plan.for_consumer(B)) == [0]
     assert ids(plan.leftovers) == [1, 2]
+
+
+def test_key_shared_recently_joined_consumer_gets_only_entries_before_its_limit() -> None:
+    sel = AutoSplitSelector()
+    sel.add(ConsumerInfo(2, "b", connection_id=1, key_shared=KeySharedMeta()))
+    limits = {B: Position(7, 3)}
+    view = KeySharedView(sel.select, limits)
+    entries = [e(1, key=b"k"), e(2, key=b"x"), e(3, key=b"y"), e(4, key=b"k")]
+    plan = plan_dispatch(
+        SubType.KEY_SHARED,
+        [ConsumerSlot(B, 10)],
+        entries,
+        redelivery={Position(7, 1), Position(7, 2)},
+        key_shared=view,
+    )
+    assert ids(plan.for_consumer(B)) == [1, 2]
+    assert ids(plan.leftovers) == [3, 4]
+    # While replaying, the smallest limit of all recently joined consumers applies.
+    view = KeySharedView(sel.select, {B: Position(7, 3), C: Position(7, 2)})
+    plan = plan_dispatch(
+        SubType.KEY_SHARED,
+        [ConsumerSlot(B, 10)],
+        entries[:2],
+        redelivery={Position(7, 1), Position(7, 2)},
+        key_shared=view,
+    )
+    assert ids(plan.for_consumer(B)) == [1]
+    # Released (no limit): everything goes.
+    plan = plan_dispatch(
+        SubType.KEY_SHARED, [ConsumerSlot(B, 10)], entries, key_shared=KeySharedView(sel.select)
+    )
+    assert ids(plan.for_consumer(B)) == [1, 2, 3, 4]
+
+
+def test_key_shared_a_held_back_entry_holds_back_later_entries_of_its_slot() -> None:
+    sel = AutoSplitSelector()
+    sel.add(ConsumerInfo(2, "b", connection_id=1, key_shared=KeySharedMeta()))
+    # The replay of k@1 is held back (C's smaller limit applies to replays); k@2 on its own would
+    # pass B's limit, but must not overtake k@1.
+    view = KeySharedView(sel.select, {B: Position(7, 3), C: Position(7, 1)})
+    plan = plan_dispatch(
+        SubType.KEY_SHARED,
+        [ConsumerSlot(B, 10)],
+        [e(1, key=b"k"), e(2, key=b"k")],
+        redelivery={Position(7, 1)},
+        key_shared=view,
+    )
+    assert ids(plan.leftovers) == [1, 2]
