@@ -1,5 +1,7 @@
 """BrokerService: the broker's topics by name, lookup answers, and the seam to ownership.
 
+It is also the admin's ``TopicService`` (operations in :mod:`.topic_admin`).
+
 Topics load on first use (auto-creation): a persistent topic opens (or creates) the managed
 ledger named from the topic; a non-persistent one is just an in-memory fan-out. Concurrent
 first uses of one topic share a single load. This broker owns every topic (standalone); the
@@ -23,6 +25,7 @@ from magnetar.broker.names import NamespaceName, TopicName
 from magnetar.broker.non_persistent_topic import NonPersistentTopic
 from magnetar.broker.persistent_topic import PersistentTopic
 from magnetar.broker.resources import BrokerResources
+from magnetar.broker.topic_admin import AnyTopic, TopicAdmin
 from magnetar.managed_ledger import ManagedLedgerConfig, ManagedLedgerFactory
 from magnetar.metadata import keys
 from magnetar.metadata.store import MetadataStore
@@ -30,7 +33,6 @@ from magnetar.telemetry import get_logger
 
 log = get_logger(__name__)
 
-AnyTopic = PersistentTopic | NonPersistentTopic
 SERVER_VERSION = "Magnetar-0.1.0"
 
 
@@ -49,7 +51,7 @@ class BrokerConfig:
     close_timeout_s: float = 10.0
 
 
-class BrokerService:
+class BrokerService(TopicAdmin):
     def __init__(
         self,
         store: MetadataStore,
@@ -143,9 +145,12 @@ class BrokerService:
         return sorted(names)
 
     async def unload_topic(self, topic: TopicName) -> None:
+        """Close the topic here (clients reconnect and load it again); 404 if it does not exist."""
         found = self.topics.pop(str(topic), None)
         if found is not None:
             await found.close()
+        elif not topic.is_persistent or not await self.factory.exists(topic.managed_ledger_name):
+            raise TopicNotFound(str(topic))
 
     async def close(self) -> None:
         self._closed = True

@@ -1,0 +1,269 @@
+"""The admin's topic operations (``magnetar.admin.service.TopicService``), mixed into BrokerService.
+
+Stats follow Pulsar's JSON shapes (TopicStats, PersistentTopicInternalStats) with the fields a
+Pulsar user reads most; rates are 0.0 until metrics exist. Cursor operations go through the
+subscription so its dispatcher state stays consistent: a reset disconnects the consumers (they
+resubscribe, as in Pulsar); skip and expire only move the mark-delete forward.
+
+Errors: TopicNotFound / SubscriptionNotFound (404), TopicExists / SubscriptionExists (409),
+TopicBusy / SubscriptionBusy (412, delete without force), NotAllowed (405, cursor operations on a
+non-persistent topic).
+
+Concurrency: called from the admin's request tasks on the broker's loop.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from magnetar.broker.errors import NotAllowed
+from magnetar.broker.names import TopicName
+from magnetar.broker.non_persistent_topic import NonPersistentTopic
+from magnetar.broker.persistent_topic import PersistentTopic
+from magnetar.broker.resource_errors import (
+    SubscriptionBusy,
+    SubscriptionExists,
+    TopicBusy,
+    TopicExists,
+)
+from magnetar.broker.resources import BrokerResources
+from magnetar.broker.subscription import PersistentSubscription
+from magnetar.managed_ledger import ManagedLedgerFactory, Position
+from magnetar.protocol.message_id import MessageId
+
+AnyTopic = PersistentTopic | NonPersistentTopic
+
+
+def _iso(ts: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ts)) + "Z"
+
+
+def _consumer_stats(topic: AnyTopic, sub_name: str) -> list[dict[str, Any]]:
+    sub = topic.subscriptions.get(sub_name)
+    if sub is None:
+        return []
+    return [
+        {
+            "consumerName": c.name,
+            "availablePermits": c.permits,
+            "unackedMessages": c.unacked_messages,
+            "msgRateOut": 0.0,
+            "msgThroughputOut": 0.0,
+            "msgOutCounter": c.messages_out,
+            "bytesOutCounter": c.bytes_out,
+            "address": c.cnx.address,
+            "connectedSince": _iso(c.connected_since),
+        }
+        for c in sub.consumers
+    ]
+
+
+def topic_stats(topic: AnyTopic) -> dict[str, Any]:
+    subscriptions: dict[str, Any] = {}
+    for name, sub in topic.subscriptions.items():
+        subscriptions[name] = {
+            "msgRateOut": 0.0,
+            "msgThroughputOut": 0.0,
+            "msgRateExpired": 0.0,
+            "msgBacklog": sub.backlog if isinstance(sub, PersistentSubscription) else 0,
+            "unackedMessages": sum(c.unacked_messages for c in sub.consumers),
+            "type": _sub_type_name(sub.sub_type),
+            "isDurable": sub.durable if isinstance(sub, PersistentSubscription) else False,
+            "consumers": _consumer_stats(topic, name),
+        }
+    storage = 0
+    if isinstance(topic, PersistentTopic):
+        storage = sum(li.size for li in topic.ml.ledgers)
+    return {
+        "msgRateIn": 0.0,
+        "msgThroughputIn": 0.0,
+        "msgRateOut": 0.0,
+        "msgThroughputOut": 0.0,
+        "msgInCounter": topic.messages_in,
+        "bytesInCounter": topic.bytes_in,
+        "averageMsgSize": (topic.bytes_in / topic.messages_in) if topic.messages_in else 0.0,
+        "storageSize": storage,
+        "backlogSize": 0,
+        "publishers": [
+            {
+                "producerId": p.producer_id,
+                "producerName": p.name,
+                "msgRateIn": 0.0,
+                "msgThroughputIn": 0.0,
+                "averageMsgSize": (p.bytes_in / p.messages_in) if p.messages_in else 0.0,
+                "address": p.cnx.address,
+                "connectedSince": _iso(p.connected_since),
+            }
+            for p in topic.producers.values()
+        ],
+        "subscriptions": subscriptions,
+        "replication": {},
+        "deduplicationStatus": "Disabled",
+    }
+
+
+def internal_stats(topic: PersistentTopic) -> dict[str, Any]:
+    ml = topic.ml
+    last = ml.last_confirmed_position
+    ledgers = [
+        {"ledgerId": li.ledger_id, "entries": li.entries, "size": li.size, "offloaded": False}
+        for li in ml.ledgers
+    ]
+    cursors = {
+        name: {
+            "markDeletePosition": str(cursor.mark_delete_position),
+            "readPosition": str(cursor.read_position),
+            "waitingReadOp": False,
+            "pendingReadOps": 0,
+            "messagesConsumedCounter": 0,
+            "cursorLedger": -1,
+            "cursorLedgerLastEntry": -1,
+            "individuallyDeletedMessages": "["
+            + ", ".join(f"({lo}..{hi}]" for lo, hi in cursor.individually_deleted)
+            + "]",
+            "state": "Open",
+            "numberOfEntriesSinceFirstNotAckedMessage": cursor.backlog,
+            "totalNonContiguousDeletedMessagesRange": len(cursor.individually_deleted),
+            "properties": {},
+        }
+        for name, cursor in ml.cursors.items()
+    }
+    return {
+        "entriesAddedCounter": topic.messages_in,
+        "numberOfEntries": ml.number_of_entries,
+        "totalSize": topic.bytes_in,
+        "currentLedgerEntries": ml.layout.entries_of(ml.current_ledger_id)
+        if ml.current_ledger_id is not None and ml.current_ledger_id in ml.layout
+        else 0,
+        "currentLedgerSize": 0,
+        "waitingCursorsCount": 0,
+        "pendingAddEntriesCount": 0,
+        "lastConfirmedEntry": str(last),
+        "state": "LedgerOpened",
+        "ledgers": ledgers,
+        "cursors": cursors,
+    }
+
+
+def _sub_type_name(sub_type: int) -> str:
+    return {0: "Exclusive", 1: "Shared", 2: "Failover", 3: "Key_Shared"}.get(sub_type, "Exclusive")
+
+
+class TopicAdmin:
+    """The TopicService operations; BrokerService provides the attributes declared here."""
+
+    factory: ManagedLedgerFactory
+    resources: BrokerResources
+    topics: dict[str, AnyTopic]
+
+    async def get_topic(self, topic: TopicName, *, create: bool = True) -> AnyTopic:
+        raise NotImplementedError
+
+    async def unload_topic(self, topic: TopicName) -> None:
+        raise NotImplementedError
+
+    async def _persistent(self, t: TopicName) -> PersistentTopic:
+        topic = await self.get_topic(t, create=False)
+        if not isinstance(topic, PersistentTopic):
+            raise NotAllowed(f"{t} is not a persistent topic")
+        return topic
+
+    async def _subscription(self, t: TopicName, sub: str) -> PersistentSubscription:
+        return (await self._persistent(t)).subscription(sub)
+
+    async def create_topic(self, t: TopicName) -> None:
+        await self.resources.get_policies(t.namespace)  # NamespaceNotFound when missing
+        loaded = self.topics.get(str(t))
+        exists = loaded is not None and loaded.is_open
+        if t.is_persistent:
+            exists = exists or await self.factory.exists(t.managed_ledger_name)
+        if exists:
+            raise TopicExists(str(t))
+        await self.get_topic(t, create=True)
+
+    async def delete_topic(self, t: TopicName, force: bool) -> None:
+        topic = await self.get_topic(t, create=False)
+        busy = topic.producers or any(s.consumers for s in topic.subscriptions.values())
+        if busy and not force:
+            raise TopicBusy(str(t))
+        await self.unload_topic(t)
+        if t.is_persistent:
+            await self.factory.delete(t.managed_ledger_name)
+
+    async def topic_stats(self, t: TopicName) -> dict[str, Any]:
+        return topic_stats(await self.get_topic(t, create=False))
+
+    async def topic_internal_stats(self, t: TopicName) -> dict[str, Any]:
+        return internal_stats(await self._persistent(t))
+
+    async def list_subscriptions(self, t: TopicName) -> list[str]:
+        return sorted((await self.get_topic(t, create=False)).subscriptions)
+
+    async def create_subscription(self, t: TopicName, sub: str, position: Any) -> None:
+        topic = await self._persistent(t)
+        if sub in topic.subscriptions:
+            raise SubscriptionExists(str(t), sub)
+        await topic.create_subscription(sub, MessageId(position.ledger_id, position.entry_id))
+
+    async def delete_subscription(self, t: TopicName, sub: str, force: bool) -> None:
+        topic = await self._persistent(t)
+        subscription = topic.subscription(sub)
+        if subscription.consumers and not force:
+            raise SubscriptionBusy(str(t), sub)
+        for consumer in list(subscription.consumers):
+            consumer.close_by_broker()
+            subscription.remove_consumer(consumer)
+        await topic.unsubscribe(subscription, None)
+
+    async def skip_messages(self, t: TopicName, sub: str, n: int) -> None:
+        subscription = await self._subscription(t, sub)
+        cursor, layout = subscription.cursor, subscription.ml.layout
+        skipped: list[Position] = []
+        pos = layout.next_position(cursor.mark_delete_position)
+        while pos is not None and len(skipped) < n:
+            if not cursor.is_acknowledged(pos):
+                skipped.append(pos)
+            pos = layout.next_position(pos)
+        if skipped:
+            await cursor.delete(skipped)
+
+    async def skip_all(self, t: TopicName, sub: str) -> None:
+        subscription = await self._subscription(t, sub)
+        last = subscription.ml.layout.last_position()
+        if last > subscription.cursor.mark_delete_position:
+            await subscription.cursor.mark_delete(last)
+
+    async def reset_cursor_to_time(self, t: TopicName, sub: str, timestamp_ms: int) -> None:
+        topic = await self._persistent(t)
+        subscription = topic.subscription(sub)
+        await subscription.reset_cursor(await topic.position_for_time(timestamp_ms))
+
+    async def reset_cursor_to_id(
+        self, t: TopicName, sub: str, ledger_id: int, entry_id: int
+    ) -> None:
+        topic = await self._persistent(t)
+        subscription = topic.subscription(sub)
+        await subscription.reset_cursor(topic.start_position(MessageId(ledger_id, entry_id)))
+
+    async def expire_messages(self, t: TopicName, sub: str, seconds: int) -> None:
+        topic = await self._persistent(t)
+        subscription = topic.subscription(sub)
+        first_kept = await topic.position_for_time(int(time.time() * 1000) - seconds * 1000)
+        layout = topic.ml.layout
+        expired = [
+            p
+            for p in _positions_before(layout, first_kept)
+            if not subscription.cursor.is_acknowledged(p)
+        ]
+        if expired:
+            await subscription.cursor.delete(expired)
+
+
+def _positions_before(layout: Any, end: Position) -> list[Position]:
+    out: list[Position] = []
+    pos = layout.first_at_or_after(layout.first_position())
+    while pos is not None and pos < end:
+        out.append(pos)
+        pos = layout.next_position(pos)
+    return out

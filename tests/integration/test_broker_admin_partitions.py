@@ -1,0 +1,149 @@
+"""Partitioned topics and the admin REST API on a real ``magnetar standalone``.
+
+A partitioned topic is created through the admin API (port 8080, Pulsar's paths); the OFFICIAL
+client then sees its partitions (PARTITIONED_METADATA), produces with round-robin and key-hash
+routing, and consumes every message. Topic stats, internal stats, subscription operations and
+unload are checked through HTTP against what the client did.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.error
+import urllib.request
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.kit.standalone import StandaloneProcess
+
+pulsar = pytest.importorskip("pulsar")
+
+RECEIVE_MS = 5000
+
+
+@pytest.fixture(scope="module")
+def standalone(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StandaloneProcess]:
+    process = StandaloneProcess(data_dir=Path(tmp_path_factory.mktemp("sa")) / "data")
+    process.start()
+    try:
+        yield process
+    finally:
+        assert process.stop() == 0, process.log_text()[-4000:]
+
+
+@pytest.fixture
+def client(standalone: StandaloneProcess) -> Iterator[Any]:
+    c = pulsar.Client(
+        standalone.service_url,
+        operation_timeout_seconds=10,
+        logger=pulsar.ConsoleLogger(pulsar.LoggerLevel.Warn),
+    )
+    try:
+        yield c
+    finally:
+        c.close()
+
+
+def http(standalone: StandaloneProcess, method: str, path: str, body: Any = None) -> Any:
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(
+        standalone.web_url + path,
+        data=data,
+        method=method,
+        headers={"Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:
+        raw = response.read()
+    return json.loads(raw) if raw else None
+
+
+def wait_for(condition: Callable[[], bool], timeout_s: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        if time.monotonic() > deadline:
+            raise TimeoutError("condition not met")
+        time.sleep(0.05)
+
+
+def test_partitioned_topic_round_robin_and_key_routing(
+    standalone: StandaloneProcess, client: Any
+) -> None:
+    name = f"parts-{uuid.uuid4().hex[:8]}"
+    topic = f"persistent://public/default/{name}"
+    http(standalone, "PUT", f"/admin/v2/persistent/public/default/{name}/partitions", 3)
+    assert client.get_topic_partitions(topic) == [f"{topic}-partition-{i}" for i in range(3)]
+    consumer = client.subscribe(topic, "sub", initial_position=pulsar.InitialPosition.Earliest)
+    round_robin = client.create_producer(
+        topic,
+        batching_enabled=False,
+        message_routing_mode=pulsar.PartitionsRoutingMode.RoundRobinDistribution,
+    )
+    keyed = client.create_producer(
+        topic,
+        batching_enabled=False,
+        message_routing_mode=pulsar.PartitionsRoutingMode.UseSinglePartition,
+    )
+    ids = [round_robin.send(f"rr{i}".encode()) for i in range(9)]
+    assert {i.partition() for i in ids} == {0, 1, 2}
+    keyed_ids = [keyed.send(f"k{i}".encode(), partition_key="same-key") for i in range(4)]
+    assert len({i.partition() for i in keyed_ids}) == 1
+    got = []
+    for _ in range(13):
+        msg = consumer.receive(timeout_millis=RECEIVE_MS)
+        got.append(msg.data())
+        consumer.acknowledge(msg)
+    assert sorted(got) == sorted([f"rr{i}".encode() for i in range(9)] +
+                                 [f"k{i}".encode() for i in range(4)])  # fmt: skip
+    stats = http(standalone, "GET", f"/admin/v2/persistent/public/default/{name}/partitioned-stats")
+    assert stats["msgInCounter"] == 13
+
+
+def test_topic_stats_and_subscription_operations(
+    standalone: StandaloneProcess, client: Any
+) -> None:
+    name = f"stats-{uuid.uuid4().hex[:8]}"
+    topic = f"persistent://public/default/{name}"
+    base = f"/admin/v2/persistent/public/default/{name}"
+    consumer = client.subscribe(topic, "live")
+    producer = client.create_producer(topic, batching_enabled=False)
+    for i in range(5):
+        producer.send(f"s{i}".encode())
+    stats = http(standalone, "GET", f"{base}/stats")
+    assert stats["msgInCounter"] == 5
+    assert len(stats["publishers"]) == 1
+    assert stats["subscriptions"]["live"]["consumers"][0]["consumerName"]
+    internal = http(standalone, "GET", f"{base}/internalStats")
+    assert internal["numberOfEntries"] == 5
+    assert "live" in internal["cursors"]
+
+    http(standalone, "PUT", f"{base}/subscription/from-start", {"ledgerId": -1, "entryId": -1})
+    assert sorted(http(standalone, "GET", f"{base}/subscriptions")) == ["from-start", "live"]
+    backlog = http(standalone, "GET", f"{base}/stats")["subscriptions"]["from-start"]["msgBacklog"]
+    assert backlog == 5
+    http(standalone, "POST", f"{base}/subscription/from-start/skip_all")
+    after = http(standalone, "GET", f"{base}/stats")["subscriptions"]["from-start"]["msgBacklog"]
+    assert after == 0
+
+    for _ in range(5):
+        consumer.acknowledge(consumer.receive(timeout_millis=RECEIVE_MS))
+    wait_for(
+        lambda: http(standalone, "GET", f"{base}/stats")["subscriptions"]["live"]["msgBacklog"] == 0
+    )
+    # Unload: the client reconnects by itself and the topic keeps working.
+    http(standalone, "PUT", f"{base}/unload")
+    producer.send(b"after-unload")
+    assert consumer.receive(timeout_millis=RECEIVE_MS).data() == b"after-unload"
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        http(standalone, "DELETE", f"{base}/subscription/live")
+    assert refused.value.code == 412
+
+
+def test_lookup_v2_answers_this_broker(standalone: StandaloneProcess) -> None:
+    found = http(standalone, "GET", "/lookup/v2/topic/persistent/public/default/anything")
+    assert found["brokerUrl"] == standalone.service_url
+    assert "brokerUrlTls" in found
