@@ -28,9 +28,9 @@ def broker(
     log_level: Annotated[str | None, typer.Option(help="debug, info, warning, error.")] = None,
 ) -> None:
     """Run a broker against an external metadata store and bookies."""
-    from magnetar.admin.app import create_app
     from magnetar.broker.settings import BrokerSettings
     from magnetar.broker.standalone import serve_broker
+    from magnetar.cli.standalone_cmd import admin_app
     from magnetar.telemetry import configure_logging
 
     given: dict[str, Any] = {
@@ -43,5 +43,5 @@ def broker(
     }
     settings = BrokerSettings(**{k: v for k, v in given.items() if v is not None})
     configure_logging(settings.log_level, json=settings.log_json)
-    code = asyncio.run(serve_broker(settings, create_app))
+    code = asyncio.run(serve_broker(settings, admin_app))
     raise typer.Exit(code)

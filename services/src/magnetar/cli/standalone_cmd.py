@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from magnetar.cli.main import app
+
+if TYPE_CHECKING:
+    from magnetar.broker.service import BrokerService
 
 
 @app.command()
@@ -31,7 +34,6 @@ def standalone(
     log_level: Annotated[str | None, typer.Option(help="debug, info, warning, error.")] = None,
 ) -> None:
     """Run a broker with its own bookie and metadata store in one process."""
-    from magnetar.admin.app import create_app
     from magnetar.broker.settings import StandaloneSettings
     from magnetar.broker.standalone import serve_standalone
     from magnetar.telemetry import configure_logging
@@ -47,5 +49,12 @@ def standalone(
     }
     settings = StandaloneSettings(**{k: v for k, v in given.items() if v is not None})
     configure_logging(settings.log_level, json=settings.log_json)
-    code = asyncio.run(serve_standalone(settings, create_app))
+    code = asyncio.run(serve_standalone(settings, admin_app))
     raise typer.Exit(code)
+
+
+def admin_app(service: BrokerService) -> Any:
+    """The admin REST app over ``service`` (mypy checks BrokerService is a TopicService)."""
+    from magnetar.admin.app import create_app
+
+    return create_app(service)
