@@ -79,3 +79,12 @@ def test_ack_timeout_tracker() -> None:
     assert len(t) == 0
     with pytest.raises(ValueError):
         AckTimeoutTracker(0)
+
+
+def test_negative_ack_schedule_stays_bounded_under_repeated_nacks() -> None:
+    s = NegativeAckSchedule()
+    for t in range(10_000):
+        s.add([p(t % 3)], due=float(t))
+    assert len(s) == 3
+    assert len(s._heap) <= 2 * 3 + 64 + 1
+    assert s.pop_due(1e9) == [p(0), p(1), p(2)]

@@ -16,7 +16,8 @@ Rules per type:
   rotation order (:meth:`SharedSelector.rotation`); call :meth:`SharedSelector.served` with
   :attr:`DispatchPlan.last_served` afterwards.
 * KEY_SHARED — each entry goes to ``key_shared.select(slot)``. Once an entry of a slot cannot go
-  out, no later entry of that slot in the batch goes out either. Unless out-of-order delivery is
+  out, no later entry of that slot in the batch goes out either (so the result does not depend on
+  whether ``blocked_hashes`` counts the replays of this very batch). Unless out-of-order delivery is
   allowed, an entry is also held back when: it is a new read (position not in ``redelivery``)
   and its slot has entries waiting in ``blocked_hashes``; its consumer is recently joined and the
   position is at or past the consumer's limit (for replays: past the smallest limit of all

@@ -137,6 +137,10 @@ class NegativeAckSchedule:
         for p in positions:
             self._due[p] = due
             heapq.heappush(self._heap, (due, p))
+        if len(self._heap) > 2 * len(self._due) + 64:
+            # Re-adds and removals leave stale heap slots; rebuild so memory stays bounded.
+            self._heap = [(d, p) for p, d in self._due.items()]
+            heapq.heapify(self._heap)
 
     def remove(self, position: Position) -> None:
         """Drop a position (acked meanwhile); its heap slot is skipped lazily."""
