@@ -44,6 +44,7 @@ T = pb.BaseCommand
 _READ_CHUNK = 256 * 1024
 _MAX_TASKS = 10_000
 _producer_names = itertools.count()
+_connection_ids = itertools.count(1)
 
 
 class ServerCnx:
@@ -54,6 +55,7 @@ class ServerCnx:
         writer: asyncio.StreamWriter,
     ) -> None:
         self.service = service
+        self.connection_id = next(_connection_ids)
         self._reader = reader
         self._writer = writer
         peer = writer.get_extra_info("peername")

@@ -1,9 +1,8 @@
 """One consumer of a subscription: its permits, the entries it holds unacked, MESSAGE frames.
 
 Permits (FLOW) count messages: an entry holding a batch of n messages uses n permits, less the
-indexes already acknowledged (ack set). ``pending`` maps each entry delivered to this consumer
-and not yet acknowledged to its message count; when the consumer goes away, the subscription
-puts those entries back for redelivery.
+indexes already acknowledged (ack set). What the consumer holds unacknowledged is tracked by its
+subscription (``dispatch.PendingAcks``); ``unacked_messages`` asks it.
 
 Concurrency: owned by its subscription on the broker's loop; :meth:`deliver` only writes to the
 connection's buffer (the subscription's dispatcher drains).
@@ -12,9 +11,11 @@ connection's buffer (the subscription's dispatcher drains).
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TypeAlias
 
+from magnetar.broker.dispatch import ConsumerInfo, ConsumerKey, KeySharedMeta
 from magnetar.broker.topic import ClientCnx
 from magnetar.managed_ledger.position import Position
 from magnetar.protocol import commands
@@ -35,17 +36,28 @@ class Consumer:
     partition: int = -1
     priority: int = 0
     read_compacted: bool = False
+    key_shared: KeySharedMeta | None = None
     permits: int = 0
     epoch: int | None = None
-    pending: dict[Position, int] = field(default_factory=dict)
+    unacked_counter: Callable[[], int] = lambda: 0
     connected_since: float = field(default_factory=time.time)
     messages_out: int = 0
     bytes_out: int = 0
     closed: bool = False
 
     @property
+    def key(self) -> ConsumerKey:
+        return (self.cnx.connection_id, self.consumer_id)
+
+    @property
+    def info(self) -> ConsumerInfo:
+        return ConsumerInfo(
+            self.consumer_id, self.name, self.priority, self.cnx.connection_id, self.key_shared
+        )
+
+    @property
     def unacked_messages(self) -> int:
-        return sum(self.pending.values())
+        return self.unacked_counter()
 
     def deliver(
         self,
@@ -55,7 +67,6 @@ class Consumer:
         *,
         redelivery_count: int = 0,
         ack_set: list[int] | None = None,
-        track: bool = True,
     ) -> None:
         """Write one MESSAGE frame for the entry at ``pos`` (stored bytes replayed unchanged)."""
         message_id = MessageId(pos.ledger_id, pos.entry_id, partition=self.partition)
@@ -68,8 +79,6 @@ class Consumer:
         )
         data = stored if self.cnx.features.wants_checksum_on_message else strip_checksum(stored)
         self.cnx.write(encode_message(command, data))
-        if track:
-            self.pending[pos] = messages
         self.permits -= messages
         self.messages_out += messages
         self.bytes_out += len(stored)

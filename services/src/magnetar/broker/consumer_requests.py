@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from magnetar.broker.consumer import Consumer
+from magnetar.broker.dispatch import HashRange, KeySharedMeta, KeySharedMode
 from magnetar.broker.errors import ConsumerNotFound, NotAllowed
 from magnetar.broker.names import NamespaceName, TopicName
 from magnetar.broker.non_persistent_topic import NonPersistentSubscription, NonPersistentTopic
@@ -114,6 +115,7 @@ async def subscribe(cnx: ServerCnx, request: pb.CommandSubscribe) -> None:
             partition=topic.name.partition_index,
             priority=request.priority_level,
             read_compacted=request.read_compacted,
+            key_shared=_key_shared_meta(request),
         )
         sub: PersistentSubscription | NonPersistentSubscription
         if isinstance(topic, PersistentTopic):
@@ -145,6 +147,17 @@ async def subscribe(cnx: ServerCnx, request: pb.CommandSubscribe) -> None:
         return commands.success(request.request_id)
 
     await cnx.request(request.request_id, work)
+
+
+def _key_shared_meta(request: pb.CommandSubscribe) -> KeySharedMeta | None:
+    if not request.HasField("key_shared_meta"):
+        return None
+    meta = request.key_shared_meta
+    return KeySharedMeta(
+        mode=KeySharedMode(meta.key_shared_mode),
+        hash_ranges=tuple(HashRange(r.start, r.end) for r in meta.hash_ranges),
+        allow_out_of_order_delivery=meta.allow_out_of_order_delivery,
+    )
 
 
 def flow(cnx: ServerCnx, request: pb.CommandFlow) -> None:

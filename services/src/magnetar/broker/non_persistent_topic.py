@@ -75,7 +75,7 @@ class NonPersistentSubscription:
         if consumer is None:
             self.dropped += messages
             return
-        consumer.deliver(pos, stored, messages, track=False)
+        consumer.deliver(pos, stored, messages)
 
 
 class NonPersistentTopic:

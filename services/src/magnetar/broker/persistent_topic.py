@@ -45,7 +45,12 @@ class PersistentTopic:
         self.bytes_in = 0
         for cursor_name, cursor in ml.cursors.items():
             self.subscriptions[cursor_name] = PersistentSubscription(
-                str(name), cursor_name, ml, cursor, pb.CommandSubscribe.Exclusive
+                str(name),
+                cursor_name,
+                ml,
+                cursor,
+                pb.CommandSubscribe.Exclusive,
+                partition_index=name.partition_index,
             )
 
     @property
@@ -110,13 +115,20 @@ class PersistentTopic:
             sub = self.subscriptions.get(name)
             if sub is None:
                 sub = PersistentSubscription(
-                    str(self.name), name, self.ml, cursor, consumer.sub_type, durable=durable
+                    str(self.name),
+                    name,
+                    self.ml,
+                    cursor,
+                    consumer.sub_type,
+                    durable=durable,
+                    partition_index=self.name.partition_index,
                 )
                 self.subscriptions[name] = sub
         sub.add_consumer(consumer)
         return sub
 
     async def consumer_left(self, sub: PersistentSubscription, consumer: Consumer) -> None:
+        """The consumer closed or its connection went away."""
         sub.remove_consumer(consumer)
         if not sub.durable and not sub.consumers:
             await self._drop_subscription(sub)
@@ -150,7 +162,12 @@ class PersistentTopic:
         initial = InitialPosition.EARLIEST if start == EARLIEST else InitialPosition.LATEST
         cursor = await self.ml.open_cursor(name, initial)
         sub = PersistentSubscription(
-            str(self.name), name, self.ml, cursor, pb.CommandSubscribe.Exclusive
+            str(self.name),
+            name,
+            self.ml,
+            cursor,
+            pb.CommandSubscribe.Exclusive,
+            partition_index=self.name.partition_index,
         )
         self.subscriptions.setdefault(name, sub)
         if start not in (EARLIEST, LATEST):

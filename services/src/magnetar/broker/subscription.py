@@ -1,59 +1,74 @@
 """A subscription on a persistent topic: its cursor, its consumers, and the dispatcher task.
 
+Decisions come from the sans-I/O cores of :mod:`magnetar.broker.dispatch`: membership and the
+active consumer (Exclusive, Failover with ACTIVE_CONSUMER_CHANGE, Shared rotation, Key_Shared
+AUTO_SPLIT / STICKY ranges with the recently-joined and draining rules), who gets which entries
+(``plan_dispatch``), pending acks (individual, cumulative, batch-index ack sets) and the
+redelivery queue with redelivery counts. This module does the I/O around them: reading entries,
+writing MESSAGE frames, persisting acks through the cursor.
+
 The dispatcher (one task per subscription, started with the first consumer) loops: while some
-consumer can take messages, read entries — entries put back for redelivery first, then new ones
-from the cursor — and hand each to a consumer chosen by the subscription type:
+consumer has permits, read entries waiting for redelivery and then new ones from the cursor,
+plan, send, record pending; what nobody could take goes to the redelivery queue. When nothing
+could go out it waits for a FLOW, an ack, a membership change or new entries.
 
-* Exclusive: one consumer; a second gets ConsumerBusy.
-* Failover: the active consumer is the first by (priority, name); the others stand by and get
-  ACTIVE_CONSUMER_CHANGE; when the active one leaves its unacked entries go to the next.
-* Shared: round robin over the consumers that have permits.
-* Key_Shared: an entry's key hashes to exactly one consumer (of those connected, ordered by
-  name); an entry whose consumer has no permits waits in the redelivery set.
+Invariants: an entry is pending on at most one consumer, or queued for redelivery, never both;
+acknowledged entries are never dispatched again (checked against the cursor before every
+redelivery). Permits count messages; a redelivered batch with acknowledged indexes counts only
+the others and carries its remaining ack set. Batch-index ack state lives in memory only (after
+a restart the whole batch is redelivered).
 
-Invariants: an entry is pending on at most one consumer; an entry is in the redelivery set or
-pending, never both; acknowledged entries are never dispatched again (checked against the
-cursor before every redelivery). Permits count messages; a batch entry with some indexes
-acknowledged (batch-index ack sets) counts only its unacknowledged ones, and is sent with its
-remaining ack set. Batch-index ack state lives in memory only (lost on restart: the whole batch
-is redelivered, as Pulsar does without its ack-set persistence).
-
-Concurrency: on the broker's loop. ``_lock`` serialises a dispatch step (read + route) with a
-cursor reset, so a seek never races an in-flight read. Acks change cursor state synchronously,
-then wait for persistence.
+Concurrency: on the broker's loop. ``_lock`` serialises a dispatch step (read + plan + send)
+with a cursor reset, so a seek never races an in-flight read. Acks change the core state
+synchronously, then wait for the cursor's persistence.
 """
 
 from __future__ import annotations
 
 import asyncio
-import zlib
 from collections.abc import Sequence
+from typing import TypeAlias
 
 from magnetar.backoff import Backoff
 from magnetar.broker.consumer import Consumer
+from magnetar.broker.dispatch import (
+    Candidate,
+    ConsumerKey,
+    ConsumerSlot,
+    DispatchPlan,
+    ExclusiveSelector,
+    FailoverChange,
+    FailoverSelector,
+    KeySharedSelector,
+    KeySharedView,
+    PendingAck,
+    PendingAcks,
+    RecentlyJoined,
+    RedeliveryCounts,
+    RedeliveryQueue,
+    SharedSelector,
+    SubType,
+    ack_set_to_mask,
+    check_sub_type,
+    make_key_shared_selector,
+    mask_to_ack_set,
+    plan_dispatch,
+)
 from magnetar.broker.entry import entry_info
-from magnetar.broker.errors import ConsumerBusy, MetadataProblem
+from magnetar.broker.errors import MetadataProblem
 from magnetar.managed_ledger import Entry, ManagedCursor, ManagedLedger, Position
 from magnetar.managed_ledger.errors import InvalidPosition
 from magnetar.protocol import commands
-from magnetar.protocol.message_id import (
-    MessageId,
-    ack_set_intersect,
-    ack_set_unacked_count,
-)
+from magnetar.protocol.message_id import MessageId
 from magnetar.protocol.version import V_LAST_MESSAGE_ID
 from magnetar.telemetry import get_logger
 from magnetar.wire import pulsar_api_pb2 as pb
 
 log = get_logger(__name__)
 
-Sub = pb.CommandSubscribe
-EXCLUSIVE = Sub.Exclusive
-SHARED = Sub.Shared
-FAILOVER = Sub.Failover
-KEY_SHARED = Sub.Key_Shared
 MAX_READ_ENTRIES = 100
 _WAIT_NEW_ENTRIES_S = 30.0
+Selector: TypeAlias = ExclusiveSelector | FailoverSelector | SharedSelector | KeySharedSelector
 
 
 class PersistentSubscription:
@@ -66,23 +81,27 @@ class PersistentSubscription:
         sub_type: pb.CommandSubscribe.SubType.ValueType,
         *,
         durable: bool = True,
+        partition_index: int = -1,
     ) -> None:
         self.topic = topic
         self.name = name
         self.ml = ml
         self.cursor = cursor
-        self.sub_type = sub_type
+        self.sub_type = SubType(sub_type)
         self.durable = durable
+        self.partition_index = partition_index
         self.consumers: list[Consumer] = []
-        self._replay: set[Position] = set()
-        self._redelivery_counts: dict[Position, int] = {}
-        self._owner: dict[Position, Consumer] = {}
-        self._batch_acks: dict[Position, list[int]] = {}
+        self._by_key: dict[ConsumerKey, Consumer] = {}
+        self._selector: Selector | None = None
+        self._recent = RecentlyJoined()
+        self._pending = PendingAcks()
+        self._replay = RedeliveryQueue()
+        self._counts = RedeliveryCounts()
+        # Unacked-index masks of partly acked batches waiting in the redelivery queue.
+        self._masks: dict[Position, int] = {}
         self._lock = asyncio.Lock()
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
-        self._next_shared = 0
-        self._active: Consumer | None = None
         self._closed = False
         self.messages_acked = 0
 
@@ -90,71 +109,90 @@ class PersistentSubscription:
     def add_consumer(self, consumer: Consumer) -> None:
         if self._closed:
             raise MetadataProblem(f"subscription {self.name!r} is closed")
-        if self.consumers:
-            if consumer.sub_type != self.sub_type:
-                raise ConsumerBusy(self.name, "Subscription is of different type")
-            if self.sub_type == EXCLUSIVE:
-                raise ConsumerBusy(self.name, "Exclusive consumer is already connected")
+        requested = SubType(consumer.sub_type)
+        check_sub_type(self.sub_type if self.consumers else None, requested)
+        if not self.consumers:
+            self.sub_type = requested
+            self._selector = self._new_selector(consumer)
+        selector = self._selector
+        info = consumer.info
+        if isinstance(selector, FailoverSelector):
+            change = selector.add(info)
         else:
-            self.sub_type = consumer.sub_type
+            assert selector is not None
+            selector.add(info)
+            change = None
+        if self.sub_type == SubType.KEY_SHARED:
+            self._recent.joined(info.key, self.cursor.read_position, self._oldest_unacked())
+        consumer.unacked_counter = lambda: self._pending.unacked_messages(info.key)
         self.consumers.append(consumer)
-        self._active_changed()
+        self._by_key[info.key] = consumer
+        if change is not None:
+            self._failover_changed(change)
         self._ensure_task()
         self._wake.set()
 
+    def _new_selector(self, consumer: Consumer) -> Selector:
+        if self.sub_type == SubType.EXCLUSIVE:
+            return ExclusiveSelector()
+        if self.sub_type == SubType.FAILOVER:
+            return FailoverSelector(self.partition_index)
+        if self.sub_type == SubType.SHARED:
+            return SharedSelector()
+        return make_key_shared_selector(consumer.key_shared)
+
     def remove_consumer(self, consumer: Consumer) -> None:
         """The consumer left (closed, disconnected): its unacked entries go back."""
-        if consumer not in self.consumers:
+        key = consumer.key
+        if self._by_key.get(key) is not consumer:
             return
+        del self._by_key[key]
         self.consumers.remove(consumer)
-        self._put_back(list(consumer.pending))
-        consumer.pending.clear()
-        self._active_changed()
+        selector = self._selector
+        change = selector.remove(key) if selector is not None else None
+        self._recent.left(key)
+        self._put_back(self._pending.remove_consumer(key), count=True)
+        if isinstance(change, FailoverChange):
+            self._failover_changed(change)
+        if not self.consumers:
+            self._selector = None
         self._wake.set()
+
+    def _failover_changed(self, change: FailoverChange) -> None:
+        for event in change.events:
+            c = self._by_key.get(event.consumer)
+            if c is not None and c.cnx.is_open and c.cnx.features.at_least(V_LAST_MESSAGE_ID):
+                c.cnx.write_command(commands.active_consumer_change(c.consumer_id, event.is_active))
+        if change.previous_active not in (None, change.active):
+            assert change.previous_active is not None
+            # The standby takes over with the entries the previous active one left unacked.
+            self._put_back(self._pending.remove_consumer(change.previous_active), count=False)
+
+    def _put_back(self, records: Sequence[PendingAck], *, count: bool) -> None:
+        for record in records:
+            pos = record.position
+            if self.cursor.is_acknowledged(pos):
+                continue
+            if record.partly_acked:
+                self._masks[pos] = record.unacked
+            self._replay.add(pos, record.sticky_hash)
+            if count:
+                self._counts.increment(pos)
 
     def flow(self, consumer: Consumer, permits: int) -> None:
         consumer.permits += permits
         self._wake.set()
-
-    def _active_changed(self) -> None:
-        if self.sub_type != FAILOVER:
-            self._active = self.consumers[0] if self.consumers else None
-            return
-        ordered = sorted(self.consumers, key=lambda c: (c.priority, c.name))
-        active = ordered[0] if ordered else None
-        if active is self._active:
-            return
-        self._active = active
-        if active is not None:
-            # Entries pending on standbys move to the new active consumer.
-            for other in self.consumers:
-                if other is not active and other.pending:
-                    self._put_back(list(other.pending), count=False)
-                    other.pending.clear()
-        for c in self.consumers:
-            if c.cnx.is_open and c.cnx.features.at_least(V_LAST_MESSAGE_ID):
-                c.cnx.write_command(commands.active_consumer_change(c.consumer_id, c is active))
-
-    def _put_back(self, positions: Sequence[Position], *, count: bool = True) -> None:
-        for pos in positions:
-            self._owner.pop(pos, None)
-            if self.cursor.is_acknowledged(pos):
-                continue
-            self._replay.add(pos)
-            if count:
-                self._redelivery_counts[pos] = self._redelivery_counts.get(pos, 0) + 1
 
     # ------------------------------------------------------------------ dispatcher
     def _ensure_task(self) -> None:
         if self._task is None or self._task.done():
             self._task = asyncio.create_task(self._run(), name=f"dispatch-{self.name}")
 
-    def _can_take(self, consumer: Consumer) -> bool:
+    @staticmethod
+    def _can_take(consumer: Consumer) -> bool:
         return consumer.permits > 0 and consumer.cnx.is_open and not consumer.closed
 
     def _ready(self) -> bool:
-        if self.sub_type in (EXCLUSIVE, FAILOVER):
-            return self._active is not None and self._can_take(self._active)
         return any(self._can_take(c) for c in self.consumers)
 
     async def _run(self) -> None:
@@ -165,20 +203,20 @@ class PersistentSubscription:
                 await self._wake.wait()
                 continue
             new_entries = self.ml.new_entries_signal()
+            self._wake.clear()
             try:
                 async with self._lock:
-                    dispatched = await self._dispatch_once()
+                    progress = await self._dispatch_once()
             except Exception as exc:
                 log.warning("dispatch_failed", topic=self.topic, subscription=self.name,
                             error=repr(exc))  # fmt: skip
                 await asyncio.sleep(backoff.next())
                 continue
             backoff.reset()
-            if not dispatched:
+            if not progress:
                 await self._wait_any(new_entries)
 
     async def _wait_any(self, new_entries: asyncio.Event) -> None:
-        self._wake.clear()
         waits = {
             asyncio.create_task(new_entries.wait()),
             asyncio.create_task(self._wake.wait()),
@@ -192,76 +230,115 @@ class PersistentSubscription:
             await asyncio.wait(waits)
 
     def _read_budget(self) -> int:
-        permits = sum(max(0, c.permits) for c in self.consumers)
+        permits = sum(max(0, c.permits) for c in self.consumers if self._can_take(c))
         return max(1, min(MAX_READ_ENTRIES, permits))
 
-    async def _dispatch_once(self) -> bool:
-        budget = self._read_budget()
-        entries: list[Entry]
-        if self._replay:
-            positions = sorted(self._replay)[:budget]
-            self._replay.difference_update(positions)
-            wanted = [p for p in positions if not self.cursor.is_acknowledged(p)]
-            entries = await self.ml.read_positions(wanted) if wanted else []
-            got = {e.position for e in entries}
-            self._replay.update(p for p in wanted if p not in got and self.ml.layout.contains(p))
-            if not entries:
-                return bool(positions)
-        else:
-            entries = await self.cursor.read_entries(budget)
-            if not entries:
-                return False
-        for entry in entries:
-            self._route(entry)
-        return True
+    async def _read_replays(self, budget: int) -> list[Entry]:
+        wanted: list[Position] = []
+        for pos in self._replay.positions(budget):
+            if self.cursor.is_acknowledged(pos) or not self.ml.layout.contains(pos):
+                self._replay.remove(pos)
+                self._masks.pop(pos, None)
+            else:
+                wanted.append(pos)
+        return await self.ml.read_positions(wanted) if wanted else []
 
-    def _route(self, entry: Entry) -> None:
-        pos = entry.position
-        if self.cursor.is_acknowledged(pos) or pos in self._owner:
-            return
+    async def _dispatch_once(self) -> bool:
+        """One step: read, plan, send. True if anything went out."""
+        budget = self._read_budget()
+        replays = await self._read_replays(budget)
+        fresh: list[Entry] = []
+        if len(replays) < budget:
+            fresh = await self.cursor.read_entries(budget - len(replays))
+        if not replays and not fresh:
+            return False
+        by_position = {e.position: e for e in (*replays, *fresh)}
+        candidates = [self._candidate(e) for e in (*replays, *fresh)]
+        plan = self._plan(candidates, {e.position for e in replays})
+        sent = 0
+        for key, planned in plan.assignments:
+            consumer = self._by_key[key]
+            for cand in planned:
+                self._send(consumer, cand, by_position[cand.position])
+                sent += 1
+        for cand in plan.leftovers:
+            self._replay.add(cand.position, self._slot(cand))
+        if isinstance(self._selector, SharedSelector):
+            self._selector.served(plan.last_served)
+        return sent > 0
+
+    def _candidate(self, entry: Entry) -> Candidate:
         info = entry_info(entry.data)
-        ack_set = self._batch_acks.get(pos)
-        messages = info.messages if ack_set is None else ack_set_unacked_count(ack_set)
-        consumer = self._select(info.key)
-        if consumer is None:
-            self._replay.add(pos)
-            return
+        mask = self._masks.get(entry.position)
+        count = info.messages if mask is None else mask.bit_count()
+        return Candidate(entry.position, max(1, count), info.key or None)
+
+    def _slot(self, cand: Candidate) -> int | None:
+        return cand.sticky_hash if self.sub_type == SubType.KEY_SHARED else None
+
+    def _plan(self, candidates: list[Candidate], replayed: set[Position]) -> DispatchPlan:
+        selector = self._selector
+        slots = [
+            ConsumerSlot(c.key, c.permits if self._can_take(c) else 0, c.priority)
+            for c in self._rotation()
+        ]
+        view = None
+        if self.sub_type == SubType.KEY_SHARED:
+            assert selector is not None
+            assert not isinstance(selector, ExclusiveSelector | FailoverSelector | SharedSelector)
+            allow = any(
+                c.key_shared is not None and c.key_shared.allow_out_of_order_delivery
+                for c in self.consumers
+            )
+            view = KeySharedView(
+                selector.select, self._recent.limits(), self._pending.holders_of_hash, allow
+            )
+        active = (
+            selector.active if isinstance(selector, ExclusiveSelector | FailoverSelector) else None
+        )
+        return plan_dispatch(
+            self.sub_type,
+            slots,
+            candidates,
+            active=active,
+            redelivery=replayed,
+            blocked_hashes=self._replay.hashes(),
+            key_shared=view,
+        )
+
+    def _rotation(self) -> list[Consumer]:
+        if isinstance(self._selector, SharedSelector):
+            return [self._by_key[info.key] for info in self._selector.rotation()]
+        return list(self.consumers)
+
+    def _send(self, consumer: Consumer, cand: Candidate, entry: Entry) -> None:
+        pos = cand.position
+        self._replay.remove(pos)
+        mask = self._masks.pop(pos, None)
+        info = entry_info(entry.data)
         consumer.deliver(
             pos,
             entry.data,
-            messages,
-            redelivery_count=self._redelivery_counts.get(pos, 0),
-            ack_set=ack_set,
+            cand.message_count,
+            redelivery_count=self._counts.count(pos),
+            ack_set=mask_to_ack_set(mask) if mask is not None else None,
         )
-        self._owner[pos] = consumer
+        self._pending.add(
+            consumer.key,
+            pos,
+            batch_size=max(1, info.messages),
+            sticky_hash=self._slot(cand),
+            unacked=mask,
+        )
 
-    def _select(self, key: bytes) -> Consumer | None:
-        if self.sub_type in (EXCLUSIVE, FAILOVER):
-            active = self._active
-            return active if active is not None and self._can_take(active) else None
-        if not self.consumers:
-            return None
-        if self.sub_type == KEY_SHARED:
-            ordered = sorted(self.consumers, key=lambda c: c.name)
-            target = ordered[zlib.crc32(key) % len(ordered)]
-            return target if self._can_take(target) else None
-        n = len(self.consumers)
-        for step in range(n):
-            candidate = self.consumers[(self._next_shared + step) % n]
-            if self._can_take(candidate):
-                self._next_shared = (self._next_shared + step + 1) % n
-                return candidate
-        return None
+    def _oldest_unacked(self) -> Position | None:
+        options = [self.cursor.read_position]
+        if (oldest := self._pending.oldest()) is not None:
+            options.append(oldest)
+        options += self._replay.positions(1)
+        return min(options)
 
     # ------------------------------------------------------------------ acks
-    def _settled(self, pos: Position) -> None:
-        owner = self._owner.pop(pos, None)
-        if owner is not None:
-            owner.pending.pop(pos, None)
-        self._replay.discard(pos)
-        self._redelivery_counts.pop(pos, None)
-        self._batch_acks.pop(pos, None)
-
     async def acknowledge(
         self,
         consumer: Consumer,
@@ -269,33 +346,26 @@ class PersistentSubscription:
         ids: Sequence[tuple[MessageId, Sequence[int]]],
     ) -> None:
         if ack_type == pb.CommandAck.Cumulative:
-            if self.sub_type in (SHARED, KEY_SHARED) or len(ids) != 1:
+            if self.sub_type in (SubType.SHARED, SubType.KEY_SHARED) or len(ids) != 1:
                 return
             await self._ack_cumulative(*ids[0])
         else:
             await self._ack_individual(ids)
-
-    def _partial(self, pos: Position, ack_set: Sequence[int]) -> bool:
-        """Merge a batch-index ack set; True if indexes of the entry remain unacked."""
-        merged = ack_set_intersect(self._batch_acks.get(pos, list(ack_set)), ack_set)
-        if ack_set_unacked_count(merged) == 0:
-            return False
-        self._batch_acks[pos] = merged
-        owner = self._owner.get(pos)
-        if owner is not None and pos in owner.pending:
-            owner.pending[pos] = ack_set_unacked_count(merged)
-        return True
+        if self._recent.release(self._oldest_unacked()):
+            self._wake.set()
+        self._wake.set()
 
     async def _ack_cumulative(self, mid: MessageId, ack_set: Sequence[int]) -> None:
         pos = Position(mid.ledger_id, mid.entry_id)  # type: ignore[arg-type]
-        target = pos
-        if ack_set and self._partial(pos, ack_set):
-            target = pos.before()
-        for p in [p for p in self._owner if p <= target]:
-            self._settled(p)
-        self._replay = {p for p in self._replay if p > target}
+        mask = ack_set_to_mask(ack_set) if ack_set else None
+        outcome = self._pending.ack_cumulative(pos, mask)
+        target = pos.before() if outcome.partial else pos
+        self._replay.remove_up_to(target)
+        self._counts.forget_up_to(target)
+        for p in [p for p in self._masks if p <= target]:
+            del self._masks[p]
+        target = min(target, self.ml.layout.last_position())
         if target > self.cursor.mark_delete_position:
-            target = min(target, self.ml.layout.last_position())
             try:
                 await self.cursor.mark_delete(target)
             except InvalidPosition as exc:
@@ -303,30 +373,38 @@ class PersistentSubscription:
         self.messages_acked += 1
 
     async def _ack_individual(self, ids: Sequence[tuple[MessageId, Sequence[int]]]) -> None:
-        full: list[Position] = []
+        acked: list[Position] = []
         for mid, ack_set in ids:
             pos = Position(mid.ledger_id, mid.entry_id)  # type: ignore[arg-type]
-            if ack_set and self._partial(pos, ack_set):
-                continue
-            self._settled(pos)
-            if self.ml.layout.contains(pos):
-                full.append(pos)
-        if full:
-            self.messages_acked += len(full)
-            await self.cursor.delete(full)
+            mask = ack_set_to_mask(ack_set) if ack_set else None
+            outcome = self._pending.ack_individual(pos, mask)
+            if not outcome.acked and mask is not None and pos in self._masks:
+                self._masks[pos] &= mask  # a partly acked batch waiting for redelivery
+                if self._masks[pos]:
+                    continue
+                outcome_acked: tuple[Position, ...] = (pos,)
+            else:
+                outcome_acked = outcome.acked
+            for p in outcome_acked:
+                self._replay.remove(p)
+                self._masks.pop(p, None)
+                if self.ml.layout.contains(p) and not self.cursor.is_acknowledged(p):
+                    acked.append(p)
+        self._counts.forget(acked)
+        if acked:
+            self.messages_acked += len(acked)
+            await self.cursor.delete(acked)
 
     # ------------------------------------------------------------------ redelivery
     def redeliver(self, consumer: Consumer, ids: Sequence[MessageId], epoch: int | None) -> None:
         if epoch is not None:
             consumer.epoch = epoch
-        if not ids or self.sub_type in (EXCLUSIVE, FAILOVER):
-            positions = list(consumer.pending)
+        if not ids or self.sub_type in (SubType.EXCLUSIVE, SubType.FAILOVER):
+            records = self._pending.redeliver(consumer.key, None)
         else:
-            wanted = {Position(m.ledger_id, m.entry_id) for m in ids}  # type: ignore[arg-type]
-            positions = [p for p in consumer.pending if p in wanted]
-        for pos in positions:
-            consumer.pending.pop(pos, None)
-        self._put_back(positions)
+            wanted = [Position(m.ledger_id, m.entry_id) for m in ids]  # type: ignore[arg-type]
+            records = self._pending.redeliver(consumer.key, wanted)
+        self._put_back(records, count=True)
         self._wake.set()
 
     # ------------------------------------------------------------------ moves
@@ -334,14 +412,15 @@ class PersistentSubscription:
         """Make ``pos`` the next entry; consumers are told to resubscribe (as Pulsar does)."""
         for consumer in list(self.consumers):
             consumer.close_by_broker()
-            consumer.pending.clear()
         self.consumers.clear()
-        self._active = None
+        self._by_key.clear()
+        self._selector = None
+        self._recent = RecentlyJoined()
         async with self._lock:
+            self._pending = PendingAcks()
             self._replay.clear()
-            self._owner.clear()
-            self._redelivery_counts.clear()
-            self._batch_acks.clear()
+            self._counts = RedeliveryCounts()
+            self._masks.clear()
             await self.cursor.reset(pos)
         self._wake.set()
 
@@ -352,7 +431,7 @@ class PersistentSubscription:
 
     @property
     def type_name(self) -> str:
-        return pb.CommandSubscribe.SubType.Name(self.sub_type)
+        return pb.CommandSubscribe.SubType.Name(int(self.sub_type))  # type: ignore[arg-type]
 
     async def close(self, *, disconnect: bool = True) -> None:
         self._closed = True
@@ -360,6 +439,7 @@ class PersistentSubscription:
             for consumer in list(self.consumers):
                 consumer.close_by_broker()
         self.consumers.clear()
+        self._by_key.clear()
         self._wake.set()
         if self._task is not None:
             self._task.cancel()

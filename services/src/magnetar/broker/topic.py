@@ -24,6 +24,10 @@ class ClientCnx(Protocol):
     def address(self) -> str: ...
 
     @property
+    def connection_id(self) -> int:
+        """Unique per broker process: consumer ids are unique only per connection."""
+
+    @property
     def features(self) -> PeerFeatures: ...
 
     @property
