@@ -173,3 +173,24 @@ def test_official_client_errors_on_invalid_topic(standalone: StandaloneProcess) 
     finally:
         client.close()
     official_round_trip(standalone)
+
+
+def test_silent_client_gets_pinged_then_dropped(tmp_path: Path) -> None:
+    process = StandaloneProcess(
+        data_dir=tmp_path / "data", env={"MAGNETAR_STANDALONE_KEEP_ALIVE_INTERVAL_S": "0.5"}
+    )
+    process.start()
+    try:
+        silent = RawClient(process.broker_port)
+        silent.connect()
+        assert silent.next_frame().type == T.PING  # the broker checks on an idle client
+        assert silent.is_closed_by_peer()  # and drops it when no PONG (nothing) comes back
+        silent.close()
+        answering = RawClient(process.broker_port)
+        answering.connect()
+        for _ in range(3):  # a client answering PINGs stays connected
+            assert answering.next_frame().type == T.PING
+            answering.send(encode_command(commands.pong()))
+        answering.close()
+    finally:
+        assert process.stop() == 0
