@@ -222,3 +222,17 @@ def test_unsubscribe_forgets_the_subscription(client: Any) -> None:
     again = client.subscribe(topic, "sub")  # a new subscription starts at latest
     producer.send(b"y")
     assert receive_all(again, 1) == [b"y"]
+
+
+def test_duplicate_producer_name_is_refused(client: Any) -> None:
+    topic = topic_name("producer-busy")
+    client.create_producer(topic, producer_name="only-one")
+    with pytest.raises(pulsar.ProducerBusy):
+        client.create_producer(topic, producer_name="only-one")
+
+
+def test_changing_a_subscription_type_is_refused(client: Any) -> None:
+    topic = topic_name("sub-type")
+    client.subscribe(topic, "sub", consumer_type=pulsar.ConsumerType.Shared)
+    with pytest.raises(pulsar.ConsumerBusy):
+        client.subscribe(topic, "sub", consumer_type=pulsar.ConsumerType.Failover)
