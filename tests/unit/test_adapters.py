@@ -26,6 +26,7 @@ ADAPTERS: dict[str, set[str]] = {
         "magnetar.bookie.journal",
     },
     "fastapi": {"magnetar.admin"},
+    "uvicorn": {"magnetar.broker.web_service"},
     "pyspark": {"magnetar.audit"},
     "kopf": set(),
     "kubernetes": set(),
