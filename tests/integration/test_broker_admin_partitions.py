@@ -13,8 +13,7 @@ import time
 import urllib.error
 import urllib.request
 import uuid
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -24,29 +23,6 @@ from tests.kit.standalone import StandaloneProcess
 pulsar = pytest.importorskip("pulsar")
 
 RECEIVE_MS = 5000
-
-
-@pytest.fixture(scope="module")
-def standalone(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StandaloneProcess]:
-    process = StandaloneProcess(data_dir=Path(tmp_path_factory.mktemp("sa")) / "data")
-    process.start()
-    try:
-        yield process
-    finally:
-        assert process.stop() == 0, process.log_text()[-4000:]
-
-
-@pytest.fixture
-def client(standalone: StandaloneProcess) -> Iterator[Any]:
-    c = pulsar.Client(
-        standalone.service_url,
-        operation_timeout_seconds=10,
-        logger=pulsar.ConsoleLogger(pulsar.LoggerLevel.Warn),
-    )
-    try:
-        yield c
-    finally:
-        c.close()
 
 
 def http(standalone: StandaloneProcess, method: str, path: str, body: Any = None) -> Any:

@@ -27,16 +27,6 @@ T = pb.BaseCommand
 TIMEOUT_S = 5.0
 
 
-@pytest.fixture(scope="module")
-def standalone(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StandaloneProcess]:
-    process = StandaloneProcess(data_dir=Path(tmp_path_factory.mktemp("sa")) / "data")
-    process.start()
-    try:
-        yield process
-    finally:
-        assert process.stop() == 0, process.log_text()[-4000:]
-
-
 class RawClient:
     """A blocking socket speaking frames through our codec; every read has a timeout."""
 

@@ -8,46 +8,16 @@ one by one are not redelivered.
 
 from __future__ import annotations
 
-import uuid
 from collections import defaultdict
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.kit.standalone import StandaloneProcess
+from tests.kit.standalone import topic_name
 
 pulsar = pytest.importorskip("pulsar")
 
 RECEIVE_MS = 5000
-
-
-@pytest.fixture(scope="module")
-def standalone(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StandaloneProcess]:
-    process = StandaloneProcess(data_dir=Path(tmp_path_factory.mktemp("sa")) / "data")
-    process.start()
-    try:
-        yield process
-    finally:
-        assert process.stop() == 0, process.log_text()[-4000:]
-
-
-@pytest.fixture
-def client(standalone: StandaloneProcess) -> Iterator[Any]:
-    c = pulsar.Client(
-        standalone.service_url,
-        operation_timeout_seconds=10,
-        logger=pulsar.ConsoleLogger(pulsar.LoggerLevel.Warn),
-    )
-    try:
-        yield c
-    finally:
-        c.close()
-
-
-def topic_name(prefix: str) -> str:
-    return f"persistent://public/default/{prefix}-{uuid.uuid4().hex[:8]}"
 
 
 def drain(consumer: Any, wait_ms: int = 300) -> list[Any]:

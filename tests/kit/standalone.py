@@ -21,6 +21,7 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -131,3 +132,8 @@ class StandaloneProcess:
     @property
     def running(self) -> bool:
         return self.process is not None and self.process.poll() is None
+
+
+def topic_name(prefix: str) -> str:
+    """A fresh persistent topic in public/default, so tests sharing a process never collide."""
+    return f"persistent://public/default/{prefix}-{uuid.uuid4().hex[:8]}"
