@@ -32,14 +32,6 @@ CONFIG = LedgerClientConfig(
 )
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason=(
-        "known bug, about 1 run in 4: after several ensemble changes at the same first entry, "
-        "a fresh reader finds an entry on neither replica of its final write set; under "
-        "investigation (see the issue note). The run still executes and its log is kept."
-    ),
-)
 async def test_striped_ledger_survives_random_bookie_kills(
     etcd_server: EtcdServer, tmp_path: Path
 ) -> None:

@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from dataclasses import dataclass
 
+from magnetar.backoff import Backoff
 from magnetar.ids import BookieId, EntryId, LedgerId
 from magnetar.ledger.bookie_registry import BookiePool
 from magnetar.ledger.config import LedgerClientConfig
@@ -144,6 +146,24 @@ class ReadHandle:
         return found
 
     async def _read_entry(self, entry_id: int) -> LedgerEntry:
+        """Read from any replica; while every replica is unreachable, retry until the deadline.
+
+        A bookie that was just restarted can still be refused by this process's gRPC channel
+        for a moment (reconnect backoff, shared across channels to the same address), so an
+        all-unavailable round is retried with backoff instead of failing the read at once.
+        """
+        deadline = time.monotonic() + self._config.read_timeout_s
+        backoff = Backoff(initial=0.05, cap=1.0)
+        while True:
+            try:
+                return await self._read_entry_once(entry_id)
+            except BookieUnavailable:
+                delay = backoff.next()
+                if time.monotonic() + delay >= deadline:
+                    raise
+                await asyncio.sleep(delay)
+
+    async def _read_entry_once(self, entry_id: int) -> LedgerEntry:
         view = self.metadata
         ensemble = view.ensemble_for(entry_id)
         bookies = [ensemble[p] for p in write_set(entry_id, len(ensemble), view.write_quorum)]
@@ -162,7 +182,9 @@ class ReadHandle:
                 errors.append(exc)
         if missing == len(bookies) or not errors:
             raise NoSuchEntry(self.ledger_id, entry_id, "no replica holds it")
-        raise errors[-1]
+        # An unreachable replica may still hold the entry: report that (the caller retries).
+        unreachable = [e for e in errors if isinstance(e, BookieUnavailable)]
+        raise (unreachable or errors)[-1]
 
     async def read_last_add_confirmed(self) -> EntryId:
         """Ask the current ensemble for the highest LAC any of them saw (never goes down)."""
