@@ -19,19 +19,16 @@ restarts); :meth:`BookieProcess.log_text` returns it for assertions and failure 
 
 from __future__ import annotations
 
-import asyncio
 import itertools
-import os
-import signal
 import struct
 import subprocess
 import sys
-import time
 import uuid
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
+from typing import ClassVar
 
 import crc32c
 import grpc
@@ -39,18 +36,22 @@ import grpc
 from magnetar.wire import bookie_pb2 as pb
 from magnetar.wire import bookie_pb2_grpc as pb_grpc
 from tests.kit.ports import free_port
+from tests.kit.process import ProcessStartError, ServerProcess
 
 READY_LINE = "magnetar bookie ready"
 _LAUNCH = "from magnetar.cli.main import app; app()"
 _MAX_MESSAGE = 64 * 1024 * 1024
 
 
-class BookieStartError(RuntimeError):
+class BookieStartError(ProcessStartError):
     """The bookie exited or did not get ready; the message holds its log tail."""
 
 
 @dataclass
-class BookieProcess:
+class BookieProcess(ServerProcess):
+    ready_line: ClassVar[str] = READY_LINE
+    start_error: ClassVar[type[ProcessStartError]] = BookieStartError
+
     data_dir: Path
     metadata_url: str
     port: int = field(default_factory=free_port)
@@ -72,17 +73,6 @@ class BookieProcess:
     def id(self) -> str:
         return self.bookie_id
 
-    @property
-    def log_path(self) -> Path:
-        return self.data_dir.parent / f"{self.data_dir.name}.log"
-
-    def log_text(self, since_start: bool = False) -> str:
-        try:
-            data = self.log_path.read_bytes()
-        except FileNotFoundError:
-            return ""
-        return data[self._log_offset if since_start else 0 :].decode(errors="replace")
-
     def command(self) -> list[str]:
         args = [
             sys.executable, "-c", _LAUNCH, "bookie",
@@ -97,82 +87,8 @@ class BookieProcess:
             args += ["--session-timeout-s", str(self.session_timeout_s)]
         return args + self.extra_args
 
-    def spawn(self) -> subprocess.Popen[bytes]:
-        """Start the process without waiting for readiness (for tests that expect a refusal)."""
-        if self.process is not None and self.process.poll() is None:
-            raise RuntimeError(f"bookie {self.address} is already running")
-        self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        self._log_offset = self.log_path.stat().st_size if self.log_path.exists() else 0
-        log = open(self.log_path, "ab")  # noqa: SIM115 - the child owns it
-        try:
-            self.process = subprocess.Popen(
-                self.command(),
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                env={**os.environ, **self.env},
-            )
-        finally:
-            log.close()
-        return self.process
-
-    def start(self, timeout: float = 30.0) -> None:
-        """Start and wait for the ready line (printed once registered in metadata)."""
-        process = self.spawn()
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if READY_LINE in self.log_text(since_start=True):
-                return
-            if process.poll() is not None:
-                raise BookieStartError(
-                    f"bookie {self.address} exited with {process.returncode}:\n"
-                    f"{self.log_text(since_start=True)[-4000:]}"
-                )
-            time.sleep(0.05)
-        self.kill()
-        raise BookieStartError(
-            f"bookie {self.address} not ready after {timeout}s:\n"
-            f"{self.log_text(since_start=True)[-4000:]}"
-        )
-
-    def wait_exit(self, timeout: float = 30.0) -> int:
-        if self.process is None:
-            raise RuntimeError("not started")
-        return self.process.wait(timeout=timeout)
-
-    def stop(self, timeout: float = 20.0) -> int | None:
-        """SIGTERM and wait for a clean exit (SIGKILL after ``timeout``). Returns the exit code."""
-        if self.process is None:
-            return None
-        process, self.process = self.process, None
-        if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
-            try:
-                return process.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                process.kill()
-        return process.wait()
-
-    def kill(self) -> None:
-        """SIGKILL: no shutdown at all, as a crash."""
-        if self.process is None:
-            return
-        process, self.process = self.process, None
-        if process.poll() is None:
-            process.kill()
-        process.wait()
-
-    @property
-    def running(self) -> bool:
-        return self.process is not None and self.process.poll() is None
-
-    async def astart(self, ready_within_s: float = 30.0) -> None:
-        await asyncio.to_thread(self.start, ready_within_s)
-
-    async def astop(self, exit_within_s: float = 20.0) -> int | None:
-        return await asyncio.to_thread(self.stop, exit_within_s)
-
-    async def akill(self) -> None:
-        await asyncio.to_thread(self.kill)
+    def describe(self) -> str:
+        return f"bookie {self.address}"
 
 
 def digest(ledger_id: int, entry_id: int, lac: int, payload: bytes) -> int:

@@ -1,0 +1,130 @@
+"""A server process under test: spawn, wait for its ready line, stop, kill, restart.
+
+:class:`ServerProcess` is a mixin for the kit's dataclasses (``BookieProcess``,
+``StandaloneProcess``). They hold the fields (``data_dir``, ``env``, ``process``,
+``_log_offset``) and say what to run (:meth:`command`) and what line means ready; the mixin
+does the rest. Output goes to ``<data_dir>.log`` beside the data dir, appended across restarts,
+so a failure message can show the log of the current start only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+from typing import ClassVar
+
+
+class ProcessStartError(RuntimeError):
+    """The process exited or did not get ready; the message holds its log tail."""
+
+
+class ServerProcess:
+    ready_line: ClassVar[str]
+    start_error: ClassVar[type[ProcessStartError]] = ProcessStartError
+    start_timeout_s: ClassVar[float] = 30.0
+    stop_timeout_s: ClassVar[float] = 20.0
+
+    data_dir: Path
+    env: dict[str, str]
+    process: subprocess.Popen[bytes] | None
+    _log_offset: int
+
+    def command(self) -> list[str]:
+        raise NotImplementedError
+
+    def describe(self) -> str:
+        """How failure messages name this process."""
+        return type(self).__name__
+
+    @property
+    def log_path(self) -> Path:
+        return self.data_dir.parent / f"{self.data_dir.name}.log"
+
+    def log_text(self, since_start: bool = False) -> str:
+        try:
+            data = self.log_path.read_bytes()
+        except FileNotFoundError:
+            return ""
+        return data[self._log_offset if since_start else 0 :].decode(errors="replace")
+
+    def spawn(self) -> subprocess.Popen[bytes]:
+        """Start the process without waiting for readiness (for tests that expect a refusal)."""
+        if self.running:
+            raise RuntimeError(f"{self.describe()} is already running")
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        self._log_offset = self.log_path.stat().st_size if self.log_path.exists() else 0
+        log = open(self.log_path, "ab")  # noqa: SIM115 - the child owns it
+        try:
+            self.process = subprocess.Popen(
+                self.command(),
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env={**os.environ, **self.env},
+            )
+        finally:
+            log.close()
+        return self.process
+
+    def start(self, timeout: float | None = None) -> None:
+        """Start and wait for the ready line; raise ``start_error`` with the log tail."""
+        timeout = self.start_timeout_s if timeout is None else timeout
+        process = self.spawn()
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.ready_line in self.log_text(since_start=True):
+                return
+            if process.poll() is not None:
+                raise self.start_error(
+                    f"{self.describe()} exited with {process.returncode}:\n"
+                    f"{self.log_text(since_start=True)[-4000:]}"
+                )
+            time.sleep(0.05)
+        self.kill()
+        raise self.start_error(
+            f"{self.describe()} not ready after {timeout}s:\n"
+            f"{self.log_text(since_start=True)[-4000:]}"
+        )
+
+    def wait_exit(self, timeout: float = 30.0) -> int:
+        if self.process is None:
+            raise RuntimeError("not started")
+        return self.process.wait(timeout=timeout)
+
+    def stop(self, timeout: float | None = None) -> int | None:
+        """SIGTERM and wait for a clean exit (SIGKILL after ``timeout``). Returns the exit code."""
+        if self.process is None:
+            return None
+        process, self.process = self.process, None
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+            try:
+                return process.wait(timeout=self.stop_timeout_s if timeout is None else timeout)
+            except subprocess.TimeoutExpired:
+                process.kill()
+        return process.wait()
+
+    def kill(self) -> None:
+        """SIGKILL: no shutdown at all, as a crash."""
+        if self.process is None:
+            return
+        process, self.process = self.process, None
+        if process.poll() is None:
+            process.kill()
+        process.wait()
+
+    @property
+    def running(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    async def astart(self, ready_within_s: float | None = None) -> None:
+        await asyncio.to_thread(self.start, ready_within_s)
+
+    async def astop(self, exit_within_s: float | None = None) -> int | None:
+        return await asyncio.to_thread(self.stop, exit_within_s)
+
+    async def akill(self) -> None:
+        await asyncio.to_thread(self.kill)
