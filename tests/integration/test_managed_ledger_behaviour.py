@@ -143,3 +143,19 @@ async def test_reset_rewinds_and_persists(stack: Stack) -> None:
     got = await ml.cursors["sub"].read_entries(10)
     assert [e.position for e in got] == pos[2:]
     await factory.close()
+
+
+async def test_closed_reader_stops_holding_back_the_cache(stack: Stack) -> None:
+    factory = ManagedLedgerFactory(stack.store, stack.bk)
+    ml = await factory.open("t", KEEP)
+    sub = await ml.open_cursor("sub", InitialPosition.EARLIEST)
+    positions = [await ml.add_entry(b"x" * 1000) for _ in range(12)]
+    reader = ml.new_non_durable_cursor(positions[0])  # reads nothing: pins the cache
+    await sub.read_entries(12)
+    await sub.mark_delete(positions[-1])
+    held = factory.cache_used_bytes
+    assert held >= 8 * 1000, "the idle reader should keep the older entries cached"
+    reader.close()
+    ml.cursor_moved()
+    assert factory.cache_used_bytes < held
+    await factory.close()

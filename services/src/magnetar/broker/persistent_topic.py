@@ -138,10 +138,7 @@ class PersistentTopic:
             del self.subscriptions[sub.name]
         await sub.close()
         if not sub.durable:
-            sub.cursor.close()
-            # A reader's cursor must stop holding back the entry cache; ManagedLedger has no
-            # public way to forget a non-durable cursor yet.
-            self.ml._non_durable.discard(sub.cursor)
+            sub.cursor.close()  # a reader's cursor unregisters itself from the managed ledger
 
     async def unsubscribe(self, sub: PersistentSubscription, consumer: Consumer | None) -> None:
         others = [c for c in sub.consumers if c is not consumer]

@@ -190,7 +190,11 @@ class ManagedCursor:
             await asyncio.wait([self._write_task])
 
     def close(self) -> None:
+        """Stop using the cursor. A reader's (non-durable) cursor also stops holding back the
+        managed ledger's entry cache."""
         self._closed = True
+        if not self.durable:
+            self._ml.forget_non_durable_cursor(self)
 
     def _check_open(self) -> None:
         if self._closed:

@@ -550,6 +550,10 @@ class ManagedLedger:
         self._non_durable.add(cursor)
         return cursor
 
+    def forget_non_durable_cursor(self, cursor: ManagedCursor) -> None:
+        """Called by a closing reader cursor, so it no longer holds back the entry cache."""
+        self._non_durable.discard(cursor)
+
     async def delete_cursor(self, name: str) -> None:
         self.check_usable()
         cursor = self._cursors.pop(name, None)
