@@ -43,6 +43,7 @@ from typing import Protocol
 import crc32c
 
 from magnetar.bookie.errors import JournalClosed, JournalFailed
+from magnetar.cancellation import cancel_and_wait
 from magnetar.telemetry import get_logger
 
 log = get_logger(__name__)
@@ -429,13 +430,7 @@ class Journal:
                         await self._queue.join()
                 except TimeoutError:
                     log.warning("journal_drain_timeout", pending=self._queue.qsize())
-            self._writer.cancel()
-            try:
-                await self._writer
-            except asyncio.CancelledError:
-                current = asyncio.current_task()
-                if current is not None and current.cancelling():
-                    raise
+            await cancel_and_wait(self._writer)
             self._writer = None
         self._space.set()
         while not self._queue.empty():

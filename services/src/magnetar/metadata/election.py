@@ -18,6 +18,7 @@ import asyncio
 import contextlib
 
 from magnetar.backoff import Backoff
+from magnetar.cancellation import cancel_and_wait
 from magnetar.metadata import keys
 from magnetar.metadata.errors import (
     BadVersion,
@@ -145,11 +146,8 @@ class LeaderElection:
                 await self._store.delete(self.key, expected_version=version)
 
     async def _stop_task(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        await cancel_and_wait(self._task)
+        self._task = None
 
     async def close(self) -> None:
         await self.resign()

@@ -34,6 +34,7 @@ from typing import Any
 import etcd3aio
 import grpc
 
+from magnetar.cancellation import cancel_and_wait
 from magnetar.metadata.errors import (
     BadVersion,
     KeyExists,
@@ -310,10 +311,7 @@ class EtcdMetadataStore:
 
     async def _stop_pump(self, channel: WatchChannel) -> None:
         task = self._pumps.pop(channel, None)
-        if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await cancel_and_wait(task)
 
     # ---------------------------------------------------------------- session API
 

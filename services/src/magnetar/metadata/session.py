@@ -26,6 +26,7 @@ import time
 from collections.abc import Awaitable, Callable
 
 from magnetar.backoff import Backoff
+from magnetar.cancellation import cancel_and_wait
 from magnetar.metadata.errors import MetadataError, SessionExpired, StoreUnavailable
 from magnetar.metadata.store import SessionEvent
 from magnetar.telemetry import get_logger
@@ -100,11 +101,8 @@ class SessionKeeper:
 
     async def close(self) -> None:
         """Stop the keeper and revoke the lease (its ephemeral keys vanish)."""
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        await cancel_and_wait(self._task)
+        self._task = None
         lease, self._lease = self._lease, None
         if lease is not None:
             try:
