@@ -28,6 +28,8 @@ ADAPTERS: dict[str, set[str]] = {
     "fastapi": {"magnetar.admin"},
     "uvicorn": {"magnetar.broker.web_service"},
     "pyspark": {"magnetar.audit"},
+    "httpx": {"magnetar.client.admin"},
+    "cramjam": {"magnetar.client.compression"},
     "kopf": set(),
     "kubernetes": set(),
 }
