@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
 from magnetar.managed_ledger.codec import cursor_info_of, encode_cursor_info
@@ -51,11 +51,13 @@ class ManagedCursor:
         *,
         durable: bool,
         version: int | None = None,
+        properties: Mapping[str, int] | None = None,
     ) -> None:
         self._ml = ml
         self.name = name
         self.durable = durable
         self._state = state
+        self._properties: dict[str, int] = dict(properties or {})
         self._version = version
         self._closed = False
         self._read_lock = asyncio.Lock()
@@ -76,6 +78,11 @@ class ManagedCursor:
     @property
     def backlog(self) -> int:
         return self._state.backlog(self._ml.layout)
+
+    @property
+    def properties(self) -> dict[str, int]:
+        """The properties stored with the mark-delete (Pulsar's cursor properties), a copy."""
+        return dict(self._properties)
 
     @property
     def individually_deleted(self) -> list[tuple[Position, Position]]:
@@ -120,10 +127,18 @@ class ManagedCursor:
             self._check_open()
 
     # ------------------------------------------------------------------ acks and moves
-    async def mark_delete(self, pos: Position) -> None:
-        """Cumulative ack of everything up to ``pos``; returns once durable."""
+    async def mark_delete(self, pos: Position, properties: Mapping[str, int] | None = None) -> None:
+        """Cumulative ack of everything up to ``pos``; returns once durable.
+
+        With ``properties`` they replace the cursor's properties in the same write (Pulsar's
+        ``markDelete(position, properties)``), even when ``pos`` does not move the mark-delete.
+        """
         self._check_open()
-        if self._state.mark_deleted(pos, self._ml.layout):
+        changed = self._state.mark_deleted(pos, self._ml.layout)
+        if properties is not None and dict(properties) != self._properties:
+            self._properties = dict(properties)
+            changed = True
+        if changed:
             await self._persist()
             self._ml.cursor_moved(acked=True)
 
@@ -152,6 +167,7 @@ class ManagedCursor:
             cursor_info_of(
                 self._state.mark_delete,
                 self._state.individually_deleted,
+                self._properties,
                 last_active_ms=int(time.time() * 1000),
             )
         )

@@ -228,7 +228,12 @@ class ManagedLedger:
             if state.read_position <= self.layout.end_position():
                 state.seek(state.read_position, self.layout)
             self._cursors[cursor_name] = ManagedCursor(
-                self, cursor_name, state, durable=True, version=versioned.version
+                self,
+                cursor_name,
+                state,
+                durable=True,
+                version=versioned.version,
+                properties=info.properties,
             )
 
     async def _create_writer(self) -> LedgerWriter:
@@ -536,7 +541,9 @@ class ManagedLedger:
                 raise ManagedLedgerFenced(self.name, f"cursor {name!r} vanished") from None
             info = decode_cursor_info(key, found.value)
             state = CursorState(info.mark_delete, individually_deleted=info.range_set())
-            cursor = ManagedCursor(self, name, state, durable=True, version=found.version)
+            cursor = ManagedCursor(
+                self, name, state, durable=True, version=found.version, properties=info.properties
+            )
         self._cursors.setdefault(name, cursor)
         log.info("cursor_opened", managed_ledger=self.name, cursor=name)
         return self._cursors[name]
