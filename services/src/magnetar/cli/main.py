@@ -34,6 +34,7 @@ def _register() -> None:
     # Sub-command modules register themselves on ``app``; imported here so that
     # ``magnetar --help`` lists them all.
     from magnetar.cli import (
+        admin_cmd,  # noqa: F401
         bookie_cmd,  # noqa: F401
         broker_cmd,  # noqa: F401
         standalone_cmd,  # noqa: F401

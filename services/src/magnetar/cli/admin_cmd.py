@@ -1,0 +1,160 @@
+"""``magnetar admin``: pulsar-admin's everyday verbs over the admin REST v2 API.
+
+``magnetar admin [--admin-url URL] [--json] GROUP VERB ...`` with the groups ``clusters`` and
+``tenants`` (here), ``namespaces`` (:mod:`magnetar.cli.admin_namespaces_cmd`) and ``topics``
+(:mod:`magnetar.cli.admin_topics_cmd`). Works against Magnetar or Apache Pulsar. Success prints
+the answer (a table, or JSON with ``--json``) or nothing for a change; a failure prints
+``error: <reason> (HTTP <status>)`` on stderr and exits 1; a bad argument exits 2.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from magnetar.cli import admin_namespaces_cmd, admin_topics_cmd
+from magnetar.cli.admin_output import render_fields
+from magnetar.cli.admin_session import AdminOptions, ForceOpt, call, emit
+from magnetar.cli.main import app
+from magnetar.client.admin import DEFAULT_WEB_SERVICE_URL, AdminClient
+from magnetar.client.admin_models import TenantInfo
+from magnetar.telemetry import configure_logging
+
+admin = typer.Typer(
+    help="Administer clusters, tenants, namespaces and topics (like pulsar-admin).",
+    no_args_is_help=True,
+)
+clusters = typer.Typer(help="Clusters known to the metadata store.", no_args_is_help=True)
+tenants = typer.Typer(help="Tenants: list, inspect, create, update, delete.", no_args_is_help=True)
+admin.add_typer(clusters, name="clusters")
+admin.add_typer(tenants, name="tenants")
+admin.add_typer(admin_namespaces_cmd.namespaces, name="namespaces")
+admin.add_typer(admin_topics_cmd.topics, name="topics")
+app.add_typer(admin, name="admin")
+
+
+@admin.callback()
+def admin_options(
+    ctx: typer.Context,
+    admin_url: Annotated[
+        str,
+        typer.Option(
+            "--admin-url",
+            envvar="MAGNETAR_ADMIN_URL",
+            help="The broker's or proxy's admin HTTP URL.",
+        ),
+    ] = DEFAULT_WEB_SERVICE_URL,
+    json_output: Annotated[
+        bool, typer.Option("--json", help="Print answers as JSON (for scripts).")
+    ] = False,
+    auth_token: Annotated[
+        str | None,
+        typer.Option(
+            "--auth-token", envvar="MAGNETAR_AUTH_TOKEN", help="A JWT sent as a Bearer token."
+        ),
+    ] = None,
+    timeout: Annotated[float, typer.Option(help="Deadline of each call, in seconds.")] = 30.0,
+) -> None:
+    """Administer clusters, tenants, namespaces and topics (like pulsar-admin)."""
+    configure_logging("warning")
+    ctx.obj = AdminOptions(admin_url, json_output, auth_token, timeout)
+
+
+def _lines(names: list[str]) -> str:
+    return "\n".join(names)
+
+
+Name = Annotated[str, typer.Argument(help="Its name.", show_default=False)]
+
+
+# ------------------------------------------------------------------ clusters
+
+
+@clusters.command("list")
+def clusters_list(ctx: typer.Context) -> None:
+    """List the clusters' names."""
+    names = call(ctx, lambda a: a.list_clusters())
+    emit(ctx, names, lambda: _lines(names))
+
+
+@clusters.command("get")
+def clusters_get(ctx: typer.Context, cluster: Name) -> None:
+    """Show a cluster's service URLs."""
+    data = call(ctx, lambda a: a.get_cluster(cluster))
+    emit(ctx, data, lambda: render_fields(list(data.to_json().items())))
+
+
+# ------------------------------------------------------------------ tenants
+
+AdminRoles = Annotated[
+    str | None,
+    typer.Option("--admin-roles", "-r", help="Comma-separated admin roles.", show_default=False),
+]
+AllowedClusters = Annotated[
+    str | None,
+    typer.Option(
+        "--allowed-clusters",
+        "-c",
+        help="Comma-separated clusters the tenant may use (create: all clusters if omitted).",
+        show_default=False,
+    ),
+]
+
+
+def _split(text: str | None) -> frozenset[str]:
+    return frozenset(p.strip() for p in (text or "").split(",") if p.strip())
+
+
+@tenants.command("list")
+def tenants_list(ctx: typer.Context) -> None:
+    """List the tenants' names."""
+    names = call(ctx, lambda a: a.list_tenants())
+    emit(ctx, names, lambda: _lines(names))
+
+
+@tenants.command("get")
+def tenants_get(ctx: typer.Context, tenant: Name) -> None:
+    """Show a tenant's admin roles and allowed clusters."""
+    info = call(ctx, lambda a: a.get_tenant(tenant))
+    emit(ctx, info, lambda: render_fields(list(info.to_json().items())))
+
+
+@tenants.command("create")
+def tenants_create(
+    ctx: typer.Context,
+    tenant: Name,
+    admin_roles: AdminRoles = None,
+    allowed_clusters: AllowedClusters = None,
+) -> None:
+    """Create a tenant. Example: magnetar admin tenants create acme -c standalone"""
+
+    async def create(a: AdminClient) -> None:
+        allowed = _split(allowed_clusters) or frozenset(await a.list_clusters())
+        await a.create_tenant(tenant, TenantInfo(_split(admin_roles), allowed))
+
+    call(ctx, create)
+
+
+@tenants.command("update")
+def tenants_update(
+    ctx: typer.Context,
+    tenant: Name,
+    admin_roles: AdminRoles = None,
+    allowed_clusters: AllowedClusters = None,
+) -> None:
+    """Change a tenant's admin roles and/or allowed clusters (what is not given is kept)."""
+
+    async def update(a: AdminClient) -> None:
+        info = await a.get_tenant(tenant)
+        roles = info.admin_roles if admin_roles is None else _split(admin_roles)
+        allowed = info.allowed_clusters if allowed_clusters is None else _split(allowed_clusters)
+        await a.update_tenant(tenant, TenantInfo(roles, allowed))
+
+    call(ctx, update)
+
+
+@tenants.command("delete")
+def tenants_delete(ctx: typer.Context, tenant: Name, force: ForceOpt = False) -> None:
+    """Delete a tenant (with --force also its namespaces and their topics)."""
+    call(ctx, lambda a: a.delete_tenant(tenant, force=force))

@@ -1,0 +1,61 @@
+"""How ``magnetar admin`` prints answers: aligned plain-text tables, or JSON.
+
+* ``render_table(headers, rows)``: one header line and one line per row, columns left-aligned
+  and separated by two spaces, no trailing blanks; ``None`` shows as ``-``. No rows prints only
+  the header, so an empty answer still says what it would have listed.
+* ``render_fields(pairs)``: a two-column ``name  value`` table without a header, for one object.
+* ``render_json(value)``: pretty JSON (two-space indent, keys in the server's order), for
+  ``--json`` and for nested answers such as topic stats. ``to_jsonable`` turns the admin
+  client's values (dataclasses with ``to_json``, frozensets, mappings) into plain JSON first.
+
+Pure functions; no terminal or I/O here.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+MISSING = "-"
+
+
+def _cell(value: object) -> str:
+    if value is None:
+        return MISSING
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list | tuple | set | frozenset):
+        return ",".join(sorted(str(v) for v in value)) or MISSING
+    return str(value)
+
+
+def render_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    cells = [list(headers), *([_cell(v) for v in row] for row in rows)]
+    widths = [max(len(line[i]) for line in cells) for i in range(len(headers))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)) for line in cells]
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def render_fields(pairs: Sequence[tuple[str, object]]) -> str:
+    if not pairs:
+        return ""
+    width = max(len(name) for name, _ in pairs)
+    return "\n".join(f"{name.ljust(width)}  {_cell(value)}".rstrip() for name, value in pairs)
+
+
+def to_jsonable(value: object) -> Any:
+    to_json = getattr(value, "to_json", None)
+    if callable(to_json):
+        return to_jsonable(to_json())
+    if isinstance(value, Mapping):
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, set | frozenset):
+        return sorted(to_jsonable(v) for v in value)
+    if isinstance(value, list | tuple):
+        return [to_jsonable(v) for v in value]
+    return value
+
+
+def render_json(value: object) -> str:
+    return json.dumps(to_jsonable(value), indent=2)

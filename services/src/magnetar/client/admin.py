@@ -1,0 +1,386 @@
+"""``AdminClient``: a typed asyncio client of the Pulsar admin REST v2 API (and lookup v2).
+
+::
+
+    async with AdminClient("http://127.0.0.1:8080") as admin:
+        await admin.create_tenant("acme", TenantInfo(allowed_clusters=frozenset({"standalone"})))
+        await admin.create_namespace("acme/orders")
+        await admin.set_retention("acme/orders", RetentionPolicies(60, 100))
+        stats = await admin.get_stats("persistent://acme/orders/in")
+
+Works against Magnetar and Apache Pulsar alike: paths and bodies are Pulsar's. Namespaces are
+``"tenant/ns"`` strings and topics whatever :meth:`TopicRef.parse` takes (``persistent://t/n/x``,
+``t/n/x`` or a bare name in ``public/default``). Values are the frozen dataclasses of
+:mod:`magnetar.client.admin_models`; stats are the server's JSON as a read-only mapping.
+
+Errors: an HTTP error answer raises the :mod:`magnetar.client.admin_errors` class for its status,
+carrying the server's ``reason``; no answer raises ``AdminUnreachable``; a call that runs past
+``timeout_s`` raises ``AdminTimeout``. Calls are not retried here (most are not idempotent);
+``err.retryable`` says when a caller may retry.
+
+This is the one module that imports httpx. Concurrency: one instance may be used by many tasks
+of one event loop at once (httpx pools connections); close it with ``aclose()`` or ``async with``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterable, Mapping
+from types import TracebackType
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from magnetar.client.admin_errors import (
+    AdminTimeout,
+    AdminUnreachable,
+    UnexpectedResponse,
+    error_for_status,
+)
+from magnetar.client.admin_models import (
+    LATEST,
+    NON_PERSISTENT,
+    PERSISTENT,
+    AutoTopicCreationOverride,
+    BacklogQuota,
+    ClusterData,
+    LookupData,
+    MessageId,
+    NamespaceRef,
+    PartitionedTopicMetadata,
+    RetentionPolicies,
+    TenantInfo,
+    TopicRef,
+)
+from magnetar.telemetry import get_logger
+
+log = get_logger(__name__)
+
+DEFAULT_WEB_SERVICE_URL = "http://127.0.0.1:8080"
+V2 = "/admin/v2"
+
+
+def _tenant(tenant: str) -> str:
+    return f"{V2}/tenants/{quote(tenant, safe='')}"
+
+
+def _ns(namespace: str) -> str:
+    return f"{V2}/namespaces/{NamespaceRef.parse(namespace).path}"
+
+
+def _topic(topic: str) -> str:
+    return f"{V2}/{TopicRef.parse(topic).path}"
+
+
+def _sub(topic: str, sub: str) -> str:
+    return f"{_topic(topic)}/subscription/{quote(sub, safe='')}"
+
+
+def _str_list(value: object) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise UnexpectedResponse(f"expected a JSON list of strings, got {value!r:.200}")
+    return value
+
+
+def _mapping(value: object) -> Mapping[str, Any]:
+    if not isinstance(value, dict):
+        raise UnexpectedResponse(f"expected a JSON object, got {value!r:.200}")
+    return value
+
+
+def _reason(response: httpx.Response) -> str:
+    try:
+        body = response.json()
+    except ValueError:
+        body = None
+    if isinstance(body, dict) and isinstance(body.get("reason"), str):
+        return str(body["reason"])
+    text = response.text.strip()
+    return text[:500] if text else response.reason_phrase or f"HTTP {response.status_code}"
+
+
+class AdminClient:
+    """Typed calls of the admin REST v2 API; see the module docstring."""
+
+    def __init__(
+        self,
+        web_service_url: str = DEFAULT_WEB_SERVICE_URL,
+        *,
+        timeout_s: float = 30.0,
+        auth_token: str | None = None,
+    ) -> None:
+        self.web_service_url = web_service_url.rstrip("/")
+        self.timeout_s = timeout_s
+        headers = {"Accept": "application/json"}
+        if auth_token:
+            headers["Authorization"] = f"Bearer {auth_token}"
+        self._http = httpx.AsyncClient(
+            base_url=self.web_service_url, headers=headers, timeout=httpx.Timeout(timeout_s)
+        )
+
+    async def __aenter__(self) -> AdminClient:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def _call(
+        self,
+        method: str,
+        path: str,
+        *,
+        body: object = None,
+        params: Mapping[str, str] | None = None,
+    ) -> Any:
+        """One HTTP call under the deadline; the decoded JSON answer, or None for no content."""
+        content = None if body is None else json.dumps(body).encode()
+        headers = {"Content-Type": "application/json"} if content is not None else None
+        try:
+            async with asyncio.timeout(self.timeout_s):
+                response = await self._http.request(
+                    method, path, content=content, headers=headers, params=params
+                )
+        except (TimeoutError, httpx.TimeoutException) as exc:
+            raise AdminTimeout(f"{method} {path}: no answer within {self.timeout_s}s") from exc
+        except httpx.TransportError as exc:
+            reason = f"cannot reach {self.web_service_url}: {exc or type(exc).__name__}"
+            raise AdminUnreachable(reason) from exc
+        if response.status_code >= 400:
+            err = error_for_status(response.status_code, _reason(response))
+            log.debug("admin_call_failed", method=method, path=path, status=err.status)
+            raise err
+        if response.status_code == 204 or not response.content:
+            return None
+        try:
+            return response.json()
+        except ValueError as exc:
+            raise UnexpectedResponse(f"{method} {path}: answer is not JSON") from exc
+
+    # ------------------------------------------------------------------ clusters
+
+    async def list_clusters(self) -> list[str]:
+        return _str_list(await self._call("GET", f"{V2}/clusters"))
+
+    async def get_cluster(self, cluster: str) -> ClusterData:
+        return ClusterData.from_json(
+            await self._call("GET", f"{V2}/clusters/{quote(cluster, safe='')}")
+        )
+
+    # ------------------------------------------------------------------ tenants
+
+    async def list_tenants(self) -> list[str]:
+        return _str_list(await self._call("GET", f"{V2}/tenants"))
+
+    async def get_tenant(self, tenant: str) -> TenantInfo:
+        return TenantInfo.from_json(await self._call("GET", _tenant(tenant)))
+
+    async def create_tenant(self, tenant: str, info: TenantInfo | None = None) -> None:
+        await self._call("PUT", _tenant(tenant), body=(info or TenantInfo()).to_json())
+
+    async def update_tenant(self, tenant: str, info: TenantInfo) -> None:
+        await self._call("POST", _tenant(tenant), body=info.to_json())
+
+    async def delete_tenant(self, tenant: str, *, force: bool = False) -> None:
+        await self._call("DELETE", _tenant(tenant), params=_force(force))
+
+    # ------------------------------------------------------------------ namespaces
+
+    async def list_namespaces(self, tenant: str) -> list[str]:
+        return _str_list(await self._call("GET", f"{V2}/namespaces/{quote(tenant, safe='')}"))
+
+    async def create_namespace(
+        self, namespace: str, policies: Mapping[str, Any] | None = None
+    ) -> None:
+        await self._call("PUT", _ns(namespace), body=dict(policies or {}))
+
+    async def delete_namespace(self, namespace: str, *, force: bool = False) -> None:
+        await self._call("DELETE", _ns(namespace), params=_force(force))
+
+    async def get_policies(self, namespace: str) -> Mapping[str, Any]:
+        return _mapping(await self._call("GET", _ns(namespace)))
+
+    async def get_retention(self, namespace: str) -> RetentionPolicies | None:
+        value = await self._call("GET", f"{_ns(namespace)}/retention")
+        return None if value is None else RetentionPolicies.from_json(value)
+
+    async def set_retention(self, namespace: str, retention: RetentionPolicies) -> None:
+        await self._call("POST", f"{_ns(namespace)}/retention", body=retention.to_json())
+
+    async def remove_retention(self, namespace: str) -> None:
+        await self._call("DELETE", f"{_ns(namespace)}/retention")
+
+    async def get_message_ttl(self, namespace: str) -> int | None:
+        value = await self._call("GET", f"{_ns(namespace)}/messageTTL")
+        return None if value is None else int(value)
+
+    async def set_message_ttl(self, namespace: str, seconds: int) -> None:
+        await self._call("POST", f"{_ns(namespace)}/messageTTL", body=seconds)
+
+    async def remove_message_ttl(self, namespace: str) -> None:
+        await self._call("DELETE", f"{_ns(namespace)}/messageTTL")
+
+    async def get_backlog_quotas(self, namespace: str) -> dict[str, BacklogQuota]:
+        value = _mapping(await self._call("GET", f"{_ns(namespace)}/backlogQuotaMap"))
+        return {kind: BacklogQuota.from_json(q) for kind, q in value.items()}
+
+    async def set_backlog_quota(
+        self, namespace: str, quota: BacklogQuota, quota_type: str = "destination_storage"
+    ) -> None:
+        path, params = f"{_ns(namespace)}/backlogQuota", {"backlogQuotaType": quota_type}
+        await self._call("POST", path, body=quota.to_json(), params=params)
+
+    async def remove_backlog_quota(
+        self, namespace: str, quota_type: str = "destination_storage"
+    ) -> None:
+        params = {"backlogQuotaType": quota_type}
+        await self._call("DELETE", f"{_ns(namespace)}/backlogQuota", params=params)
+
+    async def get_deduplication(self, namespace: str) -> bool | None:
+        value = await self._call("GET", f"{_ns(namespace)}/deduplication")
+        return None if value is None else bool(value)
+
+    async def set_deduplication(self, namespace: str, enabled: bool) -> None:
+        await self._call("POST", f"{_ns(namespace)}/deduplication", body=enabled)
+
+    async def remove_deduplication(self, namespace: str) -> None:
+        await self._call("DELETE", f"{_ns(namespace)}/deduplication")
+
+    async def get_auto_topic_creation(self, namespace: str) -> AutoTopicCreationOverride | None:
+        value = await self._call("GET", f"{_ns(namespace)}/autoTopicCreation")
+        return None if value is None else AutoTopicCreationOverride.from_json(value)
+
+    async def set_auto_topic_creation(
+        self, namespace: str, override: AutoTopicCreationOverride
+    ) -> None:
+        await self._call("POST", f"{_ns(namespace)}/autoTopicCreation", body=override.to_json())
+
+    async def remove_auto_topic_creation(self, namespace: str) -> None:
+        await self._call("DELETE", f"{_ns(namespace)}/autoTopicCreation")
+
+    async def get_schema_compatibility_strategy(self, namespace: str) -> str:
+        value = await self._call("GET", f"{_ns(namespace)}/schemaCompatibilityStrategy")
+        return "UNDEFINED" if value is None else str(value)
+
+    async def set_schema_compatibility_strategy(self, namespace: str, strategy: str) -> None:
+        path = f"{_ns(namespace)}/schemaCompatibilityStrategy"
+        await self._call("PUT", path, body=strategy.upper())
+
+    async def get_permissions(self, namespace: str) -> dict[str, frozenset[str]]:
+        value = _mapping(await self._call("GET", f"{_ns(namespace)}/permissions"))
+        return {role: frozenset(_str_list(actions)) for role, actions in value.items()}
+
+    async def grant_permission(self, namespace: str, role: str, actions: Iterable[str]) -> None:
+        path = f"{_ns(namespace)}/permissions/{quote(role, safe='')}"
+        await self._call("POST", path, body=sorted(set(actions)))
+
+    async def revoke_permission(self, namespace: str, role: str) -> None:
+        await self._call("DELETE", f"{_ns(namespace)}/permissions/{quote(role, safe='')}")
+
+    # ------------------------------------------------------------------ topics
+
+    async def list_topics(self, namespace: str, domain: str | None = None) -> list[str]:
+        """Topics and partitions of ``namespace``; both domains unless ``domain`` is given."""
+        return await self._list(namespace, domain, "")
+
+    async def list_partitioned_topics(self, namespace: str, domain: str | None = None) -> list[str]:
+        return await self._list(namespace, domain, "/partitioned")
+
+    async def _list(self, namespace: str, domain: str | None, suffix: str) -> list[str]:
+        ns = NamespaceRef.parse(namespace).path
+        names: list[str] = []
+        for d in (domain,) if domain else (PERSISTENT, NON_PERSISTENT):
+            names += _str_list(await self._call("GET", f"{V2}/{d}/{ns}{suffix}"))
+        return names
+
+    async def create_topic(self, topic: str) -> None:
+        """A non-partitioned topic."""
+        await self._call("PUT", _topic(topic))
+
+    async def create_partitioned_topic(self, topic: str, partitions: int) -> None:
+        await self._call("PUT", f"{_topic(topic)}/partitions", body=partitions)
+
+    async def update_partitioned_topic(self, topic: str, partitions: int) -> None:
+        """Raise the partition count (Pulsar never shrinks it: 422)."""
+        await self._call("POST", f"{_topic(topic)}/partitions", body=partitions)
+
+    async def get_partitioned_topic_metadata(self, topic: str) -> PartitionedTopicMetadata:
+        value = await self._call("GET", f"{_topic(topic)}/partitions")
+        return PartitionedTopicMetadata.from_json(value)
+
+    async def delete_topic(self, topic: str, *, force: bool = False) -> None:
+        await self._call("DELETE", _topic(topic), params=_force(force))
+
+    async def delete_partitioned_topic(self, topic: str, *, force: bool = False) -> None:
+        await self._call("DELETE", f"{_topic(topic)}/partitions", params=_force(force))
+
+    async def get_stats(self, topic: str) -> Mapping[str, Any]:
+        return _mapping(await self._call("GET", f"{_topic(topic)}/stats"))
+
+    async def get_partitioned_stats(
+        self, topic: str, *, per_partition: bool = False
+    ) -> Mapping[str, Any]:
+        params = {"perPartition": "true" if per_partition else "false"}
+        path = f"{_topic(topic)}/partitioned-stats"
+        return _mapping(await self._call("GET", path, params=params))
+
+    async def get_internal_stats(self, topic: str) -> Mapping[str, Any]:
+        return _mapping(await self._call("GET", f"{_topic(topic)}/internalStats"))
+
+    async def get_subscriptions(self, topic: str) -> list[str]:
+        return _str_list(await self._call("GET", f"{_topic(topic)}/subscriptions"))
+
+    async def create_subscription(
+        self, topic: str, subscription: str, position: MessageId = LATEST
+    ) -> None:
+        await self._call("PUT", _sub(topic, subscription), body=position.to_json())
+
+    async def delete_subscription(
+        self, topic: str, subscription: str, *, force: bool = False
+    ) -> None:
+        await self._call("DELETE", _sub(topic, subscription), params=_force(force))
+
+    async def skip_messages(self, topic: str, subscription: str, count: int) -> None:
+        await self._call("POST", f"{_sub(topic, subscription)}/skip/{count}")
+
+    async def clear_backlog(self, topic: str, subscription: str) -> None:
+        """Skip every message of the subscription's backlog (pulsar-admin ``clear-backlog``)."""
+        await self._call("POST", f"{_sub(topic, subscription)}/skip_all")
+
+    async def reset_cursor(self, topic: str, subscription: str, timestamp_ms: int) -> None:
+        """Move the cursor to the first message published at or after ``timestamp_ms``."""
+        await self._call("POST", f"{_sub(topic, subscription)}/resetcursor/{timestamp_ms}")
+
+    async def reset_cursor_to_message_id(
+        self, topic: str, subscription: str, message_id: MessageId
+    ) -> None:
+        path = f"{_sub(topic, subscription)}/resetcursor"
+        await self._call("POST", path, body=message_id.to_json())
+
+    async def expire_messages(self, topic: str, subscription: str, seconds: int) -> None:
+        """Skip the messages of ``subscription`` older than ``seconds``."""
+        await self._call("POST", f"{_sub(topic, subscription)}/expireMessages/{seconds}")
+
+    async def expire_messages_all_subscriptions(self, topic: str, seconds: int) -> None:
+        path = f"{_topic(topic)}/all_subscription/expireMessages/{seconds}"
+        await self._call("POST", path)
+
+    async def unload_topic(self, topic: str) -> None:
+        await self._call("PUT", f"{_topic(topic)}/unload")
+
+    async def lookup_topic(self, topic: str) -> LookupData:
+        path = f"/lookup/v2/topic/{TopicRef.parse(topic).path}"
+        return LookupData.from_json(await self._call("GET", path))
+
+
+def _force(force: bool) -> dict[str, str] | None:
+    return {"force": "true"} if force else None
