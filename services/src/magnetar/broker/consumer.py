@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import TypeAlias
 
 from magnetar.broker.dispatch import ConsumerInfo, ConsumerKey, KeySharedMeta
+from magnetar.broker.stats import RateMeter
 from magnetar.broker.topic import ClientCnx
 from magnetar.managed_ledger.position import Position
 from magnetar.protocol import commands
@@ -43,6 +44,8 @@ class Consumer:
     connected_since: float = field(default_factory=time.time)
     messages_out: int = 0
     bytes_out: int = 0
+    rate_out: RateMeter = field(default_factory=RateMeter)
+    rate_redeliver: RateMeter = field(default_factory=RateMeter)
     closed: bool = False
 
     @property
@@ -82,6 +85,7 @@ class Consumer:
         self.permits -= messages
         self.messages_out += messages
         self.bytes_out += len(stored)
+        self.rate_out.record(messages, len(stored))
 
     def close_by_broker(self) -> None:
         """Tell the client to resubscribe (CLOSE_CONSUMER with request id -1)."""

@@ -20,6 +20,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
+from magnetar.broker.stats import RateMeter
 from magnetar.broker.topic import ClientCnx
 from magnetar.errors import MagnetarError
 from magnetar.protocol import commands
@@ -42,6 +43,7 @@ class Producer:
     connected_since: float = field(default_factory=time.time)
     messages_in: int = 0
     bytes_in: int = 0
+    rate_in: RateMeter = field(default_factory=RateMeter)
     closed: bool = False
     _tasks: set[asyncio.Task[None]] = field(default_factory=set)
     _last: asyncio.Future[None] | None = None
@@ -98,6 +100,7 @@ class Producer:
             await previous
         self.messages_in += num_messages
         self.bytes_in += len(stored)
+        self.rate_in.record(num_messages, len(stored))
         if self.cnx.is_open and not self.closed:
             self.cnx.write_command(
                 commands.send_receipt(

@@ -49,6 +49,7 @@ class BrokerConfig:
     max_pending_sends_per_connection: int = 10_000
     managed_ledger: ManagedLedgerConfig = field(default_factory=ManagedLedgerConfig)
     close_timeout_s: float = 10.0
+    stats_window_s: float = 60.0  # statsUpdateFrequencyInSecs: the window of the stats' rates
 
 
 class BrokerService(TopicAdmin):

@@ -35,6 +35,7 @@ class BrokerSettings(BaseSettings):
     keep_alive_interval_s: float = Field(default=30.0, gt=0)
     session_timeout_s: float = Field(default=10.0, gt=0)
     shutdown_step_timeout_s: float = Field(default=10.0, gt=0)
+    stats_update_frequency_s: float = Field(default=60.0, gt=0)  # statsUpdateFrequencyInSecs
     log_level: str = "info"
     log_json: bool = False
 
@@ -53,6 +54,7 @@ class BrokerSettings(BaseSettings):
                 max_entries_per_ledger=self.managed_ledger_max_entries_per_ledger,
             ),
             close_timeout_s=self.shutdown_step_timeout_s,
+            stats_window_s=self.stats_update_frequency_s,
         )
 
 

@@ -56,6 +56,7 @@ from magnetar.broker.dispatch import (
 )
 from magnetar.broker.entry import entry_info
 from magnetar.broker.errors import MetadataProblem
+from magnetar.broker.stats import RateMeter
 from magnetar.managed_ledger import Entry, ManagedCursor, ManagedLedger, Position
 from magnetar.managed_ledger.errors import InvalidPosition
 from magnetar.protocol import commands
@@ -104,6 +105,7 @@ class PersistentSubscription:
         self._task: asyncio.Task[None] | None = None
         self._closed = False
         self.messages_acked = 0
+        self.rate_expired = RateMeter()  # fed by whoever expires messages (TTL, admin)
 
     # ------------------------------------------------------------------ consumers
     def add_consumer(self, consumer: Consumer) -> None:
@@ -404,6 +406,7 @@ class PersistentSubscription:
         else:
             wanted = [Position(m.ledger_id, m.entry_id) for m in ids]  # type: ignore[arg-type]
             records = self._pending.redeliver(consumer.key, wanted)
+        consumer.rate_redeliver.record(sum(r.unacked_count for r in records))
         self._put_back(records, count=True)
         self._wake.set()
 

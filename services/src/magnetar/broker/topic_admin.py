@@ -1,7 +1,8 @@
 """The admin's topic operations (``magnetar.admin.service.TopicService``), mixed into BrokerService.
 
 Stats follow Pulsar's JSON shapes (TopicStats, PersistentTopicInternalStats) with the fields a
-Pulsar user reads most; rates are 0.0 until metrics exist. Cursor operations go through the
+Pulsar user reads most; rates are over the broker's ``stats_window_s`` (:mod:`.stats`). Cursor
+operations go through the
 subscription so its dispatcher state stays consistent: a reset disconnects the consumers (they
 resubscribe, as in Pulsar); skip and expire only move the mark-delete forward.
 
@@ -15,7 +16,7 @@ Concurrency: called from the admin's request tasks on the broker's loop.
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from magnetar.broker.errors import NotAllowed
 from magnetar.broker.names import TopicName
@@ -28,9 +29,13 @@ from magnetar.broker.resource_errors import (
     TopicExists,
 )
 from magnetar.broker.resources import BrokerResources
+from magnetar.broker.stats import DEFAULT_WINDOW_S, total
 from magnetar.broker.subscription import PersistentSubscription
 from magnetar.managed_ledger import ManagedLedgerFactory, Position
 from magnetar.protocol.message_id import MessageId
+
+if TYPE_CHECKING:
+    from magnetar.broker.service import BrokerConfig
 
 AnyTopic = PersistentTopic | NonPersistentTopic
 
@@ -39,7 +44,9 @@ def _iso(ts: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ts)) + "Z"
 
 
-def _consumer_stats(topic: AnyTopic, sub_name: str) -> list[dict[str, Any]]:
+def _consumer_stats(
+    topic: AnyTopic, sub_name: str, window_s: float = DEFAULT_WINDOW_S
+) -> list[dict[str, Any]]:
     sub = topic.subscriptions.get(sub_name)
     if sub is None:
         return []
@@ -48,8 +55,9 @@ def _consumer_stats(topic: AnyTopic, sub_name: str) -> list[dict[str, Any]]:
             "consumerName": c.name,
             "availablePermits": c.permits,
             "unackedMessages": c.unacked_messages,
-            "msgRateOut": 0.0,
-            "msgThroughputOut": 0.0,
+            "msgRateOut": c.rate_out.rate(window_s).messages,
+            "msgThroughputOut": c.rate_out.rate(window_s).bytes,
+            "msgRateRedeliver": c.rate_redeliver.rate(window_s).messages,
             "msgOutCounter": c.messages_out,
             "bytesOutCounter": c.bytes_out,
             "address": c.cnx.address,
@@ -59,27 +67,37 @@ def _consumer_stats(topic: AnyTopic, sub_name: str) -> list[dict[str, Any]]:
     ]
 
 
-def topic_stats(topic: AnyTopic) -> dict[str, Any]:
+def topic_stats(topic: AnyTopic, window_s: float = DEFAULT_WINDOW_S) -> dict[str, Any]:
     subscriptions: dict[str, Any] = {}
+    out = {
+        n: total(c.rate_out.rate(window_s) for c in s.consumers)
+        for n, s in topic.subscriptions.items()
+    }
+    rate_in = total(p.rate_in.rate(window_s) for p in topic.producers.values())
     for name, sub in topic.subscriptions.items():
         subscriptions[name] = {
-            "msgRateOut": 0.0,
-            "msgThroughputOut": 0.0,
-            "msgRateExpired": 0.0,
+            "msgRateOut": out[name].messages,
+            "msgThroughputOut": out[name].bytes,
+            "msgRateRedeliver": total(
+                c.rate_redeliver.rate(window_s) for c in sub.consumers
+            ).messages,
+            "msgRateExpired": sub.rate_expired.rate(window_s).messages
+            if isinstance(sub, PersistentSubscription)
+            else 0.0,
             "msgBacklog": sub.backlog if isinstance(sub, PersistentSubscription) else 0,
             "unackedMessages": sum(c.unacked_messages for c in sub.consumers),
             "type": _sub_type_name(sub.sub_type),
             "isDurable": sub.durable if isinstance(sub, PersistentSubscription) else False,
-            "consumers": _consumer_stats(topic, name),
+            "consumers": _consumer_stats(topic, name, window_s),
         }
     storage = 0
     if isinstance(topic, PersistentTopic):
         storage = sum(li.size for li in topic.ml.ledgers)
     return {
-        "msgRateIn": 0.0,
-        "msgThroughputIn": 0.0,
-        "msgRateOut": 0.0,
-        "msgThroughputOut": 0.0,
+        "msgRateIn": rate_in.messages,
+        "msgThroughputIn": rate_in.bytes,
+        "msgRateOut": total(out.values()).messages,
+        "msgThroughputOut": total(out.values()).bytes,
         "msgInCounter": topic.messages_in,
         "bytesInCounter": topic.bytes_in,
         "averageMsgSize": (topic.bytes_in / topic.messages_in) if topic.messages_in else 0.0,
@@ -89,8 +107,8 @@ def topic_stats(topic: AnyTopic) -> dict[str, Any]:
             {
                 "producerId": p.producer_id,
                 "producerName": p.name,
-                "msgRateIn": 0.0,
-                "msgThroughputIn": 0.0,
+                "msgRateIn": p.rate_in.rate(window_s).messages,
+                "msgThroughputIn": p.rate_in.rate(window_s).bytes,
                 "averageMsgSize": (p.bytes_in / p.messages_in) if p.messages_in else 0.0,
                 "address": p.cnx.address,
                 "connectedSince": _iso(p.connected_since),
@@ -153,6 +171,7 @@ def _sub_type_name(sub_type: int) -> str:
 class TopicAdmin:
     """The TopicService operations; BrokerService provides the attributes declared here."""
 
+    config: BrokerConfig
     factory: ManagedLedgerFactory
     resources: BrokerResources
     topics: dict[str, AnyTopic]
@@ -192,7 +211,7 @@ class TopicAdmin:
             await self.factory.delete(t.managed_ledger_name)
 
     async def topic_stats(self, t: TopicName) -> dict[str, Any]:
-        return topic_stats(await self.get_topic(t, create=False))
+        return topic_stats(await self.get_topic(t, create=False), self.config.stats_window_s)
 
     async def topic_internal_stats(self, t: TopicName) -> dict[str, Any]:
         return internal_stats(await self._persistent(t))
