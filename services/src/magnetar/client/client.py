@@ -1,0 +1,174 @@
+"""The entry point: :class:`Client` holds the connection pool and lookups, and creates handles.
+
+::
+
+    async with Client("pulsar://127.0.0.1:6650") as client:
+        producer = await client.create_producer("my-topic")
+        message_id = await producer.send(b"hello", key="k")
+
+A client owns its connections and every producer, consumer and reader created from it
+(:meth:`Client.track`); :meth:`Client.close` closes the handles first, then the connections.
+Producer and consumer ids are unique per client (the broker keys them per connection, and a
+handle keeps its id across reconnects).
+
+Concurrency: one event loop; create and use a client from coroutines on that loop only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections.abc import Callable, Mapping
+from types import TracebackType
+from typing import TYPE_CHECKING, Protocol
+
+from magnetar.client.compression import CompressionType
+from magnetar.client.errors import ClientClosed
+from magnetar.client.lookup import LookupService
+from magnetar.client.pool import ConnectionPool
+from magnetar.client.routing import HashingScheme, RoutingMode
+from magnetar.client.settings import Authentication, TlsOptions
+from magnetar.telemetry import get_logger
+
+if TYPE_CHECKING:
+    from magnetar.client.producer import PartitionedProducer, Producer
+
+log = get_logger(__name__)
+
+
+class Closable(Protocol):
+    async def close(self) -> None: ...
+
+
+class Client:
+    """A Pulsar client bound to one service URL."""
+
+    def __init__(
+        self,
+        service_url: str = "pulsar://127.0.0.1:6650",
+        *,
+        operation_timeout_s: float = 30.0,
+        connection_timeout_s: float = 10.0,
+        keepalive_interval_s: float = 30.0,
+        auth: Authentication | None = None,
+        tls: TlsOptions | None = None,
+    ) -> None:
+        self.service_url = service_url
+        self.operation_timeout_s = operation_timeout_s
+        use_tls = service_url.startswith("pulsar+ssl://")
+        if use_tls and tls is None:
+            tls = TlsOptions()
+        self.pool = ConnectionPool(
+            connection_timeout_s=connection_timeout_s,
+            operation_timeout_s=operation_timeout_s,
+            keepalive_interval_s=keepalive_interval_s,
+            auth=auth,
+            tls=tls if use_tls else None,
+        )
+        self.lookup = LookupService(self.pool, service_url, use_tls=use_tls)
+        self._producer_ids = itertools.count()
+        self._consumer_ids = itertools.count()
+        self._handles: list[Closable] = []
+        self._closed = False
+
+    # ------------------------------------------------------------------ shared services
+
+    def new_producer_id(self) -> int:
+        return next(self._producer_ids)
+
+    def new_consumer_id(self) -> int:
+        return next(self._consumer_ids)
+
+    def track(self, handle: Closable) -> None:
+        """Close ``handle`` with the client."""
+        if handle not in self._handles:
+            self._handles.append(handle)
+
+    def untrack(self, handle: Closable) -> None:
+        if handle in self._handles:
+            self._handles.remove(handle)
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def check_open(self) -> None:
+        if self._closed:
+            raise ClientClosed("the client is closed")
+
+    # ------------------------------------------------------------------ producers
+
+    async def create_producer(
+        self,
+        topic: str,
+        *,
+        producer_name: str | None = None,
+        initial_sequence_id: int | None = None,
+        send_timeout_ms: int = 30_000,
+        max_pending_messages: int = 1000,
+        block_if_queue_full: bool = True,
+        batching_enabled: bool = True,
+        batching_max_messages: int = 1000,
+        batching_max_bytes: int = 128 * 1024,
+        batching_max_publish_delay_ms: int = 10,
+        compression_type: CompressionType | int | str | None = CompressionType.NONE,
+        routing_mode: RoutingMode | str = RoutingMode.ROUND_ROBIN,
+        hashing_scheme: HashingScheme | str = HashingScheme.MURMUR3_32,
+        message_router: Callable[[str | None, int], int] | None = None,
+        properties: Mapping[str, str] | None = None,
+    ) -> Producer | PartitionedProducer:
+        """A producer for ``topic``; a :class:`PartitionedProducer` when it is partitioned.
+
+        Options follow the official clients (see docs/client.md); ``message_router`` is
+        ``(key, num_partitions) -> partition`` and overrides ``routing_mode``.
+        """
+        from magnetar.client.producer import ProducerOptions, create_producer
+
+        self.check_open()
+        options = ProducerOptions(
+            producer_name=producer_name,
+            initial_sequence_id=initial_sequence_id,
+            send_timeout_ms=send_timeout_ms,
+            max_pending_messages=max_pending_messages,
+            block_if_queue_full=block_if_queue_full,
+            batching_enabled=batching_enabled,
+            batching_max_messages=batching_max_messages,
+            batching_max_bytes=batching_max_bytes,
+            batching_max_publish_delay_ms=batching_max_publish_delay_ms,
+            compression_type=compression_type,
+            routing_mode=routing_mode,
+            hashing_scheme=hashing_scheme,
+            message_router=message_router,
+            properties=dict(properties or {}),
+        )
+        return await create_producer(self, topic, options)
+
+    # ------------------------------------------------------------------ consumers and readers
+    # ---- Engineer B: add `async def subscribe(...)` and `async def create_reader(...)` here. ----
+
+    # ------------------------------------------------------------------ lifecycle
+
+    async def close(self) -> None:
+        """Close every tracked handle (in parallel), then every connection; idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        handles, self._handles = list(self._handles), []
+        results = await asyncio.gather(*(h.close() for h in handles), return_exceptions=True)
+        for result in results:
+            if isinstance(result, BaseException) and not isinstance(result, Exception):
+                raise result
+            if isinstance(result, Exception):
+                log.warning("client_handle_close_failed", error=repr(result))
+        await self.pool.close()
+
+    async def __aenter__(self) -> Client:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()

@@ -1,0 +1,720 @@
+"""Producers: ordered, pipelined, batched, compressed publishing that survives broker restarts.
+
+A :class:`Producer` publishes to one topic (or one partition). Its state:
+
+* ``_pending``: a deque of :class:`~magnetar.client.batch_builder.OpSend` in sequence-id order,
+  each written to the connection and waiting for its SEND_RECEIPT. Receipts arrive in order;
+  the head is completed when a receipt carries its sequence id (older ids are ignored, a newer
+  one means the stream lost a message, and the connection is closed so everything is resent).
+* ``_batch``: the open batch, flushed when full (count or bytes), after
+  ``batching_max_publish_delay_ms``, before an unbatchable message, on flush() and close().
+* permits: at most ``max_pending_messages`` messages between send() and their receipt
+  (batched or not); over the limit send() waits, or raises ProducerQueueIsFull when
+  ``block_if_queue_full`` is off.
+
+Pulsar semantics on disconnect: when the connection breaks or the broker sends CLOSE_PRODUCER,
+the producer keeps its pending queue, reattaches with a capped, jittered backoff (same producer
+id and name, next epoch) and resends every pending op in order before any new one. Sequence ids
+start after PRODUCER_SUCCESS's ``last_sequence_id`` unless ``initial_sequence_id`` is given
+(broker deduplication can then drop resent duplicates). A send that got no receipt within
+``send_timeout_ms`` fails with SendTimeout (0 disables the timeout).
+
+:class:`PartitionedProducer` routes each message to one of N partition producers
+(:mod:`magnetar.client.routing`).
+
+Concurrency: one event loop. Connection callbacks (receipts, errors, close) run in the
+connection's reader task and never block; the only background tasks are the send-timeout
+watcher and the Reconnector's, both cancelled by close().
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections import deque
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from magnetar.cancellation import cancel_and_wait
+from magnetar.client.batch_builder import BatchBuilder, OpSend, PendingMessage, build_single
+from magnetar.client.compression import CompressionType, compression_type
+from magnetar.client.connection import Connection
+from magnetar.client.errors import (
+    ClientError,
+    ConnectionLost,
+    InvalidConfiguration,
+    MessageTooBig,
+    ProducerClosed,
+    ProducerQueueIsFull,
+    SendTimeout,
+    server_error,
+)
+from magnetar.client.reconnect import Reconnector, retry_until
+from magnetar.client.routing import HashingScheme, MessageRouter, RoutingMode
+from magnetar.client.topic_name import full_topic_name, parse_topic_name, partition_name
+from magnetar.protocol import commands
+from magnetar.protocol.message_id import MessageId
+from magnetar.telemetry import get_logger
+from magnetar.wire import pulsar_api_pb2 as pb
+
+if TYPE_CHECKING:
+    from magnetar.client.client import Client
+
+log = get_logger(__name__)
+
+
+@dataclass(frozen=True)
+class ProducerOptions:
+    """A producer's configuration; names and defaults follow the official clients."""
+
+    producer_name: str | None = None
+    initial_sequence_id: int | None = None
+    send_timeout_ms: int = 30_000
+    max_pending_messages: int = 1000
+    block_if_queue_full: bool = True
+    batching_enabled: bool = True
+    batching_max_messages: int = 1000
+    batching_max_bytes: int = 128 * 1024
+    batching_max_publish_delay_ms: int = 10
+    compression_type: CompressionType | int | str | None = CompressionType.NONE
+    routing_mode: RoutingMode | str = RoutingMode.ROUND_ROBIN
+    hashing_scheme: HashingScheme | str = HashingScheme.MURMUR3_32
+    message_router: Callable[[str | None, int], int] | None = None
+    properties: Mapping[str, str] = field(default_factory=dict)
+
+    def validate(self) -> None:
+        if self.max_pending_messages < 1:
+            raise InvalidConfiguration("max_pending_messages must be at least 1")
+        if self.send_timeout_ms < 0:
+            raise InvalidConfiguration("send_timeout_ms cannot be negative")
+        if self.batching_max_messages < 1 or self.batching_max_bytes < 1:
+            raise InvalidConfiguration("batching limits must be positive")
+        if self.batching_max_publish_delay_ms < 0:
+            raise InvalidConfiguration("batching_max_publish_delay_ms cannot be negative")
+        compression_type(self.compression_type)
+
+
+class _State:
+    CONNECTING = "connecting"
+    READY = "ready"
+    CLOSING = "closing"
+    CLOSED = "closed"
+    FAILED = "failed"
+
+
+class Producer:
+    """Publishes to one topic or partition. Create with ``Client.create_producer``."""
+
+    def __init__(
+        self, client: Client, topic: str, options: ProducerOptions, *, partition: int = -1
+    ) -> None:
+        options.validate()
+        self._client = client
+        self.topic = full_topic_name(topic)
+        self.partition = partition if partition >= 0 else parse_topic_name(topic).partition_index
+        self._options = options
+        self._codec = compression_type(options.compression_type)
+        self.producer_id = client.new_producer_id()
+        self.producer_name = options.producer_name or ""
+        self._user_named = options.producer_name is not None
+        self._next_sequence_id = (
+            options.initial_sequence_id + 1 if options.initial_sequence_id is not None else 0
+        )
+        self.last_sequence_id = (
+            options.initial_sequence_id if options.initial_sequence_id is not None else -1
+        )
+        self._sequence_known = options.initial_sequence_id is not None
+        self._epoch = 0
+        self._pending: deque[OpSend] = deque()
+        self._batch = BatchBuilder(
+            max_messages=options.batching_max_messages, max_bytes=options.batching_max_bytes
+        )
+        self._batch_timer: asyncio.TimerHandle | None = None
+        self._permits = options.max_pending_messages
+        self._space = asyncio.Event()
+        self._space.set()
+        self._conn: Connection | None = None
+        self._max_message_size: int | None = None
+        self._state = _State.CONNECTING
+        self._fatal: BaseException | None = None
+        self._reconnector = Reconnector(
+            f"producer-{self.topic}-{self.producer_id}",
+            self._reattach,
+            on_give_up=self._give_up,
+        )
+        self._timeout_task: asyncio.Task[None] | None = None
+        self._background: set[asyncio.Task[None]] = set()
+        self._attaching = False
+
+    # ------------------------------------------------------------------ lifecycle
+
+    async def start(self) -> None:
+        """First attach, retried on retryable errors within the client's operation timeout."""
+        await retry_until(
+            self._attach, timeout_s=self._client.operation_timeout_s, what=f"producer {self.topic}"
+        )
+        if self._options.send_timeout_ms > 0:
+            self._timeout_task = asyncio.create_task(
+                self._expire_loop(), name=f"producer-timeout-{self.producer_id}"
+            )
+
+    async def _attach(self) -> None:
+        self._attaching = True
+        try:
+            await self._attach_once()
+        finally:
+            self._attaching = False
+
+    async def _attach_once(self) -> None:
+        result = await self._client.lookup.lookup(self.topic)
+        conn = await self._client.pool.get(result.logical_address, result.physical_address)
+        if self._state in (_State.CLOSED, _State.FAILED):
+            return
+        conn.register_producer(self.producer_id, self)
+        command = commands.producer(
+            self.topic,
+            self.producer_id,
+            conn.new_request_id(),
+            producer_name=self.producer_name or None,
+            epoch=self._epoch,
+            metadata=self._options.properties,
+        )
+        command.producer.user_provided_producer_name = self._user_named
+        try:
+            response = await conn.request(command)
+        except BaseException:
+            conn.unregister_producer(self.producer_id)
+            raise
+        self._epoch += 1
+        if not conn.is_open:
+            raise ConnectionLost(f"connection to {conn.physical_address} lost while attaching")
+        success = response.producer_success
+        self.producer_name = success.producer_name
+        if not self._sequence_known:
+            self._sequence_known = True
+            self.last_sequence_id = success.last_sequence_id
+            self._next_sequence_id = max(0, success.last_sequence_id + 1)
+        self._conn = conn
+        self._max_message_size = conn.max_message_size
+        if self._state is _State.CONNECTING:
+            self._state = _State.READY
+        # Resend what is pending, in order, before anything new can be written.
+        for op in self._pending:
+            self._write(op)
+        log.info(
+            "client_producer_attached",
+            topic=self.topic,
+            producer_name=self.producer_name,
+            pending=len(self._pending),
+            address=conn.physical_address,
+        )
+
+    async def _reattach(self) -> None:
+        if self._state not in (_State.CONNECTING, _State.CLOSING):
+            return
+        await self._attach()
+
+    def _detach(self, reason: str) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            conn.unregister_producer(self.producer_id)
+        if self._state is _State.READY:
+            self._state = _State.CONNECTING
+        if self._state in (_State.CONNECTING, _State.CLOSING) and not self._attaching:
+            log.info("client_producer_disconnected", topic=self.topic, reason=reason)
+            self._reconnector.trigger()
+
+    def _give_up(self, error: BaseException) -> None:
+        self._state = _State.FAILED
+        self._fatal = error
+        self._fail_all(error)
+
+    async def close(self) -> None:
+        """Flush (bounded by the send timeout), tell the broker, fail what is left; idempotent."""
+        if self._state in (_State.CLOSED, _State.CLOSING):
+            return
+        was_failed = self._state is _State.FAILED
+        self._state = _State.CLOSING
+        if not was_failed:
+            bound = self._options.send_timeout_ms / 1000 or self._client.operation_timeout_s
+            try:
+                async with asyncio.timeout(bound):
+                    await self.flush()
+            except TimeoutError:
+                pass
+        self._state = _State.CLOSED
+        self._cancel_batch_timer()
+        await self._reconnector.close()
+        await cancel_and_wait(self._timeout_task)
+        conn, self._conn = self._conn, None
+        if conn is not None and conn.is_open:
+            try:
+                await conn.request(
+                    commands.close_producer(self.producer_id, conn.new_request_id()),
+                    timeout_s=self._client.operation_timeout_s,
+                )
+            except ClientError as exc:
+                log.info("client_producer_close_failed", topic=self.topic, error=repr(exc))
+            conn.unregister_producer(self.producer_id)
+        self._fail_all(ProducerClosed(f"producer on {self.topic} was closed"))
+        self._client.untrack(self)
+
+    @property
+    def is_connected(self) -> bool:
+        return self._state is _State.READY and self._conn is not None and self._conn.is_open
+
+    @property
+    def pending_count(self) -> int:
+        """Messages sent but not yet acknowledged (including the open batch)."""
+        return self._options.max_pending_messages - self._permits
+
+    # ------------------------------------------------------------------ sending
+
+    async def send(
+        self,
+        data: bytes,
+        *,
+        key: str | None = None,
+        partition_key: str | None = None,
+        properties: Mapping[str, str] | None = None,
+        event_time_ms: int | None = None,
+        sequence_id: int | None = None,
+        ordering_key: bytes | None = None,
+        deliver_at_ms: int | None = None,
+        deliver_after_ms: int | None = None,
+    ) -> MessageId:
+        """Publish ``data`` and wait for the broker's receipt; returns the message id."""
+        future = await self.send_async(
+            data,
+            key=key,
+            partition_key=partition_key,
+            properties=properties,
+            event_time_ms=event_time_ms,
+            sequence_id=sequence_id,
+            ordering_key=ordering_key,
+            deliver_at_ms=deliver_at_ms,
+            deliver_after_ms=deliver_after_ms,
+        )
+        if self._conn is not None and self._conn.is_open:
+            # On loss the reattach resends; the future still completes or times out.
+            with contextlib.suppress(ConnectionLost):
+                await self._conn.drain()
+        return await future
+
+    async def send_async(
+        self,
+        data: bytes,
+        *,
+        key: str | None = None,
+        partition_key: str | None = None,
+        properties: Mapping[str, str] | None = None,
+        event_time_ms: int | None = None,
+        sequence_id: int | None = None,
+        ordering_key: bytes | None = None,
+        deliver_at_ms: int | None = None,
+        deliver_after_ms: int | None = None,
+    ) -> asyncio.Future[MessageId]:
+        """Enqueue ``data`` (waiting for queue space if configured); returns its receipt future."""
+        message = self._new_message(
+            data, key, partition_key, properties, event_time_ms, sequence_id, ordering_key,
+            deliver_at_ms, deliver_after_ms,
+        )  # fmt: skip
+        while self._permits <= 0:
+            if not self._options.block_if_queue_full:
+                raise ProducerQueueIsFull(
+                    f"{self._options.max_pending_messages} messages pending on {self.topic}"
+                )
+            self._space.clear()
+            await self._space.wait()
+            self._check_usable()
+        return self._enqueue(message)
+
+    def send_nowait(
+        self,
+        data: bytes,
+        *,
+        key: str | None = None,
+        partition_key: str | None = None,
+        properties: Mapping[str, str] | None = None,
+        event_time_ms: int | None = None,
+        sequence_id: int | None = None,
+        ordering_key: bytes | None = None,
+        deliver_at_ms: int | None = None,
+        deliver_after_ms: int | None = None,
+    ) -> asyncio.Future[MessageId]:
+        """Enqueue without waiting; raises ProducerQueueIsFull when the queue is full."""
+        message = self._new_message(
+            data, key, partition_key, properties, event_time_ms, sequence_id, ordering_key,
+            deliver_at_ms, deliver_after_ms,
+        )  # fmt: skip
+        if self._permits <= 0:
+            raise ProducerQueueIsFull(
+                f"{self._options.max_pending_messages} messages pending on {self.topic}"
+            )
+        return self._enqueue(message)
+
+    async def flush(self) -> None:
+        """Send the open batch and wait until every message sent so far is settled."""
+        self._flush_batch()
+        futures = [m.future for op in self._pending for m in op.messages if m.future is not None]
+        if futures:
+            await asyncio.wait(futures)
+
+    # ------------------------------------------------------------------ internals: enqueue
+
+    def _check_usable(self) -> None:
+        if self._state is _State.FAILED:
+            assert self._fatal is not None
+            raise ProducerClosed(f"producer on {self.topic} failed: {self._fatal}")
+        if self._state in (_State.CLOSING, _State.CLOSED):
+            raise ProducerClosed(f"producer on {self.topic} is closed")
+
+    def _new_message(
+        self,
+        data: bytes,
+        key: str | None,
+        partition_key: str | None,
+        properties: Mapping[str, str] | None,
+        event_time_ms: int | None,
+        sequence_id: int | None,
+        ordering_key: bytes | None,
+        deliver_at_ms: int | None,
+        deliver_after_ms: int | None,
+    ) -> PendingMessage:
+        self._check_usable()
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise TypeError(f"data must be bytes, not {type(data).__name__}")
+        if key is not None and partition_key is not None and key != partition_key:
+            raise ValueError("key and partition_key are aliases; give one")
+        if deliver_after_ms is not None:
+            deliver_at_ms = int(time.time() * 1000) + deliver_after_ms
+        return PendingMessage(
+            payload=bytes(data),
+            sequence_id=-1 if sequence_id is None else sequence_id,
+            key=key if key is not None else partition_key,
+            properties=dict(properties or {}),
+            event_time_ms=event_time_ms,
+            ordering_key=ordering_key,
+            deliver_at_ms=deliver_at_ms,
+            future=asyncio.get_running_loop().create_future(),
+        )
+
+    def _enqueue(self, message: PendingMessage) -> asyncio.Future[MessageId]:
+        self._check_usable()
+        assert message.future is not None
+        if message.sequence_id < 0:
+            message.sequence_id = self._next_sequence_id
+            self._next_sequence_id += 1
+        self._permits -= 1
+        if self._options.batching_enabled and self._batch.fits_alone(message):
+            if not self._batch.has_space(message):
+                self._flush_batch()
+            self._batch.add(message)
+            if self._batch.full:
+                self._flush_batch()
+            elif self._batch_timer is None:
+                delay = self._options.batching_max_publish_delay_ms / 1000
+                loop = asyncio.get_running_loop()
+                self._batch_timer = loop.call_later(delay, self._flush_batch)
+        else:
+            self._flush_batch()
+            op = build_single(
+                message,
+                producer_name=self.producer_name,
+                codec=self._codec,
+                publish_time_ms=int(time.time() * 1000),
+            )
+            self._push(op)
+        return message.future
+
+    def _cancel_batch_timer(self) -> None:
+        if self._batch_timer is not None:
+            self._batch_timer.cancel()
+            self._batch_timer = None
+
+    def _flush_batch(self) -> None:
+        self._cancel_batch_timer()
+        if self._batch.empty:
+            return
+        op = self._batch.build(
+            producer_name=self.producer_name,
+            codec=self._codec,
+            publish_time_ms=int(time.time() * 1000),
+        )
+        self._push(op)
+
+    def _push(self, op: OpSend) -> None:
+        limit = self._max_message_size
+        if limit is not None and len(op.payload) > limit:
+            self._settle(
+                op,
+                MessageTooBig(
+                    f"{len(op.payload)} bytes exceed the broker's limit of {limit} on {self.topic}"
+                ),
+            )
+            return
+        op.created_at = time.monotonic()
+        self._pending.append(op)
+        if self._state in (_State.READY, _State.CLOSING) and self._conn is not None:
+            self._write(op)
+
+    def _write(self, op: OpSend) -> None:
+        conn = self._conn
+        if conn is None or not conn.is_open:
+            return
+        command = commands.send(
+            self.producer_id,
+            op.sequence_id,
+            num_messages=op.num_messages if op.is_batch else None,
+            highest_sequence_id=op.highest_sequence_id if op.is_batch else None,
+        )
+        # On loss on_connection_lost follows, and the reattach resends everything pending.
+        with contextlib.suppress(ConnectionLost):
+            conn.send_message(command, op.metadata, op.payload)
+
+    # ------------------------------------------------------------------ internals: settle
+
+    def _release(self, count: int) -> None:
+        self._permits += count
+        self._space.set()
+
+    def _settle(self, op: OpSend, result: MessageId | BaseException) -> None:
+        if isinstance(result, MessageId):
+            ids = op.message_ids(result, self.partition)
+            for message, message_id in zip(op.messages, ids, strict=True):
+                if message.future is not None and not message.future.done():
+                    message.future.set_result(message_id)
+            self.last_sequence_id = max(self.last_sequence_id, op.highest_sequence_id)
+        else:
+            for message in op.messages:
+                if message.future is not None and not message.future.done():
+                    message.future.set_exception(result)
+        self._release(op.num_messages)
+
+    def _fail_all(self, error: BaseException) -> None:
+        self._cancel_batch_timer()
+        while self._pending:
+            self._settle(self._pending.popleft(), error)
+        messages = self._batch.drain()
+        for message in messages:
+            if message.future is not None and not message.future.done():
+                message.future.set_exception(error)
+        self._release(len(messages))
+
+    async def _expire_loop(self) -> None:
+        timeout = self._options.send_timeout_ms / 1000
+        while True:
+            now = time.monotonic()
+            while self._pending and self._pending[0].created_at + timeout <= now:
+                op = self._pending.popleft()
+                log.warning("client_send_timeout", topic=self.topic, sequence_id=op.sequence_id)
+                self._settle(
+                    op,
+                    SendTimeout(
+                        f"message {op.sequence_id} on {self.topic} not acknowledged within "
+                        f"{timeout:.1f}s"
+                    ),
+                )
+            wait = self._pending[0].created_at + timeout - now if self._pending else timeout
+            await asyncio.sleep(max(wait, 0.01))
+
+    # ------------------------------------------------------------------ ProducerHandler
+
+    def on_send_receipt(self, receipt: pb.CommandSendReceipt) -> None:
+        if not self._pending:
+            return
+        head = self._pending[0]
+        sequence_id = receipt.sequence_id
+        if sequence_id < head.sequence_id:
+            return  # a receipt for something already timed out, or a duplicate
+        if sequence_id > head.sequence_id:
+            log.warning(
+                "client_receipt_out_of_order",
+                topic=self.topic,
+                expected=head.sequence_id,
+                got=sequence_id,
+            )
+            self._close_connection()
+            return
+        self._pending.popleft()
+        self._settle(head, MessageId.from_proto(receipt.message_id))
+
+    def on_send_error(self, error: pb.CommandSendError) -> None:
+        if error.error == pb.ChecksumError and self._pending:
+            head = self._pending[0]
+            if head.sequence_id == error.sequence_id:
+                self._pending.popleft()
+                self._settle(head, server_error(error.error, error.message))
+                return
+        log.warning(
+            "client_send_error", topic=self.topic, code=int(error.error), message=error.message
+        )
+        # The C++ client's answer: drop the connection, reconnect and resend.
+        self._close_connection()
+
+    def on_broker_close(self) -> None:
+        self._conn = None  # the connection already dropped our registration
+        self._detach("broker closed the producer")
+
+    def on_connection_lost(self, error: BaseException) -> None:
+        self._conn = None
+        self._detach(str(error))
+
+    def _close_connection(self) -> None:
+        conn = self._conn
+        if conn is not None:
+            task = asyncio.get_running_loop().create_task(conn.close())
+            self._background.add(task)
+            task.add_done_callback(self._background.discard)
+
+
+class PartitionedProducer:
+    """One producer per partition, with a router choosing the partition of each message."""
+
+    def __init__(
+        self, client: Client, topic: str, num_partitions: int, options: ProducerOptions
+    ) -> None:
+        self._client = client
+        self.topic = full_topic_name(topic)
+        self.num_partitions = num_partitions
+        self.router = MessageRouter(
+            num_partitions,
+            mode=options.routing_mode,
+            hashing_scheme=options.hashing_scheme,
+            batching_enabled=options.batching_enabled,
+            batching_max_messages=options.batching_max_messages,
+            batching_max_bytes=options.batching_max_bytes,
+            batching_max_publish_delay_ms=options.batching_max_publish_delay_ms,
+            custom=options.message_router,
+        )
+        self.producers = [
+            Producer(client, partition_name(self.topic, i), options, partition=i)
+            for i in range(num_partitions)
+        ]
+
+    async def start(self) -> None:
+        results = await asyncio.gather(*(p.start() for p in self.producers), return_exceptions=True)
+        errors = [r for r in results if isinstance(r, BaseException)]
+        if errors:
+            await asyncio.gather(*(p.close() for p in self.producers), return_exceptions=True)
+            raise errors[0]
+
+    @property
+    def producer_name(self) -> str:
+        return self.producers[0].producer_name
+
+    @property
+    def last_sequence_id(self) -> int:
+        return max(p.last_sequence_id for p in self.producers)
+
+    def _route(self, data: bytes, key: str | None, partition_key: str | None) -> Producer:
+        chosen = key if key is not None else partition_key
+        return self.producers[self.router.choose(chosen, len(data))]
+
+    async def send(
+        self,
+        data: bytes,
+        *,
+        key: str | None = None,
+        partition_key: str | None = None,
+        properties: Mapping[str, str] | None = None,
+        event_time_ms: int | None = None,
+        sequence_id: int | None = None,
+        ordering_key: bytes | None = None,
+        deliver_at_ms: int | None = None,
+        deliver_after_ms: int | None = None,
+    ) -> MessageId:
+        return await self._route(data, key, partition_key).send(
+            data,
+            key=key,
+            partition_key=partition_key,
+            properties=properties,
+            event_time_ms=event_time_ms,
+            sequence_id=sequence_id,
+            ordering_key=ordering_key,
+            deliver_at_ms=deliver_at_ms,
+            deliver_after_ms=deliver_after_ms,
+        )
+
+    async def send_async(
+        self,
+        data: bytes,
+        *,
+        key: str | None = None,
+        partition_key: str | None = None,
+        properties: Mapping[str, str] | None = None,
+        event_time_ms: int | None = None,
+        sequence_id: int | None = None,
+        ordering_key: bytes | None = None,
+        deliver_at_ms: int | None = None,
+        deliver_after_ms: int | None = None,
+    ) -> asyncio.Future[MessageId]:
+        return await self._route(data, key, partition_key).send_async(
+            data,
+            key=key,
+            partition_key=partition_key,
+            properties=properties,
+            event_time_ms=event_time_ms,
+            sequence_id=sequence_id,
+            ordering_key=ordering_key,
+            deliver_at_ms=deliver_at_ms,
+            deliver_after_ms=deliver_after_ms,
+        )
+
+    def send_nowait(
+        self,
+        data: bytes,
+        *,
+        key: str | None = None,
+        partition_key: str | None = None,
+        properties: Mapping[str, str] | None = None,
+        event_time_ms: int | None = None,
+        sequence_id: int | None = None,
+        ordering_key: bytes | None = None,
+        deliver_at_ms: int | None = None,
+        deliver_after_ms: int | None = None,
+    ) -> asyncio.Future[MessageId]:
+        return self._route(data, key, partition_key).send_nowait(
+            data,
+            key=key,
+            partition_key=partition_key,
+            properties=properties,
+            event_time_ms=event_time_ms,
+            sequence_id=sequence_id,
+            ordering_key=ordering_key,
+            deliver_at_ms=deliver_at_ms,
+            deliver_after_ms=deliver_after_ms,
+        )
+
+    async def flush(self) -> None:
+        await asyncio.gather(*(p.flush() for p in self.producers))
+
+    async def close(self) -> None:
+        await asyncio.gather(*(p.close() for p in self.producers), return_exceptions=True)
+        self._client.untrack(self)
+
+
+async def create_producer(
+    client: Client, topic: str, options: ProducerOptions
+) -> Producer | PartitionedProducer:
+    """A started producer for ``topic``, partitioned when the broker says it has partitions."""
+    options.validate()
+    topic = full_topic_name(topic)
+    partitions = await retry_until(
+        lambda: client.lookup.partitions(topic),
+        timeout_s=client.operation_timeout_s,
+        what=f"partitioned metadata of {topic}",
+    )
+    handle: Producer | PartitionedProducer
+    if partitions > 0:
+        handle = PartitionedProducer(client, topic, partitions, options)
+    else:
+        handle = Producer(client, topic, options)
+    await handle.start()
+    client.track(handle)
+    return handle
+
+
+__all__ = ["PartitionedProducer", "Producer", "ProducerOptions", "create_producer"]
