@@ -69,10 +69,11 @@ def decompress(codec: pb.CompressionType.ValueType, data: bytes, uncompressed_si
         raise DecompressionError(f"negative uncompressed size {uncompressed_size}")
     try:
         if kind is CompressionType.LZ4:
-            if uncompressed_size == 0:
-                out = b""
-            else:
-                out = bytes(cramjam.lz4.decompress_block(data, output_len=uncompressed_size))
+            # decompress_block pads to output_len; decompressing into a buffer one byte
+            # larger reports the real length, so a wrong uncompressed_size is caught.
+            buffer = bytearray(uncompressed_size + 1)
+            written = int(cramjam.lz4.decompress_block_into(data, buffer))
+            out = bytes(buffer[:written])
         elif kind is CompressionType.ZLIB:
             out = zlib.decompress(data)
         elif kind is CompressionType.ZSTD:
