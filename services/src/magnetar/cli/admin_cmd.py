@@ -9,7 +9,7 @@ the answer (a table, or JSON with ``--json``) or nothing for a change; a failure
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -17,9 +17,11 @@ from magnetar.cli import admin_namespaces_cmd, admin_topics_cmd
 from magnetar.cli.admin_output import render_fields
 from magnetar.cli.admin_session import AdminOptions, ForceOpt, call, emit
 from magnetar.cli.main import app
-from magnetar.client.admin import DEFAULT_WEB_SERVICE_URL, AdminClient
-from magnetar.client.admin_models import TenantInfo
+from magnetar.client.admin_models import DEFAULT_WEB_SERVICE_URL, TenantInfo
 from magnetar.telemetry import configure_logging
+
+if TYPE_CHECKING:
+    from magnetar.client.admin import AdminClient
 
 admin = typer.Typer(
     help="Administer clusters, tenants, namespaces and topics (like pulsar-admin).",

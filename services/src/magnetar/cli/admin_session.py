@@ -16,14 +16,16 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Annotated, TypeVar
+from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 
 from magnetar.cli.admin_output import render_json
-from magnetar.client.admin import AdminClient
 from magnetar.client.admin_errors import AdminError
-from magnetar.client.admin_models import NamespaceRef, TopicRef
+from magnetar.client.admin_models import DEFAULT_WEB_SERVICE_URL, NamespaceRef, TopicRef
+
+if TYPE_CHECKING:
+    from magnetar.client.admin import AdminClient
 
 T = TypeVar("T")
 V = TypeVar("V")
@@ -39,11 +41,13 @@ class AdminOptions:
 
 def _options(ctx: typer.Context) -> AdminOptions:
     opts = ctx.find_object(AdminOptions)
-    return opts if opts is not None else AdminOptions("http://127.0.0.1:8080")
+    return opts if opts is not None else AdminOptions(DEFAULT_WEB_SERVICE_URL)
 
 
 def call(ctx: typer.Context, op: Callable[[AdminClient], Awaitable[T]]) -> T:
     """Run ``op`` against the admin API; exit 1 with the server's reason if it fails."""
+    from magnetar.client.admin import AdminClient  # httpx loads only for admin commands
+
     opts = _options(ctx)
 
     async def run() -> T:

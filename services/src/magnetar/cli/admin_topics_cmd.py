@@ -8,7 +8,7 @@ Wiring only; see :mod:`magnetar.cli.admin_cmd` for the output and exit-code rule
 from __future__ import annotations
 
 import time
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -22,9 +22,11 @@ from magnetar.cli.admin_session import (
     emit,
     usage_value,
 )
-from magnetar.client.admin import AdminClient
 from magnetar.client.admin_models import LATEST, MessageId
 from magnetar.client.admin_units import parse_duration_s
+
+if TYPE_CHECKING:
+    from magnetar.client.admin import AdminClient
 
 topics = typer.Typer(help="Topics, partitions, stats and subscriptions.", no_args_is_help=True)
 

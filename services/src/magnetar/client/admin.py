@@ -40,6 +40,7 @@ from magnetar.client.admin_errors import (
     error_for_status,
 )
 from magnetar.client.admin_models import (
+    DEFAULT_WEB_SERVICE_URL,
     LATEST,
     NON_PERSISTENT,
     PERSISTENT,
@@ -58,7 +59,6 @@ from magnetar.telemetry import get_logger
 
 log = get_logger(__name__)
 
-DEFAULT_WEB_SERVICE_URL = "http://127.0.0.1:8080"
 V2 = "/admin/v2"
 
 

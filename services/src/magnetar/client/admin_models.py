@@ -29,6 +29,7 @@ NON_PERSISTENT = "non-persistent"
 DEFAULT_TENANT = "public"
 DEFAULT_NAMESPACE = "default"
 MAX_ID = (1 << 63) - 1
+DEFAULT_WEB_SERVICE_URL = "http://127.0.0.1:8080"
 
 
 def _obj(value: object, what: str) -> Mapping[str, Any]:
