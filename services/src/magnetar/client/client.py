@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Protocol
 
@@ -31,7 +31,12 @@ from magnetar.client.settings import Authentication, TlsOptions
 from magnetar.telemetry import get_logger
 
 if TYPE_CHECKING:
+    from magnetar.client.consumer import Consumer, InitialPosition, SubscriptionType
+    from magnetar.client.dead_letter import DeadLetterPolicy
+    from magnetar.client.multi_topic import MultiTopicConsumer
     from magnetar.client.producer import PartitionedProducer, Producer
+    from magnetar.client.reader import Reader
+    from magnetar.protocol.message_id import MessageId
 
 log = get_logger(__name__)
 
@@ -145,6 +150,88 @@ class Client:
 
     # ------------------------------------------------------------------ consumers and readers
     # ---- Engineer B: add `async def subscribe(...)` and `async def create_reader(...)` here. ----
+
+    async def subscribe(
+        self,
+        topic: str | Sequence[str] | None,
+        subscription_name: str,
+        *,
+        topics_pattern: str | None = None,
+        subscription_type: SubscriptionType | str = "Exclusive",
+        initial_position: InitialPosition | str = "Latest",
+        durable: bool = True,
+        consumer_name: str | None = None,
+        priority_level: int | None = None,
+        receiver_queue_size: int = 1000,
+        ack_timeout_s: float = 0.0,
+        negative_ack_redelivery_delay_s: float = 60.0,
+        ack_grouping_time_s: float = 0.1,
+        batch_index_ack_enabled: bool = False,
+        dead_letter_policy: DeadLetterPolicy | None = None,
+        read_compacted: bool = False,
+        properties: Mapping[str, str] | None = None,
+        pattern_auto_discovery_period_s: float = 60.0,
+    ) -> Consumer | MultiTopicConsumer:
+        """Subscribe to a topic, a list of topics or a regex ``topics_pattern``.
+
+        A :class:`MultiTopicConsumer` for lists, patterns and partitioned topics, else a
+        :class:`Consumer`; both receive, acknowledge and close alike (see docs/client.md).
+        """
+        from magnetar.client import multi_topic
+        from magnetar.client.consumer import (
+            ConsumerOptions,
+            parse_initial_position,
+            parse_subscription_type,
+        )
+
+        self.check_open()
+        options = ConsumerOptions(
+            subscription_type=parse_subscription_type(subscription_type),
+            initial_position=parse_initial_position(initial_position),
+            durable=durable,
+            consumer_name=consumer_name,
+            priority_level=priority_level,
+            receiver_queue_size=receiver_queue_size,
+            ack_timeout_s=ack_timeout_s,
+            negative_ack_redelivery_delay_s=negative_ack_redelivery_delay_s,
+            ack_grouping_time_s=ack_grouping_time_s,
+            batch_index_ack_enabled=batch_index_ack_enabled,
+            dead_letter_policy=dead_letter_policy,
+            read_compacted=read_compacted,
+            properties=dict(properties or {}),
+            pattern_auto_discovery_period_s=pattern_auto_discovery_period_s,
+        )
+        return await multi_topic.subscribe(
+            self, topic, subscription_name, options, topics_pattern=topics_pattern
+        )
+
+    async def create_reader(
+        self,
+        topic: str,
+        start_message_id: MessageId,
+        *,
+        start_message_id_inclusive: bool = False,
+        subscription_name: str | None = None,
+        reader_name: str | None = None,
+        receiver_queue_size: int = 1000,
+        read_compacted: bool = False,
+    ) -> Reader:
+        """A reader of ``topic`` from ``start_message_id`` (EARLIEST, LATEST or an id)."""
+        from magnetar.client.reader import Reader
+
+        self.check_open()
+        reader = Reader(
+            self,
+            topic,
+            start_message_id,
+            start_message_id_inclusive=start_message_id_inclusive,
+            subscription_name=subscription_name,
+            reader_name=reader_name,
+            receiver_queue_size=receiver_queue_size,
+            read_compacted=read_compacted,
+        )
+        await reader.start()
+        return reader
 
     # ------------------------------------------------------------------ lifecycle
 

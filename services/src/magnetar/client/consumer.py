@@ -1,0 +1,774 @@
+"""A consumer of one topic (or one partition): subscribe, receive, acknowledge, reconnect.
+
+Receiving. After SUBSCRIBE succeeds the consumer grants ``receiver_queue_size`` permits (FLOW)
+and refills them in batches of half the queue as the application takes messages
+(:class:`ReceiverPermits`). Permits count messages, not entries: a batch of n costs n, less the
+indexes the broker's ack set marks acknowledged (those are skipped, :func:`unpack_entry`). The
+receiver queue is therefore bounded by the permits granted (plus at most one batch).
+Messages the consumer drops itself (a reader's start filter, a stale consumer epoch, a payload
+that does not decompress) give their permits back.
+
+Acknowledging goes through :class:`~magnetar.client.acks.AckTracker` (grouped every
+``ack_grouping_time_s``; batch-index ack sets when ``batch_index_ack_enabled``); negative acks
+through :class:`~magnetar.client.negative_acks.NegativeAckTracker`; ack timeouts through
+:class:`~magnetar.client.unacked.UnackedTracker`; the dead-letter policy through
+:class:`~magnetar.client.dead_letter.DeadLetterRouter`. One timer task serves all three.
+Redelivery: Shared and Key_Shared ask for the entries by id; Exclusive and Failover ask for
+everything unacknowledged (as the C++ client does), bump the consumer epoch (messages sent
+under an older epoch are dropped) and clear the receiver queue.
+
+Reconnecting. CLOSE_CONSUMER from the broker, or a lost connection, detaches the consumer,
+clears its receiver queue (the broker redelivers what was not acknowledged) and lets the
+client's :class:`~magnetar.client.reconnect.Reconnector` resubscribe with backoff. Durable
+subscriptions resume from the broker's acknowledged position; non-durable ones (readers) pass
+the last message handed out as the start and drop anything up to it. Acks waiting in the
+tracker survive and are sent on the new connection. SEEK makes the broker close the consumer
+too; messages from before the seek are dropped until the resubscribe.
+
+Concurrency: one event loop. Connection callbacks (``on_message`` ...) run synchronously in the
+connection's reader task and only touch in-memory state; the application calls the public
+methods from its own tasks. Owned tasks: the timer and the reconnector, both stopped by close.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import uuid
+from collections import deque
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+from magnetar.cancellation import cancel_and_wait
+from magnetar.client.acks import AckTracker
+from magnetar.client.compression import decompress
+from magnetar.client.connection import Connection
+from magnetar.client.dead_letter import DeadLetterPolicy, DeadLetterRouter
+from magnetar.client.errors import (
+    ClientClosed,
+    ClientError,
+    ConnectionLost,
+    ConsumerBusy,
+    InvalidConfiguration,
+    OperationTimeout,
+)
+from magnetar.client.message import Message
+from magnetar.client.negative_acks import NegativeAckTracker
+from magnetar.client.reconnect import Reconnector, default_backoff, is_retryable
+from magnetar.client.topic_name import full_topic_name, parse_topic_name
+from magnetar.client.unacked import UnackedTracker
+from magnetar.protocol import commands
+from magnetar.protocol.batch import is_batch, parse_batch
+from magnetar.protocol.errors import MalformedBatch
+from magnetar.protocol.message_id import (
+    EARLIEST,
+    LATEST,
+    MessageId,
+    ack_set_to_bits,
+    to_signed64,
+)
+from magnetar.telemetry import get_logger
+from magnetar.wire import pulsar_api_pb2 as pb
+
+if TYPE_CHECKING:
+    from magnetar.client.client import Client
+
+log = get_logger(__name__)
+
+
+class SubscriptionType(enum.IntEnum):
+    EXCLUSIVE = pb.CommandSubscribe.Exclusive
+    SHARED = pb.CommandSubscribe.Shared
+    FAILOVER = pb.CommandSubscribe.Failover
+    KEY_SHARED = pb.CommandSubscribe.Key_Shared
+
+
+class InitialPosition(enum.IntEnum):
+    LATEST = pb.CommandSubscribe.Latest
+    EARLIEST = pb.CommandSubscribe.Earliest
+
+
+def parse_subscription_type(value: SubscriptionType | int | str) -> SubscriptionType:
+    """A SubscriptionType from itself, its pb value or a name ("Shared", "key_shared" ...)."""
+    try:
+        if isinstance(value, str):
+            return SubscriptionType[value.upper()]
+        return SubscriptionType(int(value))
+    except (KeyError, ValueError) as exc:
+        raise InvalidConfiguration(f"unknown subscription type {value!r}") from exc
+
+
+def parse_initial_position(value: InitialPosition | int | str) -> InitialPosition:
+    try:
+        if isinstance(value, str):
+            return InitialPosition[value.upper()]
+        return InitialPosition(int(value))
+    except (KeyError, ValueError) as exc:
+        raise InvalidConfiguration(f"unknown initial position {value!r}") from exc
+
+
+class ReceiveTimeout(OperationTimeout):
+    """``receive(timeout_s)`` found no message in time."""
+
+
+@dataclass(frozen=True)
+class ConsumerOptions:
+    """Everything ``Client.subscribe`` accepts besides topic and subscription (see docs)."""
+
+    subscription_type: SubscriptionType = SubscriptionType.EXCLUSIVE
+    initial_position: InitialPosition = InitialPosition.LATEST
+    durable: bool = True
+    consumer_name: str | None = None
+    priority_level: int | None = None
+    receiver_queue_size: int = 1000
+    ack_timeout_s: float = 0.0
+    negative_ack_redelivery_delay_s: float = 60.0
+    ack_grouping_time_s: float = 0.1
+    ack_grouping_max_size: int = 1000
+    batch_index_ack_enabled: bool = False
+    dead_letter_policy: DeadLetterPolicy | None = None
+    read_compacted: bool = False
+    properties: Mapping[str, str] = field(default_factory=dict)
+    subscription_properties: Mapping[str, str] = field(default_factory=dict)
+    start_message_id: MessageId | None = None  # non-durable (readers) only
+    start_message_id_inclusive: bool = False
+    pattern_auto_discovery_period_s: float = 60.0
+
+    def __post_init__(self) -> None:
+        if self.receiver_queue_size < 1:
+            raise InvalidConfiguration("receiver_queue_size must be at least 1")
+        if self.ack_timeout_s < 0 or self.negative_ack_redelivery_delay_s < 0:
+            raise InvalidConfiguration("timeouts and delays cannot be negative")
+        if self.pattern_auto_discovery_period_s <= 0:
+            raise InvalidConfiguration("pattern_auto_discovery_period_s must be positive")
+
+    @property
+    def allows_cumulative_ack(self) -> bool:
+        return self.subscription_type in (SubscriptionType.EXCLUSIVE, SubscriptionType.FAILOVER)
+
+
+# ---------------------------------------------------------------------- sans-I/O receive side
+
+
+@dataclass
+class ReceiverPermits:
+    """FLOW accounting: all permits at subscribe, then refills of at least half the queue."""
+
+    queue_size: int
+    _unreported: int = 0
+
+    @property
+    def threshold(self) -> int:
+        return max(1, self.queue_size // 2)
+
+    def initial(self) -> int:
+        self._unreported = 0
+        return self.queue_size
+
+    def release(self, count: int = 1) -> int:
+        """``count`` messages left the queue; returns the permits to send now (0 = not yet)."""
+        self._unreported += count
+        if self._unreported < self.threshold:
+            return 0
+        out, self._unreported = self._unreported, 0
+        return out
+
+
+@dataclass(frozen=True)
+class Unpacked:
+    """One entry's messages; ``charged`` = permits the broker counted for it."""
+
+    messages: list[Message]
+    charged: int
+    batch_size: int  # 0 for a single (non-batch) message
+
+
+def unpack_entry(
+    topic: str, command: pb.CommandMessage, metadata: pb.MessageMetadata, payload: bytes
+) -> Unpacked:
+    """The messages of one MESSAGE frame (decompressed; acknowledged batch indexes skipped).
+
+    Raises DecompressionError or MalformedBatch for a payload that cannot be read.
+    """
+    if metadata.compression != pb.NONE:
+        payload = decompress(metadata.compression, payload, metadata.uncompressed_size)
+    data = command.message_id
+    ledger, entry, partition = to_signed64(data.ledger_id), to_signed64(data.entry_id), -1
+    if data.HasField("partition"):
+        partition = data.partition
+    redeliveries = command.redelivery_count
+    key_of = metadata.partition_key if metadata.HasField("partition_key") else None
+    ordering = metadata.ordering_key if metadata.HasField("ordering_key") else None
+    if not is_batch(metadata):
+        mid = MessageId(ledger, entry, partition=partition)
+        message = Message(
+            topic=topic,
+            message_id=mid,
+            data=b"" if metadata.null_value else payload,
+            key=key_of,
+            properties={kv.key: kv.value for kv in metadata.properties},
+            publish_time_ms=metadata.publish_time,
+            event_time_ms=metadata.event_time or None,
+            redelivery_count=redeliveries,
+            producer_name=metadata.producer_name,
+            sequence_id=metadata.sequence_id,
+            ordering_key=ordering,
+        )
+        return Unpacked([message], 1, 0)
+    size = metadata.num_messages_in_batch
+    items = parse_batch(payload, size)
+    unacked = ((1 << size) - 1) & ack_set_to_bits(command.ack_set) if command.ack_set else -1
+    messages: list[Message] = []
+    charged = 0
+    for index, item in enumerate(items):
+        if unacked != -1 and not (unacked >> index) & 1:
+            continue
+        charged += 1
+        single = item.metadata
+        if single.compacted_out:
+            continue
+        messages.append(
+            Message(
+                topic=topic,
+                message_id=MessageId(ledger, entry, index, partition, batch_size=size),
+                data=b"" if single.null_value else item.payload,
+                key=single.partition_key if single.HasField("partition_key") else key_of,
+                properties={kv.key: kv.value for kv in single.properties},
+                publish_time_ms=metadata.publish_time,
+                event_time_ms=single.event_time or None,
+                redelivery_count=redeliveries,
+                producer_name=metadata.producer_name,
+                sequence_id=(
+                    single.sequence_id
+                    if single.HasField("sequence_id")
+                    else metadata.sequence_id + index
+                ),
+                ordering_key=single.ordering_key if single.HasField("ordering_key") else ordering,
+            )
+        )
+    return Unpacked(messages, charged, size)
+
+
+def is_prior(mid: MessageId, start: MessageId, *, inclusive: bool) -> bool:
+    """True if a reader starting at ``start`` must not see ``mid`` (the C++ ``isPrior``)."""
+    if start.entry in (EARLIEST.entry, LATEST.entry):
+        return False
+    if mid.entry != start.entry:
+        return mid.entry < start.entry
+    if inclusive:
+        return mid.batch_index < start.batch_index
+    return start.batch_index < 0 or mid.batch_index <= start.batch_index
+
+
+# ---------------------------------------------------------------------- the consumer
+
+
+class Consumer:
+    """One subscription on one topic (or one partition of a partitioned topic)."""
+
+    def __init__(
+        self,
+        client: Client,
+        topic: str,
+        subscription: str,
+        options: ConsumerOptions,
+        *,
+        on_arrival: Callable[[], None] | None = None,
+        dead_letter_topic_base: str | None = None,
+    ) -> None:
+        self._client = client
+        self.topic = full_topic_name(topic)
+        self.subscription = subscription
+        self.options = options
+        self.consumer_name = options.consumer_name or f"magnetar-{uuid.uuid4().hex[:10]}"
+        self.partition = parse_topic_name(self.topic).partition_index
+        self._id = client.new_consumer_id()
+        self._on_arrival = on_arrival
+        self._queue: deque[Message] = deque()
+        self._arrived = asyncio.Event()
+        self._permits = ReceiverPermits(options.receiver_queue_size)
+        self._acks = AckTracker(
+            batch_index_ack=options.batch_index_ack_enabled,
+            group_time_s=options.ack_grouping_time_s,
+            max_group_size=options.ack_grouping_max_size,
+        )
+        self._nacks = NegativeAckTracker(options.negative_ack_redelivery_delay_s)
+        self._unacked = UnackedTracker(options.ack_timeout_s)
+        self._dead_letter: DeadLetterRouter | None = None
+        if options.dead_letter_policy is not None:
+            dlq = options.dead_letter_policy.topic_for(
+                dead_letter_topic_base or self.topic, subscription
+            )
+            self._dead_letter = DeadLetterRouter(
+                options.dead_letter_policy, dlq, self._create_dead_letter_producer
+            )
+        self._cnx: Connection | None = None
+        self._closed = False
+        self._close_error: BaseException | None = None
+        self._epoch = 0
+        self._drop_until_attached = False
+        self._generation = 0
+        self._last_dequeued: MessageId | None = None
+        self._start: MessageId | None = options.start_message_id
+        self._start_inclusive = options.start_message_id_inclusive
+        self._is_active: bool | None = None
+        self.reached_end_of_topic = False
+        self._reconnector = Reconnector(
+            f"consumer-{self.topic}-{subscription}", self._reattach, on_give_up=self._give_up
+        )
+        self._timer_wake = asyncio.Event()
+        self._timer_task: asyncio.Task[None] | None = None
+        self._ack_due: float | None = None
+
+    # ------------------------------------------------------------------ lifecycle
+    async def start(self) -> None:
+        """First subscribe: retried on connection trouble until the operation timeout."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self._client.operation_timeout_s
+        backoff = default_backoff()
+        while True:
+            try:
+                await self._attach()
+                break
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                # ConsumerBusy on the first subscribe is the user's answer, not a transient.
+                delay = backoff.next()
+                if not _retry_first_attach(exc) or loop.time() + delay >= deadline:
+                    raise
+                log.info("consumer_subscribe_retry", topic=self.topic, error=repr(exc))
+                await asyncio.sleep(delay)
+        self._timer_task = loop.create_task(self._timers(), name=f"consumer-timers-{self.topic}")
+        self._client.track(self)
+
+    @property
+    def is_connected(self) -> bool:
+        return self._cnx is not None and self._cnx.is_open
+
+    @property
+    def is_active(self) -> bool | None:
+        """Failover: whether the broker made this consumer the active one (None = not told)."""
+        return self._is_active
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    async def close(self) -> None:
+        """Flush acks, close on the broker (best effort), stop tasks; idempotent."""
+        if self._closed:
+            return
+        self._flush_acks()
+        self._closed = True
+        self._arrived.set()
+        await self._reconnector.close()
+        await cancel_and_wait(self._timer_task)
+        cnx, self._cnx = self._cnx, None
+        if cnx is not None and cnx.is_open:
+            try:
+                await cnx.request(
+                    commands.close_consumer(self._id, cnx.new_request_id()),
+                    timeout_s=min(5.0, self._client.operation_timeout_s),
+                )
+            except ClientError as exc:
+                log.info("consumer_close_failed", topic=self.topic, error=repr(exc))
+            cnx.unregister_consumer(self._id)
+        if self._dead_letter is not None:
+            await self._dead_letter.close()
+        self._client.untrack(self)
+        self._queue.clear()
+
+    async def unsubscribe(self) -> None:
+        """Delete the subscription on the broker, then close this consumer."""
+        cnx = self._require_cnx()
+        await cnx.request(commands.unsubscribe(self._id, cnx.new_request_id()))
+        cnx.unregister_consumer(self._id)
+        self._cnx = None
+        await self.close()
+
+    # ------------------------------------------------------------------ attach / detach
+    async def _attach(self) -> None:
+        client = self._client
+        found = await client.lookup.lookup(self.topic)
+        cnx = await client.pool.get(found.logical_address, found.physical_address)
+        self._clear_queue()
+        start = None
+        if not self.options.durable:
+            if self._last_dequeued is not None:  # resume after what the application has seen
+                self._start, self._start_inclusive = self._last_dequeued, False
+            start = self._start
+        command = commands.subscribe(
+            self.topic,
+            self.subscription,
+            self._id,
+            cnx.new_request_id(),
+            sub_type=int(self.options.subscription_type),  # type: ignore[arg-type]
+            consumer_name=self.consumer_name,
+            initial_position=int(self.options.initial_position),  # type: ignore[arg-type]
+            durable=self.options.durable,
+            start_message_id=start,
+            read_compacted=self.options.read_compacted,
+            priority_level=self.options.priority_level,
+            metadata=self.options.properties,
+            subscription_properties=self.options.subscription_properties,
+        )
+        cnx.register_consumer(self._id, self)
+        try:
+            await cnx.request(command)
+        except BaseException as exc:
+            cnx.unregister_consumer(self._id)
+            if isinstance(exc, OperationTimeout) and cnx.is_open:
+                # the broker may have made the consumer after all: undo it
+                cnx.send_command(commands.close_consumer(self._id, cnx.new_request_id()))
+            raise
+        if self._closed:
+            cnx.unregister_consumer(self._id)
+            cnx.send_command(commands.close_consumer(self._id, cnx.new_request_id()))
+            return
+        self._cnx = cnx
+        self._generation += 1
+        self._drop_until_attached = False
+        cnx.send_command(commands.flow(self._id, self._permits.initial()))
+        self._flush_acks()
+        log.info(
+            "consumer_subscribed", topic=self.topic, subscription=self.subscription,
+            consumer=self.consumer_name, address=found.logical_address,
+        )  # fmt: skip
+
+    async def _reattach(self) -> None:
+        if not self._closed:
+            await self._attach()
+
+    def _detach(self, reason: str) -> None:
+        if self._closed:
+            return
+        cnx, self._cnx = self._cnx, None
+        if cnx is None:
+            return  # not attached: the attach in progress fails and is retried by its owner
+        cnx.unregister_consumer(self._id)
+        self._clear_queue()
+        log.info("consumer_detached", topic=self.topic, subscription=self.subscription,
+                 reason=reason)  # fmt: skip
+        self._reconnector.trigger()
+
+    def _give_up(self, error: BaseException) -> None:
+        self._close_error = error
+        self._closed = True
+        self._arrived.set()
+
+    def _require_cnx(self) -> Connection:
+        self._check_open()
+        cnx = self._cnx
+        if cnx is None or not cnx.is_open:
+            raise ConnectionLost(f"consumer on {self.topic} is reconnecting")
+        return cnx
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise ClientClosed(f"consumer on {self.topic} is closed") from self._close_error
+
+    # ------------------------------------------------------------------ ConsumerHandler
+    def on_message(
+        self, command: pb.CommandMessage, metadata: pb.MessageMetadata, payload: bytes
+    ) -> None:
+        if self._closed:
+            return
+        stale = command.HasField("consumer_epoch") and command.consumer_epoch < self._epoch
+        try:
+            unpacked = unpack_entry(self.topic, command, metadata, payload)
+        except (ClientError, MalformedBatch) as exc:
+            self._discard_corrupt(command, metadata, exc)
+            return
+        if stale or self._drop_until_attached:
+            self._release(unpacked.charged)
+            return
+        if unpacked.batch_size:
+            entry = MessageId.from_proto(command.message_id)
+            self._acks.register_batch(entry, unpacked.batch_size, list(command.ack_set))
+        kept = unpacked.messages
+        if self._start is not None and not self.options.durable:
+            start, inclusive = self._start, self._start_inclusive
+            kept = [m for m in kept if not is_prior(m.message_id, start, inclusive=inclusive)]
+        if self.partition >= 0 and kept and kept[0].message_id.partition < 0:
+            kept = [_with_partition(m, self.partition) for m in kept]
+        self._queue.extend(kept)
+        if unpacked.charged > len(kept):
+            self._release(unpacked.charged - len(kept))
+        if kept:
+            self._arrived.set()
+            if self._on_arrival is not None:
+                self._on_arrival()
+
+    def on_active_consumer_change(self, is_active: bool) -> None:
+        self._is_active = is_active
+        log.info("consumer_active_change", topic=self.topic, active=is_active)
+
+    def on_reached_end_of_topic(self) -> None:
+        self.reached_end_of_topic = True
+
+    def on_broker_close(self) -> None:
+        self._detach("broker_closed")
+
+    def on_connection_lost(self, error: BaseException) -> None:
+        self._detach("connection_lost")
+
+    def _discard_corrupt(
+        self, command: pb.CommandMessage, metadata: pb.MessageMetadata, error: Exception
+    ) -> None:
+        log.warning("consumer_corrupt_message", topic=self.topic, error=repr(error))
+        entry = MessageId.from_proto(command.message_id)
+        count = metadata.num_messages_in_batch if is_batch(metadata) else 1
+        if self._cnx is not None and self._cnx.is_open:
+            self._cnx.send_command(
+                commands.ack(
+                    self._id,
+                    [MessageId(entry.ledger_id, entry.entry_id, partition=entry.partition)],
+                    validation_error=pb.CommandAck.DecompressionError,
+                )
+            )
+        self._release(count)
+
+    # ------------------------------------------------------------------ receiving
+    async def receive(self, timeout_s: float | None = None) -> Message:
+        """The next message; raises ReceiveTimeout after ``timeout_s`` (None = wait forever)."""
+        loop = asyncio.get_running_loop()
+        deadline = None if timeout_s is None else loop.time() + timeout_s
+        while True:
+            message = self.poll()
+            if message is not None:
+                return message
+            self._check_open()
+            self._arrived.clear()
+            remaining = None if deadline is None else deadline - loop.time()
+            if remaining is not None and remaining <= 0:
+                raise ReceiveTimeout(f"no message on {self.topic} within {timeout_s}s")
+            try:
+                async with asyncio.timeout(remaining):
+                    await self._arrived.wait()
+            except TimeoutError:
+                raise ReceiveTimeout(f"no message on {self.topic} within {timeout_s}s") from None
+
+    def poll(self) -> Message | None:
+        """The next queued message without waiting, or None."""
+        if not self._queue:
+            return None
+        message = self._queue.popleft()
+        self._last_dequeued = message.message_id
+        self._release(1)
+        if self._unacked.enabled:
+            self._unacked.add(message.message_id, asyncio.get_running_loop().time())
+            self._timer_wake.set()
+        if self._dead_letter is not None:
+            self._dead_letter.observe(message)
+        return message
+
+    @property
+    def queued(self) -> int:
+        return len(self._queue)
+
+    def __aiter__(self) -> Consumer:
+        return self
+
+    async def __anext__(self) -> Message:
+        try:
+            return await self.receive()
+        except ClientClosed:
+            raise StopAsyncIteration from None
+
+    def _release(self, count: int) -> None:
+        permits = self._permits.release(count)
+        if permits and self._cnx is not None and self._cnx.is_open:
+            self._cnx.send_command(commands.flow(self._id, permits))
+
+    def _clear_queue(self) -> int:
+        cleared = len(self._queue)
+        self._queue.clear()
+        return cleared
+
+    # ------------------------------------------------------------------ acknowledging
+    def acknowledge(self, target: Message | MessageId) -> None:
+        """Acknowledge one message (sent grouped, within ``ack_grouping_time_s``)."""
+        self._check_open()
+        mid = target.message_id if isinstance(target, Message) else target
+        self._acks.individual(mid)
+        self._unacked.remove(mid)
+        if self._dead_letter is not None:
+            self._dead_letter.forget(mid)
+        self._acks_changed()
+
+    def acknowledge_cumulative(self, target: Message | MessageId) -> None:
+        """Acknowledge everything up to ``target`` (Exclusive and Failover only)."""
+        self._check_open()
+        if not self.options.allows_cumulative_ack:
+            raise InvalidConfiguration("cumulative ack needs an Exclusive or Failover subscription")
+        mid = target.message_id if isinstance(target, Message) else target
+        self._acks.cumulative(mid)
+        self._unacked.remove_up_to(mid)
+        if self._dead_letter is not None:
+            self._dead_letter.forget_up_to(mid)
+        self._acks_changed()
+
+    def negative_acknowledge(self, target: Message | MessageId) -> None:
+        """Have the message redelivered after ``negative_ack_redelivery_delay_s``."""
+        self._check_open()
+        mid = target.message_id if isinstance(target, Message) else target
+        self._nacks.add(mid, asyncio.get_running_loop().time())
+        self._unacked.remove(mid)
+        self._timer_wake.set()
+
+    def _acks_changed(self) -> None:
+        if self._acks.flush_now:
+            self._flush_acks()
+        elif self._ack_due is None and self._acks.pending:
+            self._ack_due = asyncio.get_running_loop().time() + self._acks.group_time_s
+            self._timer_wake.set()
+
+    def _flush_acks(self) -> None:
+        cnx = self._cnx
+        if cnx is None or not cnx.is_open or not self._acks.pending:
+            return  # kept for the next connection
+        self._ack_due = None
+        for request in self._acks.flush():
+            try:
+                cnx.send_command(request.to_command(self._id))
+            except ConnectionLost as exc:
+                log.info("consumer_ack_lost", topic=self.topic, error=repr(exc))
+
+    # ------------------------------------------------------------------ timers and redelivery
+    async def _timers(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            now = loop.time()
+            if self._ack_due is not None and now >= self._ack_due:
+                self._ack_due = None
+                self._flush_acks()
+            due = self._nacks.due(now) + self._unacked.expired(now)
+            if due:
+                try:
+                    await self._redeliver(due)
+                except ClientError as exc:
+                    log.info("consumer_redeliver_failed", topic=self.topic, error=repr(exc))
+            deadlines = [
+                d
+                for d in (self._ack_due, self._nacks.next_deadline(), self._unacked.next_deadline())
+                if d is not None
+            ]
+            self._timer_wake.clear()
+            wait = max(0.0, min(deadlines) - loop.time()) if deadlines else None
+            try:
+                async with asyncio.timeout(wait):
+                    await self._timer_wake.wait()
+            except TimeoutError:
+                pass
+
+    async def _redeliver(self, entries: list[MessageId]) -> None:
+        unique = list(dict.fromkeys(entries))
+        if self._dead_letter is not None:
+            unique, dead = await self._dead_letter.route(unique)
+            for message in dead:
+                self._acks.individual(message.message_id)
+                self._unacked.remove(message.message_id)
+            self._acks_changed()
+        if not unique or self._cnx is None or not self._cnx.is_open:
+            return  # without a connection the broker redelivers on resubscribe anyway
+        if self.options.subscription_type in (SubscriptionType.SHARED, SubscriptionType.KEY_SHARED):
+            self._cnx.send_command(commands.redeliver_unacknowledged_messages(self._id, unique))
+            return
+        self._epoch += 1
+        command = commands.redeliver_unacknowledged_messages(self._id)
+        command.redeliver_unacknowledged_messages.consumer_epoch = self._epoch
+        cleared = self._clear_queue()
+        self._unacked.clear()
+        self._cnx.send_command(command)
+        self._release(cleared)
+
+    async def redeliver_unacknowledged_messages(self) -> None:
+        """Ask the broker to redeliver everything this consumer holds unacknowledged."""
+        cnx = self._require_cnx()
+        self._epoch += 1
+        command = commands.redeliver_unacknowledged_messages(self._id)
+        command.redeliver_unacknowledged_messages.consumer_epoch = self._epoch
+        cleared = self._clear_queue()
+        self._unacked.clear()
+        cnx.send_command(command)
+        self._release(cleared)
+
+    async def _create_dead_letter_producer(self, topic: str) -> Any:
+        return await self._client.create_producer(topic, batching_enabled=False)
+
+    # ------------------------------------------------------------------ broker queries
+    async def seek(self, target: MessageId | int) -> None:
+        """Move the subscription to a message id, or to a publish time (ms since the epoch).
+
+        The broker closes the consumer; it resubscribes and continues from the new position.
+        """
+        cnx = self._require_cnx()
+        self._flush_acks()
+        if isinstance(target, MessageId):
+            command = commands.seek(self._id, cnx.new_request_id(), message_id=target)
+        else:
+            command = commands.seek(self._id, cnx.new_request_id(), publish_time_ms=int(target))
+        generation = self._generation
+        # Everything from before the seek goes: queued messages, pending state, the old start.
+        self._drop_until_attached = True
+        self._clear_queue()
+        self._acks.reset_position()
+        self._nacks.clear()
+        self._unacked.clear()
+        self._last_dequeued = None
+        self._start = target if isinstance(target, MessageId) else None
+        self._start_inclusive = True
+        try:
+            await cnx.request(command)
+        finally:
+            if self._generation == generation and self._cnx is cnx:
+                # Not closed by the broker (yet): take what comes next on this attachment.
+                self._drop_until_attached = False
+
+    async def get_last_message_id(self) -> MessageId:
+        """The id of the topic's last message (entry_id -1 when the topic is empty)."""
+        last, _ = await self.last_and_mark_delete()
+        return last
+
+    async def last_and_mark_delete(self) -> tuple[MessageId, MessageId | None]:
+        cnx = self._require_cnx()
+        response = await cnx.request(commands.get_last_message_id(self._id, cnx.new_request_id()))
+        body = response.get_last_message_id_response
+        mark = None
+        if body.HasField("consumer_mark_delete_position"):
+            mark = MessageId.from_proto(body.consumer_mark_delete_position)
+        return MessageId.from_proto(body.last_message_id), mark
+
+    @property
+    def last_dequeued(self) -> MessageId | None:
+        return self._last_dequeued
+
+    @property
+    def start_message_id(self) -> MessageId | None:
+        return self._start
+
+    @property
+    def start_inclusive(self) -> bool:
+        return self._start_inclusive
+
+
+def _with_partition(message: Message, partition: int) -> Message:
+    return replace(message, message_id=message.message_id.with_partition(partition))
+
+
+def _retry_first_attach(error: BaseException) -> bool:
+    return not isinstance(error, ConsumerBusy) and is_retryable(error)
+
+
+__all__ = [
+    "Consumer",
+    "ConsumerOptions",
+    "InitialPosition",
+    "ReceiveTimeout",
+    "ReceiverPermits",
+    "SubscriptionType",
+    "is_prior",
+    "unpack_entry",
+]

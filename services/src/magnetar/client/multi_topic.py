@@ -1,0 +1,264 @@
+"""A consumer over several topics: a list, a partitioned topic, or a regex pattern.
+
+One child :class:`~magnetar.client.consumer.Consumer` per topic (per partition for partitioned
+topics), all on the same subscription. Each child keeps its own receiver queue and permits;
+:meth:`MultiTopicConsumer.receive` takes from the children in rotation, waking on any child's
+arrival. Acknowledgements go to the child that owns the message's topic.
+
+Pattern subscriptions (``topics_pattern``) list the namespace's topics (GET_TOPICS_OF_NAMESPACE),
+subscribe to those whose full name matches, and re-check every
+``pattern_auto_discovery_period_s`` (default 60 s): new topics get children, vanished ones lose
+theirs. Partition names from the broker are folded into their partitioned topic.
+
+Concurrency: one event loop. Owned task: the pattern re-check, stopped by :meth:`close`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from magnetar.cancellation import cancel_and_wait
+from magnetar.client.consumer import Consumer, ConsumerOptions, ReceiveTimeout
+from magnetar.client.errors import ClientClosed, ClientError, InvalidConfiguration
+from magnetar.client.message import Message
+from magnetar.client.topic_name import full_topic_name, parse_topic_name, partition_name
+from magnetar.protocol.message_id import MessageId
+from magnetar.telemetry import get_logger
+
+if TYPE_CHECKING:
+    from magnetar.client.client import Client
+
+log = get_logger(__name__)
+
+
+class MultiTopicConsumer:
+    """Many child consumers, one subscription, one receive queue view."""
+
+    def __init__(
+        self,
+        client: Client,
+        subscription: str,
+        options: ConsumerOptions,
+        *,
+        topics: Sequence[str] = (),
+        pattern: str | None = None,
+    ) -> None:
+        if not topics and pattern is None:
+            raise InvalidConfiguration("a multi-topic consumer needs topics or a pattern")
+        self._client = client
+        self.subscription = subscription
+        self.options = options
+        self._topics = [full_topic_name(t) for t in topics]
+        # short patterns ("orders-.*") match in public/default, like topic names
+        self._pattern = re.compile(parse_topic_name(pattern).full) if pattern else None
+        self._namespace = parse_topic_name(pattern).namespace_name if pattern else None
+        self._children: dict[str, Consumer] = {}  # by full (partition) topic name
+        self._by_parent: dict[str, list[str]] = {}
+        self._rotation: list[Consumer] = []
+        self._next = 0
+        self._arrived = asyncio.Event()
+        self._closed = False
+        self._discovery: asyncio.Task[None] | None = None
+
+    # ------------------------------------------------------------------ lifecycle
+    async def start(self) -> None:
+        try:
+            if self._pattern is not None:
+                await self._discover()
+                self._discovery = asyncio.get_running_loop().create_task(
+                    self._rediscover(), name=f"pattern-{self._pattern.pattern}"
+                )
+            else:
+                for topic in self._topics:
+                    await self._add_topic(topic)
+        except BaseException:
+            await self.close()
+            raise
+        self._client.track(self)
+
+    async def _add_topic(self, topic: str) -> None:
+        partitions = await self._client.lookup.partitions(topic)
+        names = [partition_name(topic, i) for i in range(partitions)] if partitions else [topic]
+        children: list[Consumer] = []
+        try:
+            for name in names:
+                child = Consumer(
+                    self._client,
+                    name,
+                    self.subscription,
+                    self.options,
+                    on_arrival=self._arrived.set,
+                    dead_letter_topic_base=topic,
+                )
+                await child.start()
+                self._client.untrack(child)  # closed through this consumer
+                children.append(child)
+        except BaseException:
+            for child in children:
+                await child.close()
+            raise
+        for child in children:
+            self._children[child.topic] = child
+        self._by_parent[topic] = [c.topic for c in children]
+        self._rotation = list(self._children.values())
+        log.info("multi_topic_added", topic=topic, partitions=partitions,
+                 subscription=self.subscription)  # fmt: skip
+
+    async def _remove_topic(self, topic: str) -> None:
+        for name in self._by_parent.pop(topic, []):
+            child = self._children.pop(name, None)
+            if child is not None:
+                await child.close()
+        self._rotation = list(self._children.values())
+        log.info("multi_topic_removed", topic=topic, subscription=self.subscription)
+
+    async def _discover(self) -> None:
+        assert self._pattern is not None
+        assert self._namespace is not None
+        listed = await self._client.lookup.topics_of_namespace(self._namespace, "persistent")
+        wanted = {
+            parse_topic_name(t).partitioned_topic
+            for t in listed
+            if self._pattern.fullmatch(parse_topic_name(t).partitioned_topic)
+        }
+        for topic in sorted(wanted - self._by_parent.keys()):
+            await self._add_topic(topic)
+        for topic in sorted(self._by_parent.keys() - wanted):
+            await self._remove_topic(topic)
+
+    async def _rediscover(self) -> None:
+        while True:
+            await asyncio.sleep(self.options.pattern_auto_discovery_period_s)
+            try:
+                await self._discover()
+            except ClientError as exc:
+                log.info("pattern_discovery_failed", error=repr(exc))
+
+    async def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self._arrived.set()
+        await cancel_and_wait(self._discovery)
+        children, self._children = list(self._children.values()), {}
+        self._rotation = []
+        await asyncio.gather(*(c.close() for c in children))
+        self._client.untrack(self)
+
+    async def unsubscribe(self) -> None:
+        for child in list(self._children.values()):
+            await child.unsubscribe()
+        await self.close()
+
+    @property
+    def topics(self) -> list[str]:
+        """The child topics (partitions for partitioned topics), sorted."""
+        return sorted(self._children)
+
+    @property
+    def is_connected(self) -> bool:
+        return bool(self._children) and all(c.is_connected for c in self._children.values())
+
+    # ------------------------------------------------------------------ receiving
+    def poll(self) -> Message | None:
+        rotation = self._rotation
+        for step in range(len(rotation)):
+            child = rotation[(self._next + step) % len(rotation)]
+            message = child.poll()
+            if message is not None:
+                self._next = (self._next + step + 1) % len(rotation)
+                return message
+        return None
+
+    async def receive(self, timeout_s: float | None = None) -> Message:
+        loop = asyncio.get_running_loop()
+        deadline = None if timeout_s is None else loop.time() + timeout_s
+        while True:
+            self._arrived.clear()
+            message = self.poll()
+            if message is not None:
+                return message
+            if self._closed:
+                raise ClientClosed("multi-topic consumer is closed")
+            remaining = None if deadline is None else deadline - loop.time()
+            if remaining is not None and remaining <= 0:
+                raise ReceiveTimeout(f"no message within {timeout_s}s")
+            try:
+                async with asyncio.timeout(remaining):
+                    await self._arrived.wait()
+            except TimeoutError:
+                raise ReceiveTimeout(f"no message within {timeout_s}s") from None
+
+    def __aiter__(self) -> MultiTopicConsumer:
+        return self
+
+    async def __anext__(self) -> Message:
+        try:
+            return await self.receive()
+        except ClientClosed:
+            raise StopAsyncIteration from None
+
+    # ------------------------------------------------------------------ acknowledging
+    def _child(self, target: Message | MessageId, topic: str | None) -> Consumer:
+        if isinstance(target, Message):
+            topic = target.topic
+        if topic is None:
+            raise InvalidConfiguration("acknowledging a bare MessageId needs its topic")
+        child = self._children.get(full_topic_name(topic))
+        if child is None:
+            raise InvalidConfiguration(f"{topic} is not consumed here")
+        return child
+
+    def acknowledge(self, target: Message | MessageId, *, topic: str | None = None) -> None:
+        self._child(target, topic).acknowledge(target)
+
+    def acknowledge_cumulative(
+        self, target: Message | MessageId, *, topic: str | None = None
+    ) -> None:
+        self._child(target, topic).acknowledge_cumulative(target)
+
+    def negative_acknowledge(
+        self, target: Message | MessageId, *, topic: str | None = None
+    ) -> None:
+        self._child(target, topic).negative_acknowledge(target)
+
+    async def seek(self, target: MessageId | int) -> None:
+        """Seek every child: by publish time (ms), or by a message id (its partition's child)."""
+        if isinstance(target, MessageId):
+            owners = [c for c in self._children.values() if c.partition == target.partition]
+            if len(owners) != 1:
+                raise InvalidConfiguration("seek by message id needs one matching partition")
+            await owners[0].seek(target)
+            return
+        await asyncio.gather(*(c.seek(target) for c in self._children.values()))
+
+
+async def subscribe(
+    client: Client,
+    topic: str | Sequence[str] | None,
+    subscription: str,
+    options: ConsumerOptions,
+    *,
+    topics_pattern: str | None = None,
+) -> Consumer | MultiTopicConsumer:
+    """The right handle: a Consumer for one non-partitioned topic, else a MultiTopicConsumer."""
+    if topics_pattern is not None:
+        if topic:
+            raise InvalidConfiguration("give either topic(s) or topics_pattern, not both")
+        multi = MultiTopicConsumer(client, subscription, options, pattern=topics_pattern)
+        await multi.start()
+        return multi
+    if topic is None or not topic:
+        raise InvalidConfiguration("subscribe needs a topic, a list of topics or a pattern")
+    if isinstance(topic, str):
+        if await client.lookup.partitions(topic) == 0:
+            consumer = Consumer(client, topic, subscription, options)
+            await consumer.start()
+            return consumer
+        topic = [topic]
+    multi = MultiTopicConsumer(client, subscription, options, topics=list(topic))
+    await multi.start()
+    return multi

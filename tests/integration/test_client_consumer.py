@@ -1,0 +1,120 @@
+"""magnetar.client's Consumer against a real standalone broker, fed by the official client."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from magnetar.client.client import Client
+from magnetar.client.consumer import Consumer, ReceiveTimeout
+from magnetar.client.errors import ConsumerBusy, InvalidConfiguration
+from tests.kit.standalone import StandaloneProcess, topic_name
+
+pulsar = pytest.importorskip("pulsar")
+
+T = 10.0  # every receive has a deadline
+
+
+@pytest.fixture
+async def ours(standalone: StandaloneProcess) -> Any:
+    async with Client(standalone.service_url, operation_timeout_s=10) as c:
+        yield c
+
+
+def produce(client: Any, topic: str, n: int, *, batched: bool = False, compression: Any = None,
+            keyed: bool = False, prefix: str = "m") -> None:  # fmt: skip
+    kwargs: dict[str, Any] = {"batching_enabled": batched}
+    if batched:
+        kwargs.update(batching_max_messages=n, batching_max_publish_delay_ms=50)
+    if compression is not None:
+        kwargs["compression_type"] = compression
+    producer = client.create_producer(topic, **kwargs)
+    for i in range(n):
+        props = {"i": str(i)}
+        key = f"k{i % 3}" if keyed else None
+        if batched:
+            producer.send_async(f"{prefix}{i}".encode(), None, properties=props,
+                                partition_key=key)  # fmt: skip
+        elif key is not None:
+            producer.send(f"{prefix}{i}".encode(), properties=props, partition_key=key)
+        else:
+            producer.send(f"{prefix}{i}".encode(), properties=props)
+    producer.flush()
+    producer.close()
+
+
+async def drain(consumer: Any, n: int, *, ack: bool = True) -> list[Any]:
+    out = []
+    for _ in range(n):
+        msg = await consumer.receive(T)
+        out.append(msg)
+        if ack:
+            consumer.acknowledge(msg)
+    return out
+
+
+async def nothing_more(consumer: Any, wait: float = 0.5) -> None:
+    with pytest.raises(ReceiveTimeout):
+        await consumer.receive(wait)
+
+
+COMPRESSIONS = [None, "LZ4", "ZLib", "ZSTD", "SNAPPY"]
+
+
+@pytest.mark.parametrize("batched", [False, True])
+@pytest.mark.parametrize("codec", COMPRESSIONS)
+async def test_official_messages_arrive_intact(
+    ours: Client, client: Any, batched: bool, codec: str | None
+) -> None:
+    topic = topic_name("interop")
+    consumer = await ours.subscribe(topic, "s", initial_position="Earliest")
+    compression = getattr(pulsar.CompressionType, codec) if codec else None
+    await asyncio.to_thread(produce, client, topic, 20, batched=batched, compression=compression,
+                            keyed=True)  # fmt: skip
+    got = await drain(consumer, 20)
+    assert [m.data for m in got] == [f"m{i}".encode() for i in range(20)]
+    assert [m.key for m in got] == [f"k{i % 3}" for i in range(20)]
+    assert [m.properties["i"] for m in got] == [str(i) for i in range(20)]
+    assert all(m.topic == topic for m in got)
+    assert all(m.publish_time_ms > 0 and m.redelivery_count == 0 for m in got)
+    if batched:
+        assert any(m.message_id.batch_index > 0 for m in got)
+    await nothing_more(consumer, 0.2)
+    await consumer.close()
+
+
+async def test_acks_survive_resubscribe_and_cumulative(ours: Client, client: Any) -> None:
+    topic = topic_name("acks")
+    consumer = await ours.subscribe(topic, "s", initial_position="Earliest")
+    await asyncio.to_thread(produce, client, topic, 10)
+    got = await drain(consumer, 10, ack=False)
+    consumer.acknowledge_cumulative(got[3])  # 0..3
+    consumer.acknowledge(got[5])
+    consumer.acknowledge(got[8])
+    await consumer.close()
+    consumer = await ours.subscribe(topic, "s", initial_position="Earliest")
+    again = await drain(consumer, 4)
+    assert [m.data for m in again] == [b"m4", b"m6", b"m7", b"m9"]
+    await nothing_more(consumer)
+    await consumer.close()
+
+
+async def test_exclusive_busy_and_cumulative_not_on_shared(ours: Client) -> None:
+    topic = topic_name("busy")
+    first = await ours.subscribe(topic, "s")
+    with pytest.raises(ConsumerBusy):
+        await ours.subscribe(topic, "s")
+    shared = await ours.subscribe(topic, "sh", subscription_type="Shared")
+    assert isinstance(shared, Consumer)
+    with pytest.raises(InvalidConfiguration):
+        shared.acknowledge_cumulative(first.start_message_id or _dummy_id())
+    await first.close()
+    await shared.close()
+
+
+def _dummy_id() -> Any:
+    from magnetar.protocol.message_id import MessageId
+
+    return MessageId(0, 0)
