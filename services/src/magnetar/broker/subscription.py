@@ -15,8 +15,9 @@ could go out it waits for a FLOW, an ack, a membership change or new entries.
 Invariants: an entry is pending on at most one consumer, or queued for redelivery, never both;
 acknowledged entries are never dispatched again (checked against the cursor before every
 redelivery). Permits count messages; a redelivered batch with acknowledged indexes counts only
-the others and carries its remaining ack set. Batch-index ack state lives in memory only (after
-a restart the whole batch is redelivered).
+the others and carries its remaining ack set. Partly acked batches are persisted with the
+cursor (``ManagedCursor.delete_batch_indexes``), so after a restart only their unacked indexes
+are delivered.
 
 Concurrency: on the broker's loop. ``_lock`` serialises a dispatch step (read + plan + send)
 with a cursor reset, so a seek never races an in-flight read. Acks change the core state
@@ -272,6 +273,8 @@ class PersistentSubscription:
     def _candidate(self, entry: Entry) -> Candidate:
         info = entry_info(entry.data)
         mask = self._masks.get(entry.position)
+        if mask is None:
+            mask = self.cursor.batch_unacked(entry.position)
         count = info.messages if mask is None else mask.bit_count()
         return Candidate(entry.position, max(1, count), info.key or None)
 
@@ -317,6 +320,8 @@ class PersistentSubscription:
         pos = cand.position
         self._replay.remove(pos)
         mask = self._masks.pop(pos, None)
+        if mask is None:
+            mask = self.cursor.batch_unacked(pos)
         info = entry_info(entry.data)
         consumer.deliver(
             pos,
@@ -372,17 +377,21 @@ class PersistentSubscription:
                 await self.cursor.mark_delete(target)
             except InvalidPosition as exc:
                 log.info("ack_ignored", topic=self.topic, subscription=self.name, error=str(exc))
+        await self._persist_partial({r.position: r.unacked for r in outcome.partial})
         self.messages_acked += 1
 
     async def _ack_individual(self, ids: Sequence[tuple[MessageId, Sequence[int]]]) -> None:
         acked: list[Position] = []
+        partial: dict[Position, int] = {}
         for mid, ack_set in ids:
             pos = Position(mid.ledger_id, mid.entry_id)  # type: ignore[arg-type]
             mask = ack_set_to_mask(ack_set) if ack_set else None
             outcome = self._pending.ack_individual(pos, mask)
+            partial.update((r.position, r.unacked) for r in outcome.partial)
             if not outcome.acked and mask is not None and pos in self._masks:
                 self._masks[pos] &= mask  # a partly acked batch waiting for redelivery
                 if self._masks[pos]:
+                    partial[pos] = self._masks[pos]
                     continue
                 outcome_acked: tuple[Position, ...] = (pos,)
             else:
@@ -396,6 +405,17 @@ class PersistentSubscription:
         if acked:
             self.messages_acked += len(acked)
             await self.cursor.delete(acked)
+        await self._persist_partial({p: m for p, m in partial.items() if p not in acked})
+
+    async def _persist_partial(self, unacked: dict[Position, int]) -> None:
+        """Record partly acked batches with the cursor, so a restart keeps their acked indexes."""
+        unacked = {
+            p: m
+            for p, m in unacked.items()
+            if self.ml.layout.contains(p) and not self.cursor.is_acknowledged(p)
+        }
+        if unacked:
+            await self.cursor.delete_batch_indexes(unacked)
 
     # ------------------------------------------------------------------ redelivery
     def redeliver(self, consumer: Consumer, ids: Sequence[MessageId], epoch: int | None) -> None:

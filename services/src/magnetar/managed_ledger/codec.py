@@ -15,6 +15,8 @@ from itertools import pairwise
 from google.protobuf.message import DecodeError
 
 from magnetar.ids import LedgerId
+from magnetar.managed_ledger import batch_deletion
+from magnetar.managed_ledger.batch_deletion import BatchDeletion, mask_to_words, words_to_mask
 from magnetar.managed_ledger.errors import CorruptInfo
 from magnetar.managed_ledger.position import Position, position
 from magnetar.managed_ledger.range_set import RangeSet
@@ -39,9 +41,15 @@ class CursorInfoValue:
     individually_deleted: tuple[tuple[Position, Position], ...] = ()
     properties: Mapping[str, int] = field(default_factory=dict)
     last_active_ms: int = 0
+    # Partly acked batches: (entry, unacked-index mask words); see .batch_deletion.
+    batch_deleted: tuple[BatchDeletion, ...] = ()
 
     def range_set(self) -> RangeSet:
         return RangeSet(self.individually_deleted)
+
+    def batch_masks(self) -> dict[Position, int]:
+        """Entry -> unacked-index mask (bit i set = index i unacked)."""
+        return {pos: words_to_mask(words) for pos, words in self.batch_deleted}
 
 
 def _pos_to_pb(pos: Position, out: ledger_pb2.Position) -> None:
@@ -94,7 +102,7 @@ def encode_cursor_info(info: CursorInfoValue) -> bytes:
         _pos_to_pb(lower, r.lower)
         _pos_to_pb(upper, r.upper)
     pb.properties.update(info.properties)
-    return pb.SerializeToString()
+    return pb.SerializeToString() + batch_deletion.encode(info.batch_deleted)
 
 
 def decode_cursor_info(key: str, data: bytes) -> CursorInfoValue:
@@ -110,7 +118,11 @@ def decode_cursor_info(key: str, data: bytes) -> CursorInfoValue:
             raise CorruptInfo(key, f"bad range ({lower}, {upper}]")
         ranges.append((lower, upper))
     return CursorInfoValue(
-        _pos_from_pb(pb.mark_delete), tuple(ranges), dict(pb.properties), pb.last_active_ms
+        _pos_from_pb(pb.mark_delete),
+        tuple(ranges),
+        dict(pb.properties),
+        pb.last_active_ms,
+        batch_deletion.decode(key, pb),
     )
 
 
@@ -119,9 +131,11 @@ def cursor_info_of(
     ranges: RangeSet,
     properties: Mapping[str, int] | None = None,
     last_active_ms: int = 0,
+    batch_masks: Mapping[Position, int] | None = None,
 ) -> CursorInfoValue:
+    batches = tuple(sorted((p, mask_to_words(m)) for p, m in (batch_masks or {}).items()))
     return CursorInfoValue(
-        mark_delete, tuple(ranges.ranges()), dict(properties or {}), last_active_ms
+        mark_delete, tuple(ranges.ranges()), dict(properties or {}), last_active_ms, batches
     )
 
 

@@ -91,6 +91,11 @@ class ManagedCursor:
     def is_acknowledged(self, pos: Position) -> bool:
         return self._state.is_acknowledged(pos)
 
+    def batch_unacked(self, pos: Position) -> int | None:
+        """The unacked-index mask of a partly acknowledged batch entry (bit i = index i), else
+        None (the entry is unacked whole, or acknowledged)."""
+        return self._state.batch_unacked(pos)
+
     def has_more_entries(self) -> bool:
         return self._state.has_more(self._ml.layout)
 
@@ -149,6 +154,15 @@ class ManagedCursor:
             await self._persist()
             self._ml.cursor_moved(acked=True)
 
+    async def delete_batch_indexes(self, unacked: Mapping[Position, int]) -> None:
+        """Batch-index acks: entry -> the indexes still unacked (bit i = index i; none left
+        acknowledges the entry). Persisted with the individual acks; returns once durable."""
+        self._check_open()
+        changed = [self._state.batch_acked(p, m, self._ml.layout) for p, m in unacked.items()]
+        if any(changed):
+            await self._persist()
+            self._ml.cursor_moved(acked=True)
+
     async def seek(self, pos: Position) -> None:
         """Move the read position (not persisted; clamped above the mark-delete)."""
         self._check_open()
@@ -169,6 +183,7 @@ class ManagedCursor:
                 self._state.individually_deleted,
                 self._properties,
                 last_active_ms=int(time.time() * 1000),
+                batch_masks=self._state.batch_deleted,
             )
         )
 

@@ -3,7 +3,11 @@
 State (Pulsar's ManagedCursorImpl, minus the I/O):
 - ``mark_delete``: every entry ``<= mark_delete`` is acknowledged (cumulative ack);
 - ``individually_deleted``: acknowledged entries above ``mark_delete`` (a :class:`RangeSet`);
-- ``read_position``: the next entry :meth:`next_read` hands out; always ``> mark_delete``.
+- ``read_position``: the next entry :meth:`next_read` hands out; always ``> mark_delete``;
+- ``batch_deleted``: for batched entries acknowledged in part (batch-index acks), the mask of
+  indexes still unacked (bit i set = index i unacked), Pulsar's ``batchDeletedIndexes``. Only
+  entries not otherwise acknowledged are kept: an entry leaves it when it is acknowledged whole
+  (individually, by the mark-delete, or by its last index).
 
 Invariants: every range lies strictly above ``mark_delete``; when the first acknowledged range
 becomes contiguous with ``mark_delete`` (given the ledger layout, so across ledger boundaries
@@ -27,17 +31,21 @@ from magnetar.managed_ledger.range_set import RangeSet
 class CursorState:
     """Mark-delete position, read position and individually deleted ranges of one cursor."""
 
-    __slots__ = ("individually_deleted", "mark_delete", "read_position")
+    __slots__ = ("batch_deleted", "individually_deleted", "mark_delete", "read_position")
 
     def __init__(
         self,
         mark_delete: Position,
         read_position: Position | None = None,
         individually_deleted: RangeSet | None = None,
+        batch_deleted: dict[Position, int] | None = None,
     ) -> None:
         self.mark_delete = mark_delete
         self.individually_deleted = individually_deleted or RangeSet()
         self.individually_deleted.remove_up_to(mark_delete)
+        self.batch_deleted = {
+            p: m for p, m in (batch_deleted or {}).items() if m and not self.is_acknowledged(p)
+        }
         self.read_position = read_position or mark_delete.after()
         if self.read_position <= mark_delete:
             self.read_position = mark_delete.after()
@@ -67,6 +75,7 @@ class CursorState:
             if not layout.contains(pos):
                 raise InvalidPosition(pos, "no such entry")
             self.individually_deleted.add(pos)
+            self.batch_deleted.pop(pos, None)
             changed = True
         if changed:
             self._auto_advance(layout)
@@ -82,6 +91,30 @@ class CursorState:
             self.individually_deleted.remove_up_to(upper)
         if self.read_position <= self.mark_delete:
             self.read_position = self._normalized(self.mark_delete.after(), layout)
+        if self.batch_deleted:
+            for p in [p for p in self.batch_deleted if p <= self.mark_delete]:
+                del self.batch_deleted[p]
+
+    def batch_acked(self, pos: Position, unacked: int, layout: LedgerLayout) -> bool:
+        """Batch-index acks of the entry at ``pos``: ``unacked`` masks the indexes still unacked
+        (ANDed with what was recorded). No index left: the entry is acknowledged whole. True if
+        the state changed; an entry already acknowledged is a no-op."""
+        if self.is_acknowledged(pos):
+            return False
+        previous = self.batch_deleted.get(pos)
+        merged = unacked if previous is None else previous & unacked
+        if not merged:
+            return self.deleted([pos], layout)
+        if merged == previous:
+            return False
+        if not layout.contains(pos):
+            raise InvalidPosition(pos, "no such entry")
+        self.batch_deleted[pos] = merged
+        return True
+
+    def batch_unacked(self, pos: Position) -> int | None:
+        """The unacked-index mask of a partly acknowledged batch entry, else None."""
+        return self.batch_deleted.get(pos)
 
     # ------------------------------------------------------------------ reads
     def is_acknowledged(self, pos: Position) -> bool:
@@ -136,6 +169,7 @@ class CursorState:
         if pos > layout.end_position():
             raise InvalidPosition(pos, "beyond the end of the managed ledger")
         self.individually_deleted.clear()
+        self.batch_deleted.clear()
         self.mark_delete = pos.before()
         self.read_position = self._normalized(pos, layout)
 

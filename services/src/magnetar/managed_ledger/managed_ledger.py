@@ -224,7 +224,11 @@ class ManagedLedger:
         for key, versioned in await self.store.list(prefix):
             cursor_name = keys.cursor_name_of(self.name, key)
             info = decode_cursor_info(key, versioned.value)
-            state = CursorState(info.mark_delete, individually_deleted=info.range_set())
+            state = CursorState(
+                info.mark_delete,
+                individually_deleted=info.range_set(),
+                batch_deleted=info.batch_masks(),
+            )
             if state.read_position <= self.layout.end_position():
                 state.seek(state.read_position, self.layout)
             self._cursors[cursor_name] = ManagedCursor(
@@ -540,7 +544,11 @@ class ManagedLedger:
             if found is None:
                 raise ManagedLedgerFenced(self.name, f"cursor {name!r} vanished") from None
             info = decode_cursor_info(key, found.value)
-            state = CursorState(info.mark_delete, individually_deleted=info.range_set())
+            state = CursorState(
+                info.mark_delete,
+                individually_deleted=info.range_set(),
+                batch_deleted=info.batch_masks(),
+            )
             cursor = ManagedCursor(
                 self, name, state, durable=True, version=found.version, properties=info.properties
             )
