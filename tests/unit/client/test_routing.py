@@ -11,6 +11,7 @@ from magnetar.client.routing import (
     HashingScheme,
     MessageRouter,
     RoutingMode,
+    boost_hash,
     java_string_hash,
     key_partition,
     murmur3_32,
@@ -25,6 +26,27 @@ def test_murmur3_32_matches_reference_vectors() -> None:
     assert murmur3_32(b"", seed=1) == 0x514E28B7
     # every tail length
     assert len({murmur3_32(b"abcd"[:n]) for n in range(5)}) == 5
+
+
+# Partitions (of 8) that pulsar-client 3.13 (C++ 4.x, default BoostHash) chose for these keys,
+# recorded from a run against magnetar standalone; the integration test re-checks them live.
+OFFICIAL_PYTHON_CLIENT_PARTITIONS = {
+    "é": 1,
+    "ünïcode-ключ": 7,
+    "a": 4,
+    "ab": 6,
+    "abc": 5,
+    "abcd": 2,
+    "abcdefgh": 6,
+    "abcdefghijk": 4,
+    "x" * 30: 1,
+}
+
+
+def test_boost_hash_matches_the_official_python_client() -> None:
+    for key, partition in OFFICIAL_PYTHON_CLIENT_PARTITIONS.items():
+        assert key_partition(key, 8, HashingScheme.BOOST) == partition, key
+    assert boost_hash(b"") != boost_hash(b"\x00")
 
 
 def test_java_string_hash_is_string_hashcode_for_ascii_and_signed_bytes_beyond() -> None:
@@ -46,7 +68,9 @@ def test_key_partition_is_masked_hash_modulo_n() -> None:
 def test_keyed_messages_route_by_hash_in_every_mode() -> None:
     for mode in (RoutingMode.ROUND_ROBIN, RoutingMode.SINGLE_PARTITION):
         router = MessageRouter(8, mode=mode, rng=random.Random(1))
-        assert router.choose("k", 10) == key_partition("k", 8, HashingScheme.MURMUR3_32)
+        assert router.choose("k", 10) == key_partition("k", 8, HashingScheme.BOOST)
+        murmur = MessageRouter(8, mode=mode, hashing_scheme="Murmur3_32Hash")
+        assert murmur.choose("k", 10) == key_partition("k", 8, HashingScheme.MURMUR3_32)
 
 
 def test_round_robin_without_batching_rotates_per_message() -> None:

@@ -118,7 +118,7 @@ class Client:
         batching_max_publish_delay_ms: int = 10,
         compression_type: CompressionType | int | str | None = CompressionType.NONE,
         routing_mode: RoutingMode | str = RoutingMode.ROUND_ROBIN,
-        hashing_scheme: HashingScheme | str = HashingScheme.MURMUR3_32,
+        hashing_scheme: HashingScheme | str = HashingScheme.BOOST,
         message_router: Callable[[str | None, int], int] | None = None,
         properties: Mapping[str, str] | None = None,
     ) -> Producer | PartitionedProducer:
