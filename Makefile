@@ -45,6 +45,7 @@ proto: setup
 
 bench: setup
 	$(BIN)/python -m tests.bench.managed_ledger_append
+	$(BIN)/python -m tests.bench.broker_official_client
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache
