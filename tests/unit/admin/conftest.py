@@ -24,7 +24,7 @@ async def broker() -> AsyncIterator[FakeTopicService]:
 
 @pytest.fixture
 async def http(broker: FakeTopicService) -> AsyncIterator[httpx.AsyncClient]:
-    transport = httpx.ASGITransport(app=create_app(broker))
+    transport = httpx.ASGITransport(app=create_app(broker), raise_app_exceptions=False)
     async with httpx.AsyncClient(
         transport=transport, base_url="http://127.0.0.1:8080", timeout=10
     ) as client:

@@ -1,9 +1,11 @@
-"""A TEST DOUBLE of the broker's TopicService, for HTTP-shape tests of the admin layer only.
+"""A TEST DOUBLE of the broker's TopicService, for HTTP-mapping tests of the admin layer only.
 
-The real implementation is ``magnetar.broker.service.BrokerService``; this double keeps topics
-and subscriptions in dicts so that the admin routes (paths, statuses, JSON shapes, fan-out over
-partitions) can be checked without a managed ledger. It records every cursor operation it is
-asked for, so tests can assert what the HTTP layer asked the broker to do.
+The real implementation is ``magnetar.broker.service.BrokerService``, and every admin path is
+verified against it in ``tests/integration/test_admin_paths.py`` (a real standalone process).
+This double stays for what the real broker cannot easily produce: a seat for the admin app in
+fast unit tests of clusters/tenants/namespaces over a real ``BrokerResources`` (memory store),
+and errors injected on demand (``fail_with``) to check the status table (503, 504, 409 on a
+lost CAS, 500 with a reason). It keeps topics and subscriptions in dicts.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 from magnetar.admin.service import MessageIdSpec
 from magnetar.broker.errors import SubscriptionNotFound, TopicNotFound
 from magnetar.broker.names import NamespaceName, TopicName
+from magnetar.broker.policies import AutoTopicCreationOverride
 from magnetar.broker.resource_errors import SubscriptionExists, TopicBusy, TopicExists
 from magnetar.broker.resources import BrokerResources
 
@@ -29,6 +32,8 @@ class FakeTopicService:
         self._resources = resources
         self.topics: dict[str, FakeTopic] = {}
         self.calls: list[tuple[Any, ...]] = []
+        self.fail_with: BaseException | None = None
+        self.auto_topic_creation_default = AutoTopicCreationOverride()
 
     @property
     def resources(self) -> BrokerResources:
@@ -43,6 +48,8 @@ class FakeTopicService:
         return "pulsar://127.0.0.1:6650"
 
     def _topic(self, t: TopicName) -> FakeTopic:
+        if self.fail_with is not None:
+            raise self.fail_with
         found = self.topics.get(str(t))
         if found is None:
             raise TopicNotFound(str(t))
@@ -122,3 +129,10 @@ class FakeTopicService:
     async def unload_topic(self, t: TopicName) -> None:
         self._topic(t)
         self.calls.append(("unload", str(t)))
+
+    async def auto_topic_creation(self, ns: NamespaceName) -> AutoTopicCreationOverride:
+        override = (await self.resources.get_policies(ns)).auto_topic_creation_override
+        return override or self.auto_topic_creation_default
+
+    async def policies_changed(self, ns: NamespaceName) -> None:
+        self.calls.append(("policies_changed", str(ns)))

@@ -1,8 +1,11 @@
 """``GET /lookup/v2/topic/{domain}/{tenant}/{namespace}/{topic}``: which broker serves a topic.
 
 This broker answers with itself (ownership of namespace bundles across brokers comes with
-cluster mode). The answer is Pulsar's LookupData: ``brokerUrl``, ``brokerUrlTls``,
-``httpUrl``, ``httpUrlTls``, ``nativeUrl``; the TLS fields are null while TLS is not served.
+cluster mode). The answer is Pulsar's LookupData as Pulsar serialises it: its JSON mapper omits
+null fields, so without TLS ``brokerUrlTls`` and ``httpUrlTls`` are ABSENT (not null), and the
+deprecated ``brokerUrlSsl`` is always ``""`` (older C++ clients fail a lookup without it). So
+the answer here is ``brokerUrl``, ``httpUrl``, ``nativeUrl`` (= ``brokerUrl``) and
+``brokerUrlSsl: ""``; the TLS fields appear once the broker serves TLS.
 The namespace must exist (404), the name must be valid (412).
 """
 
@@ -29,10 +32,9 @@ def router(service: TopicService) -> APIRouter:
             raise NamespaceNotFound(str(name.namespace))
         return {
             "brokerUrl": service.broker_service_url,
-            "brokerUrlTls": None,
             "httpUrl": service.web_service_url,
-            "httpUrlTls": None,
             "nativeUrl": service.broker_service_url,
+            "brokerUrlSsl": "",
         }
 
     return api

@@ -109,6 +109,7 @@ def router(service: TopicService) -> APIRouter:
     async def change(tenant: str, namespace: str, fn: Any) -> None:
         ns = await ns_of(tenant, namespace)
         await resources.set_policies(ns, lambda p: _check_retention_covers_quota(fn(p)))
+        await service.policies_changed(ns)
 
     # ---- retention
     @api.get("/{tenant}/{namespace}/retention", summary="Get retention")

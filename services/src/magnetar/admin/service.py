@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from magnetar.broker.names import NamespaceName, TopicName
+from magnetar.broker.policies import AutoTopicCreationOverride
 from magnetar.broker.resources import BrokerResources
 
 MAX_ID = (1 << 63) - 1
@@ -104,3 +105,11 @@ class TopicService(Protocol):
     async def expire_messages(self, t: TopicName, sub: str, seconds: int) -> None: ...
 
     async def unload_topic(self, t: TopicName) -> None: ...
+
+    async def auto_topic_creation(self, ns: NamespaceName) -> AutoTopicCreationOverride:
+        """The effective auto-creation rule: the namespace override, else the broker's setting."""
+        ...
+
+    async def policies_changed(self, ns: NamespaceName) -> None:
+        """``ns``'s policies were changed here: apply what applies at once (retention)."""
+        ...

@@ -24,6 +24,7 @@ from magnetar.broker.errors import TopicNotFound
 from magnetar.broker.names import NON_PERSISTENT, PERSISTENT, NamespaceName, TopicName
 from magnetar.broker.resource_errors import (
     NamespaceNotFound,
+    PartitionedTopicExists,
     PartitionedTopicNotFound,
     TopicExists,
 )
@@ -141,15 +142,16 @@ def _domain_router(service: TopicService, domain: str) -> APIRouter:
         t = await topic_of(tenant, namespace, topic)
         n = await resources.get_partitions(t)
         if n == 0 and checkAllowAutoCreation and not t.is_partition:
-            auto = (await resources.get_policies(t.namespace)).auto_topic_creation_override
+            auto = await service.auto_topic_creation(t.namespace)
             if (
-                auto is not None
-                and auto.allow_auto_topic_creation
+                auto.allow_auto_topic_creation
                 and auto.topic_type == "partitioned"
                 and str(t) not in await service.list_topics(t.namespace, persistent)
             ):
                 n = auto.default_num_partitions or 1
-                await resources.create_partitioned_topic(t, n)
+                with contextlib.suppress(PartitionedTopicExists):  # a concurrent creation
+                    await resources.create_partitioned_topic(t, n)
+                n = await resources.get_partitions(t)
                 await create_partitions(t, 0, n)
         return {"partitions": n, "deleted": False}
 

@@ -20,12 +20,19 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 
+from magnetar.broker.backlog_quota import BacklogQuotaConfig, BacklogQuotaManager
+from magnetar.broker.deduplication import DeduplicationConfig, DeduplicationPolicyWatch
 from magnetar.broker.errors import ServiceNotReady, TopicNotFound
+from magnetar.broker.message_expiry import MessageExpiryMonitor
 from magnetar.broker.names import NamespaceName, TopicName
 from magnetar.broker.non_persistent_topic import NonPersistentTopic
 from magnetar.broker.persistent_topic import PersistentTopic
+from magnetar.broker.policies import Policies
+from magnetar.broker.policy_defaults import BrokerPolicyDefaults
+from magnetar.broker.resource_errors import NamespaceNotFound
 from magnetar.broker.resources import BrokerResources
 from magnetar.broker.topic_admin import AnyTopic, TopicAdmin
+from magnetar.errors import MagnetarError
 from magnetar.managed_ledger import ManagedLedgerConfig, ManagedLedgerFactory
 from magnetar.metadata import keys
 from magnetar.metadata.store import MetadataStore
@@ -49,7 +56,10 @@ class BrokerConfig:
     max_pending_sends_per_connection: int = 10_000
     managed_ledger: ManagedLedgerConfig = field(default_factory=ManagedLedgerConfig)
     close_timeout_s: float = 10.0
+    deduplication: DeduplicationConfig = field(default_factory=DeduplicationConfig)
+    backlog_quota: BacklogQuotaConfig = field(default_factory=BacklogQuotaConfig)
     stats_window_s: float = 60.0  # statsUpdateFrequencyInSecs: the window of the stats' rates
+    policy_defaults: BrokerPolicyDefaults = field(default_factory=BrokerPolicyDefaults)
 
 
 class BrokerService(TopicAdmin):
@@ -67,6 +77,13 @@ class BrokerService(TopicAdmin):
         self.topics: dict[str, AnyTopic] = {}
         self._loading: dict[str, asyncio.Task[AnyTopic]] = {}
         self._closed = False
+        self.backlog_quota = BacklogQuotaManager(
+            lambda: self.topics.values(), resources.get_policies, config.backlog_quota
+        )
+        self.deduplication_watch = DeduplicationPolicyWatch(store, self._sync_deduplication)
+        self.message_expiry = MessageExpiryMonitor(
+            lambda: self.topics.values(), resources.get_policies, config.policy_defaults
+        )
 
     # ------------------------------------------------------------------ urls / lookup
     @property
@@ -118,8 +135,9 @@ class BrokerService(TopicAdmin):
                 not create or not await self.resources.namespace_exists(topic.namespace)
             ):
                 raise TopicNotFound(str(topic))
-            ml = await self.factory.open(name, self.config.managed_ledger)
-            loaded = PersistentTopic(topic, ml)
+            ml = await self.factory.open(name, await self.managed_ledger_config(topic))
+            loaded = PersistentTopic(topic, ml, deduplication=self.config.deduplication)
+            await self._load_deduplication(loaded)
         else:
             if not create or not await self.resources.namespace_exists(topic.namespace):
                 raise TopicNotFound(str(topic))
@@ -128,6 +146,8 @@ class BrokerService(TopicAdmin):
             await loaded.close()
             raise ServiceNotReady("broker is shutting down")
         self.topics[str(topic)] = loaded
+        self._start_quota_and_dedup_checks()
+        self.message_expiry.start()
         log.info("topic_loaded", topic=str(topic))
         return loaded
 
@@ -153,8 +173,42 @@ class BrokerService(TopicAdmin):
         elif not topic.is_persistent or not await self.factory.exists(topic.managed_ledger_name):
             raise TopicNotFound(str(topic))
 
+    # ------------------------------------------------------------------ dedup / backlog quota
+    def _start_quota_and_dedup_checks(self) -> None:
+        self.backlog_quota.start()
+        self.deduplication_watch.start()
+
+    async def _load_deduplication(self, topic: PersistentTopic) -> None:
+        """Recover the topic's deduplication state before anyone can publish to it."""
+        try:
+            try:
+                policies = await self.resources.get_policies(topic.name.namespace)
+            except NamespaceNotFound:
+                policies = Policies()
+            await topic.update_deduplication(policies.deduplication_enabled)
+        except BaseException:
+            await topic.close()
+            raise
+
+    async def _sync_deduplication(self) -> None:
+        """Apply each namespace's deduplicationEnabled to its loaded persistent topics."""
+        settings: dict[NamespaceName, bool | None] = {}
+        for topic in list(self.topics.values()):
+            if not isinstance(topic, PersistentTopic) or not topic.is_open:
+                continue
+            ns = topic.name.namespace
+            try:
+                if ns not in settings:
+                    settings[ns] = (await self.resources.get_policies(ns)).deduplication_enabled
+                await topic.update_deduplication(settings[ns])
+            except MagnetarError as exc:
+                log.warning("deduplication_sync_failed", topic=str(topic.name), error=repr(exc))
+
     async def close(self) -> None:
         self._closed = True
+        await self.backlog_quota.close()
+        await self.deduplication_watch.close()
+        await self.message_expiry.close()
         for task in list(self._loading.values()):
             await asyncio.wait([task], timeout=self.config.close_timeout_s)
         topics = list(self.topics.values())

@@ -10,10 +10,15 @@ Pulsar's broker.conf where a Pulsar operator would look (``brokerServicePort`` -
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from magnetar.broker.backlog_quota import BacklogQuotaConfig
+from magnetar.broker.deduplication import DeduplicationConfig
+from magnetar.broker.policies import AutoTopicCreationOverride, RetentionPolicies
+from magnetar.broker.policy_defaults import BrokerPolicyDefaults
 from magnetar.broker.service import BrokerConfig
 from magnetar.managed_ledger import ManagedLedgerConfig
 
@@ -38,6 +43,27 @@ class BrokerSettings(BaseSettings):
     stats_update_frequency_s: float = Field(default=60.0, gt=0)  # statsUpdateFrequencyInSecs
     log_level: str = "info"
     log_json: bool = False
+    # Deduplication and backlog quotas (broker.conf names); see broker/deduplication.py and
+    # broker/backlog_quota.py.
+    broker_deduplication_enabled: bool = False
+    broker_deduplication_entries_interval: int = Field(default=1000, ge=1)
+    broker_deduplication_max_number_of_producers: int = Field(default=10_000, ge=1)
+    broker_deduplication_producer_inactivity_timeout_minutes: float = Field(default=360.0, gt=0)
+    backlog_quota_check_enabled: bool = True
+    backlog_quota_check_interval_in_seconds: float = Field(default=60.0, gt=0)
+    backlog_quota_default_limit_bytes: int = Field(default=-1, ge=-1)
+    backlog_quota_default_limit_second: int = Field(default=-1, ge=-1)
+    backlog_quota_default_retention_policy: Literal[
+        "producer_request_hold", "producer_exception", "consumer_backlog_eviction"
+    ] = "producer_request_hold"
+    # Namespace-policy defaults (broker.conf names); see magnetar.broker.policy_defaults.
+    message_expiry_check_interval_in_minutes: float = Field(default=5.0, gt=0)
+    ttl_duration_default_in_seconds: int = Field(default=0, ge=0)
+    default_retention_time_in_minutes: int = Field(default=0, ge=-1)
+    default_retention_size_in_mb: int = Field(default=0, ge=-1)
+    allow_auto_topic_creation: bool = True
+    allow_auto_topic_creation_type: Literal["non-partitioned", "partitioned"] = "non-partitioned"
+    default_num_partitions: int = Field(default=1, ge=1)
 
     def broker_config(self) -> BrokerConfig:
         return BrokerConfig(
@@ -54,7 +80,42 @@ class BrokerSettings(BaseSettings):
                 max_entries_per_ledger=self.managed_ledger_max_entries_per_ledger,
             ),
             close_timeout_s=self.shutdown_step_timeout_s,
+            deduplication=self.deduplication_config(),
+            backlog_quota=self.backlog_quota_config(),
             stats_window_s=self.stats_update_frequency_s,
+            policy_defaults=self.policy_defaults(),
+        )
+
+    def deduplication_config(self) -> DeduplicationConfig:
+        return DeduplicationConfig(
+            enabled=self.broker_deduplication_enabled,
+            entries_interval=self.broker_deduplication_entries_interval,
+            max_producers=self.broker_deduplication_max_number_of_producers,
+            producer_inactivity_timeout_s=(
+                self.broker_deduplication_producer_inactivity_timeout_minutes * 60
+            ),
+        )
+
+    def backlog_quota_config(self) -> BacklogQuotaConfig:
+        return BacklogQuotaConfig(
+            check_enabled=self.backlog_quota_check_enabled,
+            check_interval_s=self.backlog_quota_check_interval_in_seconds,
+            default_limit_bytes=self.backlog_quota_default_limit_bytes,
+            default_limit_s=self.backlog_quota_default_limit_second,
+            default_policy=self.backlog_quota_default_retention_policy,
+        )
+
+    def policy_defaults(self) -> BrokerPolicyDefaults:
+        return BrokerPolicyDefaults(
+            message_expiry_check_interval_s=self.message_expiry_check_interval_in_minutes * 60,
+            ttl_duration_default_s=self.ttl_duration_default_in_seconds,
+            retention=RetentionPolicies(
+                self.default_retention_time_in_minutes, self.default_retention_size_in_mb
+            ),
+            auto_topic_creation=AutoTopicCreationOverride(
+                self.allow_auto_topic_creation, self.allow_auto_topic_creation_type
+            ),
+            default_num_partitions=self.default_num_partitions,
         )
 
 

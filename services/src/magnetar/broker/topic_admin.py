@@ -18,20 +18,30 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
-from magnetar.broker.errors import NotAllowed
-from magnetar.broker.names import TopicName
+from magnetar.broker.errors import NotAllowed, SubscriptionNotFound
+from magnetar.broker.message_expiry import expire_subscription
+from magnetar.broker.names import NamespaceName, TopicName
 from magnetar.broker.non_persistent_topic import NonPersistentTopic
 from magnetar.broker.persistent_topic import PersistentTopic
+from magnetar.broker.policies import AutoTopicCreationOverride, Policies
+from magnetar.broker.policy_defaults import (
+    BrokerPolicyDefaults,
+    effective_auto_topic_creation,
+    effective_retention,
+    with_retention,
+)
 from magnetar.broker.resource_errors import (
+    NamespaceNotFound,
     SubscriptionBusy,
     SubscriptionExists,
     TopicBusy,
     TopicExists,
 )
 from magnetar.broker.resources import BrokerResources
+from magnetar.broker.retention import apply_retention
 from magnetar.broker.stats import DEFAULT_WINDOW_S, total
 from magnetar.broker.subscription import PersistentSubscription
-from magnetar.managed_ledger import ManagedLedgerFactory, Position
+from magnetar.managed_ledger import ManagedLedgerConfig, ManagedLedgerFactory, Position
 from magnetar.protocol.message_id import MessageId
 
 if TYPE_CHECKING:
@@ -117,7 +127,9 @@ def topic_stats(topic: AnyTopic, window_s: float = DEFAULT_WINDOW_S) -> dict[str
         ],
         "subscriptions": subscriptions,
         "replication": {},
-        "deduplicationStatus": "Disabled",
+        "deduplicationStatus": topic.deduplication.status_name
+        if isinstance(topic, PersistentTopic)
+        else "Disabled",
     }
 
 
@@ -164,6 +176,20 @@ def internal_stats(topic: PersistentTopic) -> dict[str, Any]:
     }
 
 
+async def _delete_non_persistent_subscription(
+    topic: NonPersistentTopic, sub: str, force: bool
+) -> None:
+    subscription = topic.subscriptions.get(sub)
+    if subscription is None:
+        raise SubscriptionNotFound(sub)
+    if subscription.consumers and not force:
+        raise SubscriptionBusy(str(topic.name), sub)
+    for consumer in list(subscription.consumers):
+        consumer.close_by_broker()
+        topic.consumer_left(subscription, consumer)
+    topic.subscriptions.pop(sub, None)
+
+
 def _sub_type_name(sub_type: int) -> str:
     return {0: "Exclusive", 1: "Shared", 2: "Failover", 3: "Key_Shared"}.get(sub_type, "Exclusive")
 
@@ -207,25 +233,45 @@ class TopicAdmin:
         if busy and not force:
             raise TopicBusy(str(t))
         await self.unload_topic(t)
-        if t.is_persistent:
-            await self.factory.delete(t.managed_ledger_name)
+        if isinstance(topic, PersistentTopic):
+            # The closed ledger deletes itself; the factory's delete would reopen it with the
+            # default ManagedLedgerConfig (ensemble 3) and fail on a one-bookie standalone.
+            await topic.ml.delete()
 
     async def topic_stats(self, t: TopicName) -> dict[str, Any]:
         return topic_stats(await self.get_topic(t, create=False), self.config.stats_window_s)
 
     async def topic_internal_stats(self, t: TopicName) -> dict[str, Any]:
-        return internal_stats(await self._persistent(t))
+        topic = await self.get_topic(t, create=False)
+        if isinstance(topic, NonPersistentTopic):
+            # Pulsar's NonPersistentTopic.getInternalStats: a counter and empty cursor stats.
+            return {
+                "entriesAddedCounter": topic.messages_in,
+                "cursors": {name: {} for name in sorted(topic.subscriptions)},
+            }
+        return internal_stats(topic)
 
     async def list_subscriptions(self, t: TopicName) -> list[str]:
         return sorted((await self.get_topic(t, create=False)).subscriptions)
 
     async def create_subscription(self, t: TopicName, sub: str, position: Any) -> None:
-        topic = await self._persistent(t)
+        if not t.is_persistent:
+            raise NotAllowed(
+                f"Create subscription on non-persistent topic {t} can only be done through client"
+            )
+        # Pulsar creates the topic too when auto-creation allows it.
+        allowed = (await self.auto_topic_creation(t.namespace)).allow_auto_topic_creation
+        topic = await self.get_topic(t, create=allowed)
+        assert isinstance(topic, PersistentTopic)
         if sub in topic.subscriptions:
             raise SubscriptionExists(str(t), sub)
         await topic.create_subscription(sub, MessageId(position.ledger_id, position.entry_id))
 
     async def delete_subscription(self, t: TopicName, sub: str, force: bool) -> None:
+        found = await self.get_topic(t, create=False)
+        if isinstance(found, NonPersistentTopic):
+            await _delete_non_persistent_subscription(found, sub, force)
+            return
         topic = await self._persistent(t)
         subscription = topic.subscription(sub)
         if subscription.consumers and not force:
@@ -266,23 +312,32 @@ class TopicAdmin:
         await subscription.reset_cursor(topic.start_position(MessageId(ledger_id, entry_id)))
 
     async def expire_messages(self, t: TopicName, sub: str, seconds: int) -> None:
+        """Pulsar's expireMessages: what was published more than ``seconds`` ago (0: nothing)."""
         topic = await self._persistent(t)
-        subscription = topic.subscription(sub)
-        first_kept = await topic.position_for_time(int(time.time() * 1000) - seconds * 1000)
-        layout = topic.ml.layout
-        expired = [
-            p
-            for p in _positions_before(layout, first_kept)
-            if not subscription.cursor.is_acknowledged(p)
-        ]
-        if expired:
-            await subscription.cursor.delete(expired)
+        await expire_subscription(topic.ml, topic.subscription(sub), seconds)
 
+    # ------------------------------------------------------------------ namespace policies
+    @property
+    def policy_defaults(self) -> BrokerPolicyDefaults:
+        return self.config.policy_defaults
 
-def _positions_before(layout: Any, end: Position) -> list[Position]:
-    out: list[Position] = []
-    pos = layout.first_at_or_after(layout.first_position())
-    while pos is not None and pos < end:
-        out.append(pos)
-        pos = layout.next_position(pos)
-    return out
+    async def managed_ledger_config(self, t: TopicName) -> ManagedLedgerConfig:
+        """The broker's managed-ledger config with the namespace's effective retention."""
+        try:
+            policies = await self.resources.get_policies(t.namespace)
+        except NamespaceNotFound:
+            policies = Policies()  # a ledger left behind by a deleted namespace
+        retention = effective_retention(policies, self.policy_defaults)
+        return with_retention(self.config.managed_ledger, retention)
+
+    async def auto_topic_creation(self, ns: NamespaceName) -> AutoTopicCreationOverride:
+        """The namespace's autoTopicCreation override, else the broker's setting."""
+        policies = await self.resources.get_policies(ns)
+        return effective_auto_topic_creation(policies, self.policy_defaults)
+
+    async def policies_changed(self, ns: NamespaceName) -> None:
+        """Apply ``ns``'s retention to its loaded persistent topics now (TTL: next check)."""
+        retention = effective_retention(await self.resources.get_policies(ns), self.policy_defaults)
+        for topic in list(self.topics.values()):
+            if isinstance(topic, PersistentTopic) and topic.is_open and topic.name.namespace == ns:
+                await apply_retention(topic.ml, retention)
