@@ -42,3 +42,13 @@ async def test_properties_persist_with_the_mark_delete_and_survive_reopen(stack:
     again = await ml.open_cursor("snap")
     assert again.properties == {"p1": 9}
     await factory.close()
+
+
+async def test_current_ledger_bytes_counts_confirmed_adds(stack: Stack) -> None:
+    factory = ManagedLedgerFactory(stack.store, stack.bk)
+    ml = await factory.open("sizes", KEEP)
+    assert ml.current_ledger_bytes == 0
+    for i in range(3):
+        await ml.add_entry(b"x" * (10 + i))
+    assert ml.current_ledger_bytes == 33
+    await factory.close()

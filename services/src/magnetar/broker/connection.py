@@ -26,8 +26,10 @@ from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 from magnetar.broker.consumer_requests import ConsumerRef, handle_consumer_command, release
+from magnetar.broker.deduplication import MessageDeduplication
 from magnetar.broker.errors import InvalidTopicName, ServiceNotReady
 from magnetar.broker.names import TopicName
+from magnetar.broker.persistent_topic import PersistentTopic
 from magnetar.broker.producer import Producer
 from magnetar.broker.service import SERVER_VERSION, BrokerService
 from magnetar.errors import MagnetarError
@@ -321,7 +323,9 @@ class ServerCnx:
         producer_id = request.producer_id
         existing = self.producers.get(producer_id)
         if existing is not None:
-            reply = commands.producer_success(request.request_id, existing.name)
+            reply = commands.producer_success(
+                request.request_id, existing.name, last_sequence_id=_last_sequence_id(existing)
+            )
             self.write_command(reply)
             return
         if producer_id in self._pending_producers:
@@ -336,16 +340,29 @@ class ServerCnx:
                 name = request.producer_name or (
                     f"{self.service.config.cluster_name}-{next(_producer_names)}"
                 )
-                producer = Producer(self, producer_id, name, str(topic.name), topic.publish)
+                dedup = await self._admit_producer(topic)
+                producer = Producer(
+                    self, producer_id, name, str(topic.name), topic.publish, deduplication=dedup
+                )
                 topic.add_producer(producer)
                 self.producers[producer_id] = producer
                 self._closed_producers.discard(producer_id)
             finally:
                 self._pending_producers.discard(producer_id)
             log.info("producer_created", client=self._address, topic=request.topic, name=name)
-            return commands.producer_success(request.request_id, name)
+            return commands.producer_success(
+                request.request_id, name, last_sequence_id=_last_sequence_id(producer)
+            )
 
         await self.request(request.request_id, work)
+
+    async def _admit_producer(self, topic: object) -> MessageDeduplication | None:
+        """Backlog quota check (may refuse) and deduplication readiness, persistent topics only."""
+        if not isinstance(topic, PersistentTopic):
+            return None
+        await self.service.backlog_quota.check_new_producer(topic)
+        await topic.deduplication.wait_ready()
+        return topic.deduplication
 
     async def _send(self, frame: Frame) -> None:
         send = frame.command.send
@@ -385,3 +402,9 @@ class ServerCnx:
         if topic is not None:
             topic.remove_producer(producer)
         await producer.close()
+
+
+def _last_sequence_id(producer: Producer) -> int:
+    """What PRODUCER_SUCCESS tells a (re)connecting producer it last stored (-1: unknown)."""
+    dedup = producer.deduplication
+    return -1 if dedup is None else dedup.last_sequence_id(producer.name)

@@ -18,6 +18,8 @@ import asyncio
 import uuid
 
 from magnetar.broker.consumer import Consumer
+from magnetar.broker.deduplication import CURSOR_NAME as DEDUP_CURSOR
+from magnetar.broker.deduplication import DeduplicationConfig, MessageDeduplication
 from magnetar.broker.entry import entry_info
 from magnetar.broker.errors import MetadataProblem, ProducerBusy, SubscriptionNotFound, TopicClosed
 from magnetar.broker.names import TopicName
@@ -35,15 +37,26 @@ _SCAN_BATCH = 200
 
 
 class PersistentTopic:
-    def __init__(self, name: TopicName, ml: ManagedLedger) -> None:
+    def __init__(
+        self,
+        name: TopicName,
+        ml: ManagedLedger,
+        *,
+        deduplication: DeduplicationConfig | None = None,
+    ) -> None:
         self.name = name
         self.ml = ml
+        self.deduplication = MessageDeduplication(
+            str(name), ml, deduplication or DeduplicationConfig()
+        )
         self.producers: dict[str, Producer] = {}
         self.subscriptions: dict[str, PersistentSubscription] = {}
         self._closing = False
         self.messages_in = 0
         self.bytes_in = 0
         for cursor_name, cursor in ml.cursors.items():
+            if cursor_name == DEDUP_CURSOR:
+                continue  # the deduplication snapshot, not a subscription
             self.subscriptions[cursor_name] = PersistentSubscription(
                 str(name),
                 cursor_name,
@@ -67,10 +80,12 @@ class PersistentTopic:
         if producer.name in self.producers:
             raise ProducerBusy(str(self.name), producer.name)
         self.producers[producer.name] = producer
+        self.deduplication.producer_added(producer.name)
 
     def remove_producer(self, producer: Producer) -> None:
         if self.producers.get(producer.name) is producer:
             del self.producers[producer.name]
+            self.deduplication.producer_removed(producer.name)
 
     async def publish(self, stored: bytes, num_messages: int) -> MessageId:
         self._check_open()
@@ -78,6 +93,14 @@ class PersistentTopic:
         self.messages_in += num_messages
         self.bytes_in += len(stored)
         return MessageId(pos.ledger_id, pos.entry_id)
+
+    async def update_deduplication(self, namespace_setting: bool | None) -> None:
+        """Apply the namespace's ``deduplicationEnabled`` (None: the broker default)."""
+        enabled = (
+            self.deduplication.config.enabled if namespace_setting is None else namespace_setting
+        )
+        if self.is_open:
+            await self.deduplication.set_enabled(enabled)
 
     # ------------------------------------------------------------------ subscriptions
     def start_position(self, mid: MessageId) -> Position:
@@ -216,6 +239,7 @@ class PersistentTopic:
         await asyncio.gather(
             *(sub.close(disconnect=disconnect_clients) for sub in self.subscriptions.values())
         )
+        await self.deduplication.close()
         await self.ml.close()
         log.info("topic_closed", topic=str(self.name))
 

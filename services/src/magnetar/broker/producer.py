@@ -6,6 +6,13 @@ Receipts must reach the client in sequence order as well (the C++ client drops t
 on a receipt ahead of its queue head), so every publish waits for its predecessor's receipt
 before writing its own: a chain of futures, no reordering even when a later add completes first.
 
+Deduplication (:mod:`.deduplication`, persistent topics only): right before its add each publish
+asks the topic's :class:`~magnetar.broker.deduplication.MessageDeduplication` whether the SEND
+is a duplicate. A duplicate is not stored and is answered with a receipt for message id
+(-1, -1), in order like any other receipt. While the topic recovers its deduplication map,
+publishes wait; a second chain (``_dispatched``: "my predecessor has called the topic") keeps
+the adds in frame order even then — nothing may suspend between setting it and the add.
+
 A failed publish answers SEND_ERROR with the error's ServerError code; the C++ client then
 reconnects and resends what was not acknowledged.
 
@@ -20,17 +27,31 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
+from magnetar.broker.deduplication import DupStatus, MessageDeduplication, Verdict
 from magnetar.broker.stats import RateMeter
 from magnetar.broker.topic import ClientCnx
 from magnetar.errors import MagnetarError
+from magnetar.ids import EntryId, LedgerId
+from magnetar.managed_ledger import Position
 from magnetar.protocol import commands
 from magnetar.protocol.errors import server_error_for
-from magnetar.protocol.message_id import MessageId
+from magnetar.protocol.message_id import EARLIEST, MessageId
 from magnetar.telemetry import get_logger
+from magnetar.wire import pulsar_api_pb2 as pb
 
 log = get_logger(__name__)
 
 Publish = Callable[[bytes, int], Awaitable[MessageId]]
+
+DUPLICATE_ID = EARLIEST  # (-1, -1): Pulsar's receipt for a message it did not store again
+
+
+@dataclass(frozen=True, slots=True)
+class _Send:
+    sequence_id: int
+    highest_sequence_id: int | None
+    num_messages: int
+    stored: bytes
 
 
 @dataclass(eq=False)
@@ -40,6 +61,7 @@ class Producer:
     name: str
     topic: str
     publish_fn: Publish
+    deduplication: MessageDeduplication | None = None
     connected_since: float = field(default_factory=time.time)
     messages_in: int = 0
     bytes_in: int = 0
@@ -47,6 +69,7 @@ class Producer:
     closed: bool = False
     _tasks: set[asyncio.Task[None]] = field(default_factory=set)
     _last: asyncio.Future[None] | None = None
+    _dispatched: asyncio.Future[None] | None = None
 
     def publish(
         self,
@@ -57,60 +80,116 @@ class Producer:
         on_done: Callable[[], None],
     ) -> None:
         """Start publishing one SEND (call in frame order)."""
-        previous = self._last
-        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._last = done
+        loop = asyncio.get_running_loop()
+        previous, previous_dispatch = self._last, self._dispatched
+        done: asyncio.Future[None] = loop.create_future()
+        dispatched: asyncio.Future[None] = loop.create_future()
+        self._last, self._dispatched = done, dispatched
+        send = _Send(sequence_id, highest_sequence_id, num_messages, stored)
         task = asyncio.create_task(
-            self._publish(sequence_id, highest_sequence_id, num_messages, stored, previous, done)
+            self._publish(send, previous, previous_dispatch, done, dispatched)
         )
         self._tasks.add(task)
 
         def finished(t: asyncio.Task[None]) -> None:
             self._tasks.discard(t)
-            if not done.done():
-                done.set_result(None)
+            for future in (done, dispatched):
+                if not future.done():
+                    future.set_result(None)
             on_done()
 
         task.add_done_callback(finished)
 
     async def _publish(
         self,
-        sequence_id: int,
-        highest_sequence_id: int | None,
-        num_messages: int,
-        stored: bytes,
+        send: _Send,
         previous: asyncio.Future[None] | None,
+        previous_dispatch: asyncio.Future[None] | None,
         done: asyncio.Future[None],
+        dispatched: asyncio.Future[None],
     ) -> None:
+        verdict = await self._check_duplicate(send, previous_dispatch)
+        if verdict.status is not DupStatus.NOT_DUP:
+            dispatched.set_result(None)
+            await self._answer_duplicate(send, verdict, previous)
+            done.set_result(None)
+            return
+        # From here to the add's FIFO slot in the managed ledger nothing may suspend.
+        dispatched.set_result(None)
         try:
-            message_id = await self.publish_fn(stored, num_messages)
+            message_id = await self.publish_fn(send.stored, send.num_messages)
         except MagnetarError as exc:
+            self._recorded(send, verdict, None)
             if previous is not None:
                 await previous
             log.warning("publish_failed", topic=self.topic, producer=self.name, error=repr(exc))
-            if self.cnx.is_open and not self.closed:
-                self.cnx.write_command(
-                    commands.send_error(
-                        self.producer_id, sequence_id, server_error_for(exc), str(exc)
-                    )
-                )
+            self._send_error(send, server_error_for(exc), str(exc))
             done.set_result(None)
             return
+        self._recorded(send, verdict, message_id)
         if previous is not None:
             await previous
-        self.messages_in += num_messages
-        self.bytes_in += len(stored)
-        self.rate_in.record(num_messages, len(stored))
+        self.messages_in += send.num_messages
+        self.bytes_in += len(send.stored)
+        self.rate_in.record(send.num_messages, len(send.stored))
+        self._receipt(send, message_id)
+        done.set_result(None)
+
+    # ------------------------------------------------------------------ deduplication
+    async def _check_duplicate(
+        self, send: _Send, previous_dispatch: asyncio.Future[None] | None
+    ) -> Verdict:
+        dedup = self.deduplication
+        if dedup is None:
+            return Verdict(DupStatus.NOT_DUP)
+        if previous_dispatch is not None and not previous_dispatch.done():
+            await previous_dispatch
+        await dedup.wait_ready()
+        return dedup.check(self.name, send.sequence_id, send.highest_sequence_id)
+
+    def _recorded(self, send: _Send, verdict: Verdict, message_id: MessageId | None) -> None:
+        if self.deduplication is None or verdict.ticket is None:
+            return
+        position = (
+            None
+            if message_id is None
+            else Position(LedgerId(message_id.ledger_id), EntryId(message_id.entry_id))
+        )
+        self.deduplication.recorded(
+            verdict, self.name, send.sequence_id, send.highest_sequence_id, position
+        )
+
+    async def _answer_duplicate(
+        self, send: _Send, verdict: Verdict, previous: asyncio.Future[None] | None
+    ) -> None:
+        """Answer after the predecessors (the original, if in flight, is one of them)."""
+        if previous is not None:
+            await previous
+        tracker = verdict.tracker
+        if tracker is not None and tracker.is_persisted(self.name, send.sequence_id):
+            log.debug("send_duplicate", topic=self.topic, producer=self.name,
+                      sequence_id=send.sequence_id)  # fmt: skip
+            self._receipt(send, DUPLICATE_ID)
+        else:
+            self._send_error(send, pb.PersistenceError, "the original of this message failed")
+
+    # ------------------------------------------------------------------ replies
+    def _receipt(self, send: _Send, message_id: MessageId) -> None:
         if self.cnx.is_open and not self.closed:
             self.cnx.write_command(
                 commands.send_receipt(
                     self.producer_id,
-                    sequence_id,
+                    send.sequence_id,
                     message_id,
-                    highest_sequence_id=highest_sequence_id,
+                    highest_sequence_id=send.highest_sequence_id,
                 )
             )
-        done.set_result(None)
+
+    def _send_error(self, send: _Send, code: pb.ServerError.ValueType, message: str) -> None:
+        if self.cnx.is_open and not self.closed:
+            self.cnx.write_command(
+                commands.send_error(self.producer_id, send.sequence_id, code, message)
+            )
 
     @property
     def pending(self) -> int:

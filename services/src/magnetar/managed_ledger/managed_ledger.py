@@ -276,6 +276,12 @@ class ManagedLedger:
         return None if self._current is None else self._current.ledger_id
 
     @property
+    def current_ledger_bytes(self) -> int:
+        """Bytes confirmed in the ledger being written (its size in :attr:`ledgers` is 0 until
+        it is closed); 0 during a rollover."""
+        return 0 if self._current is None else self._current.confirmed_bytes
+
+    @property
     def last_confirmed_position(self) -> Position:
         """The last entry added (it stays so after its ledger is trimmed)."""
         return max(self._last_confirmed, self.layout.last_position())

@@ -1,0 +1,97 @@
+"""The deduplication core (SequenceTracker) without a loop: duplicates, in-flight resends,
+failures, snapshot positions with out-of-order completions, bounds."""
+
+from __future__ import annotations
+
+from magnetar.broker.deduplication import DupStatus, SequenceTracker
+from magnetar.managed_ledger.position import position
+
+
+def _push(t: SequenceTracker, name: str, seq: int, highest: int | None = None) -> int:
+    assert t.check(name, seq, highest) is DupStatus.NOT_DUP
+    return t.dispatched()
+
+
+def test_persisted_ids_are_duplicates_and_others_are_not() -> None:
+    t = SequenceTracker()
+    for seq in range(3):
+        t.recorded(_push(t, "p", seq), "p", seq, None, position(1, seq))
+    assert t.check("p", 1, None) is DupStatus.DUP
+    assert t.check("p", 2, None) is DupStatus.DUP
+    assert t.check("q", 0, None) is DupStatus.NOT_DUP  # per producer name
+    assert t.check("p", 3, None) is DupStatus.NOT_DUP
+    assert t.last_sequence_id("p") == 2
+    assert t.last_sequence_id("nobody") == -1
+
+
+def test_batch_counts_its_highest_sequence_id() -> None:
+    t = SequenceTracker()
+    t.recorded(_push(t, "p", 0, 9), "p", 0, 9, position(1, 0))
+    assert t.last_sequence_id("p") == 9
+    assert t.check("p", 5, None) is DupStatus.DUP
+    assert t.check("p", 10, 12) is DupStatus.NOT_DUP
+
+
+def test_in_flight_resend_is_unknown_and_failure_lets_it_through() -> None:
+    t = SequenceTracker()
+    ticket = _push(t, "p", 0)
+    assert t.check("p", 0, None) is DupStatus.UNKNOWN
+    t.recorded(ticket, "p", 0, None, None)  # the add failed
+    assert t.check("p", 0, None) is DupStatus.NOT_DUP
+
+
+def test_reconnect_falls_back_to_persisted() -> None:
+    t = SequenceTracker()
+    t.producer_added("p")
+    t.recorded(_push(t, "p", 0), "p", 0, None, position(1, 0))
+    _push(t, "p", 1)  # in flight when the producer goes away
+    t.producer_removed("p", now=0.0)
+    assert t.check("p", 1, None) is DupStatus.NOT_DUP
+
+
+def test_snapshot_position_waits_for_every_earlier_add() -> None:
+    t = SequenceTracker()
+    first, second, third = _push(t, "a", 0), _push(t, "b", 0), _push(t, "a", 1)
+    t.recorded(second, "b", 0, None, position(1, 1))
+    t.recorded(third, "a", 1, None, position(1, 2))
+    assert t.safe_position is None  # the first add is still out
+    t.recorded(first, "a", 0, None, position(1, 0))
+    assert t.safe_position == position(1, 2)
+    assert t.snapshot_due(3)
+    pos, persisted = t.snapshot()
+    assert pos == position(1, 2)
+    assert persisted == {"a": 1, "b": 0}
+    t.snapshot_taken(pos)
+    assert not t.snapshot_due(1)
+
+
+def test_restore_and_replay_rebuild_the_map() -> None:
+    t = SequenceTracker(persisted={"a": 4})
+    assert t.check("a", 4, None) is DupStatus.DUP
+    t.replayed("a", 5, 6, position(2, 0))
+    t.replayed("b", 0, None, position(2, 1))
+    assert t.last_sequence_id("a") == 6
+    assert t.last_sequence_id("b") == 0
+    assert t.check("a", 6, None) is DupStatus.DUP
+    assert t.safe_position == position(2, 1)
+
+
+def test_bounded_number_of_producers_forgets_the_longest_idle() -> None:
+    t = SequenceTracker(max_producers=2)
+    for i, name in enumerate(["a", "b"]):
+        t.producer_added(name)
+        t.recorded(_push(t, name, 0), name, 0, None, position(1, i))
+    t.producer_removed("b", now=1.0)
+    t.producer_removed("a", now=2.0)
+    t.recorded(_push(t, "c", 0), "c", 0, None, position(1, 2))
+    assert set(t.persisted) == {"a", "c"}
+
+
+def test_inactive_producers_are_purged() -> None:
+    t = SequenceTracker()
+    t.producer_added("a")
+    t.recorded(_push(t, "a", 0), "a", 0, None, position(1, 0))
+    t.producer_removed("a", now=10.0)
+    assert t.purge_inactive(now=15.0, timeout_s=10.0) == []
+    assert t.purge_inactive(now=20.0, timeout_s=10.0) == ["a"]
+    assert t.last_sequence_id("a") == -1
