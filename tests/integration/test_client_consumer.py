@@ -10,6 +10,7 @@ import pytest
 from magnetar.client.client import Client
 from magnetar.client.consumer import Consumer, ReceiveTimeout
 from magnetar.client.errors import ConsumerBusy, InvalidConfiguration
+from magnetar.protocol.message_id import MessageId
 from tests.kit.standalone import StandaloneProcess, topic_name
 
 pulsar = pytest.importorskip("pulsar")
@@ -109,12 +110,26 @@ async def test_exclusive_busy_and_cumulative_not_on_shared(ours: Client) -> None
     shared = await ours.subscribe(topic, "sh", subscription_type="Shared")
     assert isinstance(shared, Consumer)
     with pytest.raises(InvalidConfiguration):
-        shared.acknowledge_cumulative(first.start_message_id or _dummy_id())
+        shared.acknowledge_cumulative(MessageId(0, 0))
     await first.close()
     await shared.close()
 
 
-def _dummy_id() -> Any:
-    from magnetar.protocol.message_id import MessageId
-
-    return MessageId(0, 0)
+async def test_async_iteration_and_unsubscribe(ours: Client, client: Any) -> None:
+    topic = topic_name("iter")
+    consumer = await ours.subscribe(topic, "s", initial_position="Earliest")
+    await asyncio.to_thread(produce, client, topic, 3)
+    seen = []
+    async with asyncio.timeout(T):
+        async for msg in consumer:
+            seen.append(msg.data)
+            consumer.acknowledge(msg)
+            if len(seen) == 3:
+                break
+    assert seen == [b"m0", b"m1", b"m2"]
+    assert consumer.is_connected
+    await consumer.unsubscribe()
+    assert not consumer.is_connected
+    again = await ours.subscribe(topic, "s", initial_position="Earliest")
+    assert len(await drain(again, 3)) == 3  # a fresh subscription starts over
+    await again.close()
