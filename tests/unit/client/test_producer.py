@@ -1,0 +1,196 @@
+"""Producer behaviour a real broker rarely shows, against the scripted FakeBroker on loopback.
+
+Send timeout, out-of-order receipts (reconnect and resend), SEND_ERROR, broker CLOSE_PRODUCER,
+a broker that goes away and comes back on a new connection, and MessageTooBig.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from magnetar.client.client import Client
+from magnetar.client.errors import (
+    ChecksumError,
+    MessageTooBig,
+    ProducerClosed,
+    SendTimeout,
+    TopicTerminated,
+)
+from magnetar.client.producer import Producer
+from magnetar.protocol import commands
+from magnetar.protocol.envelope import wrap
+from magnetar.protocol.frame import Frame
+from magnetar.wire import pulsar_api_pb2 as pb
+from tests.unit.client.test_connection import FakeBroker, lookup_here
+
+T = pb.BaseCommand
+
+
+class ScriptedTopic:
+    """Answers PRODUCER and SEND like a broker; ``hold`` keeps receipts back."""
+
+    def __init__(self) -> None:
+        self.entry = 0
+        self.hold = False
+        self.held: list[pb.CommandSend] = []
+        self.stored: list[tuple[int, int]] = []  # (sequence_id, num_messages)
+        self.producer_error: pb.ServerError.ValueType | None = None
+        self.producers = 0
+
+    def __call__(self, broker: FakeBroker, frame: Frame) -> None:
+        command = frame.command
+        if lookup_here(broker, frame):
+            return
+        if command.type == T.PRODUCER:
+            self.producers += 1
+            rid = command.producer.request_id
+            if self.producer_error is not None:
+                err = pb.CommandError(request_id=rid, error=self.producer_error, message="x")
+                broker.send(wrap(T.ERROR, err))
+                return
+            ok = pb.CommandProducerSuccess(
+                request_id=rid, producer_name="fake-producer", last_sequence_id=41
+            )
+            broker.send(wrap(T.PRODUCER_SUCCESS, ok))
+        elif command.type == T.SEND:
+            send = command.send
+            self.stored.append((send.sequence_id, send.num_messages))
+            if self.hold:
+                self.held.append(send)
+            else:
+                self.receipt(broker, send)
+        elif command.type == T.CLOSE_PRODUCER:
+            broker.send(
+                wrap(T.SUCCESS, pb.CommandSuccess(request_id=command.close_producer.request_id))
+            )
+
+    def receipt(self, broker: FakeBroker, send: pb.CommandSend) -> None:
+        body = pb.CommandSendReceipt(
+            producer_id=send.producer_id,
+            sequence_id=send.sequence_id,
+            message_id=pb.MessageIdData(ledger_id=7, entry_id=self.entry),
+        )
+        self.entry += 1
+        broker.send(wrap(T.SEND_RECEIPT, body))
+
+
+async def make(broker: FakeBroker, **options: object) -> tuple[Client, Producer]:
+    client = Client(f"pulsar://{broker.address}", operation_timeout_s=3)
+    producer = await client.create_producer("t", batching_enabled=False, **options)  # type: ignore[arg-type]
+    assert isinstance(producer, Producer)
+    return client, producer
+
+
+async def test_sequence_ids_continue_after_the_brokers_last_sequence_id() -> None:
+    topic = ScriptedTopic()
+    async with FakeBroker(topic) as broker:
+        client, producer = await make(broker)
+        assert producer.producer_name == "fake-producer"
+        assert producer.last_sequence_id == 41
+        await producer.send(b"a")
+        assert topic.stored == [(42, 1)]
+        await client.close()
+
+
+async def test_send_timeout_fails_pending_sends() -> None:
+    topic = ScriptedTopic()
+    topic.hold = True
+    async with FakeBroker(topic) as broker:
+        client, producer = await make(broker, send_timeout_ms=300)
+        futures = [producer.send_nowait(b"x%d" % i) for i in range(3)]
+        async with asyncio.timeout(5):
+            results = await asyncio.gather(*futures, return_exceptions=True)
+        assert all(isinstance(r, SendTimeout) for r in results)
+        assert producer.pending_count == 0
+        # A late receipt for a timed-out message is ignored; new sends still work.
+        topic.receipt(broker, topic.held[0])
+        topic.hold = False
+        assert (await producer.send(b"later")).entry_id == 1
+        await client.close()
+
+
+async def test_out_of_order_receipt_reconnects_and_resends_in_order() -> None:
+    topic = ScriptedTopic()
+    topic.hold = True
+    async with FakeBroker(topic) as broker:
+        client, producer = await make(broker)
+        futures = [producer.send_nowait(b"x%d" % i) for i in range(3)]
+        await broker.wait_until(lambda: len(topic.held) == 3)
+        topic.hold = False
+        topic.receipt(broker, topic.held[2])  # skips 42 and 43: the stream lost something
+        async with asyncio.timeout(5):
+            ids = await asyncio.gather(*futures)
+        assert broker.connects == 2
+        assert [s for s, _ in topic.stored[3:]] == [42, 43, 44]  # resent, in order
+        assert [i.entry_id for i in ids] == [1, 2, 3]
+        await client.close()
+
+
+async def test_broker_close_and_dropped_connection_resend_pending() -> None:
+    topic = ScriptedTopic()
+    async with FakeBroker(topic) as broker:
+        client, producer = await make(broker)
+        await producer.send(b"first")
+        topic.hold = True
+        pending = producer.send_nowait(b"second")
+        await broker.wait_until(lambda: bool(topic.held))
+        topic.hold = False
+        broker.send(commands.close_producer(producer.producer_id))
+        async with asyncio.timeout(5):
+            second = await pending
+        assert topic.producers == 2
+        assert topic.stored == [(42, 1), (43, 1), (43, 1)]  # 43 resent after the close
+        broker.drop()  # the connection breaks: reconnect on a new one
+        async with asyncio.timeout(5):
+            third = await producer.send(b"third")
+        assert broker.connects == 2
+        assert third > second
+        await client.close()
+
+
+async def test_checksum_send_error_fails_only_that_message() -> None:
+    topic = ScriptedTopic()
+    topic.hold = True
+    async with FakeBroker(topic) as broker:
+        client, producer = await make(broker)
+        future = producer.send_nowait(b"x")
+        await broker.wait_until(lambda: bool(topic.held))
+        send = topic.held[0]
+        error = pb.CommandSendError(
+            producer_id=send.producer_id,
+            sequence_id=send.sequence_id,
+            error=pb.ChecksumError,
+            message="bad crc",
+        )
+        broker.send(wrap(T.SEND_ERROR, error))
+        with pytest.raises(ChecksumError):
+            await future
+        await client.close()
+
+
+async def test_fatal_error_on_reattach_fails_the_producer() -> None:
+    topic = ScriptedTopic()
+    async with FakeBroker(topic) as broker:
+        client, producer = await make(broker)
+        topic.producer_error = pb.TopicTerminatedError
+        topic.hold = True
+        pending = producer.send_nowait(b"x")
+        broker.send(commands.close_producer(producer.producer_id))
+        with pytest.raises(TopicTerminated):
+            async with asyncio.timeout(5):
+                await pending
+        with pytest.raises(ProducerClosed):
+            await producer.send(b"y")
+        await client.close()
+
+
+async def test_message_too_big_for_the_broker() -> None:
+    async with FakeBroker(ScriptedTopic(), max_message_size=1000) as broker:
+        client, producer = await make(broker)
+        with pytest.raises(MessageTooBig):
+            await producer.send(b"x" * 2000)
+        assert producer.pending_count == 0
+        await producer.send(b"fits")
+        await client.close()
