@@ -18,7 +18,6 @@ from magnetar.cli.admin_output import render_fields
 from magnetar.cli.admin_session import AdminOptions, ForceOpt, call, emit
 from magnetar.cli.main import app
 from magnetar.client.admin_models import DEFAULT_WEB_SERVICE_URL, TenantInfo
-from magnetar.telemetry import configure_logging
 
 if TYPE_CHECKING:
     from magnetar.client.admin import AdminClient
@@ -59,7 +58,6 @@ def admin_options(
     timeout: Annotated[float, typer.Option(help="Deadline of each call, in seconds.")] = 30.0,
 ) -> None:
     """Administer clusters, tenants, namespaces and topics (like pulsar-admin)."""
-    configure_logging("warning")
     ctx.obj = AdminOptions(admin_url, json_output, auth_token, timeout)
 
 

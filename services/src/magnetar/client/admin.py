@@ -18,8 +18,11 @@ carrying the server's ``reason``; no answer raises ``AdminUnreachable``; a call 
 ``timeout_s`` raises ``AdminTimeout``. Calls are not retried here (most are not idempotent);
 ``err.retryable`` says when a caller may retry.
 
-This is the one module that imports httpx. Concurrency: one instance may be used by many tasks
-of one event loop at once (httpx pools connections); close it with ``aclose()`` or ``async with``.
+Nothing is logged here: every failure reaches the caller as an exception, and the CLI's stdout
+stays clean for ``--json``. This is the one module that imports httpx.
+
+Concurrency: one instance may be used by many tasks of one event loop at once (httpx pools
+connections); close it with ``aclose()`` or ``async with``.
 """
 
 from __future__ import annotations
@@ -55,9 +58,6 @@ from magnetar.client.admin_models import (
     TenantInfo,
     TopicRef,
 )
-from magnetar.telemetry import get_logger
-
-log = get_logger(__name__)
 
 V2 = "/admin/v2"
 
@@ -156,9 +156,7 @@ class AdminClient:
             reason = f"cannot reach {self.web_service_url}: {exc or type(exc).__name__}"
             raise AdminUnreachable(reason) from exc
         if response.status_code >= 400:
-            err = error_for_status(response.status_code, _reason(response))
-            log.debug("admin_call_failed", method=method, path=path, status=err.status)
-            raise err
+            raise error_for_status(response.status_code, _reason(response))
         if response.status_code == 204 or not response.content:
             return None
         try:
