@@ -41,11 +41,15 @@ from magnetar.broker.resources import BrokerResources
 from magnetar.broker.retention import apply_retention
 from magnetar.broker.stats import DEFAULT_WINDOW_S, total
 from magnetar.broker.subscription import PersistentSubscription
+from magnetar.errors import MagnetarError
 from magnetar.managed_ledger import ManagedLedgerConfig, ManagedLedgerFactory, Position
 from magnetar.protocol.message_id import MessageId
+from magnetar.telemetry import get_logger
 
 if TYPE_CHECKING:
     from magnetar.broker.service import BrokerConfig
+
+log = get_logger(__name__)
 
 AnyTopic = PersistentTopic | NonPersistentTopic
 
@@ -340,4 +344,7 @@ class TopicAdmin:
         retention = effective_retention(await self.resources.get_policies(ns), self.policy_defaults)
         for topic in list(self.topics.values()):
             if isinstance(topic, PersistentTopic) and topic.is_open and topic.name.namespace == ns:
-                await apply_retention(topic.ml, retention)
+                try:
+                    await apply_retention(topic.ml, retention)
+                except MagnetarError as exc:  # the policy is saved; the next check retries
+                    log.warning("retention_apply_failed", topic=str(topic.name), error=repr(exc))
