@@ -4,7 +4,6 @@ compatibility with the proto field they stand for, and CursorState's batch bookk
 from __future__ import annotations
 
 import pytest
-from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -60,55 +59,27 @@ def test_masks_survive_cursor_info_of(masks: dict[object, int]) -> None:
     assert decode_cursor_info("k", encode_cursor_info(info)).batch_masks() == masks
 
 
-def _declared_cursor_info() -> type:
-    """ManagedCursorInfo as it would be with field 5 declared (the proposed proto change)."""
-    f = descriptor_pb2.FileDescriptorProto(name="batch_probe.proto", package="probe")
-    f.syntax = "proto3"
-    pos = f.message_type.add(name="Position")
-    pos.field.add(name="ledger_id", number=1, type=3, label=1)
-    pos.field.add(name="entry_id", number=2, type=3, label=1)
-    rec = f.message_type.add(name="BatchedEntryDeletionIndexInfo")
-    rec.field.add(name="position", number=1, type=11, label=1, type_name=".probe.Position")
-    rec.field.add(name="delete_set", number=2, type=3, label=3)
-    info = f.message_type.add(name="ManagedCursorInfo")
-    info.field.add(name="mark_delete", number=1, type=11, label=1, type_name=".probe.Position")
-    info.field.add(name="last_active_ms", number=4, type=3, label=1)
-    info.field.add(
-        name="batched_entry_deletion_index_info", number=5, type=11, label=3,
-        type_name=".probe.BatchedEntryDeletionIndexInfo",
-    )  # fmt: skip
-    pool = descriptor_pool.DescriptorPool()
-    pool.Add(f)
-    return message_factory.GetMessageClass(pool.FindMessageTypeByName("probe.ManagedCursorInfo"))
-
-
-DECLARED = _declared_cursor_info()
-
-
 @given(cursor_infos())
-def test_bytes_match_the_declared_field(info: CursorInfoValue) -> None:
-    declared = DECLARED.FromString(encode_cursor_info(info))
+def test_records_are_the_declared_proto_field(info: CursorInfoValue) -> None:
+    declared = ledger_pb2.ManagedCursorInfo.FromString(encode_cursor_info(info))
     got = tuple(
         (position(r.position.ledger_id, r.position.entry_id), tuple(r.delete_set))
         for r in declared.batched_entry_deletion_index_info
     )
     assert got == info.batch_deleted
-    # ... and what the declared field writes, this codec reads.
-    assert decode_cursor_info("k", declared.SerializeToString()).batch_deleted == got
 
 
-def test_old_reader_ignores_the_field() -> None:
+def test_mark_delete_kept_beside_batches() -> None:
     info = cursor_info_of(position(3, 4), RangeSet(), batch_masks={position(3, 7): 0b1011})
     old = ledger_pb2.ManagedCursorInfo.FromString(encode_cursor_info(info))
     assert (old.mark_delete.ledger_id, old.mark_delete.entry_id) == (3, 4)
 
 
-def test_truncated_record_is_corrupt() -> None:
-    good = cursor_info_of(position(3, 4), RangeSet(), batch_masks={position(3, 7): 0b1011})
-    data = encode_cursor_info(good)
-    bad = data[:-3] + bytes([data[-3] | 0x80, 0xFF, 0xFF])  # a varint that never ends
-    with pytest.raises(CorruptInfo):
-        decode_cursor_info("k", bad)
+def test_record_without_position_is_corrupt() -> None:
+    bad = ledger_pb2.ManagedCursorInfo()
+    bad.batched_entry_deletion_index_info.add().delete_set.append(5)
+    with pytest.raises(CorruptInfo, match="without a position"):
+        decode_cursor_info("k", bad.SerializeToString())
 
 
 # ---------------------------------------------------------------------------- CursorState

@@ -102,7 +102,8 @@ def encode_cursor_info(info: CursorInfoValue) -> bytes:
         _pos_to_pb(lower, r.lower)
         _pos_to_pb(upper, r.upper)
     pb.properties.update(info.properties)
-    return pb.SerializeToString() + batch_deletion.encode(info.batch_deleted)
+    batch_deletion.encode(info.batch_deleted, pb)
+    return pb.SerializeToString()
 
 
 def decode_cursor_info(key: str, data: bytes) -> CursorInfoValue:

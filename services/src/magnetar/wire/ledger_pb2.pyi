@@ -354,6 +354,7 @@ class ManagedCursorInfo(_message.Message):
     INDIVIDUALLY_DELETED_FIELD_NUMBER: _builtins.int
     PROPERTIES_FIELD_NUMBER: _builtins.int
     LAST_ACTIVE_MS_FIELD_NUMBER: _builtins.int
+    BATCHED_ENTRY_DELETION_INDEX_INFO_FIELD_NUMBER: _builtins.int
     last_active_ms: _builtins.int
     @_builtins.property
     def mark_delete(self) -> Global___Position: ...
@@ -361,6 +362,10 @@ class ManagedCursorInfo(_message.Message):
     def individually_deleted(self) -> _containers.RepeatedCompositeFieldContainer[Global___MessageRange]: ...
     @_builtins.property
     def properties(self) -> _containers.ScalarMap[_builtins.str, _builtins.int]: ...
+    @_builtins.property
+    def batched_entry_deletion_index_info(self) -> _containers.RepeatedCompositeFieldContainer[Global___BatchedEntryDeletionIndexInfo]:
+        """Partly acknowledged batch entries (batch-index acks): Pulsar's batchedEntryDeletionIndexInfo."""
+
     def __init__(
         self,
         *,
@@ -368,11 +373,41 @@ class ManagedCursorInfo(_message.Message):
         individually_deleted: _abc.Iterable[Global___MessageRange] | None = ...,
         properties: _abc.Mapping[_builtins.str, _builtins.int] | None = ...,
         last_active_ms: _builtins.int = ...,
+        batched_entry_deletion_index_info: _abc.Iterable[Global___BatchedEntryDeletionIndexInfo] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["mark_delete", b"mark_delete"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["individually_deleted", b"individually_deleted", "last_active_ms", b"last_active_ms", "mark_delete", b"mark_delete", "properties", b"properties"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["batched_entry_deletion_index_info", b"batched_entry_deletion_index_info", "individually_deleted", b"individually_deleted", "last_active_ms", b"last_active_ms", "mark_delete", b"mark_delete", "properties", b"properties"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ManagedCursorInfo: _TypeAlias = ManagedCursorInfo  # noqa: Y015
+
+@_typing.final
+class BatchedEntryDeletionIndexInfo(_message.Message):
+    """One batch entry some of whose messages were acknowledged one by one. delete_set holds the
+    indexes still unacknowledged (bit i set = message i unacked), as java.util.BitSet.toLongArray
+    words: signed int64, trailing zero words dropped.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    POSITION_FIELD_NUMBER: _builtins.int
+    DELETE_SET_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def position(self) -> Global___Position: ...
+    @_builtins.property
+    def delete_set(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    def __init__(
+        self,
+        *,
+        position: Global___Position | None = ...,
+        delete_set: _abc.Iterable[_builtins.int] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["position", b"position"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["delete_set", b"delete_set", "position", b"position"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___BatchedEntryDeletionIndexInfo: _TypeAlias = BatchedEntryDeletionIndexInfo  # noqa: Y015
