@@ -83,6 +83,7 @@ def test_message_ttl_expires_the_backlog(api: httpx.Client, ns: str, client: Any
         producer.send(f"old{i}".encode())
     assert stats(api, topic)["subscriptions"]["idle"]["msgBacklog"] == 5
     wait_for(lambda: stats(api, topic)["subscriptions"]["idle"]["msgBacklog"] == 0, 10)
+    assert stats(api, topic)["subscriptions"]["idle"]["msgRateExpired"] > 0
     consumer = client.subscribe(topic, "idle")
     with pytest.raises(pulsar.Timeout):
         consumer.receive(timeout_millis=500)

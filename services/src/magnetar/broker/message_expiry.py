@@ -120,7 +120,9 @@ async def expire_subscription(
     )
     if target is None or target <= cursor.mark_delete_position:
         return None
+    backlog_before = cursor.backlog
     await cursor.mark_delete(target)
+    subscription.rate_expired.record(max(0, backlog_before - cursor.backlog))
     log.info(
         "messages_expired",
         topic=subscription.topic,
