@@ -284,3 +284,27 @@ async def test_unreachable_and_hung_servers() -> None:
         server.close()
     assert b"GET /admin/v2/tenants " in requests[0]
     assert b"authorization: bearer tok" in requests[0].lower()
+
+
+async def test_follows_a_brokers_redirect(standalone: StandaloneProcess) -> None:
+    """A Pulsar broker answers 307 for topics it does not own; the client follows it."""
+
+    async def redirect(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        request_line = (await reader.readuntil(b"\r\n\r\n")).split(b"\r\n")[0]
+        path = request_line.split(b" ")[1].decode()
+        writer.write(
+            b"HTTP/1.1 307 Temporary Redirect\r\n"
+            + f"Location: {standalone.web_url}{path}\r\n".encode()
+            + b"Content-Length: 0\r\n\r\n"
+        )
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(redirect, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        async with AdminClient(f"http://127.0.0.1:{port}", timeout_s=5) as admin:
+            assert await admin.list_clusters() == ["standalone"]
+            assert (await admin.get_tenant("public")).allowed_clusters == ALLOWED
+    finally:
+        server.close()

@@ -117,7 +117,10 @@ class AdminClient:
         if auth_token:
             headers["Authorization"] = f"Bearer {auth_token}"
         self._http = httpx.AsyncClient(
-            base_url=self.web_service_url, headers=headers, timeout=httpx.Timeout(timeout_s)
+            base_url=self.web_service_url,
+            headers=headers,
+            timeout=httpx.Timeout(timeout_s),
+            follow_redirects=True,  # a Pulsar broker redirects (307) to a topic's owner
         )
 
     async def __aenter__(self) -> AdminClient:
@@ -152,11 +155,14 @@ class AdminClient:
                 )
         except (TimeoutError, httpx.TimeoutException) as exc:
             raise AdminTimeout(f"{method} {path}: no answer within {self.timeout_s}s") from exc
-        except httpx.TransportError as exc:
+        except httpx.RequestError as exc:
             reason = f"cannot reach {self.web_service_url}: {exc or type(exc).__name__}"
             raise AdminUnreachable(reason) from exc
         if response.status_code >= 400:
             raise error_for_status(response.status_code, _reason(response))
+        if response.status_code >= 300:
+            reason = f"{method} {path}: unexpected answer {response.reason_phrase}"
+            raise UnexpectedResponse(reason, response.status_code)
         if response.status_code == 204 or not response.content:
             return None
         try:
