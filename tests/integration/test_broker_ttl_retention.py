@@ -47,11 +47,23 @@ def api(standalone: StandaloneProcess) -> Iterator[httpx.Client]:
         yield http
 
 
+NON_PARTITIONED = {"allowAutoTopicCreation": True, "topicType": "non-partitioned"}
+
+
+def make_namespace(api: httpx.Client, prefix: str, *, auto_partitioned: bool = False) -> str:
+    """A fresh namespace; unless ``auto_partitioned`` it overrides this module's broker-level
+    "partitioned" auto-creation, so the official client's topics stay non-partitioned."""
+    name = f"public/{prefix}-{uuid.uuid4().hex[:8]}"
+    assert api.put(f"/admin/v2/namespaces/{name}").status_code == 204
+    if not auto_partitioned:
+        r = api.post(f"/admin/v2/namespaces/{name}/autoTopicCreation", json=NON_PARTITIONED)
+        assert r.status_code == 204, r.text
+    return name
+
+
 @pytest.fixture
 def ns(api: httpx.Client) -> str:
-    name = f"public/ns-{uuid.uuid4().hex[:8]}"
-    assert api.put(f"/admin/v2/namespaces/{name}").status_code == 204
-    return name
+    return make_namespace(api, "ns")
 
 
 def wait_for(condition: Callable[[], bool], timeout_s: float = 10.0) -> None:
@@ -117,9 +129,8 @@ def _fill_and_consume(client: Any, topic: str, n: int) -> None:
 def test_retention_zero_deletes_consumed_ledgers_and_infinite_keeps_them(
     api: httpx.Client, client: Any
 ) -> None:
-    ns_zero, ns_keep = (f"public/ret-{uuid.uuid4().hex[:8]}" for _ in range(2))
+    ns_zero, ns_keep = (make_namespace(api, "ret") for _ in range(2))
     for name, minutes, mb in ((ns_zero, 0, 0), (ns_keep, -1, -1)):
-        assert api.put(f"/admin/v2/namespaces/{name}").status_code == 204
         body = {"retentionTimeInMinutes": minutes, "retentionSizeInMB": mb}
         assert api.post(f"/admin/v2/namespaces/{name}/retention", json=body).status_code == 204
     zero, keep = f"persistent://{ns_zero}/r", f"persistent://{ns_keep}/r"
@@ -136,7 +147,8 @@ def test_retention_zero_deletes_consumed_ledgers_and_infinite_keeps_them(
     wait_for(lambda: len(ledger_ids(api, keep)) <= 1)
 
 
-def test_check_allow_auto_creation_uses_the_broker_setting(api: httpx.Client, ns: str) -> None:
+def test_check_allow_auto_creation_uses_the_broker_setting(api: httpx.Client) -> None:
+    ns = make_namespace(api, "auto", auto_partitioned=True)
     base = f"/admin/v2/persistent/{ns}"
     got = api.get(f"{base}/auto/partitions?checkAllowAutoCreation=true").json()
     assert got["partitions"] == 2
@@ -144,8 +156,25 @@ def test_check_allow_auto_creation_uses_the_broker_setting(api: httpx.Client, ns
     # Without the flag nothing is created.
     assert api.get(f"{base}/other/partitions").json()["partitions"] == 0
     # A namespace override beats the broker setting.
-    override = {"allowAutoTopicCreation": True, "topicType": "non-partitioned"}
-    r = api.post(f"/admin/v2/namespaces/{ns}/autoTopicCreation", json=override)
+    r = api.post(f"/admin/v2/namespaces/{ns}/autoTopicCreation", json=NON_PARTITIONED)
     assert r.status_code == 204
     got = api.get(f"{base}/third/partitions?checkAllowAutoCreation=true").json()
     assert got["partitions"] == 0
+
+
+def test_binary_metadata_request_auto_creates_partitioned_topics(
+    api: httpx.Client, client: Any
+) -> None:
+    # public/default has no override: the broker's "partitioned" type with 2 partitions applies
+    # when the official client asks PARTITIONED_METADATA for a topic that does not exist yet.
+    topic = f"persistent://public/default/auto-bin-{uuid.uuid4().hex[:8]}"
+    producer = client.create_producer(topic)
+    consumer = client.subscribe(topic, "s", initial_position=pulsar.InitialPosition.Earliest)
+    for i in range(4):
+        producer.send(f"m{i}".encode(), partition_key=f"k{i}")
+    got = sorted(consumer.receive(timeout_millis=5000).data() for _ in range(4))
+    assert got == [b"m0", b"m1", b"m2", b"m3"]
+    path = f"/admin/v2/persistent/public/default/{topic.rsplit('/', 1)[1]}/partitions"
+    assert api.get(path).json()["partitions"] == 2
+    producer.close()
+    consumer.close()

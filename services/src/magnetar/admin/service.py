@@ -110,6 +110,10 @@ class TopicService(Protocol):
         """The effective auto-creation rule: the namespace override, else the broker's setting."""
         ...
 
+    async def partitions_auto_created(self, t: TopicName) -> int:
+        """``t``'s partition count, creating it as partitioned first where auto-creation says so."""
+        ...
+
     async def policies_changed(self, ns: NamespaceName) -> None:
         """``ns``'s policies were changed here: apply what applies at once (retention)."""
         ...

@@ -24,7 +24,6 @@ from magnetar.broker.errors import TopicNotFound
 from magnetar.broker.names import NON_PERSISTENT, PERSISTENT, NamespaceName, TopicName
 from magnetar.broker.resource_errors import (
     NamespaceNotFound,
-    PartitionedTopicExists,
     PartitionedTopicNotFound,
     TopicExists,
 )
@@ -140,19 +139,10 @@ def _domain_router(service: TopicService, domain: str) -> APIRouter:
         tenant: str, namespace: str, topic: str, checkAllowAutoCreation: bool = False
     ) -> dict[str, Any]:
         t = await topic_of(tenant, namespace, topic)
-        n = await resources.get_partitions(t)
-        if n == 0 and checkAllowAutoCreation and not t.is_partition:
-            auto = await service.auto_topic_creation(t.namespace)
-            if (
-                auto.allow_auto_topic_creation
-                and auto.topic_type == "partitioned"
-                and str(t) not in await service.list_topics(t.namespace, persistent)
-            ):
-                n = auto.default_num_partitions or 1
-                with contextlib.suppress(PartitionedTopicExists):  # a concurrent creation
-                    await resources.create_partitioned_topic(t, n)
-                n = await resources.get_partitions(t)
-                await create_partitions(t, 0, n)
+        if checkAllowAutoCreation:
+            n = await service.partitions_auto_created(t)
+        else:
+            n = await resources.get_partitions(t)
         return {"partitions": n, "deleted": False}
 
     @api.delete("/{topic}/partitions", status_code=NO_CONTENT, summary="Delete a partitioned topic")

@@ -297,7 +297,10 @@ class ServerCnx:
     async def _partitioned_metadata(self, request: pb.CommandPartitionedTopicMetadata) -> None:
         async def work() -> pb.BaseCommand:
             topic = TopicName.parse(request.topic)
-            partitions = await self.service.partitions(topic)
+            if request.metadata_auto_creation_enabled:
+                partitions = await self.service.partitions_auto_created(topic)
+            else:
+                partitions = await self.service.partitions(topic)
             return commands.partitioned_metadata_response(request.request_id, partitions)
 
         await self.request(request.request_id, work, commands.partitioned_metadata_failed)

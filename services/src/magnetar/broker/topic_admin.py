@@ -15,6 +15,7 @@ Concurrency: called from the admin's request tasks on the broker's loop.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +33,7 @@ from magnetar.broker.policy_defaults import (
 )
 from magnetar.broker.resource_errors import (
     NamespaceNotFound,
+    PartitionedTopicExists,
     SubscriptionBusy,
     SubscriptionExists,
     TopicBusy,
@@ -212,6 +214,9 @@ class TopicAdmin:
     async def unload_topic(self, topic: TopicName) -> None:
         raise NotImplementedError
 
+    async def list_topics(self, namespace: NamespaceName, persistent: bool = True) -> list[str]:
+        raise NotImplementedError
+
     async def _persistent(self, t: TopicName) -> PersistentTopic:
         topic = await self.get_topic(t, create=False)
         if not isinstance(topic, PersistentTopic):
@@ -338,6 +343,35 @@ class TopicAdmin:
         """The namespace's autoTopicCreation override, else the broker's setting."""
         policies = await self.resources.get_policies(ns)
         return effective_auto_topic_creation(policies, self.policy_defaults)
+
+    async def partitions_auto_created(self, t: TopicName) -> int:
+        """``t``'s partition count, first creating it as a partitioned topic when Pulsar would.
+
+        Pulsar creates partitioned-topic metadata on a metadata request when the effective
+        autoTopicCreation allows it with type ``partitioned`` and no non-partitioned topic of
+        that name exists; ``defaultNumPartitions`` partitions. A missing namespace creates
+        nothing (the producer or consumer that follows gets the namespace error).
+        """
+        n = await self.resources.get_partitions(t)
+        if n or t.is_partition:
+            return n
+        try:
+            auto = await self.auto_topic_creation(t.namespace)
+        except NamespaceNotFound:
+            return 0
+        if not (auto.allow_auto_topic_creation and auto.topic_type == "partitioned"):
+            return 0
+        if str(t) in await self.list_topics(t.namespace, t.is_persistent):
+            return 0
+        with contextlib.suppress(PartitionedTopicExists):  # a concurrent creation
+            await self.resources.create_partitioned_topic(t, auto.default_num_partitions or 1)
+        n = await self.resources.get_partitions(t)
+        if t.is_persistent:  # non-persistent partitions exist while they have clients
+            for i in range(n):
+                with contextlib.suppress(TopicExists):
+                    await self.create_topic(t.partition(i))
+        log.info("partitioned_topic_auto_created", topic=str(t), partitions=n)
+        return n
 
     async def policies_changed(self, ns: NamespaceName) -> None:
         """Apply ``ns``'s retention to its loaded persistent topics now (TTL: next check)."""
