@@ -7,12 +7,14 @@ from magnetar.broker.backlog_quota import (
     Backlog,
     BacklogQuotaConfig,
     LedgerSize,
-    ProducerBlockedQuotaExceededError,
-    ProducerBlockedQuotaExceededException,
     backlog_bytes,
     effective_quotas,
     eviction_position,
     exceeded,
+)
+from magnetar.broker.errors import (
+    ProducerBlockedQuotaExceededError,
+    ProducerBlockedQuotaExceededException,
 )
 from magnetar.broker.policies import BacklogQuota, Policies
 from magnetar.managed_ledger.position import position

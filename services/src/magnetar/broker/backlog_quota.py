@@ -35,7 +35,10 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from magnetar.broker.entry import entry_info
-from magnetar.broker.errors import BrokerError
+from magnetar.broker.errors import (
+    ProducerBlockedQuotaExceededError,
+    ProducerBlockedQuotaExceededException,
+)
 from magnetar.broker.message_expiry import expire_subscription
 from magnetar.broker.names import NamespaceName
 from magnetar.broker.persistent_topic import PersistentTopic
@@ -45,9 +48,7 @@ from magnetar.cancellation import cancel_and_wait
 from magnetar.errors import MagnetarError
 from magnetar.ids import EntryId
 from magnetar.managed_ledger import ManagedLedger, Position
-from magnetar.protocol.errors import register_server_error
 from magnetar.telemetry import get_logger
-from magnetar.wire import pulsar_api_pb2 as pb
 
 log = get_logger(__name__)
 
@@ -57,32 +58,6 @@ HOLD = "producer_request_hold"
 EXCEPTION = "producer_exception"
 EVICTION = "consumer_backlog_eviction"
 EVICTION_TARGET_FACTOR = 0.9
-
-
-class ProducerBlockedQuotaExceededError(BrokerError):
-    """producer_request_hold: the client retries until the backlog drops (or it times out)."""
-
-    retryable = True
-
-    def __init__(self, topic: str, quota_type: str) -> None:
-        super().__init__(f"cannot create producer on {topic}: backlog quota {quota_type} exceeded")
-        self.topic = topic
-        self.quota_type = quota_type
-
-
-class ProducerBlockedQuotaExceededException(BrokerError):
-    """producer_exception: the client fails the producer and its pending sends."""
-
-    def __init__(self, topic: str, quota_type: str) -> None:
-        super().__init__(f"cannot create producer on {topic}: backlog quota {quota_type} exceeded")
-        self.topic = topic
-        self.quota_type = quota_type
-
-
-register_server_error(ProducerBlockedQuotaExceededError, pb.ProducerBlockedQuotaExceededError)
-register_server_error(
-    ProducerBlockedQuotaExceededException, pb.ProducerBlockedQuotaExceededException
-)
 
 
 @dataclass(frozen=True, slots=True)

@@ -94,6 +94,26 @@ class UnsupportedRequest(BrokerError):
     """A command the broker does not implement."""
 
 
+class ProducerBlockedQuotaExceededError(BrokerError):
+    """producer_request_hold: the client retries until the backlog drops (or it times out)."""
+
+    retryable = True
+
+    def __init__(self, topic: str, quota_type: str) -> None:
+        super().__init__(f"cannot create producer on {topic}: backlog quota {quota_type} exceeded")
+        self.topic = topic
+        self.quota_type = quota_type
+
+
+class ProducerBlockedQuotaExceededException(BrokerError):
+    """producer_exception: the client fails the producer and its pending sends."""
+
+    def __init__(self, topic: str, quota_type: str) -> None:
+        super().__init__(f"cannot create producer on {topic}: backlog quota {quota_type} exceeded")
+        self.topic = topic
+        self.quota_type = quota_type
+
+
 _TABLE: list[tuple[type[BaseException], pb.ServerError.ValueType]] = [
     (InvalidTopicName, pb.InvalidTopicName),
     (TopicNotFound, pb.TopicNotFound),
@@ -112,6 +132,8 @@ _TABLE: list[tuple[type[BaseException], pb.ServerError.ValueType]] = [
     (ManagedLedgerClosed, pb.ServiceNotReady),
     (TooManyPendingAdds, pb.TooManyRequests),
     (CursorNotFound, pb.SubscriptionNotFound),
+    (ProducerBlockedQuotaExceededError, pb.ProducerBlockedQuotaExceededError),
+    (ProducerBlockedQuotaExceededException, pb.ProducerBlockedQuotaExceededException),
 ]
 
 for _error, _code in _TABLE:
