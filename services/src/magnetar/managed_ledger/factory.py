@@ -84,13 +84,17 @@ class ManagedLedgerFactory:
     async def exists(self, name: str) -> bool:
         return await self._store.get(keys.managed_ledger_info(name)) is not None
 
-    async def delete(self, name: str) -> None:
-        """Delete ``name``: its cursors, its info and all its ledgers."""
+    async def delete(self, name: str, config: ManagedLedgerConfig | None = None) -> None:
+        """Delete ``name``: its cursors, its info and all its ledgers.
+
+        A ledger that is not open is opened first, with ``config`` (its ensemble settings must
+        be satisfiable by the bookies there are, so pass the config it was written with).
+        """
         ml = self._ledgers.get(name)
         if ml is None or ml.state is not State.OPEN:
             if not await self.exists(name):
                 raise ManagedLedgerNotFound(name)
-            ml = await self.open(name)
+            ml = await self.open(name, config)
         await ml.delete()
 
     async def close(self) -> None:
