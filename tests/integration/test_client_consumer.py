@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from magnetar.client.client import Client
-from magnetar.client.consumer import Consumer, ReceiveTimeout
-from magnetar.client.errors import ConsumerBusy, InvalidConfiguration
+from magnetar.client.consumer import Consumer
+from magnetar.client.errors import ConsumerBusy, InvalidConfiguration, ReceiveTimeout
 from magnetar.protocol.message_id import MessageId
 from tests.kit.standalone import StandaloneProcess, topic_name
 

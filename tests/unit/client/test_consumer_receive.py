@@ -7,8 +7,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from magnetar.client.compression import compress
-from magnetar.client.consumer import ConsumerOptions, ReceiverPermits, is_prior, unpack_entry
 from magnetar.client.errors import DecompressionError, InvalidConfiguration
+from magnetar.client.receiver import ConsumerOptions, ReceiverPermits, is_prior, unpack_entry
 from magnetar.protocol.batch import build_batch
 from magnetar.protocol.message_id import EARLIEST, LATEST, MessageId, ack_set_from_bits
 from magnetar.wire import pulsar_api_pb2 as pb

@@ -46,6 +46,10 @@ class OperationTimeout(ClientError):
     retryable = True
 
 
+class ReceiveTimeout(OperationTimeout):
+    """``receive(timeout_s)`` found no message in time."""
+
+
 class SendTimeout(OperationTimeout):
     """A message was not acknowledged by the broker within the producer's send timeout."""
 
