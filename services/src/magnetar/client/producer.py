@@ -35,7 +35,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict, Unpack
 
 from magnetar.cancellation import cancel_and_wait
 from magnetar.client.batch_builder import BatchBuilder, OpSend, PendingMessage, build_single
@@ -63,6 +63,25 @@ if TYPE_CHECKING:
     from magnetar.client.client import Client
 
 log = get_logger(__name__)
+
+
+class SendOptions(TypedDict, total=False):
+    """What one message may carry besides its payload (every ``send*`` method's keywords).
+
+    ``key`` and ``partition_key`` are aliases (the official clients use both names); the key
+    routes the message on a partitioned topic. ``deliver_after_ms`` is relative to now,
+    ``deliver_at_ms`` absolute (epoch milliseconds). ``sequence_id`` overrides the producer's
+    own counter (for deduplication).
+    """
+
+    key: str | None
+    partition_key: str | None
+    properties: Mapping[str, str] | None
+    event_time_ms: int | None
+    sequence_id: int | None
+    ordering_key: bytes | None
+    deliver_at_ms: int | None
+    deliver_after_ms: int | None
 
 
 @dataclass(frozen=True)
@@ -275,28 +294,10 @@ class Producer:
     async def send(
         self,
         data: bytes,
-        *,
-        key: str | None = None,
-        partition_key: str | None = None,
-        properties: Mapping[str, str] | None = None,
-        event_time_ms: int | None = None,
-        sequence_id: int | None = None,
-        ordering_key: bytes | None = None,
-        deliver_at_ms: int | None = None,
-        deliver_after_ms: int | None = None,
+        **options: Unpack[SendOptions],
     ) -> MessageId:
         """Publish ``data`` and wait for the broker's receipt; returns the message id."""
-        future = await self.send_async(
-            data,
-            key=key,
-            partition_key=partition_key,
-            properties=properties,
-            event_time_ms=event_time_ms,
-            sequence_id=sequence_id,
-            ordering_key=ordering_key,
-            deliver_at_ms=deliver_at_ms,
-            deliver_after_ms=deliver_after_ms,
-        )
+        future = await self.send_async(data, **options)
         if self._conn is not None and self._conn.is_open:
             # On loss the reattach resends; the future still completes or times out.
             with contextlib.suppress(ConnectionLost):
@@ -306,21 +307,10 @@ class Producer:
     async def send_async(
         self,
         data: bytes,
-        *,
-        key: str | None = None,
-        partition_key: str | None = None,
-        properties: Mapping[str, str] | None = None,
-        event_time_ms: int | None = None,
-        sequence_id: int | None = None,
-        ordering_key: bytes | None = None,
-        deliver_at_ms: int | None = None,
-        deliver_after_ms: int | None = None,
+        **options: Unpack[SendOptions],
     ) -> asyncio.Future[MessageId]:
         """Enqueue ``data`` (waiting for queue space if configured); returns its receipt future."""
-        message = self._new_message(
-            data, key, partition_key, properties, event_time_ms, sequence_id, ordering_key,
-            deliver_at_ms, deliver_after_ms,
-        )  # fmt: skip
+        message = self._new_message(data, options)
         while self._permits <= 0:
             if not self._options.block_if_queue_full:
                 raise ProducerQueueIsFull(
@@ -334,21 +324,10 @@ class Producer:
     def send_nowait(
         self,
         data: bytes,
-        *,
-        key: str | None = None,
-        partition_key: str | None = None,
-        properties: Mapping[str, str] | None = None,
-        event_time_ms: int | None = None,
-        sequence_id: int | None = None,
-        ordering_key: bytes | None = None,
-        deliver_at_ms: int | None = None,
-        deliver_after_ms: int | None = None,
+        **options: Unpack[SendOptions],
     ) -> asyncio.Future[MessageId]:
         """Enqueue without waiting; raises ProducerQueueIsFull when the queue is full."""
-        message = self._new_message(
-            data, key, partition_key, properties, event_time_ms, sequence_id, ordering_key,
-            deliver_at_ms, deliver_after_ms,
-        )  # fmt: skip
+        message = self._new_message(data, options)
         if self._permits <= 0:
             raise ProducerQueueIsFull(
                 f"{self._options.max_pending_messages} messages pending on {self.topic}"
@@ -371,32 +350,27 @@ class Producer:
         if self._state in (_State.CLOSING, _State.CLOSED):
             raise ProducerClosed(f"producer on {self.topic} is closed")
 
-    def _new_message(
-        self,
-        data: bytes,
-        key: str | None,
-        partition_key: str | None,
-        properties: Mapping[str, str] | None,
-        event_time_ms: int | None,
-        sequence_id: int | None,
-        ordering_key: bytes | None,
-        deliver_at_ms: int | None,
-        deliver_after_ms: int | None,
-    ) -> PendingMessage:
+    def _new_message(self, data: bytes, options: SendOptions) -> PendingMessage:
         self._check_usable()
         if not isinstance(data, (bytes, bytearray, memoryview)):
             raise TypeError(f"data must be bytes, not {type(data).__name__}")
+        key, partition_key = options.get("key"), options.get("partition_key")
         if key is not None and partition_key is not None and key != partition_key:
             raise ValueError("key and partition_key are aliases; give one")
+        deliver_at_ms, deliver_after_ms = (
+            options.get("deliver_at_ms"),
+            options.get("deliver_after_ms"),
+        )
         if deliver_after_ms is not None:
             deliver_at_ms = int(time.time() * 1000) + deliver_after_ms
+        sequence_id = options.get("sequence_id")
         return PendingMessage(
             payload=bytes(data),
             sequence_id=-1 if sequence_id is None else sequence_id,
             key=key if key is not None else partition_key,
-            properties=dict(properties or {}),
-            event_time_ms=event_time_ms,
-            ordering_key=ordering_key,
+            properties=dict(options.get("properties") or {}),
+            event_time_ms=options.get("event_time_ms"),
+            ordering_key=options.get("ordering_key"),
             deliver_at_ms=deliver_at_ms,
             future=asyncio.get_running_loop().create_future(),
         )
@@ -609,84 +583,31 @@ class PartitionedProducer:
     def last_sequence_id(self) -> int:
         return max(p.last_sequence_id for p in self.producers)
 
-    def _route(self, data: bytes, key: str | None, partition_key: str | None) -> Producer:
-        chosen = key if key is not None else partition_key
+    def _route(self, data: bytes, options: SendOptions) -> Producer:
+        key = options.get("key")
+        chosen = key if key is not None else options.get("partition_key")
         return self.producers[self.router.choose(chosen, len(data))]
 
     async def send(
         self,
         data: bytes,
-        *,
-        key: str | None = None,
-        partition_key: str | None = None,
-        properties: Mapping[str, str] | None = None,
-        event_time_ms: int | None = None,
-        sequence_id: int | None = None,
-        ordering_key: bytes | None = None,
-        deliver_at_ms: int | None = None,
-        deliver_after_ms: int | None = None,
+        **options: Unpack[SendOptions],
     ) -> MessageId:
-        return await self._route(data, key, partition_key).send(
-            data,
-            key=key,
-            partition_key=partition_key,
-            properties=properties,
-            event_time_ms=event_time_ms,
-            sequence_id=sequence_id,
-            ordering_key=ordering_key,
-            deliver_at_ms=deliver_at_ms,
-            deliver_after_ms=deliver_after_ms,
-        )
+        return await self._route(data, options).send(data, **options)
 
     async def send_async(
         self,
         data: bytes,
-        *,
-        key: str | None = None,
-        partition_key: str | None = None,
-        properties: Mapping[str, str] | None = None,
-        event_time_ms: int | None = None,
-        sequence_id: int | None = None,
-        ordering_key: bytes | None = None,
-        deliver_at_ms: int | None = None,
-        deliver_after_ms: int | None = None,
+        **options: Unpack[SendOptions],
     ) -> asyncio.Future[MessageId]:
-        return await self._route(data, key, partition_key).send_async(
-            data,
-            key=key,
-            partition_key=partition_key,
-            properties=properties,
-            event_time_ms=event_time_ms,
-            sequence_id=sequence_id,
-            ordering_key=ordering_key,
-            deliver_at_ms=deliver_at_ms,
-            deliver_after_ms=deliver_after_ms,
-        )
+        return await self._route(data, options).send_async(data, **options)
 
     def send_nowait(
         self,
         data: bytes,
-        *,
-        key: str | None = None,
-        partition_key: str | None = None,
-        properties: Mapping[str, str] | None = None,
-        event_time_ms: int | None = None,
-        sequence_id: int | None = None,
-        ordering_key: bytes | None = None,
-        deliver_at_ms: int | None = None,
-        deliver_after_ms: int | None = None,
+        **options: Unpack[SendOptions],
     ) -> asyncio.Future[MessageId]:
-        return self._route(data, key, partition_key).send_nowait(
-            data,
-            key=key,
-            partition_key=partition_key,
-            properties=properties,
-            event_time_ms=event_time_ms,
-            sequence_id=sequence_id,
-            ordering_key=ordering_key,
-            deliver_at_ms=deliver_at_ms,
-            deliver_after_ms=deliver_after_ms,
-        )
+        return self._route(data, options).send_nowait(data, **options)
 
     async def flush(self) -> None:
         await asyncio.gather(*(p.flush() for p in self.producers))
@@ -717,4 +638,10 @@ async def create_producer(
     return handle
 
 
-__all__ = ["PartitionedProducer", "Producer", "ProducerOptions", "create_producer"]
+__all__ = [
+    "PartitionedProducer",
+    "Producer",
+    "ProducerOptions",
+    "SendOptions",
+    "create_producer",
+]
