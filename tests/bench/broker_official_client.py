@@ -9,13 +9,20 @@ Usage::
 Starts one standalone process on loopback (journal fdatasync on), then for each scenario
 (batched or unbatched producers; one topic, or a topic of 8 partitions) runs:
 
-- **max**: ``--producers`` threads, each with its own producer and up to ``--pending`` async
-  sends in flight (``block_if_queue_full``), for ``--seconds``; one consumer thread receives
-  and acknowledges everything (a Shared subscription created before producing). Reports publish
-  throughput (acknowledged sends per second, MB/s of payload), publish latency p50/p99 (send
-  call to receipt callback) and end-to-end throughput (messages received per second);
+- **max**: ``--producers`` producer *processes*, each with its own client and producer and up to
+  ``--pending`` async sends in flight (``block_if_queue_full``), for ``--seconds``; one consumer
+  process receives and acknowledges everything (a Shared subscription created before
+  producing). Reports publish throughput (acknowledged sends per second, MB/s of payload),
+  publish latency p50/p99 (send call to receipt callback) and end-to-end throughput (messages
+  received per second);
 - **half**: the same at half the measured max rate (each producer paces its sends), reporting
   latency p50/p99 at a moderate load.
+
+Producers and the consumer are separate processes so the load generator is not one Python
+process serialised on its GIL (with threads it was: its callbacks queued behind each other and
+the broker idled). The window is measured in CLOCK_MONOTONIC, which every process shares.
+After each run the broker's topic stats give the messages per stored entry (``msgs/entry``):
+the batch size the broker really saw.
 
 Prints one line per run, a table, and one ``BENCH_JSON {...}`` line (also written to ``--json``).
 ``--hold-s N`` keeps the load of the first scenario running N seconds longer and prints the
@@ -27,14 +34,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import os
 import platform
 import sys
 import tempfile
-import threading
 import time
 import urllib.request
 import uuid
+from array import array
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -42,6 +50,7 @@ from typing import Any
 from tests.kit.standalone import StandaloneProcess
 
 SCENARIOS = ("unbatched-1", "batched-1", "unbatched-8", "batched-8")
+_CTX = multiprocessing.get_context("spawn")
 
 
 @dataclass(frozen=True)
@@ -58,6 +67,7 @@ class Result:
     consumed: int
     e2e_msg_s: float
     errors: int
+    msgs_per_entry: float
 
 
 def _percentile(values: list[float], q: float) -> float:
@@ -84,156 +94,193 @@ def machine() -> dict[str, str | int]:
     }
 
 
-def create_partitioned(sa: StandaloneProcess, topic: str, partitions: int) -> None:
-    path = topic.removeprefix("persistent://")
+def _admin(sa: StandaloneProcess, method: str, path: str, body: Any = None) -> Any:
     request = urllib.request.Request(
-        f"{sa.web_url}/admin/v2/persistent/{path}/partitions",
-        data=json.dumps(partitions).encode(),
-        method="PUT",
+        f"{sa.web_url}/admin/v2/persistent/{path}",
+        data=None if body is None else json.dumps(body).encode(),
+        method=method,
         headers={"Content-Type": "application/json"},
     )
-    with urllib.request.urlopen(request, timeout=10):
-        pass
+    with urllib.request.urlopen(request, timeout=10) as response:
+        text = response.read()
+    return json.loads(text) if text else None
 
 
-class Load:
-    """Producer threads (optionally paced) and one consumer thread on one topic."""
-
-    def __init__(self, pulsar: Any, client: Any, topic: str, args: argparse.Namespace,
-                 batched: bool, rate: float) -> None:  # fmt: skip
-        self.pulsar = pulsar
-        self.client = client
-        self.topic = topic
-        self.args = args
-        self.batched = batched
-        self.rate = rate
-        self.payload = os.urandom(args.size)
-        self.lock = threading.Lock()
-        self.latencies: list[float] = []
-        self.published = 0
-        self.errors = 0
-        self.consumed = 0
-        self.measuring = False
-        self.stop = threading.Event()
-        self.consumer = client.subscribe(
-            topic, "bench", consumer_type=pulsar.ConsumerType.Shared, receiver_queue_size=5000
-        )
-        self.threads = [threading.Thread(target=self._consume, daemon=True)]
-        self.threads += [
-            threading.Thread(target=self._produce, args=(i,), daemon=True)
-            for i in range(args.producers)
-        ]
-
-    def _producer(self) -> Any:
-        return self.client.create_producer(
-            self.topic,
-            batching_enabled=self.batched,
-            batching_max_messages=1000,
-            batching_max_publish_delay_ms=1,
-            max_pending_messages=self.args.pending,
-            block_if_queue_full=True,
-            message_routing_mode=self.pulsar.PartitionsRoutingMode.RoundRobinDistribution,
-        )
-
-    def _produce(self, index: int) -> None:
-        producer = self._producer()
-        per_thread = self.rate / self.args.producers if self.rate else 0.0
-        next_at = time.perf_counter()
-
-        def done(res: Any, _mid: Any, sent: float) -> None:
-            now = time.perf_counter()
-            with self.lock:
-                if not self.measuring:
-                    return
-                if res == self.pulsar.Result.Ok:
-                    self.published += 1
-                    self.latencies.append(now - sent)
-                else:
-                    self.errors += 1
-
-        while not self.stop.is_set():
-            if per_thread:
-                next_at += 1.0 / per_thread
-                delay = next_at - time.perf_counter()
-                if delay > 0:
-                    time.sleep(delay)
-            sent = time.perf_counter()
-            producer.send_async(self.payload, lambda r, m, s=sent: done(r, m, s))
-        producer.flush()
-        producer.close()
-
-    def _consume(self) -> None:
-        while not self.stop.is_set():
-            try:
-                msg = self.consumer.receive(timeout_millis=200)
-            except self.pulsar.Timeout:
-                continue
-            self.consumer.acknowledge(msg)
-            if self.measuring:
-                self.consumed += 1
-
-    def run(self, scenario: str, mode: str, warmup_s: float, seconds: float, hold_s: float,
-            pid: int) -> Result:  # fmt: skip
-        for t in self.threads:
-            t.start()
-        time.sleep(warmup_s)
-        if hold_s:
-            print(f"profiling window: standalone pid {pid}, {hold_s:.0f} s", flush=True)
-            time.sleep(hold_s)
-        with self.lock:
-            self.measuring = True
-            self.latencies.clear()
-        self.consumed = 0
-        start = time.perf_counter()
-        time.sleep(seconds)
-        with self.lock:
-            self.measuring = False
-            elapsed = time.perf_counter() - start
-            published, latencies, errors = self.published, list(self.latencies), self.errors
-        consumed = self.consumed
-        self.stop.set()
-        for t in self.threads:
-            t.join(timeout=30)
-        self.consumer.close()
-        return Result(
-            scenario=scenario,
-            mode=mode,
-            target_msg_s=round(self.rate, 1),
-            seconds=round(elapsed, 2),
-            published=published,
-            publish_msg_s=round(published / elapsed, 1),
-            publish_mb_s=round(published * self.args.size / elapsed / 1e6, 2),
-            p50_ms=round(_percentile(latencies, 0.50) * 1000, 2),
-            p99_ms=round(_percentile(latencies, 0.99) * 1000, 2),
-            consumed=consumed,
-            e2e_msg_s=round(consumed / elapsed, 1),
-            errors=errors,
-        )
+def create_partitioned(sa: StandaloneProcess, topic: str, partitions: int) -> None:
+    _admin(sa, "PUT", f"{topic.removeprefix('persistent://')}/partitions", partitions)
 
 
-def run_scenario(pulsar: Any, sa: StandaloneProcess, scenario: str, args: argparse.Namespace,
-                 rate: float, hold_s: float) -> Result:  # fmt: skip
+def messages_per_entry(sa: StandaloneProcess, topic: str, partitions: int) -> float:
+    """Messages in / entries stored over the topic's partitions (0 if the stats are missing)."""
+    path = topic.removeprefix("persistent://")
+    names = [path] if partitions == 1 else [f"{path}-partition-{i}" for i in range(partitions)]
+    messages = entries = 0
+    try:
+        for name in names:
+            messages += int(_admin(sa, "GET", f"{name}/stats").get("msgInCounter", 0))
+            entries += int(_admin(sa, "GET", f"{name}/internalStats").get("numberOfEntries", 0))
+    except (OSError, ValueError):
+        return 0.0
+    return round(messages / entries, 1) if entries else 0.0
+
+
+# ---------------------------------------------------------------------- child processes
+
+
+def _client(pulsar: Any, spec: dict[str, Any]) -> Any:
+    return pulsar.Client(spec["service_url"], operation_timeout_seconds=30, io_threads=1,
+                         logger=pulsar.ConsoleLogger(pulsar.LoggerLevel.Error))  # fmt: skip
+
+
+def producer_main(spec: dict[str, Any], ready: Any, window: Any, out: Any) -> None:
+    """One client and one producer, paced at ``spec['rate']`` (0: flat out) until the end."""
+    import pulsar
+
+    client = _client(pulsar, spec)
+    producer = client.create_producer(
+        spec["topic"],
+        batching_enabled=spec["batched"],
+        batching_max_messages=1000,
+        batching_max_publish_delay_ms=1,
+        max_pending_messages=spec["pending"],
+        block_if_queue_full=True,
+        message_routing_mode=pulsar.PartitionsRoutingMode.RoundRobinDistribution,
+    )
+    payload = os.urandom(spec["size"])
+    done: list[tuple[float, float]] = []
+    errors = [0]
+    ok = pulsar.Result.Ok
+
+    def callback(res: Any, _mid: Any, sent: float) -> None:
+        if res == ok:
+            now = time.monotonic()
+            done.append((now, now - sent))
+        else:
+            errors[0] += 1
+
+    ready.set()
+    start, end = _wait_window(window)
+    rate = spec["rate"]
+    next_at = time.monotonic()
+    while (now := time.monotonic()) < end:
+        if rate:
+            next_at += 1.0 / rate
+            delay = next_at - now
+            if delay > 0:
+                time.sleep(delay)
+        sent = time.monotonic()
+        producer.send_async(payload, lambda r, m, s=sent: callback(r, m, s))
+    producer.flush()
+    latencies = array("d", (lat for at, lat in list(done) if start <= at < end))
+    out.put(("producer", len(latencies), errors[0], latencies.tobytes()))
+    producer.close()
+    client.close()
+
+
+def consumer_main(spec: dict[str, Any], ready: Any, window: Any, out: Any) -> None:
+    """The Shared subscription's one consumer: receives and acknowledges everything."""
+    import pulsar
+
+    client = _client(pulsar, spec)
+    consumer = client.subscribe(
+        spec["topic"], "bench", consumer_type=pulsar.ConsumerType.Shared, receiver_queue_size=5000
+    )
+    ready.set()
+    start, end = _wait_window(window)
+    consumed = 0
+    while (now := time.monotonic()) < end + 0.5:
+        try:
+            msg = consumer.receive(timeout_millis=200)
+        except pulsar.Timeout:
+            continue
+        consumer.acknowledge(msg)
+        if start <= now < end:
+            consumed += 1
+    out.put(("consumer", consumed, 0, b""))
+    consumer.close()
+    client.close()
+
+
+def _wait_window(window: Any) -> tuple[float, float]:
+    """Block until the parent publishes the measured window (CLOCK_MONOTONIC seconds)."""
+    deadline = time.monotonic() + 120
+    while window[1] == 0.0:
+        if time.monotonic() > deadline:
+            raise TimeoutError("no measurement window from the parent")
+        time.sleep(0.01)
+    return window[0], window[1]
+
+
+# ---------------------------------------------------------------------- parent
+
+
+def run_scenario(sa: StandaloneProcess, scenario: str, args: argparse.Namespace, rate: float,
+                 hold_s: float) -> Result:  # fmt: skip
     batched = scenario.startswith("batched")
     partitions = int(scenario.rsplit("-", 1)[1])
     topic = f"persistent://public/default/bench-{scenario}-{uuid.uuid4().hex[:6]}"
     if partitions > 1:
         create_partitioned(sa, topic, partitions)
-    client = pulsar.Client(
-        sa.service_url,
-        operation_timeout_seconds=30,
-        io_threads=2,
-        logger=pulsar.ConsoleLogger(pulsar.LoggerLevel.Error),
+    spec = {"service_url": sa.service_url, "topic": topic, "size": args.size,
+            "pending": args.pending, "batched": batched,
+            "rate": rate / args.producers if rate else 0.0}  # fmt: skip
+    window = _CTX.Array("d", [0.0, 0.0], lock=False)
+    out = _CTX.Queue()
+    consumer_ready = _CTX.Event()
+    consumer = _CTX.Process(target=consumer_main, args=(spec, consumer_ready, window, out))
+    consumer.start()
+    if not consumer_ready.wait(60):
+        raise TimeoutError("the consumer did not subscribe")
+    producers = []
+    for _ in range(args.producers):
+        ready = _CTX.Event()
+        proc = _CTX.Process(target=producer_main, args=(spec, ready, window, out))
+        proc.start()
+        producers.append((proc, ready))
+    for _, ready in producers:
+        if not ready.wait(60):
+            raise TimeoutError("a producer did not connect")
+    start = time.monotonic() + args.warmup + hold_s
+    window[0] = start
+    window[1] = start + args.seconds
+    if hold_s:
+        print(f"profiling window: standalone pid {sa.process.pid if sa.process else -1}, "
+              f"{hold_s:.0f} s", flush=True)  # fmt: skip
+    published = errors = consumed = 0
+    latencies: list[float] = []
+    for _ in range(args.producers + 1):
+        kind, count, errs, blob = out.get(timeout=args.warmup + hold_s + args.seconds + 120)
+        if kind == "consumer":
+            consumed = count
+        else:
+            published += count
+            errors += errs
+            values = array("d")
+            values.frombytes(blob)
+            latencies.extend(values)
+    for proc in [consumer] + [p for p, _ in producers]:
+        proc.join(timeout=30)
+    elapsed = args.seconds
+    result = Result(
+        scenario=scenario,
+        mode="half" if rate else "max",
+        target_msg_s=round(rate, 1),
+        seconds=round(elapsed, 2),
+        published=published,
+        publish_msg_s=round(published / elapsed, 1),
+        publish_mb_s=round(published * args.size / elapsed / 1e6, 2),
+        p50_ms=round(_percentile(latencies, 0.50) * 1000, 2),
+        p99_ms=round(_percentile(latencies, 0.99) * 1000, 2),
+        consumed=consumed,
+        e2e_msg_s=round(consumed / elapsed, 1),
+        errors=errors,
+        msgs_per_entry=messages_per_entry(sa, topic, partitions),
     )
-    try:
-        load = Load(pulsar, client, topic, args, batched, rate)
-        result = load.run(scenario, "half" if rate else "max", args.warmup, args.seconds, hold_s,
-                          sa.process.pid if sa.process else -1)  # fmt: skip
-    finally:
-        client.close()
     print(
         f"{result.scenario:<12} {result.mode:<4} {result.publish_msg_s:>9.0f} msg/s "
         f"{result.publish_mb_s:>6.2f} MB/s  p50 {result.p50_ms:>7.2f} ms  "
-        f"p99 {result.p99_ms:>7.2f} ms  e2e {result.e2e_msg_s:>9.0f} msg/s"
+        f"p99 {result.p99_ms:>7.2f} ms  e2e {result.e2e_msg_s:>9.0f} msg/s  "
+        f"msgs/entry {result.msgs_per_entry:>5.1f}"
         f"{f'  errors {result.errors}' if result.errors else ''}",
         flush=True,
     )
@@ -241,13 +288,13 @@ def run_scenario(pulsar: Any, sa: StandaloneProcess, scenario: str, args: argpar
 
 
 def table(results: list[Result]) -> str:
-    head = "| scenario | run | msg/s | MB/s | p50 publish | p99 publish | e2e msg/s |"
-    lines = [head, "|---|---|---|---|---|---|---|"]
+    head = "| scenario | run | msg/s | MB/s | p50 publish | p99 publish | e2e msg/s | msgs/entry |"
+    lines = [head, "|---|---|---|---|---|---|---|---|"]
     for r in results:
         run = "max" if r.mode == "max" else f"half ({r.target_msg_s:,.0f}/s)"
         lines.append(
             f"| {r.scenario} | {run} | {r.publish_msg_s:,.0f} | {r.publish_mb_s:.2f} | "
-            f"{r.p50_ms:.1f} ms | {r.p99_ms:.1f} ms | {r.e2e_msg_s:,.0f} |"
+            f"{r.p50_ms:.1f} ms | {r.p99_ms:.1f} ms | {r.e2e_msg_s:,.0f} | {r.msgs_per_entry:.1f} |"
         )
     return "\n".join(lines)
 
@@ -257,7 +304,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=10.0, help="measured time per run")
     parser.add_argument("--warmup", type=float, default=2.0, help="unmeasured time per run")
     parser.add_argument("--size", type=int, default=1024, help="payload bytes")
-    parser.add_argument("--producers", type=int, default=4, help="producer threads")
+    parser.add_argument("--producers", type=int, default=4, help="producer processes")
     parser.add_argument("--pending", type=int, default=1000, help="async sends per producer")
     parser.add_argument("--scenarios", default=",".join(SCENARIOS))
     parser.add_argument("--no-half-rate", action="store_true", help="skip the half-rate runs")
@@ -265,7 +312,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="also write the results here")
     args = parser.parse_args(argv)
     try:
-        import pulsar
+        import pulsar  # noqa: F401  # only checked here; the child processes use it
     except ImportError:
         print("pulsar-client is not installed", file=sys.stderr)
         return 2
@@ -280,12 +327,10 @@ def main(argv: list[str] | None = None) -> int:
         try:
             for i, scenario in enumerate(scenarios):
                 hold = args.hold_s if i == 0 else 0.0
-                top = run_scenario(pulsar, sa, scenario, args, 0.0, hold)
+                top = run_scenario(sa, scenario, args, 0.0, hold)
                 results.append(top)
                 if not args.no_half_rate and top.publish_msg_s > 0:
-                    results.append(
-                        run_scenario(pulsar, sa, scenario, args, top.publish_msg_s / 2, 0.0)
-                    )
+                    results.append(run_scenario(sa, scenario, args, top.publish_msg_s / 2, 0.0))
         finally:
             code = sa.stop()
             if code != 0:
@@ -296,6 +341,8 @@ def main(argv: list[str] | None = None) -> int:
         "producers": args.producers,
         "pending": args.pending,
         "journal_fsync": True,
+        "load_generator": "one process per producer, one consumer process",
+        "loadavg_at_end": os.getloadavg(),
         "machine": machine(),
         "results": [asdict(r) for r in results],
     }

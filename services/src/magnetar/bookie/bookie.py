@@ -133,6 +133,24 @@ class PendingAdds:
         self._statuses = statuses
         self._durable = durable
 
+    def add_done_callback(self, callback: Callable[[list[Status]], None]) -> None:
+        """Call ``callback(statuses)`` once durable (soon, on the loop, if nothing was accepted).
+
+        A failed or cancelled journal write turns every OK into ``INTERNAL``, as :meth:`wait`.
+        """
+        statuses = self._statuses
+        if self._durable is None:
+            asyncio.get_running_loop().call_soon(callback, list(statuses))
+            return
+
+        def done(future: asyncio.Future[None]) -> None:
+            if future.cancelled() or future.exception() is not None:
+                callback([Status.INTERNAL if s is Status.OK else s for s in statuses])
+            else:
+                callback(list(statuses))
+
+        self._durable.add_done_callback(done)
+
     async def wait(self) -> list[Status]:
         if self._durable is None:
             return list(self._statuses)

@@ -1,7 +1,8 @@
 """The bookie's gRPC servicer: translate wire messages to :class:`Bookie` calls and back.
 
 Thin on purpose: every rule lives in :mod:`magnetar.bookie.bookie`. Expected conditions travel
-as ``Status`` codes in responses (the one mapping is :data:`WIRE_STATUS`); a bookie that is
+as ``Status`` codes in responses (the one mapping is :data:`magnetar.bookie.local.WIRE_STATUS`,
+and :class:`~magnetar.bookie.local.LocalBookie` builds every response); a bookie that is
 shutting down aborts calls with gRPC ``UNAVAILABLE``.
 
 ``AddEntries`` pipelines: a reader task takes batches off the stream and submits each batch's
@@ -23,9 +24,9 @@ from typing import Any
 
 import grpc
 
-from magnetar.bookie.bookie import AddOp, Bookie, PendingAdds, Status
+from magnetar.bookie.bookie import Bookie, PendingAdds
 from magnetar.bookie.errors import BookieError
-from magnetar.bookie.ledger_storage import StoredEntry
+from magnetar.bookie.local import WIRE_STATUS, LocalBookie, add_op
 from magnetar.telemetry import get_logger
 from magnetar.wire import bookie_pb2 as pb
 from magnetar.wire import bookie_pb2_grpc as pb_grpc
@@ -33,36 +34,14 @@ from magnetar.wire import bookie_pb2_grpc as pb_grpc
 log = get_logger(__name__)
 
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024
-_READ_CHUNK_BYTES = 4 * 1024 * 1024
-
-WIRE_STATUS: dict[Status, pb.Status.ValueType] = {
-    Status.OK: pb.OK,
-    Status.NO_SUCH_LEDGER: pb.NO_SUCH_LEDGER,
-    Status.NO_SUCH_ENTRY: pb.NO_SUCH_ENTRY,
-    Status.FENCED: pb.FENCED,
-    Status.READ_ONLY: pb.READ_ONLY,
-    Status.UNAUTHORIZED: pb.UNAUTHORIZED,
-    Status.BAD_REQUEST: pb.BAD_REQUEST,
-    Status.INTERNAL: pb.INTERNAL,
-    Status.TOO_MANY_REQUESTS: pb.TOO_MANY_REQUESTS,
-}
 
 Context = grpc.aio.ServicerContext[Any, Any]
-
-
-def _wire_entry(entry: StoredEntry) -> pb.Entry:
-    return pb.Entry(
-        ledger_id=entry.ledger_id,
-        entry_id=entry.entry_id,
-        last_add_confirmed=entry.lac,
-        payload=entry.payload,
-        digest=entry.digest,
-    )
 
 
 class BookieServicer(pb_grpc.BookieServicer):
     def __init__(self, bookie: Bookie, bookie_id: str, max_inflight_batches: int = 64) -> None:
         self._bookie = bookie
+        self._local = LocalBookie(bookie)
         self._bookie_id = bookie_id
         self._max_inflight = max_inflight_batches
 
@@ -93,18 +72,7 @@ class BookieServicer(pb_grpc.BookieServicer):
             try:
                 async for request in request_iterator:
                     await permits.acquire()
-                    ops = [
-                        AddOp(
-                            ledger_id=add.entry.ledger_id,
-                            entry_id=add.entry.entry_id,
-                            lac=add.entry.last_add_confirmed,
-                            payload=add.entry.payload,
-                            digest=add.entry.digest,
-                            master_key=add.master_key,
-                            recovery=add.recovery,
-                        )
-                        for add in request.entries
-                    ]
+                    ops = [add_op(add) for add in request.entries]
                     try:
                         pending = await self._bookie.submit_adds(ops)
                     except BookieError as exc:
@@ -137,7 +105,7 @@ class BookieServicer(pb_grpc.BookieServicer):
         self, request: pb.ReadEntryRequest, context: Context
     ) -> pb.ReadEntryResponse:
         try:
-            result = await self._bookie.read_entry(
+            return await self._local.read_entry(
                 request.ledger_id,
                 request.entry_id,
                 fence=request.fence,
@@ -145,90 +113,40 @@ class BookieServicer(pb_grpc.BookieServicer):
             )
         except BookieError as exc:
             await context.abort(grpc.StatusCode.UNAVAILABLE, str(exc))
-        response = pb.ReadEntryResponse(
-            status=WIRE_STATUS[result.status],
-            ledger_id=request.ledger_id,
-            entry_id=request.entry_id,
-            last_add_confirmed=result.lac,
-        )
-        if result.entry is not None:
-            response.entry_id = result.entry.entry_id
-            response.entry.CopyFrom(_wire_entry(result.entry))
-        return response
 
     async def ReadRange(
         self, request: pb.ReadRangeRequest, context: Context
     ) -> AsyncIterator[pb.ReadEntryResponse]:
-        first, last = request.first_entry_id, request.last_entry_id
-        budget = request.max_bytes
-        sent = False
-        while first <= last:
-            chunk = _READ_CHUNK_BYTES if budget == 0 else min(budget, _READ_CHUNK_BYTES)
-            status, entries = await self._bookie.read_range(request.ledger_id, first, last, chunk)
-            if status is not Status.OK or (not entries and not sent):
-                final = status if status is not Status.OK else Status.NO_SUCH_ENTRY
-                yield pb.ReadEntryResponse(
-                    status=WIRE_STATUS[final], ledger_id=request.ledger_id, entry_id=first
-                )
-                return
-            if not entries:
-                return
-            for entry in entries:
-                yield pb.ReadEntryResponse(
-                    status=pb.OK,
-                    ledger_id=entry.ledger_id,
-                    entry_id=entry.entry_id,
-                    entry=_wire_entry(entry),
-                    last_add_confirmed=entry.lac,
-                )
-                sent = True
-                if budget:
-                    budget = max(0, budget - len(entry.payload))
-            first = entries[-1].entry_id + 1
-            if request.max_bytes and budget == 0:
-                return
+        async for response in self._local.read_range(
+            request.ledger_id, request.first_entry_id, request.last_entry_id, request.max_bytes
+        ):
+            yield response
 
     async def ReadLastAddConfirmed(
         self, request: pb.ReadLacRequest, context: Context
     ) -> pb.ReadLacResponse:
-        result = self._bookie.read_lac(request.ledger_id)
-        return pb.ReadLacResponse(
-            status=WIRE_STATUS[result.status],
-            last_add_confirmed=result.lac,
-            last_entry_id=result.last_entry_id,
-        )
+        return await self._local.read_lac(request.ledger_id)
 
     async def Fence(self, request: pb.FenceRequest, context: Context) -> pb.FenceResponse:
         try:
-            result = await self._bookie.fence(request.ledger_id, request.master_key)
+            return await self._local.fence(request.ledger_id, request.master_key)
         except BookieError as exc:
             await context.abort(grpc.StatusCode.UNAVAILABLE, str(exc))
-        return pb.FenceResponse(
-            status=WIRE_STATUS[result.status],
-            last_add_confirmed=result.lac,
-            last_entry_id=result.last_entry_id,
-        )
 
     async def DeleteLedger(
         self, request: pb.DeleteLedgerRequest, context: Context
     ) -> pb.DeleteLedgerResponse:
         try:
-            status = await self._bookie.delete_ledger(request.ledger_id)
+            status = await self._local.delete_ledger(request.ledger_id)
         except BookieError as exc:
             await context.abort(grpc.StatusCode.UNAVAILABLE, str(exc))
-        return pb.DeleteLedgerResponse(status=WIRE_STATUS[status])
+        return pb.DeleteLedgerResponse(status=status)  # type: ignore[arg-type]
 
     async def ListLedgers(
         self, request: pb.ListLedgersRequest, context: Context
     ) -> AsyncIterator[pb.LedgerListing]:
-        for listing in await self._bookie.list_ledgers(request.include_ranges):
-            yield pb.LedgerListing(
-                ledger_id=listing.ledger_id,
-                entry_count=listing.entry_count,
-                last_entry_id=listing.last_entry_id,
-                fenced=listing.fenced,
-                ranges=[pb.EntryRange(first=f, last=la) for f, la in listing.ranges],
-            )
+        for listing in await self._local.list_ledgers(request.include_ranges):
+            yield listing
 
     async def GetInfo(self, request: pb.BookieInfoRequest, context: Context) -> pb.BookieInfo:
         disk = self._bookie.disk

@@ -1,7 +1,8 @@
 """The broker processes: ``magnetar standalone`` (everything in one) and ``magnetar broker``.
 
 Standalone start-up: RocksDB metadata at DIR/metadata -> bookie cookie -> the bookie (journal
-replay) at DIR/bookie, serving gRPC on a loopback port, registered -> the BookKeeper client ->
+replay) at DIR/bookie, serving gRPC on a loopback port (for external tools), registered -> the
+BookKeeper client, which reaches this bookie in-process (:class:`LocalBookie`, no gRPC) ->
 then the broker as below, with E=Wq=Aq=1 managed ledgers. On first start it creates cluster
 ``standalone``, tenant ``public`` and namespace ``public/default``.
 
@@ -27,6 +28,7 @@ from magnetar.bookie.bookie import Bookie, BookieConfig
 from magnetar.bookie.cookie import verify_or_create_cookie
 from magnetar.bookie.errors import CookieMismatch, StorageUnavailable
 from magnetar.bookie.journal import JournalConfig
+from magnetar.bookie.local import LocalBookie
 from magnetar.bookie.registration import Registration
 from magnetar.bookie.servicer import BookieServicer, start_server
 from magnetar.broker.names import NamespaceName
@@ -168,7 +170,11 @@ async def serve_standalone(
             try:
                 async with asyncio.timeout(30):
                     await registration.wait_registered()
-                bk = await BookKeeper.start(store, LedgerClientConfig(bookie_wait_s=10.0))
+                bk = await BookKeeper.start(
+                    store,
+                    LedgerClientConfig(bookie_wait_s=10.0),
+                    local_bookies={STANDALONE_BOOKIE_ID: LocalBookie(bookie)},
+                )
                 try:
                     await run_broker(settings, store, bk, stop, app_factory)
                 finally:

@@ -5,7 +5,8 @@
 Addresses of bookies that went away are remembered (a reader may still try them; the write path
 uses only :meth:`BookieRegistry.writable`). If the watch fails the registry re-lists after a
 backoff. :class:`BookiePool` keeps one :class:`BookieClient` per bookie id, rebuilt when the
-bookie's address changes.
+bookie's address changes, or a :class:`LocalBookieClient` for a bookie running in this process
+(``magnetar standalone``), whatever address it registered.
 
 Concurrency: one watcher task owned by the registry (cancelled in :meth:`close`); the query
 methods are plain reads, safe from any task on the loop.
@@ -15,12 +16,14 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Mapping
 
 from magnetar.backoff import Backoff
 from magnetar.ids import BookieId
 from magnetar.ledger.bookie_client import BookieClient
 from magnetar.ledger.config import LedgerClientConfig
 from magnetar.ledger.errors import BookieUnavailable, NotEnoughBookies
+from magnetar.ledger.local_bookie import InProcessBookie, LocalBookieClient
 from magnetar.metadata import EventType, MetadataStore, keys
 from magnetar.telemetry import get_logger
 from magnetar.wire import ledger_pb2
@@ -131,9 +134,16 @@ class BookiePool:
     ``bookie_quarantine_s`` (its registration may outlive a crash by a session timeout).
     """
 
-    def __init__(self, registry: BookieRegistry, config: LedgerClientConfig) -> None:
+    def __init__(
+        self,
+        registry: BookieRegistry,
+        config: LedgerClientConfig,
+        local: Mapping[BookieId, InProcessBookie] | None = None,
+    ) -> None:
         self._registry = registry
         self._config = config
+        self._local = dict(local or {})
+        self._local_clients: dict[BookieId, LocalBookieClient] = {}
         self._clients: dict[BookieId, BookieClient] = {}
         self._retired: list[BookieClient] = []
         self._quarantine: dict[BookieId, float] = {}
@@ -148,7 +158,13 @@ class BookiePool:
                 del self._quarantine[bookie]
         return frozenset(self._quarantine)
 
-    def client(self, bookie_id: BookieId) -> BookieClient:
+    def client(self, bookie_id: BookieId) -> BookieClient | LocalBookieClient:
+        if bookie_id in self._local:
+            local = self._local_clients.get(bookie_id)
+            if local is None:
+                local = LocalBookieClient(bookie_id, self._local[bookie_id], self._config)
+                self._local_clients[bookie_id] = local
+            return local
         address = self._registry.address(bookie_id)
         current = self._clients.get(bookie_id)
         if current is not None and (address is None or address == current.address):
@@ -162,7 +178,12 @@ class BookiePool:
         return client
 
     async def close(self) -> None:
-        clients = [*self._clients.values(), *self._retired]
+        clients: list[BookieClient | LocalBookieClient] = [
+            *self._clients.values(),
+            *self._retired,
+            *self._local_clients.values(),
+        ]
         self._clients.clear()
+        self._local_clients.clear()
         self._retired.clear()
         await asyncio.gather(*(c.close() for c in clients), return_exceptions=True)

@@ -2,9 +2,11 @@
 
 ``BookKeeper.start(store, config)`` starts the :class:`BookieRegistry` (a watch on available
 bookies) and a :class:`BookiePool` of per-bookie connections shared by every handle this client
-opens. Creating a ledger waits (up to ``bookie_wait_s``) for enough writable bookies, places an
-ensemble, allocates an id and creates the metadata. Opening a ledger left OPEN with
-``recovery=True`` fences and closes it first (:mod:`magnetar.ledger.recovery`).
+opens (bookies in this process, given as ``local_bookies``, are called directly: see
+:mod:`magnetar.ledger.local_bookie`). Creating a ledger waits (up to ``bookie_wait_s``) for
+enough writable bookies, places an ensemble, allocates an id and creates the metadata. Opening
+a ledger left OPEN with ``recovery=True`` fences and closes it first
+(:mod:`magnetar.ledger.recovery`).
 
 Concurrency: one client per process is the norm; every method is a coroutine on its loop.
 ``close()`` stops the registry watch and closes every bookie connection (pending adds of open
@@ -23,6 +25,7 @@ from magnetar.ledger.bookie_registry import BookiePool, BookieRegistry
 from magnetar.ledger.config import LedgerClientConfig
 from magnetar.ledger.errors import BookieUnavailable, ClientClosed, NotEnoughBookies
 from magnetar.ledger.ledger_manager import LedgerManager
+from magnetar.ledger.local_bookie import InProcessBookie
 from magnetar.ledger.metadata import LedgerMetadataView, validate_quorums
 from magnetar.ledger.placement import choose_ensemble
 from magnetar.ledger.read_handle import ReadHandle
@@ -41,22 +44,27 @@ class BookKeeper:
         store: MetadataStore,
         config: LedgerClientConfig,
         registry: BookieRegistry,
+        local_bookies: Mapping[BookieId, InProcessBookie] | None = None,
     ) -> None:
         self._store = store
         self._config = config
         self._registry = registry
-        self._pool = BookiePool(registry, config)
+        self._pool = BookiePool(registry, config, local_bookies)
         self._manager = LedgerManager(store, config.metadata_timeout_s)
         self._closed = False
         self._writers: set[WriteHandle] = set()
 
     @classmethod
     async def start(
-        cls, store: MetadataStore, config: LedgerClientConfig | None = None
+        cls,
+        store: MetadataStore,
+        config: LedgerClientConfig | None = None,
+        local_bookies: Mapping[BookieId, InProcessBookie] | None = None,
     ) -> BookKeeper:
+        """Watch the registered bookies; ``local_bookies`` are reached in-process, not by gRPC."""
         config = config or LedgerClientConfig()
         registry = await BookieRegistry.start(store, config.metadata_timeout_s)
-        return cls(store, config, registry)
+        return cls(store, config, registry, local_bookies)
 
     @property
     def registry(self) -> BookieRegistry:

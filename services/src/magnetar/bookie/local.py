@@ -1,0 +1,161 @@
+"""The bookie's wire-level face without gRPC: the one place :class:`Bookie` results become wire
+messages (``bookie_pb2``), shared by the gRPC servicer and by in-process callers.
+
+``magnetar standalone`` runs the broker and its bookie in one process on one loop; its ledger
+client reaches the bookie through a :class:`LocalBookie` instead of a loopback gRPC stream (the
+``magnetar.ledger`` package cannot import the bookie: it takes any object with these methods,
+see ``magnetar.ledger.local_bookie``). The gRPC servicer wraps the same methods, so both paths
+answer identically; only the transport differs.
+
+Adds: :meth:`LocalBookie.submit_adds` checks and journals a batch in call order (waiting while
+the journal queue is full) and returns a future of the batch's wire statuses, resolved when the
+journal has fsynced (and applied) it — an OK status is never given before that.
+
+Errors: :class:`~magnetar.bookie.errors.BookieError` (the bookie is closing, its journal
+failed) propagates; expected conditions are ``Status`` codes in the responses.
+
+Concurrency: every method runs on the bookie's loop; no state of its own besides the bookie.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Sequence
+
+from magnetar.bookie.bookie import AddOp, Bookie, Status
+from magnetar.bookie.ledger_storage import StoredEntry
+from magnetar.wire import bookie_pb2 as pb
+
+READ_CHUNK_BYTES = 4 * 1024 * 1024
+
+WIRE_STATUS: dict[Status, pb.Status.ValueType] = {
+    Status.OK: pb.OK,
+    Status.NO_SUCH_LEDGER: pb.NO_SUCH_LEDGER,
+    Status.NO_SUCH_ENTRY: pb.NO_SUCH_ENTRY,
+    Status.FENCED: pb.FENCED,
+    Status.READ_ONLY: pb.READ_ONLY,
+    Status.UNAUTHORIZED: pb.UNAUTHORIZED,
+    Status.BAD_REQUEST: pb.BAD_REQUEST,
+    Status.INTERNAL: pb.INTERNAL,
+    Status.TOO_MANY_REQUESTS: pb.TOO_MANY_REQUESTS,
+}
+
+
+def wire_entry(entry: StoredEntry) -> pb.Entry:
+    return pb.Entry(
+        ledger_id=entry.ledger_id,
+        entry_id=entry.entry_id,
+        last_add_confirmed=entry.lac,
+        payload=entry.payload,
+        digest=entry.digest,
+    )
+
+
+def add_op(add: pb.AddEntry) -> AddOp:
+    entry = add.entry
+    return AddOp(
+        ledger_id=entry.ledger_id,
+        entry_id=entry.entry_id,
+        lac=entry.last_add_confirmed,
+        payload=entry.payload,
+        digest=entry.digest,
+        master_key=add.master_key,
+        recovery=add.recovery,
+    )
+
+
+class LocalBookie:
+    def __init__(self, bookie: Bookie) -> None:
+        self._bookie = bookie
+
+    async def submit_adds(self, adds: Sequence[pb.AddEntry]) -> asyncio.Future[list[int]]:
+        """Journal ``adds`` in order; the future gets their wire statuses once durable."""
+        pending = await self._bookie.submit_adds([add_op(add) for add in adds])
+        result: asyncio.Future[list[int]] = asyncio.get_running_loop().create_future()
+
+        def durable(statuses: list[Status]) -> None:
+            if not result.done():
+                result.set_result([WIRE_STATUS[s] for s in statuses])
+
+        pending.add_done_callback(durable)
+        return result
+
+    async def read_entry(
+        self, ledger_id: int, entry_id: int, *, fence: bool = False, master_key: bytes = b""
+    ) -> pb.ReadEntryResponse:
+        result = await self._bookie.read_entry(
+            ledger_id, entry_id, fence=fence, master_key=master_key
+        )
+        response = pb.ReadEntryResponse(
+            status=WIRE_STATUS[result.status],
+            ledger_id=ledger_id,
+            entry_id=entry_id,
+            last_add_confirmed=result.lac,
+        )
+        if result.entry is not None:
+            response.entry_id = result.entry.entry_id
+            response.entry.CopyFrom(wire_entry(result.entry))
+        return response
+
+    async def read_range(
+        self, ledger_id: int, first: int, last: int, max_bytes: int = 0
+    ) -> AsyncIterator[pb.ReadEntryResponse]:
+        """Entries first..last in order (up to ``max_bytes``; 0: no limit); a status if none."""
+        budget = max_bytes
+        sent = False
+        while first <= last:
+            chunk = READ_CHUNK_BYTES if budget == 0 else min(budget, READ_CHUNK_BYTES)
+            status, entries = await self._bookie.read_range(ledger_id, first, last, chunk)
+            if status is not Status.OK or (not entries and not sent):
+                final = status if status is not Status.OK else Status.NO_SUCH_ENTRY
+                yield pb.ReadEntryResponse(
+                    status=WIRE_STATUS[final], ledger_id=ledger_id, entry_id=first
+                )
+                return
+            if not entries:
+                return
+            for entry in entries:
+                yield pb.ReadEntryResponse(
+                    status=pb.OK,
+                    ledger_id=entry.ledger_id,
+                    entry_id=entry.entry_id,
+                    entry=wire_entry(entry),
+                    last_add_confirmed=entry.lac,
+                )
+                sent = True
+                if budget:
+                    budget = max(0, budget - len(entry.payload))
+            first = entries[-1].entry_id + 1
+            if max_bytes and budget == 0:
+                return
+
+    async def read_lac(self, ledger_id: int) -> pb.ReadLacResponse:
+        result = self._bookie.read_lac(ledger_id)
+        return pb.ReadLacResponse(
+            status=WIRE_STATUS[result.status],
+            last_add_confirmed=result.lac,
+            last_entry_id=result.last_entry_id,
+        )
+
+    async def fence(self, ledger_id: int, master_key: bytes) -> pb.FenceResponse:
+        result = await self._bookie.fence(ledger_id, master_key)
+        return pb.FenceResponse(
+            status=WIRE_STATUS[result.status],
+            last_add_confirmed=result.lac,
+            last_entry_id=result.last_entry_id,
+        )
+
+    async def delete_ledger(self, ledger_id: int) -> int:
+        return int(WIRE_STATUS[await self._bookie.delete_ledger(ledger_id)])
+
+    async def list_ledgers(self, include_ranges: bool = False) -> list[pb.LedgerListing]:
+        return [
+            pb.LedgerListing(
+                ledger_id=listing.ledger_id,
+                entry_count=listing.entry_count,
+                last_entry_id=listing.last_entry_id,
+                fenced=listing.fenced,
+                ranges=[pb.EntryRange(first=f, last=la) for f, la in listing.ranges],
+            )
+            for listing in await self._bookie.list_ledgers(include_ranges)
+        ]

@@ -1,0 +1,193 @@
+"""A bookie in this process: the :class:`BookieClient` interface without gRPC.
+
+``magnetar standalone`` runs its bookie on the broker's loop. Talking to it over a loopback gRPC
+stream cost most of the add path (serialising, HTTP/2 flow control, two gRPC threads, a task
+per batch in the servicer), so :class:`~magnetar.ledger.bookie_registry.BookiePool` gives
+handles a :class:`LocalBookieClient` for the bookie ids it was told are in-process. The ledger
+package may not import the bookie (import contract): it takes any :class:`InProcessBookie`,
+which the standalone builds from its bookie (``magnetar.bookie.local.LocalBookie``).
+
+Adds keep :class:`BookieClient`'s contract: ``send_add`` queues (bounded) and returns; one
+sender task submits whatever is queued, in order, as one batch, and each add's callback gets
+its wire ``Status`` once the bookie has journalled it durably (never earlier), or
+:class:`BookieUnavailable` if the bookie refused the batch or this client closed. Calls other
+than adds go straight to the bookie; its errors become :class:`BookieUnavailable`.
+
+Concurrency: everything on the one loop. The client owns its sender task (cancelled in
+:meth:`LocalBookieClient.close`); callbacks run on the loop and must not block.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import functools
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from typing import Protocol
+
+from magnetar.errors import MagnetarError
+from magnetar.ids import BookieId
+from magnetar.ledger.bookie_client import AddResultCallback
+from magnetar.ledger.config import LedgerClientConfig
+from magnetar.ledger.errors import BookieUnavailable
+from magnetar.wire import bookie_pb2
+
+IN_PROCESS_ADDRESS = "in-process"
+
+
+class InProcessBookie(Protocol):
+    """What the standalone's bookie offers its in-process ledger client (wire messages)."""
+
+    async def submit_adds(
+        self, adds: Sequence[bookie_pb2.AddEntry]
+    ) -> asyncio.Future[list[int]]: ...
+
+    async def read_entry(
+        self, ledger_id: int, entry_id: int, *, fence: bool = False, master_key: bytes = b""
+    ) -> bookie_pb2.ReadEntryResponse: ...
+
+    def read_range(
+        self, ledger_id: int, first: int, last: int, max_bytes: int = 0
+    ) -> AsyncIterator[bookie_pb2.ReadEntryResponse]: ...
+
+    async def read_lac(self, ledger_id: int) -> bookie_pb2.ReadLacResponse: ...
+
+    async def fence(self, ledger_id: int, master_key: bytes) -> bookie_pb2.FenceResponse: ...
+
+    async def delete_ledger(self, ledger_id: int) -> int: ...
+
+    async def list_ledgers(
+        self, include_ranges: bool = False
+    ) -> list[bookie_pb2.LedgerListing]: ...
+
+
+class LocalBookieClient:
+    def __init__(
+        self, bookie_id: BookieId, bookie: InProcessBookie, config: LedgerClientConfig
+    ) -> None:
+        self.bookie_id = bookie_id
+        self.address = IN_PROCESS_ADDRESS
+        self._bookie = bookie
+        self._config = config
+        self._queue: collections.deque[tuple[bookie_pb2.AddEntry, AddResultCallback]] = (
+            collections.deque()
+        )
+        self._queued = asyncio.Event()
+        self._batches: dict[int, list[AddResultCallback]] = {}
+        self._next_batch = 0
+        self._runner: asyncio.Task[None] | None = None
+        self._closed = False
+
+    # ------------------------------------------------------------------ adds
+
+    def send_add(self, entry: bookie_pb2.AddEntry, callback: AddResultCallback) -> None:
+        """Queue one add; ``callback`` gets its status (or error) later, on the loop."""
+        if self._closed:
+            callback(BookieUnavailable(self.bookie_id, "client closed"))
+            return
+        if len(self._queue) >= self._config.max_queued_adds:
+            callback(BookieUnavailable(self.bookie_id, "add queue full"))
+            return
+        self._queue.append((entry, callback))
+        self._queued.set()
+        if self._runner is None:
+            self._runner = asyncio.get_running_loop().create_task(
+                self._run(), name=f"local-bookie-adds-{self.bookie_id}"
+            )
+
+    async def _run(self) -> None:
+        limit = self._config.max_batch_entries
+        while True:
+            if not self._queue:
+                self._queued.clear()
+                await self._queued.wait()
+                continue
+            adds: list[bookie_pb2.AddEntry] = []
+            callbacks: list[AddResultCallback] = []
+            while self._queue and len(adds) < limit:
+                add, callback = self._queue.popleft()
+                adds.append(add)
+                callbacks.append(callback)
+            self._next_batch += 1
+            batch_id = self._next_batch
+            self._batches[batch_id] = callbacks
+            try:
+                durable = await self._bookie.submit_adds(adds)
+            except MagnetarError as exc:  # closing, journal failed: the bookie is gone for us
+                self._finish(batch_id, BookieUnavailable(self.bookie_id, str(exc)))
+                continue
+            durable.add_done_callback(functools.partial(self._durable, batch_id))
+
+    def _durable(self, batch_id: int, future: asyncio.Future[list[int]]) -> None:
+        if future.cancelled() or future.exception() is not None:
+            self._finish(batch_id, BookieUnavailable(self.bookie_id, "journal write failed"))
+            return
+        callbacks = self._batches.pop(batch_id, None)
+        if callbacks is None:  # failed by close() meanwhile
+            return
+        for callback, status in zip(callbacks, future.result(), strict=True):
+            callback(status)
+
+    def _finish(self, batch_id: int, error: BookieUnavailable) -> None:
+        for callback in self._batches.pop(batch_id, ()):
+            callback(error)
+
+    # ------------------------------------------------------------------ other calls
+
+    async def read_entry(
+        self, ledger_id: int, entry_id: int, *, fence: bool = False, master_key: bytes = b""
+    ) -> bookie_pb2.ReadEntryResponse:
+        try:
+            return await self._bookie.read_entry(
+                ledger_id, entry_id, fence=fence, master_key=master_key
+            )
+        except MagnetarError as exc:
+            raise BookieUnavailable(self.bookie_id, str(exc)) from exc
+
+    async def read_range(
+        self, ledger_id: int, first: int, last: int, max_bytes: int = 0
+    ) -> AsyncGenerator[bookie_pb2.ReadEntryResponse, None]:
+        try:
+            async for response in self._bookie.read_range(ledger_id, first, last, max_bytes):
+                yield response
+        except MagnetarError as exc:
+            raise BookieUnavailable(self.bookie_id, str(exc)) from exc
+
+    async def read_lac(self, ledger_id: int) -> bookie_pb2.ReadLacResponse:
+        try:
+            return await self._bookie.read_lac(ledger_id)
+        except MagnetarError as exc:
+            raise BookieUnavailable(self.bookie_id, str(exc)) from exc
+
+    async def fence(self, ledger_id: int, master_key: bytes) -> bookie_pb2.FenceResponse:
+        try:
+            return await self._bookie.fence(ledger_id, master_key)
+        except MagnetarError as exc:
+            raise BookieUnavailable(self.bookie_id, str(exc)) from exc
+
+    async def delete_ledger(self, ledger_id: int) -> int:
+        try:
+            return await self._bookie.delete_ledger(ledger_id)
+        except MagnetarError as exc:
+            raise BookieUnavailable(self.bookie_id, str(exc)) from exc
+
+    async def list_ledgers(self, include_ranges: bool = False) -> list[bookie_pb2.LedgerListing]:
+        try:
+            return await self._bookie.list_ledgers(include_ranges)
+        except MagnetarError as exc:
+            raise BookieUnavailable(self.bookie_id, str(exc)) from exc
+
+    async def close(self) -> None:
+        """Stop sending; queued and unanswered adds fail with :class:`BookieUnavailable`."""
+        self._closed = True
+        if self._runner is not None:
+            self._runner.cancel()
+            await asyncio.wait({self._runner})
+            self._runner = None
+        error = BookieUnavailable(self.bookie_id, "client closed")
+        for batch_id in list(self._batches):
+            self._finish(batch_id, error)
+        queued = list(self._queue)
+        self._queue.clear()
+        for _, callback in queued:
+            callback(error)

@@ -1,0 +1,128 @@
+"""The in-process bookie transport: LocalBookieClient over a real Bookie (journal + RocksDB in a
+temp dir), and a BookKeeper client that reaches its bookie only that way (the registered gRPC
+address leads nowhere)."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from magnetar.bookie.bookie import Bookie, BookieConfig
+from magnetar.bookie.journal import JournalConfig
+from magnetar.bookie.local import LocalBookie
+from magnetar.bookie.registration import Registration
+from magnetar.ids import BookieId, EntryId
+from magnetar.ledger.client import BookKeeper
+from magnetar.ledger.config import LedgerClientConfig
+from magnetar.ledger.errors import BookieUnavailable
+from magnetar.ledger.local_bookie import LocalBookieClient
+from magnetar.metadata.factory import open_store
+from magnetar.wire import bookie_pb2 as pb
+
+BID = BookieId("local-1")
+MK = b"master-key"
+
+
+@pytest.fixture
+async def bookie(tmp_path: Path) -> AsyncIterator[Bookie]:
+    b = await Bookie.open(BookieConfig(data_dir=tmp_path, journal=JournalConfig(sync=True)))
+    yield b
+    await b.close()
+
+
+def add(ledger: int, entry: int, payload: bytes) -> pb.AddEntry:
+    return pb.AddEntry(
+        entry=pb.Entry(
+            ledger_id=ledger,
+            entry_id=entry,
+            last_add_confirmed=entry - 1,
+            payload=payload,
+            digest=entry,
+        ),
+        master_key=MK,
+    )
+
+
+async def send_all(client: LocalBookieClient, adds: list[pb.AddEntry]) -> list[object]:
+    loop = asyncio.get_running_loop()
+    futures: list[asyncio.Future[object]] = []
+    for a in adds:
+        future: asyncio.Future[object] = loop.create_future()
+        futures.append(future)
+        client.send_add(a, future.set_result)
+    async with asyncio.timeout(10):
+        return list(await asyncio.gather(*futures))
+
+
+async def test_adds_are_durable_and_readable_in_order(bookie: Bookie) -> None:
+    client = LocalBookieClient(BID, LocalBookie(bookie), LedgerClientConfig(max_batch_entries=7))
+    try:
+        results = await send_all(client, [add(5, i, b"x%d" % i) for i in range(50)])
+        assert results == [pb.OK] * 50
+        one = await client.read_entry(5, 17)
+        assert (one.status, one.entry.payload, one.entry.digest) == (pb.OK, b"x17", 17)
+        ranged = [r async for r in client.read_range(5, 10, 14)]
+        assert [r.entry.payload for r in ranged] == [b"x%d" % i for i in range(10, 15)]
+        lac = await client.read_lac(5)
+        assert (lac.status, lac.last_add_confirmed, lac.last_entry_id) == (pb.OK, 48, 49)
+        listed = await client.list_ledgers()
+        assert [(x.ledger_id, x.entry_count) for x in listed] == [(5, 50)]
+    finally:
+        await client.close()
+
+
+async def test_fence_refuses_later_adds_and_delete(bookie: Bookie) -> None:
+    client = LocalBookieClient(BID, LocalBookie(bookie), LedgerClientConfig())
+    try:
+        assert await send_all(client, [add(3, 0, b"a")]) == [pb.OK]
+        fenced = await client.fence(3, MK)
+        assert (fenced.status, fenced.last_entry_id) == (pb.OK, 0)
+        assert await send_all(client, [add(3, 1, b"b")]) == [pb.FENCED]
+        assert await client.delete_ledger(3) == pb.OK
+        assert (await client.read_entry(3, 0)).status == pb.NO_SUCH_LEDGER
+    finally:
+        await client.close()
+
+
+async def test_closed_client_and_closed_bookie_fail_adds(tmp_path: Path) -> None:
+    b = await Bookie.open(BookieConfig(data_dir=tmp_path, journal=JournalConfig(sync=False)))
+    client = LocalBookieClient(BID, LocalBookie(b), LedgerClientConfig())
+    await b.close()
+    [result] = await send_all(client, [add(1, 0, b"a")])
+    assert isinstance(result, BookieUnavailable)
+    with pytest.raises(BookieUnavailable):
+        await client.fence(1, MK)
+    await client.close()
+    [result] = await send_all(client, [add(1, 1, b"b")])
+    assert isinstance(result, BookieUnavailable)
+
+
+async def test_bookkeeper_uses_the_in_process_bookie(bookie: Bookie) -> None:
+    store = await open_store(f"memory://{uuid.uuid4().hex}", session_timeout_s=5.0)
+    registration = Registration(store, BID, "127.0.0.1:9")  # nothing listens: gRPC would fail
+    task = asyncio.create_task(registration.run())
+    try:
+        async with asyncio.timeout(5):
+            await registration.wait_registered()
+        config = LedgerClientConfig(add_timeout_s=2.0, read_timeout_s=2.0)
+        bk = await BookKeeper.start(store, config, local_bookies={BID: LocalBookie(bookie)})
+        try:
+            async with asyncio.timeout(20):
+                handle = await bk.create_ledger(1, 1, 1)
+                ids = await asyncio.gather(*(handle.append(b"m%d" % i) for i in range(200)))
+                assert ids == [EntryId(i) for i in range(200)]
+                await handle.close()
+                reader = await bk.open_ledger(handle.ledger_id)
+                entries = await reader.read(0, 199)
+            assert [e.payload for e in entries] == [b"m%d" % i for i in range(200)]
+        finally:
+            await bk.close()
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        await registration.unregister()
+        await store.close()
