@@ -29,7 +29,6 @@ by :meth:`start` and cancelled by :meth:`close`; a failing topic is logged and s
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -44,8 +43,7 @@ from magnetar.broker.names import NamespaceName
 from magnetar.broker.persistent_topic import PersistentTopic
 from magnetar.broker.policies import BacklogQuota, Policies
 from magnetar.broker.subscription import PersistentSubscription
-from magnetar.cancellation import cancel_and_wait
-from magnetar.errors import MagnetarError
+from magnetar.broker.topic_sweep import TopicSweep
 from magnetar.ids import EntryId
 from magnetar.managed_ledger import ManagedLedger, Position
 from magnetar.telemetry import get_logger
@@ -198,8 +196,10 @@ async def measure(topic: PersistentTopic) -> Backlog:
     return Backlog(size, age)
 
 
-class BacklogQuotaManager:
+class BacklogQuotaManager(TopicSweep):
     """Checks the loaded persistent topics periodically and on producer creation."""
+
+    name = "backlog-quota-check"
 
     def __init__(
         self,
@@ -207,37 +207,16 @@ class BacklogQuotaManager:
         policies: Callable[[NamespaceName], Awaitable[Policies]],
         config: BacklogQuotaConfig,
     ) -> None:
-        self._topics = topics
-        self._policies = policies
+        super().__init__(topics, policies)
         self.config = config
-        self._task: asyncio.Task[None] | None = None
 
-    def start(self) -> None:
-        """Start the periodic checks (idempotent; a no-op when checks are disabled)."""
-        if self.config.check_enabled and (self._task is None or self._task.done()):
-            self._task = asyncio.create_task(self._run(), name="backlog-quota-check")
+    @property
+    def interval_s(self) -> float:
+        return self.config.check_interval_s
 
-    async def close(self) -> None:
-        await cancel_and_wait(self._task)
-        self._task = None
-
-    async def _run(self) -> None:
-        while True:
-            await asyncio.sleep(self.config.check_interval_s)
-            await self.check_once()
-
-    async def check_once(self) -> None:
-        by_namespace: dict[NamespaceName, Policies] = {}
-        for topic in list(self._topics()):
-            if not isinstance(topic, PersistentTopic) or not topic.is_open:
-                continue
-            try:
-                ns = topic.name.namespace
-                if ns not in by_namespace:
-                    by_namespace[ns] = await self._policies(ns)
-                await self.check_topic(topic, by_namespace[ns])
-            except MagnetarError as exc:
-                log.warning("backlog_quota_check_failed", topic=str(topic.name), error=repr(exc))
+    @property
+    def enabled(self) -> bool:
+        return self.config.check_enabled
 
     async def check_topic(self, topic: PersistentTopic, policies: Policies) -> None:
         quotas = effective_quotas(policies, self.config)

@@ -22,7 +22,6 @@ cancelled by :meth:`close`); a failing topic is logged and skipped, never stops 
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
@@ -38,8 +37,7 @@ from magnetar.broker.policy_defaults import (
 )
 from magnetar.broker.retention import apply_retention
 from magnetar.broker.subscription import PersistentSubscription
-from magnetar.cancellation import cancel_and_wait
-from magnetar.errors import MagnetarError
+from magnetar.broker.topic_sweep import TopicSweep
 from magnetar.ids import EntryId
 from magnetar.managed_ledger import ManagedLedger, Position
 from magnetar.managed_ledger.layout import LedgerLayout
@@ -133,8 +131,10 @@ async def expire_subscription(
     return target
 
 
-class MessageExpiryMonitor:
+class MessageExpiryMonitor(TopicSweep):
     """Applies TTL (and re-applies retention) to the loaded persistent topics periodically."""
+
+    name = "message-expiry-monitor"
 
     def __init__(
         self,
@@ -142,40 +142,12 @@ class MessageExpiryMonitor:
         policies: Callable[[NamespaceName], Awaitable[Policies]],
         defaults: BrokerPolicyDefaults,
     ) -> None:
-        self._topics = topics
-        self._policies = policies
+        super().__init__(topics, policies)
         self._defaults = defaults
-        self._task: asyncio.Task[None] | None = None
 
-    def start(self) -> None:
-        """Start the periodic checks (idempotent)."""
-        if self._task is None or self._task.done():
-            self._task = asyncio.create_task(self._run(), name="message-expiry-monitor")
-
-    async def close(self) -> None:
-        if self._task is not None:
-            await cancel_and_wait(self._task)
-            self._task = None
-
-    async def _run(self) -> None:
-        interval = self._defaults.message_expiry_check_interval_s
-        while True:
-            await asyncio.sleep(interval)
-            await self.check_once()
-
-    async def check_once(self) -> None:
-        """One pass over every loaded, open persistent topic."""
-        by_namespace: dict[NamespaceName, Policies] = {}
-        for topic in list(self._topics()):
-            if not isinstance(topic, PersistentTopic) or not topic.is_open:
-                continue
-            try:
-                ns = topic.name.namespace
-                if ns not in by_namespace:
-                    by_namespace[ns] = await self._policies(ns)
-                await self.check_topic(topic, by_namespace[ns])
-            except MagnetarError as exc:
-                log.warning("message_expiry_check_failed", topic=str(topic.name), error=repr(exc))
+    @property
+    def interval_s(self) -> float:
+        return self._defaults.message_expiry_check_interval_s
 
     async def check_topic(self, topic: PersistentTopic, policies: Policies) -> None:
         await apply_retention(topic.ml, effective_retention(policies, self._defaults))
