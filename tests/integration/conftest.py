@@ -23,6 +23,17 @@ def standalone(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StandaloneP
 
 
 @pytest.fixture
+def durable_standalone(tmp_path: Path) -> Iterator[StandaloneProcess]:
+    """A standalone of the test's own whose journal fsyncs: for kill -9 and restart tests."""
+    process = StandaloneProcess(data_dir=tmp_path / "data", journal_sync=True)
+    process.start()
+    try:
+        yield process
+    finally:
+        process.stop()
+
+
+@pytest.fixture
 def client(standalone: StandaloneProcess) -> Iterator[Any]:
     """An official pulsar-client connected to the module's standalone process."""
     pulsar = pytest.importorskip("pulsar")

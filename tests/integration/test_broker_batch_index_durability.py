@@ -8,36 +8,16 @@ the subscription receives exactly the 6 others.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.kit.standalone import StandaloneProcess, topic_name
+from tests.kit.standalone import StandaloneProcess, official_client, topic_name
 
 pulsar = pytest.importorskip("pulsar")
 
 RECEIVE_MS = 10_000
 ACKED = (1, 3, 4, 8)
-
-
-@pytest.fixture
-def durable_standalone(tmp_path: Path) -> Iterator[StandaloneProcess]:
-    process = StandaloneProcess(data_dir=tmp_path / "data", journal_sync=True)
-    process.start()
-    try:
-        yield process
-    finally:
-        process.kill()
-
-
-def new_client(process: StandaloneProcess) -> Any:
-    return pulsar.Client(
-        process.service_url,
-        operation_timeout_seconds=15,
-        logger=pulsar.ConsoleLogger(pulsar.LoggerLevel.Warn),
-    )
 
 
 def drain(consumer: Any, wait_ms: int = 1000) -> list[Any]:
@@ -51,7 +31,7 @@ def drain(consumer: Any, wait_ms: int = 1000) -> list[Any]:
 
 def test_partly_acked_batch_survives_kill_9(durable_standalone: StandaloneProcess) -> None:
     topic = topic_name("batch-index-durable")
-    client = new_client(durable_standalone)
+    client = official_client(durable_standalone)
     try:
         consumer = client.subscribe(topic, "sub", batch_index_ack_enabled=True)
         producer = client.create_producer(
@@ -74,7 +54,7 @@ def test_partly_acked_batch_survives_kill_9(durable_standalone: StandaloneProces
     durable_standalone.kill()
     durable_standalone.start()
 
-    client = new_client(durable_standalone)
+    client = official_client(durable_standalone)
     try:
         consumer = client.subscribe(topic, "sub", batch_index_ack_enabled=True)
         again = [m.data() for m in drain(consumer)]

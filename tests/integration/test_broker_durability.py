@@ -8,13 +8,11 @@ not redelivered after it. The journal fsyncs (``journal_sync=True``), as in prod
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.kit.standalone import StandaloneProcess
+from tests.kit.standalone import StandaloneProcess, official_client
 
 pulsar = pytest.importorskip("pulsar")
 
@@ -22,27 +20,9 @@ RECEIVE_MS = 10_000
 N = 10_000
 
 
-@pytest.fixture
-def standalone(tmp_path: Path) -> Iterator[StandaloneProcess]:
-    process = StandaloneProcess(data_dir=tmp_path / "data", journal_sync=True)
-    process.start()
-    try:
-        yield process
-    finally:
-        process.kill()
-
-
-def new_client(process: StandaloneProcess) -> Any:
-    return pulsar.Client(
-        process.service_url,
-        operation_timeout_seconds=15,
-        logger=pulsar.ConsoleLogger(pulsar.LoggerLevel.Warn),
-    )
-
-
-def test_acknowledged_messages_survive_kill_9(standalone: StandaloneProcess) -> None:
+def test_acknowledged_messages_survive_kill_9(durable_standalone: StandaloneProcess) -> None:
     topic = "persistent://public/default/durable"
-    client = new_client(standalone)
+    client = official_client(durable_standalone)
     try:
         # Created before producing, so the subscription's cursor exists on disk.
         acked = client.subscribe(topic, "acked", initial_position=pulsar.InitialPosition.Earliest)
@@ -69,10 +49,10 @@ def test_acknowledged_messages_survive_kill_9(standalone: StandaloneProcess) -> 
     finally:
         client.close()
 
-    standalone.kill()
-    standalone.start()
+    durable_standalone.kill()
+    durable_standalone.start()
 
-    client = new_client(standalone)
+    client = official_client(durable_standalone)
     try:
         everything = client.subscribe(topic, "all", receiver_queue_size=2000)
         got = []

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -15,16 +13,6 @@ from tests.integration.test_client_consumer import T, produce
 from tests.kit.standalone import StandaloneProcess, topic_name
 
 pulsar = pytest.importorskip("pulsar")
-
-
-@pytest.fixture
-def durable_standalone(tmp_path: Path) -> Iterator[StandaloneProcess]:
-    process = StandaloneProcess(data_dir=tmp_path / "data", journal_sync=True)
-    process.start()
-    try:
-        yield process
-    finally:
-        process.stop()
 
 
 def official_produce(url: str, topic: str, n: int, prefix: str) -> None:

@@ -21,7 +21,7 @@ import sys
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from tests.kit.ports import free_port
 from tests.kit.process import ProcessStartError, ServerProcess
@@ -76,3 +76,14 @@ class StandaloneProcess(ServerProcess):
 def topic_name(prefix: str) -> str:
     """A fresh persistent topic in public/default, so tests sharing a process never collide."""
     return f"persistent://public/default/{prefix}-{uuid.uuid4().hex[:8]}"
+
+
+def official_client(process: StandaloneProcess, *, operation_timeout_s: int = 15) -> Any:
+    """An official ``pulsar.Client`` on ``process`` (warnings only in its log); close it."""
+    import pulsar  # the official client; imported here so the kit loads without it
+
+    return pulsar.Client(
+        process.service_url,
+        operation_timeout_seconds=operation_timeout_s,
+        logger=pulsar.ConsoleLogger(pulsar.LoggerLevel.Warn),
+    )
