@@ -21,8 +21,8 @@ Starts one standalone process on loopback (journal fdatasync on), then for each 
 Producers and the consumer are separate processes so the load generator is not one Python
 process serialised on its GIL (with threads it was: its callbacks queued behind each other and
 the broker idled). The window is measured in CLOCK_MONOTONIC, which every process shares.
-After each run the broker's topic stats give the messages per stored entry (``msgs/entry``):
-the batch size the broker really saw.
+The consumer counts the distinct entries (ledger, entry) it received in the window, which gives
+the messages per stored entry (``msgs/entry``): the batch size the broker really stored.
 
 Prints one line per run, a table, and one ``BENCH_JSON {...}`` line (also written to ``--json``).
 ``--hold-s N`` keeps the load of the first scenario running N seconds longer and prints the
@@ -110,20 +110,6 @@ def create_partitioned(sa: StandaloneProcess, topic: str, partitions: int) -> No
     _admin(sa, "PUT", f"{topic.removeprefix('persistent://')}/partitions", partitions)
 
 
-def messages_per_entry(sa: StandaloneProcess, topic: str, partitions: int) -> float:
-    """Messages in / entries stored over the topic's partitions (0 if the stats are missing)."""
-    path = topic.removeprefix("persistent://")
-    names = [path] if partitions == 1 else [f"{path}-partition-{i}" for i in range(partitions)]
-    messages = entries = 0
-    try:
-        for name in names:
-            messages += int(_admin(sa, "GET", f"{name}/stats").get("msgInCounter", 0))
-            entries += int(_admin(sa, "GET", f"{name}/internalStats").get("numberOfEntries", 0))
-    except (OSError, ValueError):
-        return 0.0
-    return round(messages / entries, 1) if entries else 0.0
-
-
 # ---------------------------------------------------------------------- child processes
 
 
@@ -188,6 +174,7 @@ def consumer_main(spec: dict[str, Any], ready: Any, window: Any, out: Any) -> No
     ready.set()
     start, end = _wait_window(window)
     consumed = 0
+    entries: set[tuple[int, int, int]] = set()
     while (now := time.monotonic()) < end + 0.5:
         try:
             msg = consumer.receive(timeout_millis=200)
@@ -196,7 +183,9 @@ def consumer_main(spec: dict[str, Any], ready: Any, window: Any, out: Any) -> No
         consumer.acknowledge(msg)
         if start <= now < end:
             consumed += 1
-    out.put(("consumer", consumed, 0, b""))
+            mid = msg.message_id()
+            entries.add((mid.partition(), mid.ledger_id(), mid.entry_id()))
+    out.put(("consumer", consumed, len(entries), b""))
     consumer.close()
     client.close()
 
@@ -246,12 +235,12 @@ def run_scenario(sa: StandaloneProcess, scenario: str, args: argparse.Namespace,
     if hold_s:
         print(f"profiling window: standalone pid {sa.process.pid if sa.process else -1}, "
               f"{hold_s:.0f} s", flush=True)  # fmt: skip
-    published = errors = consumed = 0
+    published = errors = consumed = entries = 0
     latencies: list[float] = []
     for _ in range(args.producers + 1):
         kind, count, errs, blob = out.get(timeout=args.warmup + hold_s + args.seconds + 120)
         if kind == "consumer":
-            consumed = count
+            consumed, entries = count, errs
         else:
             published += count
             errors += errs
@@ -274,7 +263,7 @@ def run_scenario(sa: StandaloneProcess, scenario: str, args: argparse.Namespace,
         consumed=consumed,
         e2e_msg_s=round(consumed / elapsed, 1),
         errors=errors,
-        msgs_per_entry=messages_per_entry(sa, topic, partitions),
+        msgs_per_entry=round(consumed / entries, 1) if entries else 0.0,
     )
     print(
         f"{result.scenario:<12} {result.mode:<4} {result.publish_msg_s:>9.0f} msg/s "

@@ -10,6 +10,10 @@ frame-local one is answered — ``SEND_ERROR(ChecksumError)`` for a SEND with a 
 one SEND_ERROR the C++ client survives), ``ERROR`` otherwise — and the connection goes on.
 Before CONNECT only CONNECT is accepted; anything else closes the connection.
 
+Writes: :meth:`ServerCnx.write` queues a frame and the queue is flushed once per loop iteration
+with one ``writelines`` (receipts, MESSAGE frames and replies of one iteration share a syscall);
+``close`` and ``drain`` flush first, so frame order is the write order.
+
 Bounds: at most ``max_pending_sends_per_connection`` SENDs in flight; beyond that the reader
 stops reading (TCP backpressure on the producer). Keep-alive: a PING after an idle interval, and
 the connection is closed when the client stays silent for two intervals.
@@ -60,6 +64,8 @@ class ServerCnx:
         self.connection_id = next(_connection_ids)
         self._reader = reader
         self._writer = writer
+        self._loop = asyncio.get_running_loop()
+        self._out: list[bytes] = []
         peer = writer.get_extra_info("peername")
         self._address = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
         config = service.config
@@ -91,14 +97,23 @@ class ServerCnx:
         return self._open
 
     def write(self, frame: bytes) -> None:
+        """Queue ``frame``; the frames of one loop iteration go out in one socket write."""
         if self._open:
-            self._writer.write(frame)
+            if not self._out:
+                self._loop.call_soon(self._flush)
+            self._out.append(frame)
+
+    def _flush(self) -> None:
+        out, self._out = self._out, []
+        if out and self._open:
+            self._writer.writelines(out)
 
     def write_command(self, command: pb.BaseCommand) -> None:
         self.write(encode_command(command))
 
     async def drain(self) -> None:
         if self._open:
+            self._flush()
             with contextlib.suppress(ConnectionError):
                 await self._writer.drain()
 
@@ -168,6 +183,7 @@ class ServerCnx:
     def close(self) -> None:
         if not self._open:
             return
+        self._flush()  # frames written before close (e.g. an error reply) still go out
         self._open = False
         self._writer.close()
 

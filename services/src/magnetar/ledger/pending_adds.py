@@ -44,9 +44,9 @@ class AddTracker:
         last_add_confirmed: int = -1,
         length: int = 0,
     ) -> None:
-        self.ensemble = ensemble
         self.write_quorum = write_quorum
         self.ack_quorum = ack_quorum
+        self._set_ensemble(ensemble)
         self.last_add_confirmed = last_add_confirmed
         self.length = length  # payload bytes of confirmed entries
         self.pending_bytes = 0
@@ -72,10 +72,18 @@ class AddTracker:
         self.pending_bytes += len(payload)
         return add
 
+    def _set_ensemble(self, ensemble: Ensemble) -> None:
+        self.ensemble = ensemble
+        # Write sets repeat every E entries: computed once per ensemble, not once per call.
+        self._write_sets = tuple(
+            tuple(ensemble[p] for p in write_set(start, len(ensemble), self.write_quorum))
+            for start in range(len(ensemble))
+        )
+
     def targets(self, entry_id: int) -> tuple[BookieId, ...]:
         """The bookies of ``entry_id``'s write set in the current ensemble."""
-        positions = write_set(entry_id, len(self.ensemble), self.write_quorum)
-        return tuple(self.ensemble[p] for p in positions)
+        sets = self._write_sets
+        return sets[entry_id % len(sets)]
 
     def unsent(self) -> list[tuple[PendingAdd, BookieId]]:
         """(entry, bookie) pairs still to send; nothing while an ensemble change is running."""
@@ -105,7 +113,9 @@ class AddTracker:
             return confirmed
         while True:
             head = self._pending.get(self.last_add_confirmed + 1)
-            if head is None or len(head.acked & set(self.targets(head.entry_id))) < self.ack_quorum:
+            if head is None or len(head.acked) < self.ack_quorum:
+                return confirmed
+            if len(head.acked.intersection(self.targets(head.entry_id))) < self.ack_quorum:
                 return confirmed
             del self._pending[head.entry_id]
             self.last_add_confirmed = head.entry_id
@@ -120,7 +130,7 @@ class AddTracker:
     def apply_ensemble(self, ensemble: Ensemble) -> list[PendingAdd]:
         """Switch to ``ensemble``; forget acks/sends of replaced bookies; return confirmations."""
         replaced = set(self.ensemble) - set(ensemble)
-        self.ensemble = ensemble
+        self._set_ensemble(ensemble)
         for add in self._pending.values():
             add.acked -= replaced
             add.sent -= replaced

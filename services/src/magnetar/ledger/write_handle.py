@@ -130,7 +130,9 @@ class WriteHandle:
         if not self._tracker.changing:
             for bookie in self._tracker.targets(add.entry_id):
                 self._send(add, bookie)
-        return await asyncio.shield(future)
+        # No shield: a caller that gives up cancels only this future (nobody else awaits it),
+        # and _complete/_fail skip futures that are already done; the add itself goes on.
+        return await future
 
     def _check_writable(self) -> None:
         if self._error is not None:
