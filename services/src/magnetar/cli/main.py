@@ -37,6 +37,9 @@ def _register() -> None:
         admin_cmd,  # noqa: F401
         bookie_cmd,  # noqa: F401
         broker_cmd,  # noqa: F401
+        consume_cmd,  # noqa: F401
+        perf_cmd,  # noqa: F401
+        produce_cmd,  # noqa: F401
         standalone_cmd,  # noqa: F401
     )
 
