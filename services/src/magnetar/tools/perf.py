@@ -1,0 +1,250 @@
+"""``magnetar perf`` with Magnetar's own asyncio client: produce, consume or end-to-end load.
+
+Load. Each producer task sends ``--size``-byte stamped payloads, paced by a
+:class:`~magnetar.tools.rate.Pacer` (``--rate`` split over the producers) or as fast as the
+producer accepts them. Sends are pipelined: ``send_async`` returns the receipt future at once
+and only waits while ``--max-pending`` messages are unacknowledged, so the pipe stays full.
+Produce latency is send call to broker receipt (a done-callback records it); end-to-end latency
+is the payload's stamp (or the publish time) to receive (:mod:`magnetar.tools.perf_config`).
+
+Ending. A run ends at ``-n`` messages, after ``--time`` seconds, or on Ctrl-C (SIGINT sets the
+stop event; a second Ctrl-C cancels). Producers then flush; an e2e run waits until consumers
+have everything produced (or nothing arrived for ``DRAIN_IDLE_S``). A progress line per meter
+goes to ``progress`` every second; the result holds the total snapshots.
+
+Concurrency: one event loop; every task here is owned by :func:`run_perf` and cancelled (and
+awaited) before it returns. Meters are touched only from that loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import time
+import uuid
+from collections.abc import Callable
+from functools import partial
+
+from magnetar.cancellation import cancel_and_wait
+from magnetar.client.client import Client
+from magnetar.client.consumer import Consumer, ReceiveTimeout
+from magnetar.client.errors import ClientClosed, ClientError
+from magnetar.client.multi_topic import MultiTopicConsumer
+from magnetar.client.producer import PartitionedProducer, Producer
+from magnetar.protocol.message_id import MessageId
+from magnetar.tools.perf_config import (
+    PerfConfig,
+    PerfResult,
+    e2e_latency_us,
+    payload_template,
+    stamp,
+)
+from magnetar.tools.perf_report import PerfMeter
+from magnetar.tools.rate import Pacer
+from magnetar.tools.session import open_client
+
+DRAIN_IDLE_S = 10.0
+POLL_S = 0.25
+
+AnyProducer = Producer | PartitionedProducer
+AnyConsumer = Consumer | MultiTopicConsumer
+
+
+async def create_partitioned_topics(config: PerfConfig) -> None:
+    """``--partitions N``: create each topic partitioned over the admin API (existing: kept)."""
+    if config.partitions == 0:
+        return
+    from magnetar.client.admin import AdminClient  # httpx loads only when needed
+    from magnetar.client.admin_errors import Conflict
+
+    async with AdminClient(config.admin_url, timeout_s=30.0) as admin:
+        for topic in config.topic_names():
+            with contextlib.suppress(Conflict):
+                await admin.create_partitioned_topic(topic, config.partitions)
+
+
+class PerfRun:
+    """The state of one run with our client; see the module docstring."""
+
+    def __init__(self, config: PerfConfig, progress: Callable[[str], None]) -> None:
+        self.config = config
+        self.progress = progress
+        self.stop = asyncio.Event()
+        self.producing_done = asyncio.Event()
+        self.sent = 0
+        self.received = 0
+        self.meters: dict[str, PerfMeter] = {}
+        self.begin()
+
+    def begin(self) -> None:
+        """Start the clocks (once producers and consumers are attached)."""
+        now = time.monotonic()
+        labels = ["produce"] if self.config.produces else []
+        if self.config.consumes:
+            labels.append("e2e" if self.config.mode == "e2e" else "consume")
+        self.meters = {label: PerfMeter(label, now) for label in labels}
+        self._last_arrival = now
+        self._deadline = now + self.config.time_s if self.config.time_s else None
+
+    def _over_time(self) -> bool:
+        return self._deadline is not None and time.monotonic() >= self._deadline
+
+    # ------------------------------------------------------------------ producing
+
+    def _on_receipt(self, started_ns: int, size: int, future: asyncio.Future[MessageId]) -> None:
+        meter = self.meters["produce"]
+        if future.cancelled() or future.exception() is not None:
+            meter.record_error()
+        else:
+            meter.record(size, (time.perf_counter_ns() - started_ns) // 1000)
+
+    async def produce_loop(self, producer: AnyProducer) -> None:
+        config = self.config
+        pacer = Pacer(config.producer_rate())
+        template = payload_template(config.size)
+        while not self.stop.is_set() and not self._over_time():
+            if config.count and self.sent >= config.count:
+                break
+            await pacer.wait()
+            started = time.perf_counter_ns()
+            try:
+                future = await producer.send_async(stamp(template, time.time_ns() // 1000))
+            except ClientClosed:
+                break
+            except ClientError:
+                self.meters["produce"].record_error()
+                continue
+            self.sent += 1
+            future.add_done_callback(partial(self._on_receipt, started, config.size))
+
+    # ------------------------------------------------------------------ consuming
+
+    def _enough(self) -> bool:
+        config = self.config
+        if config.mode == "e2e" and self.producing_done.is_set():
+            produced = self.meters["produce"].messages
+            idle = time.monotonic() - self._last_arrival > DRAIN_IDLE_S
+            return self.received >= produced or idle
+        return bool(config.count) and self.received >= config.count
+
+    async def consume_loop(self, consumer: AnyConsumer) -> None:
+        meter = self.meters["e2e" if self.config.mode == "e2e" else "consume"]
+        while not self.stop.is_set() and not self._enough():
+            if self.config.mode == "consume" and self._over_time():
+                break
+            message = consumer.poll()
+            if message is None:
+                try:
+                    message = await consumer.receive(POLL_S)
+                except ReceiveTimeout:
+                    continue
+            now_us = time.time_ns() // 1000
+            meter.record(
+                len(message.data), e2e_latency_us(message.data, message.publish_time_ms, now_us)
+            )
+            consumer.acknowledge(message)
+            self.received += 1
+            self._last_arrival = time.monotonic()
+
+    # ------------------------------------------------------------------ reporting
+
+    async def report_loop(self) -> None:
+        while True:
+            await asyncio.sleep(1.0)
+            now = time.monotonic()
+            for meter in self.meters.values():
+                self.progress(meter.interval(now).progress_line(meter.messages))
+
+    def result(self, ends: dict[str, float]) -> PerfResult:
+        snapshots = {
+            label: m.total(ends.get(label, time.monotonic())) for label, m in self.meters.items()
+        }
+        return PerfResult("magnetar", self.config.mode, snapshots)
+
+
+async def _open_producers(client: Client, config: PerfConfig) -> list[AnyProducer]:
+    return [
+        await client.create_producer(
+            topic,
+            batching_enabled=config.batching,
+            batching_max_messages=config.batch_max_messages,
+            batching_max_publish_delay_ms=config.batch_delay_ms,
+            compression_type=config.compression,
+            max_pending_messages=config.max_pending,
+            block_if_queue_full=True,
+        )
+        for topic in config.topic_names()
+        for _ in range(config.producers)
+    ]
+
+
+async def _open_consumers(
+    client: Client, config: PerfConfig, subscription: str
+) -> list[AnyConsumer]:
+    return [
+        await client.subscribe(
+            topic,
+            subscription,
+            subscription_type=config.effective_subscription_type,
+            initial_position="latest",
+            receiver_queue_size=1000,
+        )
+        for topic in config.topic_names()
+        for _ in range(config.consumers)
+    ]
+
+
+async def run_perf(config: PerfConfig, progress: Callable[[str], None]) -> PerfResult:
+    """Run the load described by ``config``; Ctrl-C ends it early with a result."""
+    await create_partitioned_topics(config)
+    run = PerfRun(config, progress)
+    loop = asyncio.get_running_loop()
+    main = asyncio.current_task()
+
+    def on_sigint() -> None:
+        if run.stop.is_set() and main is not None:
+            main.cancel()
+        run.stop.set()
+
+    with contextlib.suppress(NotImplementedError, RuntimeError):
+        loop.add_signal_handler(signal.SIGINT, on_sigint)
+    try:
+        async with open_client(config.service_url, config.topic_names()[0]) as client:
+            return await _drive(run, client)
+    finally:
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.remove_signal_handler(signal.SIGINT)
+
+
+async def _drive(run: PerfRun, client: Client) -> PerfResult:
+    config = run.config
+    e2e_sub = f"{config.subscription}-e2e-{uuid.uuid4().hex[:8]}"
+    consumers: list[AnyConsumer] = []
+    if config.consumes:
+        sub = e2e_sub if config.mode == "e2e" else config.subscription
+        consumers = await _open_consumers(client, config, sub)
+    producers = await _open_producers(client, config) if config.produces else []
+    run.begin()
+    reporter = asyncio.create_task(run.report_loop(), name="perf-report")
+    consuming = [asyncio.create_task(run.consume_loop(c), name="perf-consume") for c in consumers]
+    ends: dict[str, float] = {}
+    try:
+        if producers:
+            await asyncio.gather(*(run.produce_loop(p) for p in producers))
+            flushes = asyncio.gather(*(p.flush() for p in producers))
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(flushes, timeout=30.0)
+            ends["produce"] = time.monotonic()
+            run.producing_done.set()
+        if consuming:
+            await asyncio.gather(*consuming)
+        return run.result(ends)
+    finally:
+        for task in consuming:
+            await cancel_and_wait(task)
+        await cancel_and_wait(reporter)
+        if config.mode == "e2e":
+            for consumer in consumers:
+                with contextlib.suppress(ClientError):
+                    await consumer.unsubscribe()
