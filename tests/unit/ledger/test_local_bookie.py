@@ -20,6 +20,8 @@ from magnetar.ledger.client import BookKeeper
 from magnetar.ledger.config import LedgerClientConfig
 from magnetar.ledger.errors import BookieUnavailable
 from magnetar.ledger.local_bookie import LocalBookieClient
+from magnetar.managed_ledger import ManagedLedgerFactory
+from magnetar.managed_ledger.config import ManagedLedgerConfig
 from magnetar.metadata.factory import open_store
 from magnetar.wire import bookie_pb2 as pb
 
@@ -120,6 +122,40 @@ async def test_bookkeeper_uses_the_in_process_bookie(bookie: Bookie) -> None:
                 entries = await reader.read(0, 199)
             assert [e.payload for e in entries] == [b"m%d" % i for i in range(200)]
         finally:
+            await bk.close()
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        await registration.unregister()
+        await store.close()
+
+
+async def test_appends_keep_call_order_when_the_writer_runs_out_of_room(bookie: Bookie) -> None:
+    """Tiny pending-add bounds: adds that must wait (in a task) and adds handed over at once
+    (append_nowait) interleave, across rollovers, and positions still follow call order."""
+    store = await open_store(f"memory://{uuid.uuid4().hex}", session_timeout_s=5.0)
+    registration = Registration(store, BID, "127.0.0.1:9")
+    task = asyncio.create_task(registration.run())
+    try:
+        async with asyncio.timeout(5):
+            await registration.wait_registered()
+        config = LedgerClientConfig(max_pending_adds=3, max_pending_add_bytes=64)
+        bk = await BookKeeper.start(store, config, local_bookies={BID: LocalBookie(bookie)})
+        factory = ManagedLedgerFactory(store, bk)
+        try:
+            ml_config = ManagedLedgerConfig(
+                ensemble_size=1, write_quorum=1, ack_quorum=1, max_entries_per_ledger=40
+            )
+            ml = await factory.open("public/default/persistent/order", ml_config)
+            async with asyncio.timeout(30):
+                positions = await asyncio.gather(
+                    *(ml.add_entry(b"e%03d" % i * (1 + i % 7)) for i in range(150))
+                )
+            assert positions == sorted(positions)
+            assert len(set(positions)) == 150
+            assert len({p.ledger_id for p in positions}) >= 3  # rolled over on the way
+        finally:
+            await factory.close()
             await bk.close()
     finally:
         task.cancel()

@@ -1,10 +1,10 @@
 """A ledger open for writing (BookKeeper's ``LedgerHandle`` add path).
 
-``append()`` assigns entry ids in call order (after a FIFO wait for room: pending adds are
-bounded in count and bytes), sends entry ``e`` to the Wq bookies striped from position
-``e mod E`` of the current ensemble over each bookie's add stream, and returns once the entry
-and every earlier one has Aq acks (the :class:`AddTracker` core decides). Each add carries the
-handle's last-add-confirmed.
+``append()`` (or ``append_nowait()``, its task-free form when there is room) assigns entry ids in
+call order (after a FIFO wait for room: pending adds are bounded in count and bytes), sends entry
+``e`` to the Wq bookies striped from position ``e mod E`` of the current ensemble over each
+bookie's add stream, and returns once the entry and every earlier one has Aq acks (the
+:class:`AddTracker` core decides). Each add carries the handle's last-add-confirmed.
 
 A failed bookie (stream error, timeout, or a status other than OK/FENCED) triggers an ensemble
 change, run by one task at a time: confirmations freeze, a replacement is chosen, the ledger
@@ -116,12 +116,32 @@ class WriteHandle:
 
     async def append(self, payload: bytes) -> EntryId:
         """Add ``payload`` as the next entry; return its id once confirmed (in id order)."""
+        future = self.append_nowait(payload)
+        if future is None:
+            size = len(payload)
+            await self._acquire(size)
+            if self._error is not None or self._closing:
+                self._release(size)
+                self._check_writable()
+            future = self._start(payload)
+        # No shield: a caller that gives up cancels only this future (nobody else awaits it),
+        # and _complete/_fail skip futures that are already done; the add itself goes on.
+        return await future
+
+    def append_nowait(self, payload: bytes) -> asyncio.Future[EntryId] | None:
+        """:meth:`append` without a coroutine: the entry's id future, or None (nothing done)
+        when the pending-add bounds have no room now or earlier callers are waiting for room
+        (then use :meth:`append`, which keeps their FIFO order). Raises like :meth:`append`."""
         self._check_writable()
         size = len(payload)
-        await self._acquire(size)
-        if self._error is not None or self._closing:
-            self._release(size)
-            self._check_writable()
+        if self._waiters or not self._has_room(size):
+            return None
+        self._reserved_count += 1
+        self._reserved_bytes += size
+        return self._start(payload)
+
+    def _start(self, payload: bytes) -> asyncio.Future[EntryId]:
+        """Assign the next entry id and send it (room is reserved by the caller)."""
         add = self._tracker.new_entry(payload)
         add.digest = entry_digest(self.ledger_id, add.entry_id, add.last_add_confirmed, payload)
         future: asyncio.Future[EntryId] = asyncio.get_running_loop().create_future()
@@ -130,9 +150,7 @@ class WriteHandle:
         if not self._tracker.changing:
             for bookie in self._tracker.targets(add.entry_id):
                 self._send(add, bookie)
-        # No shield: a caller that gives up cancels only this future (nobody else awaits it),
-        # and _complete/_fail skip futures that are already done; the add itself goes on.
-        return await future
+        return future
 
     def _check_writable(self) -> None:
         if self._error is not None:

@@ -11,8 +11,10 @@ recorded (an empty one is dropped); then a new ledger is created and added to th
 *before* any entry is written to it; then the cursors are loaded.
 
 Adds: :meth:`add_entry` queues an op (in call order) behind a FIFO gate of
-``max_pending_adds``; :meth:`_pump` dispatches queued ops, one append task each, in order, to the
-current ledger, so positions strictly increase in call order. When the rollover policy says so
+``max_pending_adds``; :meth:`_pump` dispatches queued ops in order to the current ledger (a done
+callback on the writer's ``append_nowait`` future; a task waiting in ``append`` when the writer
+has no room, and then every later op too until those are done), so positions strictly increase
+in call order. When the rollover policy says so
 (counted on dispatched adds), dispatching stops, a rollover task waits for the in-flight appends,
 closes the ledger, creates the next, records both in the info by CAS, and dispatching resumes:
 nothing is lost or reordered. A failed append fails its caller and rolls over; ``LedgerFenced``
@@ -33,9 +35,11 @@ import asyncio
 import collections
 import contextlib
 import enum
+import functools
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from magnetar.errors import MagnetarError
 from magnetar.ids import EntryId, LedgerId
@@ -89,7 +93,8 @@ class _CurrentLedger:
     dispatched_bytes: int = 0
     confirmed_bytes: int = 0
     failed: bool = False
-    inflight: set[asyncio.Task[None]] = field(default_factory=set)
+    inflight: set[asyncio.Future[Any]] = field(default_factory=set)  # tasks and add futures
+    waiting: int = 0  # adds waiting in a task for room in the writer
 
     @property
     def ledger_id(self) -> LedgerId:
@@ -369,9 +374,61 @@ class ManagedLedger:
                 continue
             cur.dispatched += 1
             cur.dispatched_bytes += len(op.data)
+            if self._append_nowait(cur, op):
+                continue
+            # No room in the writer: a task waits for it. Later adds go the same way until
+            # the waiting ones are done, so entry ids keep the queue's order.
             task = asyncio.create_task(self._append(cur, op))
             cur.inflight.add(task)
-            task.add_done_callback(cur.inflight.discard)
+            cur.waiting += 1
+            task.add_done_callback(functools.partial(_waited, cur))
+
+    def _append_nowait(self, cur: _CurrentLedger, op: _AddOp) -> bool:
+        """Hand ``op`` to the writer without a task when it has room; False if not done."""
+        nowait = getattr(cur.writer, "append_nowait", None)
+        if cur.waiting or nowait is None:
+            return False
+        lac_floor = cur.writer.last_add_confirmed
+        try:
+            future = nowait(op.data)
+        except MagnetarError:  # the task path meets the same error and handles it
+            return False
+        if future is None:
+            return False
+        cur.inflight.add(future)
+        future.add_done_callback(functools.partial(self._appended, cur, op, lac_floor))
+        return True
+
+    def _appended(
+        self, cur: _CurrentLedger, op: _AddOp, lac_floor: int, future: asyncio.Future[EntryId]
+    ) -> None:
+        """The writer's verdict on an add dispatched by :meth:`_append_nowait` (as _append)."""
+        cur.inflight.discard(future)
+        try:
+            if future.cancelled():
+                op.future.cancel()
+                return
+            exc = future.exception()
+            if isinstance(exc, LedgerFenced):
+                self.fence(f"ledger {cur.ledger_id} fenced")
+                _fail(op, ManagedLedgerFenced(self.name, str(exc)))
+            elif isinstance(exc, MagnetarError):
+                log.warning(
+                    "add_failed", managed_ledger=self.name, ledger_id=cur.ledger_id, error=str(exc)
+                )
+                cur.failed = True
+                _fail(op, exc)
+            elif exc is not None:
+                _fail(op, exc)
+            else:
+                entry_id = future.result()
+                self._confirmed(cur, entry_id, op.data, lac_floor)
+                if not op.future.done():
+                    op.future.set_result(Position(cur.ledger_id, entry_id))
+        finally:
+            self._release_slot()
+            if cur.failed:
+                self._pump()
 
     async def _append(self, cur: _CurrentLedger, op: _AddOp) -> None:
         try:
@@ -703,6 +760,11 @@ class ManagedLedger:
         for lid in ledgers:
             await self._delete_ledger_quietly(lid)
         log.info("managed_ledger_deleted", managed_ledger=self.name, ledgers=len(ledgers))
+
+
+def _waited(cur: _CurrentLedger, task: asyncio.Task[None]) -> None:
+    cur.inflight.discard(task)
+    cur.waiting -= 1
 
 
 def _fail(op: _AddOp, error: BaseException) -> None:
