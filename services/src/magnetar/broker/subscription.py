@@ -55,7 +55,7 @@ from magnetar.broker.dispatch import (
     mask_to_ack_set,
     plan_dispatch,
 )
-from magnetar.broker.entry import entry_info
+from magnetar.broker.entry import EntryInfo, entry_info
 from magnetar.broker.errors import MetadataProblem
 from magnetar.broker.stats import RateMeter
 from magnetar.managed_ledger import Entry, ManagedCursor, ManagedLedger, Position
@@ -255,14 +255,16 @@ class PersistentSubscription:
             fresh = await self.cursor.read_entries(budget - len(replays))
         if not replays and not fresh:
             return False
-        by_position = {e.position: e for e in (*replays, *fresh)}
-        candidates = [self._candidate(e) for e in (*replays, *fresh)]
+        entries = (*replays, *fresh)
+        by_position = {e.position: e for e in entries}
+        infos = {e.position: entry_info(e.data) for e in entries}  # metadata parsed once
+        candidates = [self._candidate(e, infos[e.position]) for e in entries]
         plan = self._plan(candidates, {e.position for e in replays})
         sent = 0
         for key, planned in plan.assignments:
             consumer = self._by_key[key]
             for cand in planned:
-                self._send(consumer, cand, by_position[cand.position])
+                self._send(consumer, cand, by_position[cand.position], infos[cand.position])
                 sent += 1
         for cand in plan.leftovers:
             self._replay.add(cand.position, self._slot(cand))
@@ -270,8 +272,7 @@ class PersistentSubscription:
             self._selector.served(plan.last_served)
         return sent > 0
 
-    def _candidate(self, entry: Entry) -> Candidate:
-        info = entry_info(entry.data)
+    def _candidate(self, entry: Entry, info: EntryInfo) -> Candidate:
         mask = self._masks.get(entry.position)
         if mask is None:
             mask = self.cursor.batch_unacked(entry.position)
@@ -316,13 +317,12 @@ class PersistentSubscription:
             return [self._by_key[info.key] for info in self._selector.rotation()]
         return list(self.consumers)
 
-    def _send(self, consumer: Consumer, cand: Candidate, entry: Entry) -> None:
+    def _send(self, consumer: Consumer, cand: Candidate, entry: Entry, info: EntryInfo) -> None:
         pos = cand.position
         self._replay.remove(pos)
         mask = self._masks.pop(pos, None)
         if mask is None:
             mask = self.cursor.batch_unacked(pos)
-        info = entry_info(entry.data)
         consumer.deliver(
             pos,
             entry.data,
