@@ -22,7 +22,9 @@ Producers and the consumer are separate processes so the load generator is not o
 process serialised on its GIL (with threads it was: its callbacks queued behind each other and
 the broker idled). The window is measured in CLOCK_MONOTONIC, which every process shares.
 The consumer counts the distinct entries (ledger, entry) it received in the window, which gives
-the messages per stored entry (``msgs/entry``): the batch size the broker really stored.
+the messages per stored entry (``msgs/entry``): the batch size the broker really stored. The
+standalone's CPU over the window (``/proc``) gives ``broker CPU`` (100% = one core) and its CPU
+microseconds per published message, steadier than throughput on a shared machine.
 
 Prints one line per run, a table, and one ``BENCH_JSON {...}`` line (also written to ``--json``).
 ``--hold-s N`` keeps the load of the first scenario running N seconds longer and prints the
@@ -68,6 +70,18 @@ class Result:
     e2e_msg_s: float
     errors: int
     msgs_per_entry: float
+    broker_cpu_pct: float  # the standalone process's CPU over the window (100 = one core)
+    broker_us_per_msg: float  # its CPU microseconds per published message
+
+
+def process_cpu_s(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` (all threads) so far; 0 if unknown."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return 0.0
+    fields = stat[stat.rindex(")") + 2 :].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _percentile(values: list[float], q: float) -> float:
@@ -240,6 +254,11 @@ def run_scenario(sa: StandaloneProcess, scenario: str, args: argparse.Namespace,
     if hold_s:
         print(f"profiling window: standalone pid {sa.process.pid if sa.process else -1}, "
               f"{hold_s:.0f} s", flush=True)  # fmt: skip
+    pid = sa.process.pid if sa.process else -1
+    time.sleep(max(0.0, start - time.monotonic()))
+    cpu_start = process_cpu_s(pid)
+    time.sleep(max(0.0, start + args.seconds - time.monotonic()))
+    broker_cpu = process_cpu_s(pid) - cpu_start
     published = errors = consumed = entries = 0
     latencies: list[float] = []
     for _ in range(args.producers + 1):
@@ -269,12 +288,15 @@ def run_scenario(sa: StandaloneProcess, scenario: str, args: argparse.Namespace,
         e2e_msg_s=round(consumed / elapsed, 1),
         errors=errors,
         msgs_per_entry=round(consumed / entries, 1) if entries else 0.0,
+        broker_cpu_pct=round(100 * broker_cpu / elapsed, 1),
+        broker_us_per_msg=round(broker_cpu / published * 1e6, 1) if published else 0.0,
     )
     print(
         f"{result.scenario:<12} {result.mode:<4} {result.publish_msg_s:>9.0f} msg/s "
         f"{result.publish_mb_s:>6.2f} MB/s  p50 {result.p50_ms:>7.2f} ms  "
         f"p99 {result.p99_ms:>7.2f} ms  e2e {result.e2e_msg_s:>9.0f} msg/s  "
-        f"msgs/entry {result.msgs_per_entry:>5.1f}"
+        f"msgs/entry {result.msgs_per_entry:>5.1f}  broker {result.broker_cpu_pct:>3.0f}% CPU "
+        f"{result.broker_us_per_msg:>6.1f} us/msg"
         f"{f'  errors {result.errors}' if result.errors else ''}",
         flush=True,
     )
@@ -282,13 +304,17 @@ def run_scenario(sa: StandaloneProcess, scenario: str, args: argparse.Namespace,
 
 
 def table(results: list[Result]) -> str:
-    head = "| scenario | run | msg/s | MB/s | p50 publish | p99 publish | e2e msg/s | msgs/entry |"
-    lines = [head, "|---|---|---|---|---|---|---|---|"]
+    head = (
+        "| scenario | run | msg/s | MB/s | p50 publish | p99 publish | e2e msg/s | msgs/entry "
+        "| broker CPU | broker us/msg |"
+    )
+    lines = [head, "|---|---|---|---|---|---|---|---|---|---|"]
     for r in results:
         run = "max" if r.mode == "max" else f"half ({r.target_msg_s:,.0f}/s)"
         lines.append(
             f"| {r.scenario} | {run} | {r.publish_msg_s:,.0f} | {r.publish_mb_s:.2f} | "
-            f"{r.p50_ms:.1f} ms | {r.p99_ms:.1f} ms | {r.e2e_msg_s:,.0f} | {r.msgs_per_entry:.1f} |"
+            f"{r.p50_ms:.1f} ms | {r.p99_ms:.1f} ms | {r.e2e_msg_s:,.0f} | {r.msgs_per_entry:.1f} "
+            f"| {r.broker_cpu_pct:.0f}% | {r.broker_us_per_msg:.1f} |"
         )
     return "\n".join(lines)
 
