@@ -16,6 +16,7 @@ from magnetar.bookie.journal import JournalConfig
 from magnetar.bookie.local import LocalBookie
 from magnetar.bookie.registration import Registration
 from magnetar.ids import BookieId, EntryId
+from magnetar.ledger.bookie_client import AddRequest
 from magnetar.ledger.client import BookKeeper
 from magnetar.ledger.config import LedgerClientConfig
 from magnetar.ledger.errors import BookieUnavailable
@@ -36,20 +37,11 @@ async def bookie(tmp_path: Path) -> AsyncIterator[Bookie]:
     await b.close()
 
 
-def add(ledger: int, entry: int, payload: bytes) -> pb.AddEntry:
-    return pb.AddEntry(
-        entry=pb.Entry(
-            ledger_id=ledger,
-            entry_id=entry,
-            last_add_confirmed=entry - 1,
-            payload=payload,
-            digest=entry,
-        ),
-        master_key=MK,
-    )
+def add(ledger: int, entry: int, payload: bytes) -> AddRequest:
+    return AddRequest(ledger, entry, entry - 1, payload, entry, MK)
 
 
-async def send_all(client: LocalBookieClient, adds: list[pb.AddEntry]) -> list[object]:
+async def send_all(client: LocalBookieClient, adds: list[AddRequest]) -> list[object]:
     loop = asyncio.get_running_loop()
     futures: list[asyncio.Future[object]] = []
     for a in adds:

@@ -28,7 +28,7 @@ import shutil
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from magnetar.bookie.errors import BookieClosed, BookieError
 from magnetar.bookie.journal import Journal, JournalConfig, JournalRecord, RecordKind
@@ -61,6 +61,25 @@ class AddOp:
     digest: int
     master_key: bytes
     recovery: bool = False
+
+
+class AddFields(Protocol):
+    """What an add needs: :class:`AddOp`, or an in-process client's own add value."""
+
+    @property
+    def ledger_id(self) -> int: ...
+    @property
+    def entry_id(self) -> int: ...
+    @property
+    def lac(self) -> int: ...
+    @property
+    def payload(self) -> bytes: ...
+    @property
+    def digest(self) -> int: ...
+    @property
+    def master_key(self) -> bytes: ...
+    @property
+    def recovery(self) -> bool: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -259,13 +278,13 @@ class Bookie:
 
     # -- adds ------------------------------------------------------------------------------
 
-    async def submit_adds(self, ops: Sequence[AddOp]) -> PendingAdds:
+    async def submit_adds(self, ops: Sequence[AddFields]) -> PendingAdds:
         """Check and journal ``ops`` in order; returns once all are queued (not yet durable).
 
         The accepted ops of one call go to the journal as one unit with one durability future.
         """
         statuses: list[Status] = []
-        accepted: list[AddOp] = []
+        accepted: list[AddFields] = []
         for op in ops:
             status = self._check_add(op)
             statuses.append(status)
@@ -293,7 +312,7 @@ class Bookie:
         """One add, waiting until durable."""
         return (await (await self.submit_adds([op])).wait())[0]
 
-    def _check_add(self, op: AddOp) -> Status:
+    def _check_add(self, op: AddFields) -> Status:
         if self._closed:
             raise BookieClosed("the bookie is closing")
         if op.entry_id < 0 or op.ledger_id < 0:
@@ -312,7 +331,7 @@ class Bookie:
             return Status.FENCED
         return Status.OK
 
-    def _adds_completed(self, ops: Sequence[AddOp]) -> Callable[[asyncio.Future[None]], None]:
+    def _adds_completed(self, ops: Sequence[AddFields]) -> Callable[[asyncio.Future[None]], None]:
         def done(future: asyncio.Future[None]) -> None:
             if future.cancelled() or future.exception() is not None:
                 return

@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Sequence
 
-from magnetar.bookie.bookie import AddOp, Bookie, Status
+from magnetar.bookie.bookie import AddFields, AddOp, Bookie, Status
 from magnetar.bookie.ledger_storage import StoredEntry
 from magnetar.wire import bookie_pb2 as pb
 
@@ -68,9 +68,12 @@ class LocalBookie:
     def __init__(self, bookie: Bookie) -> None:
         self._bookie = bookie
 
-    async def submit_adds(self, adds: Sequence[pb.AddEntry]) -> asyncio.Future[list[int]]:
-        """Journal ``adds`` in order; the future gets their wire statuses once durable."""
-        pending = await self._bookie.submit_adds([add_op(add) for add in adds])
+    async def submit_adds(self, adds: Sequence[AddFields]) -> asyncio.Future[list[int]]:
+        """Journal ``adds`` in order; the future gets their wire statuses once durable.
+
+        The adds are the caller's own values (no wire message in between): anything with the
+        fields of :class:`~magnetar.bookie.bookie.AddOp`."""
+        pending = await self._bookie.submit_adds(adds)
         result: asyncio.Future[list[int]] = asyncio.get_running_loop().create_future()
 
         def durable(statuses: list[Status]) -> None:

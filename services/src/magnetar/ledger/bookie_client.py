@@ -49,6 +49,33 @@ _CHANNEL_OPTIONS = [
 ]
 
 
+@dataclass(frozen=True, slots=True)
+class AddRequest:
+    """One add as every replica gets it (the same on each bookie of the write set)."""
+
+    ledger_id: int
+    entry_id: int
+    lac: int  # the last-add-confirmed piggybacked on the entry
+    payload: bytes
+    digest: int
+    master_key: bytes
+    recovery: bool = False
+
+
+def wire_add(add: AddRequest) -> bookie_pb2.AddEntry:
+    return bookie_pb2.AddEntry(
+        entry=bookie_pb2.Entry(
+            ledger_id=add.ledger_id,
+            entry_id=add.entry_id,
+            last_add_confirmed=add.lac,
+            payload=add.payload,
+            digest=add.digest,
+        ),
+        master_key=add.master_key,
+        recovery=add.recovery,
+    )
+
+
 @dataclass
 class _Batch:
     entries: list[tuple[int, int]]  # (ledger_id, entry_id) in request order
@@ -67,9 +94,7 @@ class BookieClient:
         self._config = config
         self._channel = aio.insecure_channel(address, options=_CHANNEL_OPTIONS)
         self._stub = bookie_pb2_grpc.BookieStub(self._channel)
-        self._queue: collections.deque[tuple[bookie_pb2.AddEntry, AddResultCallback]] = (
-            collections.deque()
-        )
+        self._queue: collections.deque[tuple[AddRequest, AddResultCallback]] = collections.deque()
         self._queued = asyncio.Event()
         self._inflight: dict[int, _Batch] = {}
         self._next_batch_id = 0
@@ -79,7 +104,7 @@ class BookieClient:
 
     # ------------------------------------------------------------------ adds
 
-    def send_add(self, entry: bookie_pb2.AddEntry, callback: AddResultCallback) -> None:
+    def send_add(self, entry: AddRequest, callback: AddResultCallback) -> None:
         """Queue one add; ``callback`` gets its status (or error) later, from this client's task."""
         if self._closed:
             callback(BookieUnavailable(self.bookie_id, "client closed"))
@@ -127,13 +152,13 @@ class BookieClient:
             size = 0
             while self._queue and len(entries) < cfg.max_batch_entries:
                 add, callback = self._queue[0]
-                if entries and size + len(add.entry.payload) > cfg.max_batch_bytes:
+                if entries and size + len(add.payload) > cfg.max_batch_bytes:
                     break
                 self._queue.popleft()
-                entries.append(add)
-                batch.entries.append((add.entry.ledger_id, add.entry.entry_id))
+                entries.append(wire_add(add))
+                batch.entries.append((add.ledger_id, add.entry_id))
                 batch.callbacks.append(callback)
-                size += len(add.entry.payload)
+                size += len(add.payload)
             self._next_batch_id += 1
             self._inflight[self._next_batch_id] = batch
             await call.write(bookie_pb2.AddRequest(batch_id=self._next_batch_id, entries=entries))

@@ -27,7 +27,7 @@ from typing import Protocol
 
 from magnetar.errors import MagnetarError
 from magnetar.ids import BookieId
-from magnetar.ledger.bookie_client import AddResultCallback
+from magnetar.ledger.bookie_client import AddRequest, AddResultCallback
 from magnetar.ledger.config import LedgerClientConfig
 from magnetar.ledger.errors import BookieUnavailable
 from magnetar.wire import bookie_pb2
@@ -36,11 +36,11 @@ IN_PROCESS_ADDRESS = "in-process"
 
 
 class InProcessBookie(Protocol):
-    """What the standalone's bookie offers its in-process ledger client (wire messages)."""
+    """What the standalone's bookie offers its in-process ledger client: adds as the client's
+    own :class:`AddRequest` values (no wire message built and parsed back), answers as wire
+    messages."""
 
-    async def submit_adds(
-        self, adds: Sequence[bookie_pb2.AddEntry]
-    ) -> asyncio.Future[list[int]]: ...
+    async def submit_adds(self, adds: Sequence[AddRequest]) -> asyncio.Future[list[int]]: ...
 
     async def read_entry(
         self, ledger_id: int, entry_id: int, *, fence: bool = False, master_key: bytes = b""
@@ -69,9 +69,7 @@ class LocalBookieClient:
         self.address = IN_PROCESS_ADDRESS
         self._bookie = bookie
         self._config = config
-        self._queue: collections.deque[tuple[bookie_pb2.AddEntry, AddResultCallback]] = (
-            collections.deque()
-        )
+        self._queue: collections.deque[tuple[AddRequest, AddResultCallback]] = collections.deque()
         self._queued = asyncio.Event()
         self._batches: dict[int, list[AddResultCallback]] = {}
         self._next_batch = 0
@@ -80,7 +78,7 @@ class LocalBookieClient:
 
     # ------------------------------------------------------------------ adds
 
-    def send_add(self, entry: bookie_pb2.AddEntry, callback: AddResultCallback) -> None:
+    def send_add(self, entry: AddRequest, callback: AddResultCallback) -> None:
         """Queue one add; ``callback`` gets its status (or error) later, on the loop."""
         if self._closed:
             callback(BookieUnavailable(self.bookie_id, "client closed"))
@@ -102,7 +100,7 @@ class LocalBookieClient:
                 self._queued.clear()
                 await self._queued.wait()
                 continue
-            adds: list[bookie_pb2.AddEntry] = []
+            adds: list[AddRequest] = []
             callbacks: list[AddResultCallback] = []
             while self._queue and len(adds) < limit:
                 add, callback = self._queue.popleft()

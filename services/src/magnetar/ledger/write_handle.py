@@ -32,6 +32,7 @@ from collections.abc import Callable, Mapping
 from magnetar.backoff import Backoff
 from magnetar.errors import MagnetarError
 from magnetar.ids import BookieId, EntryId
+from magnetar.ledger.bookie_client import AddRequest
 from magnetar.ledger.bookie_registry import BookiePool, BookieRegistry
 from magnetar.ledger.config import LedgerClientConfig
 from magnetar.ledger.digest import entry_digest
@@ -88,7 +89,7 @@ class WriteHandle:
             view.current_ensemble, view.write_quorum, view.ack_quorum, last_add_confirmed, length
         )
         self._futures: dict[int, asyncio.Future[EntryId]] = {}
-        self._wire_cache: dict[int, bookie_pb2.AddEntry] = {}
+        self._wire_cache: dict[int, AddRequest] = {}
         self._failed: set[BookieId] = set()  # current members that failed, awaiting a change
         self._change_task: asyncio.Task[None] | None = None
         self._error: LedgerError | None = None
@@ -209,19 +210,18 @@ class WriteHandle:
         self._tracker.mark_sent(add, bookie)
         client.send_add(self._wire(add), functools.partial(self._on_result, add.entry_id, bookie))
 
-    def _wire(self, add: PendingAdd) -> bookie_pb2.AddEntry:
-        """The entry's AddEntry message, built once and shared by every replica's send."""
+    def _wire(self, add: PendingAdd) -> AddRequest:
+        """The entry's add request, built once and shared by every replica's send."""
         request = self._wire_cache.get(add.entry_id)
         if request is None:
-            entry = bookie_pb2.Entry(
-                ledger_id=self.ledger_id,
-                entry_id=add.entry_id,
-                last_add_confirmed=add.last_add_confirmed,
-                payload=add.payload,
-                digest=add.digest,
-            )
-            request = bookie_pb2.AddEntry(
-                entry=entry, master_key=self._meta.metadata.master_key, recovery=self._recovery
+            request = AddRequest(
+                self.ledger_id,
+                add.entry_id,
+                add.last_add_confirmed,
+                add.payload,
+                add.digest,
+                self._meta.metadata.master_key,
+                self._recovery,
             )
             self._wire_cache[add.entry_id] = request
         return request
