@@ -89,6 +89,8 @@ def _run(config: PerfConfig, json_output: bool, official: bool) -> None:
             result = run_official(config, _progress)
         except MagnetarError as exc:
             raise fail(explain(exc, service_url=config.service_url, topic=config.topic)) from exc
+        except KeyboardInterrupt:
+            raise typer.Exit(130) from None
     else:
         from magnetar.tools.perf import run_perf
 

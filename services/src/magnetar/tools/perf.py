@@ -8,8 +8,8 @@ Produce latency is send call to broker receipt (a done-callback records it); end
 is the payload's stamp (or the publish time) to receive (:mod:`magnetar.tools.perf_config`).
 
 Ending. A run ends at ``-n`` messages, after ``--time`` seconds, or on Ctrl-C (SIGINT sets the
-stop event; a second Ctrl-C cancels). Producers then flush; an e2e run waits until consumers
-have everything produced (or nothing arrived for ``DRAIN_IDLE_S``). A progress line per meter
+stop event; another Ctrl-C a second later cancels). Producers then flush; an e2e run waits
+until consumers have everything produced (or nothing arrived for ``DRAIN_IDLE_S``). A progress line per meter
 goes to ``progress`` every second; the result holds the total snapshots.
 
 Concurrency: one event loop; every task here is owned by :func:`run_perf` and cancelled (and
@@ -46,6 +46,7 @@ from magnetar.tools.session import open_client
 
 DRAIN_IDLE_S = 10.0
 POLL_S = 0.25
+REPEAT_S = 1.0
 
 AnyProducer = Producer | PartitionedProducer
 AnyConsumer = Consumer | MultiTopicConsumer
@@ -202,9 +203,13 @@ async def run_perf(config: PerfConfig, progress: Callable[[str], None]) -> PerfR
     loop = asyncio.get_running_loop()
     main = asyncio.current_task()
 
+    first: list[float] = []
+
     def on_sigint() -> None:
-        if run.stop.is_set() and main is not None:
+        # A repeat within a second is the same Ctrl-C (``timeout`` sends it twice, say).
+        if first and time.monotonic() - first[0] > REPEAT_S and main is not None:
             main.cancel()
+        first[:] = first or [time.monotonic()]
         run.stop.set()
 
     with contextlib.suppress(NotImplementedError, RuntimeError):

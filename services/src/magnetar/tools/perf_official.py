@@ -10,11 +10,13 @@ Concurrency: the official client is threaded. One thread per producer calls
 ``send_async(data, callback)`` (blocking while ``--max-pending`` are in flight); callbacks run
 on the client's I/O thread; one thread per consumer calls ``receive(timeout_millis)``. Meters
 are shared, so every meter call holds ``_lock``. The calling (main) thread prints a progress
-line per second, turns Ctrl-C into the stop flag, and joins every thread before returning.
+line per second, turns Ctrl-C into the stop flag (a signal handler that only sets an Event),
+and joins every thread before returning.
 """
 
 from __future__ import annotations
 
+import signal
 import threading
 import time
 import uuid
@@ -34,6 +36,7 @@ from magnetar.tools.rate import RateSchedule
 
 DRAIN_IDLE_S = 10.0
 POLL_MS = 250
+REPEAT_S = 1.0
 
 
 def _import_pulsar() -> Any:
@@ -47,11 +50,17 @@ def _import_pulsar() -> Any:
 
 
 class _OfficialRun:
-    def __init__(self, pulsar: Any, config: PerfConfig, progress: Callable[[str], None]) -> None:
+    def __init__(
+        self,
+        pulsar: Any,
+        config: PerfConfig,
+        progress: Callable[[str], None],
+        stop: threading.Event,
+    ) -> None:
         self.pulsar = pulsar
         self.config = config
         self.progress = progress
-        self.stop = threading.Event()
+        self.stop = stop
         self.producing_done = threading.Event()
         self.lock = threading.Lock()
         self.sent = 0
@@ -172,18 +181,41 @@ def run_official(config: PerfConfig, progress: Callable[[str], None]) -> PerfRes
         connection_timeout_ms=5000,
         logger=pulsar.ConsoleLogger(pulsar.LoggerLevel.Error),
     )
+    # Ctrl-C sets the stop flag (a KeyboardInterrupt at an arbitrary bytecode could leave a
+    # lock held that the client's I/O thread then waits on forever); another one a second
+    # later interrupts.
+    # Installed even when the shell ignored SIGINT (non-interactive shells do for background
+    # jobs), as asyncio's handler in the other runner is.
+    stop = threading.Event()
+    first: list[float] = []
+
+    def on_sigint(signum: int, frame: object) -> None:
+        # A repeat within a second is the same Ctrl-C (``timeout`` sends it twice, say).
+        if first and time.monotonic() - first[0] > REPEAT_S:
+            raise KeyboardInterrupt
+        first[:] = first or [time.monotonic()]
+        stop.set()
+
+    in_main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGINT, on_sigint) if in_main else None
     try:
-        return _drive(pulsar, client, config, progress)
+        return _drive(pulsar, client, config, progress, stop)
     except pulsar.PulsarException as exc:
         raise ToolError(f"pulsar-client: {exc} (service URL {config.service_url})") from exc
     finally:
+        if in_main:
+            signal.signal(signal.SIGINT, previous)
         client.close()
 
 
 def _drive(
-    pulsar: Any, client: Any, config: PerfConfig, progress: Callable[[str], None]
+    pulsar: Any,
+    client: Any,
+    config: PerfConfig,
+    progress: Callable[[str], None],
+    stop: threading.Event,
 ) -> PerfResult:
-    run = _OfficialRun(pulsar, config, progress)
+    run = _OfficialRun(pulsar, config, progress, stop)
     producer_options, consumer_options = _options(pulsar, config)
     subscription = config.subscription
     if config.mode == "e2e":
@@ -209,15 +241,12 @@ def _drive(
     for thread in producing + consuming:
         thread.start()
     ends: dict[str, float] = {}
-    try:
-        _wait(run, producing)
-        for producer in producers:
-            producer.flush()
-        ends["produce"] = time.monotonic()
-        run.producing_done.set()
-        _wait(run, consuming)
-    except KeyboardInterrupt:
-        run.stop.set()
+    _wait(run, producing)
+    for producer in producers:
+        producer.flush()
+    ends["produce"] = time.monotonic()
+    run.producing_done.set()
+    _wait(run, consuming)
     run.stop.set()
     for thread in producing + consuming:
         thread.join(timeout=30.0)
@@ -236,7 +265,7 @@ def _drive(
 
 
 def _wait(run: _OfficialRun, threads: list[threading.Thread]) -> None:
-    """Join ``threads``, printing progress every second; KeyboardInterrupt propagates."""
+    """Join ``threads`` (they end on the stop flag too), printing progress every second."""
     next_report = time.monotonic() + 1.0
     while any(t.is_alive() for t in threads):
         for thread in threads:
