@@ -9,8 +9,8 @@ is the payload's stamp (or the publish time) to receive (:mod:`magnetar.tools.pe
 
 Ending. A run ends at ``-n`` messages, after ``--time`` seconds, or on Ctrl-C (SIGINT sets the
 stop event; another Ctrl-C a second later cancels). Producers then flush; an e2e run waits
-until consumers have everything produced (or nothing arrived for ``DRAIN_IDLE_S``). A progress line per meter
-goes to ``progress`` every second; the result holds the total snapshots.
+until consumers have everything produced (or nothing arrived for ``DRAIN_IDLE_S``). A
+progress line per meter goes to ``progress`` every second; the result holds the totals.
 
 Concurrency: one event loop; every task here is owned by :func:`run_perf` and cancelled (and
 awaited) before it returns. Meters are touched only from that loop.
