@@ -10,7 +10,8 @@ writing MESSAGE frames, persisting acks through the cursor.
 The dispatcher (one task per subscription, started with the first consumer) loops: while some
 consumer has permits, read entries waiting for redelivery and then new ones from the cursor,
 plan, send, record pending; what nobody could take goes to the redelivery queue. When nothing
-could go out it waits for a FLOW, an ack, a membership change or new entries.
+could go out it waits for a FLOW, an ack, a membership change or new entries — all of which set
+one event (new entries through a managed-ledger listener, no helper tasks per wait).
 
 Invariants: an entry is pending on at most one consumer, or queued for redelivery, never both;
 acknowledged entries are never dispatched again (checked against the cursor before every
@@ -27,7 +28,8 @@ synchronously, then wait for the cursor's persistence.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+import contextlib
+from collections.abc import Callable, Sequence
 from typing import TypeAlias
 
 from magnetar.backoff import Backoff
@@ -104,6 +106,7 @@ class PersistentSubscription:
         self._lock = asyncio.Lock()
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        self._unlisten: Callable[[], None] | None = None  # new entries set _wake
         self._closed = False
         self.messages_acked = 0
         self.rate_expired = RateMeter()  # fed by whoever expires messages (TTL, admin)
@@ -188,6 +191,8 @@ class PersistentSubscription:
 
     # ------------------------------------------------------------------ dispatcher
     def _ensure_task(self) -> None:
+        if self._unlisten is None:
+            self._unlisten = self.ml.add_new_entries_listener(self._wake.set)
         if self._task is None or self._task.done():
             self._task = asyncio.create_task(self._run(), name=f"dispatch-{self.name}")
 
@@ -205,7 +210,6 @@ class PersistentSubscription:
                 self._wake.clear()
                 await self._wake.wait()
                 continue
-            new_entries = self.ml.new_entries_signal()
             self._wake.clear()
             try:
                 async with self._lock:
@@ -217,20 +221,13 @@ class PersistentSubscription:
                 continue
             backoff.reset()
             if not progress:
-                await self._wait_any(new_entries)
+                await self._wait_wake()
 
-    async def _wait_any(self, new_entries: asyncio.Event) -> None:
-        waits = {
-            asyncio.create_task(new_entries.wait()),
-            asyncio.create_task(self._wake.wait()),
-        }
-        try:
-            await asyncio.wait(waits, timeout=_WAIT_NEW_ENTRIES_S,
-                               return_when=asyncio.FIRST_COMPLETED)  # fmt: skip
-        finally:
-            for task in waits:
-                task.cancel()
-            await asyncio.wait(waits)
+    async def _wait_wake(self) -> None:
+        """Until new entries, permits or a change (all set ``_wake``), or a timeout."""
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(_WAIT_NEW_ENTRIES_S):
+                await self._wake.wait()
 
     def _read_budget(self) -> int:
         permits = sum(max(0, c.permits) for c in self.consumers if self._can_take(c))
@@ -464,6 +461,9 @@ class PersistentSubscription:
         self.consumers.clear()
         self._by_key.clear()
         self._wake.set()
+        if self._unlisten is not None:
+            self._unlisten()
+            self._unlisten = None
         if self._task is not None:
             self._task.cancel()
             await asyncio.wait([self._task])

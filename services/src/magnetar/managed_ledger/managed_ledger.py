@@ -141,6 +141,7 @@ class ManagedLedger:
         self._cursors: dict[str, ManagedCursor] = {}
         self._non_durable: set[ManagedCursor] = set()
         self._new_entries = asyncio.Event()
+        self._entry_listeners: list[Callable[[], None]] = []
         self._last_confirmed_lac_floor = -1
         self._last_confirmed = Position(LedgerId(0), EntryId(-1))
 
@@ -312,10 +313,28 @@ class ManagedLedger:
         self._state = State.FENCED
         self._fence_reason = reason
         self._fail_queued(ManagedLedgerFenced(self.name, reason))
-        self._new_entries.set()
+        self._signal_new_entries()
 
     def new_entries_signal(self) -> asyncio.Event:
         return self._new_entries
+
+    def add_new_entries_listener(self, listener: Callable[[], None]) -> Callable[[], None]:
+        """Call ``listener()`` (on the loop, synchronously) whenever the new-entries signal
+        fires: entries confirmed, fenced, closed. Cheaper than waiting on the signal in a task.
+        Returns the function that removes the listener."""
+        self._entry_listeners.append(listener)
+
+        def remove() -> None:
+            with contextlib.suppress(ValueError):
+                self._entry_listeners.remove(listener)
+
+        return remove
+
+    def _signal_new_entries(self) -> None:
+        event, self._new_entries = self._new_entries, asyncio.Event()
+        event.set()
+        for listener in list(self._entry_listeners):
+            listener()
 
     # ================================================================== adds
     async def add_entry(self, data: bytes) -> Position:
@@ -465,8 +484,7 @@ class ManagedLedger:
             cur.ledger_id, EntryId(self._last_confirmed_lac_floor + 1)
         )
         self._cache.insert(Entry(pos, data))
-        event, self._new_entries = self._new_entries, asyncio.Event()
-        event.set()
+        self._signal_new_entries()
 
     def _fail_queued(self, error: BaseException) -> None:
         while self._queue:
@@ -732,7 +750,7 @@ class ManagedLedger:
 
     async def _release(self) -> None:
         self._state = State.CLOSED
-        self._new_entries.set()
+        self._signal_new_entries()
         if self._trim_task is not None:
             # Let a trim finish its ledger deletions (the info no longer lists them: a cancelled
             # trim would leak them), but not forever.
