@@ -145,3 +145,27 @@ def test_missing_tenant_names_it(standalone: StandaloneProcess) -> None:
     assert result.returncode == 1
     assert result.stderr.startswith("error: ")
     assert "no-such-tenant" in result.stderr
+
+
+def test_perf_consume_counts_what_is_produced(standalone: StandaloneProcess) -> None:
+    topic, url = topic_name("perfc"), standalone.service_url
+    consumer = subprocess.Popen(
+        [sys.executable, "-c", _LAUNCH, "perf", "consume", topic, "-n", "300", "--json",
+         "--service-url", url],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    try:
+        assert consumer.stderr is not None
+        first = consumer.stderr.readline()  # the first progress line: subscribed and measuring
+        assert first.startswith("consume:"), first
+        ok("produce", topic, "-m", "m", "-n", "300", "--service-url", url)
+        out, err = consumer.communicate(timeout=30)
+    finally:
+        consumer.kill()
+        consumer.wait(timeout=10)
+    assert consumer.returncode == 0, err
+    doc = _perf_json(out)
+    assert doc["label"] == "consume"
+    _sane(doc, 300)
