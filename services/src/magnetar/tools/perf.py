@@ -102,12 +102,14 @@ class PerfRun:
 
     async def produce_loop(self, producer: AnyProducer) -> None:
         config = self.config
-        pacer = Pacer(config.producer_rate())
+        rate = config.producer_rate()
+        pacer = Pacer(rate) if rate is not None else None  # no await per message at max rate
         template = payload_template(config.size)
         while not self.stop.is_set() and not self._over_time():
             if config.count and self.sent >= config.count:
                 break
-            await pacer.wait()
+            if pacer is not None:
+                await pacer.wait()
             started = time.perf_counter_ns()
             try:
                 future = await producer.send_async(stamp(template, time.time_ns() // 1000))
