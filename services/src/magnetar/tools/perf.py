@@ -28,8 +28,8 @@ from functools import partial
 
 from magnetar.cancellation import cancel_and_wait
 from magnetar.client.client import Client
-from magnetar.client.consumer import Consumer, ReceiveTimeout
-from magnetar.client.errors import ClientClosed, ClientError
+from magnetar.client.consumer import Consumer
+from magnetar.client.errors import ClientClosed, ClientError, ReceiveTimeout
 from magnetar.client.multi_topic import MultiTopicConsumer
 from magnetar.client.producer import PartitionedProducer, Producer
 from magnetar.protocol.message_id import MessageId
