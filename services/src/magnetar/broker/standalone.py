@@ -200,6 +200,7 @@ async def serve_standalone(
 
 async def serve_broker(settings: BrokerSettings, app_factory: AppFactory | None = None) -> int:
     """Run ``magnetar broker`` against external metadata and bookies."""
+    tune_gc()
     stop = _stop_event()
     timeout = settings.shutdown_step_timeout_s
     store = await open_store(settings.metadata_url, session_timeout_s=settings.session_timeout_s)
