@@ -4,7 +4,7 @@ Usage::
 
     python -m tests.bench.broker_official_client [--seconds 10] [--size 1024] [--producers 4]
         [--scenarios unbatched-1,batched-1,unbatched-8,batched-8] [--no-half-rate]
-        [--hold-s 0] [--json FILE]
+        [--hold-s 0] [--rate MSG_S] [--json FILE]
 
 Starts one standalone process on loopback (journal fdatasync on), then for each scenario
 (batched or unbatched producers; one topic, or a topic of 8 partitions) runs:
@@ -28,7 +28,8 @@ microseconds per published message, steadier than throughput on a shared machine
 
 Prints one line per run, a table, and one ``BENCH_JSON {...}`` line (also written to ``--json``).
 ``--hold-s N`` keeps the load of the first scenario running N seconds longer and prints the
-standalone's pid first, for a profiler (``py-spy record --pid PID``). Not a test: numbers go to
+standalone's pid first, for a profiler (``py-spy record --pid PID``); ``--rate N`` runs only
+paced runs at N msg/s in total (to profile a moderate load). Not a test: numbers go to
 docs/benchmarks.md.
 """
 
@@ -329,6 +330,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--scenarios", default=",".join(SCENARIOS))
     parser.add_argument("--no-half-rate", action="store_true", help="skip the half-rate runs")
     parser.add_argument("--hold-s", type=float, default=0.0, help="extra load for a profiler")
+    parser.add_argument("--rate", type=float, default=0.0,
+                        help="only paced runs at this total msg/s (no max run)")  # fmt: skip
     parser.add_argument("--json", type=Path, help="also write the results here")
     args = parser.parse_args(argv)
     try:
@@ -347,6 +350,9 @@ def main(argv: list[str] | None = None) -> int:
         try:
             for i, scenario in enumerate(scenarios):
                 hold = args.hold_s if i == 0 else 0.0
+                if args.rate:
+                    results.append(run_scenario(sa, scenario, args, args.rate, hold))
+                    continue
                 top = run_scenario(sa, scenario, args, 0.0, hold)
                 results.append(top)
                 if not args.no_half_rate and top.publish_msg_s > 0:
