@@ -204,18 +204,27 @@ class ServerCnx:
         log.info("connection_closed", client=self._address)
 
     async def _keepalive(self) -> None:
+        # Pulsar's keep-alive: each interval, a client that has not answered (with anything)
+        # the PING sent at the previous tick is dropped; an idle one gets a PING. So a client
+        # always has a whole interval to answer, however late the timer fires.
         interval = self.service.config.keep_alive_interval_s
         loop = asyncio.get_running_loop()
+        ping_sent_at: float | None = None
         while self._open:
             await asyncio.sleep(interval)
-            idle = loop.time() - self._last_received
-            if idle >= 2 * interval:
+            now = loop.time()
+            idle = now - self._last_received
+            unanswered = ping_sent_at is not None and self._last_received < ping_sent_at
+            silent_stranger = self._features is None and idle >= 2 * interval  # no CONNECT
+            if unanswered or silent_stranger:
                 log.info("connection_keepalive_timeout", client=self._address, idle_s=idle)
                 self.close()
                 self._reader.feed_eof()
                 return
+            ping_sent_at = None
             if idle >= interval and self._features is not None:
                 self.write_command(commands.ping())
+                ping_sent_at = now
 
     # ------------------------------------------------------------------ tasks / replies
     async def spawn(self, work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
