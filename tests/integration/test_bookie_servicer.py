@@ -6,11 +6,13 @@ import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import grpc
 import pytest
 
 from magnetar.bookie.bookie import Bookie, BookieConfig
 from magnetar.bookie.servicer import BookieServicer, start_server
 from magnetar.wire import bookie_pb2 as pb
+from magnetar.wire import bookie_pb2_grpc as pb_grpc
 from tests.kit.bookie import BookieClient, entry
 
 MK = b"mk"
@@ -67,3 +69,47 @@ async def test_statuses_on_the_wire(client: BookieClient) -> None:
     assert (await client.read_entry(3, 0)).status == pb.NO_SUCH_LEDGER
     info = await client.info()
     assert (info.bookie_id, info.read_only, info.ledger_count) == ("bk-test", False, 0)
+
+
+async def test_idle_add_stream_survives_frequent_client_keepalive_pings(tmp_path: Path) -> None:
+    # The ledger client pings an idle channel (keep-alive); a server with gRPC's default
+    # minimum ping interval (5 min) answers a few pings with GOAWAY "too_many_pings", which
+    # kills the add stream and made a one-bookie standalone refuse every write.
+    bookie = await Bookie.open(BookieConfig(data_dir=tmp_path))
+    server, port = await start_server(BookieServicer(bookie, "bk-ping"), "127.0.0.1:0")
+    channel = grpc.aio.insecure_channel(
+        f"127.0.0.1:{port}",
+        options=[
+            ("grpc.keepalive_time_ms", 300),
+            ("grpc.keepalive_timeout_ms", 2_000),
+            ("grpc.keepalive_permit_without_calls", 1),
+            ("grpc.http2.max_pings_without_data", 0),
+        ],
+    )
+    requests: asyncio.Queue[pb.AddRequest] = asyncio.Queue()
+
+    async def stream() -> AsyncIterator[pb.AddRequest]:
+        while True:
+            yield await requests.get()
+
+    def add(entry_id: int) -> pb.AddRequest:
+        return pb.AddRequest(
+            batch_id=entry_id,
+            entries=[pb.AddEntry(entry=entry(9, entry_id, b"p"), master_key=MK)],
+        )
+
+    try:
+        call = pb_grpc.BookieStub(channel).AddEntries(stream())
+        responses = call.__aiter__()
+        await requests.put(add(0))
+        first = await asyncio.wait_for(responses.__anext__(), 10)
+        assert [r.status for r in first.results] == [pb.OK]
+        await asyncio.sleep(3.0)  # ~10 keep-alive pings on an idle stream
+        await requests.put(add(1))
+        second = await asyncio.wait_for(responses.__anext__(), 10)
+        assert [r.status for r in second.results] == [pb.OK]
+        call.cancel()
+    finally:
+        await channel.close()
+        await server.stop(1)
+        await bookie.close()

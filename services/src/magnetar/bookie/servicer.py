@@ -160,13 +160,20 @@ class BookieServicer(pb_grpc.BookieServicer):
 
 
 def server_options() -> list[tuple[str, Any]]:
-    """Channel options for the bookie's server and its clients: room for 64 KiB-entry batches."""
+    """Channel options for the bookie's server and its clients: room for 64 KiB-entry batches.
+
+    Clients ping idle channels every few seconds (keep-alive); the server must accept that:
+    with gRPC's default minimum ping interval (5 minutes) it answers GOAWAY "too_many_pings",
+    which ends the add stream. So pings are accepted at any rate without strikes.
+    """
     return [
         ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
         ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
         ("grpc.keepalive_time_ms", 30_000),
         ("grpc.http2.max_pings_without_data", 0),
         ("grpc.keepalive_permit_without_calls", 1),
+        ("grpc.http2.min_recv_ping_interval_without_data_ms", 100),
+        ("grpc.http2.max_ping_strikes", 0),
     ]
 
 
