@@ -23,7 +23,7 @@ from magnetar.broker.deduplication import DeduplicationConfig, MessageDeduplicat
 from magnetar.broker.entry import entry_info
 from magnetar.broker.errors import MetadataProblem, ProducerBusy, SubscriptionNotFound, TopicClosed
 from magnetar.broker.names import TopicName
-from magnetar.broker.producer import Producer
+from magnetar.broker.producer import Producer, Published
 from magnetar.broker.subscription import PersistentSubscription
 from magnetar.ids import EntryId
 from magnetar.managed_ledger import InitialPosition, ManagedLedger, Position
@@ -80,6 +80,7 @@ class PersistentTopic:
         if producer.name in self.producers:
             raise ProducerBusy(str(self.name), producer.name)
         self.producers[producer.name] = producer
+        producer.publish_nowait = self.publish_nowait  # the task-free publish path
         self.deduplication.producer_added(producer.name)
 
     def remove_producer(self, producer: Producer) -> None:
@@ -93,6 +94,31 @@ class PersistentTopic:
         self.messages_in += num_messages
         self.bytes_in += len(stored)
         return MessageId(pos.ledger_id, pos.entry_id)
+
+    def publish_nowait(self, stored: bytes, num_messages: int, on_added: Published) -> bool:
+        """Add ``stored`` without a task: ``on_added(message_id, error)`` is called once the
+        entry is durable (or failed). False: the managed ledger has no free add slot and
+        nothing was done (use :meth:`publish`). Raises TopicClosed / the ledger's errors."""
+        self._check_open()
+        future = self.ml.add_entry_nowait(stored)
+        if future is None:
+            return False
+
+        def added(done: asyncio.Future[Position]) -> None:
+            if done.cancelled():
+                on_added(None, asyncio.CancelledError())
+                return
+            error = done.exception()
+            if error is not None:
+                on_added(None, error)
+                return
+            pos = done.result()
+            self.messages_in += num_messages
+            self.bytes_in += len(stored)
+            on_added(MessageId(pos.ledger_id, pos.entry_id), None)
+
+        future.add_done_callback(added)
+        return True
 
     async def update_deduplication(self, namespace_setting: bool | None) -> None:
         """Apply the namespace's ``deduplicationEnabled`` (None: the broker default)."""

@@ -1,33 +1,51 @@
 """One producer on a topic: publishes SEND payloads and answers with receipts in order.
 
-Each SEND becomes one publish task, started in frame order; a persistent topic assigns
-positions in call order (``ManagedLedger.add_entry``), so entries keep the producer's order.
-Receipts must reach the client in sequence order as well (the C++ client drops the connection
-on a receipt ahead of its queue head), so every publish waits for its predecessor's receipt
-before writing its own: a chain of futures, no reordering even when a later add completes first.
+SENDs are handled in frame order; a persistent topic assigns positions in call order
+(``ManagedLedger.add_entry``), so entries keep the producer's order. Receipts must reach the
+client in sequence order as well (the C++ client drops the connection on a receipt ahead of its
+queue head): every SEND gets a slot in ``_pending`` (a FIFO in frame order) and replies are
+written only from its head, once the head's outcome is known — no reordering even when a later
+add completes first (Pulsar's pending-acks queue).
 
-Deduplication (:mod:`.deduplication`, persistent topics only): right before its add each publish
-asks the topic's :class:`~magnetar.broker.deduplication.MessageDeduplication` whether the SEND
-is a duplicate. A duplicate is not stored and is answered with a receipt for message id
-(-1, -1), in order like any other receipt. While the topic recovers its deduplication map,
-publishes wait; a second chain (``_dispatched``: "my predecessor has called the topic") keeps
-the adds in frame order even then — nothing may suspend between setting it and the add.
+Fast path (no task): when the topic offers ``publish_nowait`` (persistent topics), nothing
+earlier is still waiting to be dispatched and deduplication is not recovering, the SEND is
+checked for duplicates and handed to the managed ledger synchronously; the ledger's done
+callback records the outcome. Otherwise (a non-persistent topic, the ledger's add slots full,
+deduplication recovering) the SEND goes to a publish task. A chain of futures
+(``_dispatched``: "my predecessor has called the topic") keeps the adds in frame order across
+both paths: the fast path is taken only when the last task has dispatched, and a task
+dispatches only after its predecessor did — nothing may suspend between that and the add.
 
-A failed publish answers SEND_ERROR with the error's ServerError code; the C++ client then
-reconnects and resends what was not acknowledged.
+Deduplication (:mod:`.deduplication`, persistent topics only): right before its add each SEND
+asks the topic's :class:`~magnetar.broker.deduplication.MessageDeduplication` whether it is a
+duplicate. A duplicate is not stored and is answered (in order, when it reaches the head) with a
+receipt for message id (-1, -1) if its original was persisted, SEND_ERROR(PersistenceError)
+otherwise. Every add's outcome is recorded with the deduplication even after the producer closed.
+
+A receipt is written only after the entry is durable. A failed publish answers SEND_ERROR with
+the error's ServerError code; the C++ client then reconnects and resends what was not
+acknowledged.
 
 Concurrency: on the broker's loop. The producer owns its publish tasks and cancels them on
-close; ``on_done`` (the connection's pending-send slot) is called once per publish.
+close; ``on_done`` (the connection's pending-send slot) is called once per SEND.
 """
 
 from __future__ import annotations
 
 import asyncio
+import collections
+import functools
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from magnetar.broker.deduplication import DupStatus, MessageDeduplication, Verdict
+from magnetar.broker.deduplication import (
+    NOT_TRACKED,
+    DupStatus,
+    MessageDeduplication,
+    Status,
+    Verdict,
+)
 from magnetar.broker.stats import RateMeter
 from magnetar.broker.topic import ClientCnx
 from magnetar.errors import MagnetarError
@@ -42,16 +60,25 @@ from magnetar.wire import pulsar_api_pb2 as pb
 log = get_logger(__name__)
 
 Publish = Callable[[bytes, int], Awaitable[MessageId]]
+Published = Callable[[MessageId | None, BaseException | None], None]
+PublishNowait = Callable[[bytes, int, Published], bool]
 
 DUPLICATE_ID = EARLIEST  # (-1, -1): Pulsar's receipt for a message it did not store again
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(eq=False, slots=True)
 class _Send:
+    """One SEND in flight; ``finished`` once its outcome (or duplicate verdict) is known."""
+
     sequence_id: int
     highest_sequence_id: int | None
     num_messages: int
     stored: bytes
+    on_done: Callable[[], None]
+    verdict: Verdict = NOT_TRACKED
+    finished: bool = False
+    message_id: MessageId | None = None
+    error: MagnetarError | None = None
 
 
 @dataclass(eq=False)
@@ -62,14 +89,16 @@ class Producer:
     topic: str
     publish_fn: Publish
     deduplication: MessageDeduplication | None = None
+    publish_nowait: PublishNowait | None = None
     connected_since: float = field(default_factory=time.time)
     messages_in: int = 0
     bytes_in: int = 0
     rate_in: RateMeter = field(default_factory=RateMeter)
     closed: bool = False
     _tasks: set[asyncio.Task[None]] = field(default_factory=set)
-    _last: asyncio.Future[None] | None = None
+    _pending: collections.deque[_Send] = field(default_factory=collections.deque)
     _dispatched: asyncio.Future[None] | None = None
+    _idle: asyncio.Future[None] | None = None
 
     def publish(
         self,
@@ -80,60 +109,104 @@ class Producer:
         on_done: Callable[[], None],
     ) -> None:
         """Start publishing one SEND (call in frame order)."""
-        loop = asyncio.get_running_loop()
-        previous, previous_dispatch = self._last, self._dispatched
-        done: asyncio.Future[None] = loop.create_future()
-        dispatched: asyncio.Future[None] = loop.create_future()
-        self._last, self._dispatched = done, dispatched
-        send = _Send(sequence_id, highest_sequence_id, num_messages, stored)
-        task = asyncio.create_task(
-            self._publish(send, previous, previous_dispatch, done, dispatched)
-        )
+        send = _Send(sequence_id, highest_sequence_id, num_messages, stored, on_done)
+        self._pending.append(send)
+        nowait = self.publish_nowait
+        dedup = self.deduplication
+        previous_dispatch = self._dispatched
+        if (
+            nowait is not None
+            and (previous_dispatch is None or previous_dispatch.done())
+            and (dedup is None or dedup.status is not Status.RECOVERING)
+        ):
+            if dedup is not None:
+                send.verdict = dedup.check(self.name, sequence_id, highest_sequence_id)
+                if send.verdict.status is not DupStatus.NOT_DUP:
+                    self._finish(send)
+                    return
+            try:
+                if nowait(stored, num_messages, functools.partial(self._added, send)):
+                    return
+            except MagnetarError as exc:
+                self._added(send, None, exc)
+                return
+            self._start_task(send, None, checked=True)  # no free add slot: wait in a task
+            return
+        self._start_task(send, previous_dispatch, checked=False)
+
+    def _start_task(
+        self, send: _Send, previous_dispatch: asyncio.Future[None] | None, *, checked: bool
+    ) -> None:
+        dispatched: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._dispatched = dispatched
+        task = asyncio.create_task(self._publish(send, previous_dispatch, dispatched, checked))
         self._tasks.add(task)
-
-        def finished(t: asyncio.Task[None]) -> None:
-            self._tasks.discard(t)
-            for future in (done, dispatched):
-                if not future.done():
-                    future.set_result(None)
-            on_done()
-
-        task.add_done_callback(finished)
+        task.add_done_callback(self._tasks.discard)
 
     async def _publish(
         self,
         send: _Send,
-        previous: asyncio.Future[None] | None,
         previous_dispatch: asyncio.Future[None] | None,
-        done: asyncio.Future[None],
         dispatched: asyncio.Future[None],
+        checked: bool,
     ) -> None:
-        verdict = await self._check_duplicate(send, previous_dispatch)
-        if verdict.status is not DupStatus.NOT_DUP:
-            dispatched.set_result(None)
-            await self._answer_duplicate(send, verdict, previous)
-            done.set_result(None)
-            return
-        # From here to the add's FIFO slot in the managed ledger nothing may suspend.
-        dispatched.set_result(None)
         try:
-            message_id = await self.publish_fn(send.stored, send.num_messages)
-        except MagnetarError as exc:
-            self._recorded(send, verdict, None)
-            if previous is not None:
-                await previous
-            log.warning("publish_failed", topic=self.topic, producer=self.name, error=repr(exc))
-            self._send_error(send, server_error_for(exc), str(exc))
-            done.set_result(None)
-            return
-        self._recorded(send, verdict, message_id)
-        if previous is not None:
-            await previous
-        self.messages_in += send.num_messages
-        self.bytes_in += len(send.stored)
-        self.rate_in.record(send.num_messages, len(send.stored))
-        self._receipt(send, message_id)
-        done.set_result(None)
+            if not checked:
+                send.verdict = await self._check_duplicate(send, previous_dispatch)
+                if send.verdict.status is not DupStatus.NOT_DUP:
+                    return
+            # From here to the add's FIFO slot in the managed ledger nothing may suspend.
+            dispatched.set_result(None)
+            try:
+                message_id = await self.publish_fn(send.stored, send.num_messages)
+            except MagnetarError as exc:
+                self._recorded(send, None)
+                send.error = exc
+                return
+            self._recorded(send, message_id)
+            send.message_id = message_id
+        finally:
+            if not dispatched.done():
+                dispatched.set_result(None)
+            self._finish(send)
+
+    def _added(self, send: _Send, message_id: MessageId | None, exc: BaseException | None) -> None:
+        """The fast path's outcome (the managed ledger's done callback)."""
+        self._recorded(send, message_id)
+        if isinstance(exc, MagnetarError):
+            send.error = exc
+        elif exc is not None:
+            log.warning("publish_aborted", topic=self.topic, producer=self.name, error=repr(exc))
+        send.message_id = message_id
+        self._finish(send)
+
+    def _finish(self, send: _Send) -> None:
+        """``send``'s outcome is known: answer every finished SEND at the head, in order."""
+        send.finished = True
+        pending = self._pending
+        while pending and pending[0].finished:
+            head = pending.popleft()
+            try:
+                self._answer(head)
+            finally:
+                head.on_done()
+        if not pending and self._idle is not None:
+            if not self._idle.done():
+                self._idle.set_result(None)
+            self._idle = None
+
+    def _answer(self, send: _Send) -> None:
+        if send.verdict.status is not DupStatus.NOT_DUP:
+            self._answer_duplicate(send)
+        elif send.error is not None:
+            log.warning("publish_failed", topic=self.topic, producer=self.name,
+                        error=repr(send.error))  # fmt: skip
+            self._send_error(send, server_error_for(send.error), str(send.error))
+        elif send.message_id is not None:
+            self.messages_in += send.num_messages
+            self.bytes_in += len(send.stored)
+            self.rate_in.record(send.num_messages, len(send.stored))
+            self._receipt(send, send.message_id)
 
     # ------------------------------------------------------------------ deduplication
     async def _check_duplicate(
@@ -147,7 +220,8 @@ class Producer:
         await dedup.wait_ready()
         return dedup.check(self.name, send.sequence_id, send.highest_sequence_id)
 
-    def _recorded(self, send: _Send, verdict: Verdict, message_id: MessageId | None) -> None:
+    def _recorded(self, send: _Send, message_id: MessageId | None) -> None:
+        verdict = send.verdict
         if self.deduplication is None or verdict.ticket is None:
             return
         position = (
@@ -159,13 +233,9 @@ class Producer:
             verdict, self.name, send.sequence_id, send.highest_sequence_id, position
         )
 
-    async def _answer_duplicate(
-        self, send: _Send, verdict: Verdict, previous: asyncio.Future[None] | None
-    ) -> None:
-        """Answer after the predecessors (the original, if in flight, is one of them)."""
-        if previous is not None:
-            await previous
-        tracker = verdict.tracker
+    def _answer_duplicate(self, send: _Send) -> None:
+        """Called at the head of the queue: the original, if it was in flight, has finished."""
+        tracker = send.verdict.tracker
         if tracker is not None and tracker.is_persisted(self.name, send.sequence_id):
             log.debug("send_duplicate", topic=self.topic, producer=self.name,
                       sequence_id=send.sequence_id)  # fmt: skip
@@ -193,12 +263,15 @@ class Producer:
 
     @property
     def pending(self) -> int:
-        return len(self._tasks)
+        return len(self._pending)
 
     async def flush(self, timeout_s: float) -> None:
         """Wait (bounded) for the publishes in flight."""
-        if self._tasks:
-            await asyncio.wait(set(self._tasks), timeout=timeout_s)
+        if not self._pending:
+            return
+        if self._idle is None:
+            self._idle = asyncio.get_running_loop().create_future()
+        await asyncio.wait([self._idle], timeout=timeout_s)
 
     async def close(self, drain_s: float = 2.0) -> None:
         await self.flush(drain_s)
@@ -208,6 +281,11 @@ class Producer:
             task.cancel()
         if tasks:
             await asyncio.wait(tasks)
+        # Adds still in the managed ledger finish later (and are recorded for deduplication);
+        # their SENDs get no answer, and their connection slots are released now.
+        pending, self._pending = self._pending, collections.deque()
+        for send in pending:
+            send.on_done()
 
     def close_by_broker(self) -> None:
         """Tell the client to reconnect this producer (CLOSE_PRODUCER with request id -1)."""

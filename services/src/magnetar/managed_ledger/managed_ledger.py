@@ -339,12 +339,26 @@ class ManagedLedger:
     # ================================================================== adds
     async def add_entry(self, data: bytes) -> Position:
         """Append ``data``; return its position once durable. Positions follow call order."""
+        future = self.add_entry_nowait(data)
+        if future is None:
+            await self._acquire_slot()
+            future = asyncio.get_running_loop().create_future()
+            self._queue.append(_AddOp(data, future))
+            self._pump()
+        return await future
+
+    def add_entry_nowait(self, data: bytes) -> asyncio.Future[Position] | None:
+        """Queue ``data`` at once if a pending-add slot is free (no waiter ahead): the future
+        resolves to its position once durable. None: no room (nothing queued; use
+        :meth:`add_entry`). Positions follow call order across both methods."""
         self.check_usable()
-        await self._acquire_slot()
+        if self._slot_waiters or self._slots_used >= self.config.max_pending_adds:
+            return None
+        self._slots_used += 1
         future: asyncio.Future[Position] = asyncio.get_running_loop().create_future()
         self._queue.append(_AddOp(data, future))
         self._pump()
-        return await future
+        return future
 
     async def _acquire_slot(self) -> None:
         if not self._slot_waiters and self._slots_used < self.config.max_pending_adds:
