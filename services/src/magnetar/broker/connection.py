@@ -74,7 +74,9 @@ class ServerCnx:
         self._open = True
         self._tasks: set[asyncio.Task[None]] = set()
         self._task_slots = asyncio.Semaphore(_MAX_TASKS)
-        self._send_slots = asyncio.Semaphore(config.max_pending_sends_per_connection)
+        self._max_sends = config.max_pending_sends_per_connection
+        self._sends = 0  # SENDs in flight (each releases its slot through _send_done)
+        self._send_room: asyncio.Future[None] | None = None  # the reader waiting for a slot
         self._last_received = asyncio.get_running_loop().time()
         self.producers: dict[int, Producer] = {}
         self._pending_producers: set[int] = set()
@@ -153,7 +155,15 @@ class ServerCnx:
             while self._open:
                 try:
                     for frame in self._decoder.frames():
-                        await self._handle(frame)
+                        # A SEND with a free slot is handled without a coroutine per frame.
+                        if (
+                            frame.command.type == T.SEND
+                            and self._sends < self._max_sends
+                            and self._features is not None
+                        ):
+                            self._send_now(frame)
+                        else:
+                            await self._handle(frame)
                         if not self.is_open:
                             return
                     break
@@ -393,6 +403,17 @@ class ServerCnx:
         return topic.deduplication
 
     async def _send(self, frame: Frame) -> None:
+        while self._sends >= self._max_sends:  # stop reading until a SEND finishes
+            room: asyncio.Future[None] = self._loop.create_future()
+            self._send_room = room
+            try:
+                await room
+            finally:
+                self._send_room = None
+        self._send_now(frame)
+
+    def _send_now(self, frame: Frame) -> None:
+        """Hand a SEND to its producer (call with a free slot, in frame order)."""
         send = frame.command.send
         producer = self.producers.get(send.producer_id)
         if producer is None:
@@ -402,15 +423,21 @@ class ServerCnx:
             self.close()
             return
         assert frame.payload is not None  # the decoder guarantees a payload for SEND
-        await self._send_slots.acquire()
+        self._sends += 1
         highest = send.highest_sequence_id if send.HasField("highest_sequence_id") else None
         producer.publish(
             send.sequence_id,
             highest,
             max(1, send.num_messages),
             frame.payload.stored,
-            self._send_slots.release,
+            self._send_done,
         )
+
+    def _send_done(self) -> None:
+        self._sends -= 1
+        room = self._send_room
+        if room is not None and not room.done():
+            room.set_result(None)
 
     async def _close_producer(self, request: pb.CommandCloseProducer) -> None:
         producer = self.producers.pop(request.producer_id, None)

@@ -141,6 +141,7 @@ class ManagedLedger:
         self._cursors: dict[str, ManagedCursor] = {}
         self._non_durable: set[ManagedCursor] = set()
         self._new_entries = asyncio.Event()
+        self._new_entries_shared = False  # handed out since it was last replaced
         self._entry_listeners: list[Callable[[], None]] = []
         self._last_confirmed_lac_floor = -1
         self._last_confirmed = Position(LedgerId(0), EntryId(-1))
@@ -316,6 +317,7 @@ class ManagedLedger:
         self._signal_new_entries()
 
     def new_entries_signal(self) -> asyncio.Event:
+        self._new_entries_shared = True
         return self._new_entries
 
     def add_new_entries_listener(self, listener: Callable[[], None]) -> Callable[[], None]:
@@ -331,10 +333,17 @@ class ManagedLedger:
         return remove
 
     def _signal_new_entries(self) -> None:
-        event, self._new_entries = self._new_entries, asyncio.Event()
-        event.set()
-        for listener in list(self._entry_listeners):
-            listener()
+        # A fresh event only when the current one was handed out (nobody else can wait on it).
+        if self._new_entries_shared:
+            event, self._new_entries = self._new_entries, asyncio.Event()
+            self._new_entries_shared = False
+            event.set()
+        listeners = self._entry_listeners
+        if len(listeners) == 1:
+            listeners[0]()
+        else:
+            for listener in list(listeners):
+                listener()
 
     # ================================================================== adds
     async def add_entry(self, data: bytes) -> Position:
