@@ -28,6 +28,7 @@ only. The encoders are pure functions.
 
 from __future__ import annotations
 
+import functools
 import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -75,12 +76,18 @@ class PayloadSection:
     """What follows the command of a SEND or MESSAGE frame."""
 
     metadata: pb.MessageMetadata
-    payload: bytes
+    # Where the payload starts in ``stored`` (the broker never needs it apart: no copy).
+    payload_offset: int
     # The checksum the frame carried (already verified), or None when it had none.
     checksum: int | None
     broker_entry_metadata: pb.BrokerEntryMetadata | None
     # [0x0e01][crc][meta_size][meta][payload] as received (no broker entry metadata block).
     stored: bytes
+
+    @functools.cached_property
+    def payload(self) -> bytes:
+        """The message payload (sliced from ``stored`` on first use)."""
+        return self.stored[self.payload_offset :]
 
 
 @dataclass(frozen=True)
@@ -190,7 +197,7 @@ def parse_payload_section(
         raise MalformedMetadata(command, reason)
     return PayloadSection(
         metadata=metadata,
-        payload=bytes(view[4 + meta_size :]),
+        payload_offset=len(stored) - len(view) + 4 + meta_size,
         checksum=checksum,
         broker_entry_metadata=broker_entry_metadata,
         stored=bytes(stored),
