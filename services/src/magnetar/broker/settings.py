@@ -36,6 +36,9 @@ class BrokerSettings(BaseSettings):
     managed_ledger_default_write_quorum: int = Field(default=3, ge=1)
     managed_ledger_default_ack_quorum: int = Field(default=2, ge=1)
     managed_ledger_max_entries_per_ledger: int = Field(default=50_000, ge=1)
+    # Magnetar's own: adds a topic's managed ledger keeps queued or in flight; SENDs beyond it
+    # wait in order (TCP backpressure reaches the producer through the per-connection bound).
+    managed_ledger_max_pending_adds: int = Field(default=10_000, ge=1)
     max_message_size: int = Field(default=5 * 1024 * 1024, gt=1024)
     keep_alive_interval_s: float = Field(default=30.0, gt=0)
     session_timeout_s: float = Field(default=10.0, gt=0)
@@ -78,6 +81,7 @@ class BrokerSettings(BaseSettings):
                 write_quorum=self.managed_ledger_default_write_quorum,
                 ack_quorum=self.managed_ledger_default_ack_quorum,
                 max_entries_per_ledger=self.managed_ledger_max_entries_per_ledger,
+                max_pending_adds=self.managed_ledger_max_pending_adds,
             ),
             close_timeout_s=self.shutdown_step_timeout_s,
             deduplication=self.deduplication_config(),
