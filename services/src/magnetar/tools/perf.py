@@ -81,12 +81,9 @@ class PerfRun:
     def begin(self) -> None:
         """Start the clocks (once producers and consumers are attached)."""
         now = time.monotonic()
-        labels = ["produce"] if self.config.produces else []
-        if self.config.consumes:
-            labels.append("e2e" if self.config.mode == "e2e" else "consume")
-        self.meters = {label: PerfMeter(label, now) for label in labels}
+        self.meters = self.config.new_meters(now)
         self._last_arrival = now
-        self._deadline = now + self.config.time_s if self.config.time_s else None
+        self._deadline = self.config.deadline(now)
 
     def _over_time(self) -> bool:
         return self._deadline is not None and time.monotonic() >= self._deadline

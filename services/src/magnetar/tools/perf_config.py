@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from magnetar.tools.errors import BadInput
-from magnetar.tools.perf_report import Snapshot
+from magnetar.tools.perf_report import PerfMeter, Snapshot
 
 Mode = Literal["produce", "consume", "e2e"]
 MAGIC = b"MGP\x01"
@@ -98,6 +98,17 @@ class PerfConfig:
     @property
     def consumes(self) -> bool:
         return self.mode in ("consume", "e2e")
+
+    def new_meters(self, now: float) -> dict[str, PerfMeter]:
+        """Fresh meters for this mode: ``produce`` and/or ``consume`` (``e2e`` in e2e mode)."""
+        labels = ["produce"] if self.produces else []
+        if self.consumes:
+            labels.append("e2e" if self.mode == "e2e" else "consume")
+        return {label: PerfMeter(label, now) for label in labels}
+
+    def deadline(self, now: float) -> float | None:
+        """When a run started at ``now`` ends by ``--time`` (None: no time limit)."""
+        return now + self.time_s if self.time_s else None
 
     def producer_rate(self) -> float | None:
         """Each producer's share of ``--rate``."""

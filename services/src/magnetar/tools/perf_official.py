@@ -70,12 +70,9 @@ class _OfficialRun:
 
     def begin(self) -> None:
         now = time.monotonic()
-        labels = ["produce"] if self.config.produces else []
-        if self.config.consumes:
-            labels.append("e2e" if self.config.mode == "e2e" else "consume")
-        self.meters = {label: PerfMeter(label, now) for label in labels}
+        self.meters = self.config.new_meters(now)
         self.last_arrival = now
-        self.deadline = now + self.config.time_s if self.config.time_s else None
+        self.deadline = self.config.deadline(now)
 
     def over_time(self) -> bool:
         return self.deadline is not None and time.monotonic() >= self.deadline
