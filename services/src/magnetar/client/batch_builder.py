@@ -80,6 +80,20 @@ def _compress_into(metadata: pb.MessageMetadata, payload: bytes, codec: Compress
     return compress(codec, payload)
 
 
+def _copy_message_fields(
+    message: PendingMessage, target: pb.MessageMetadata | pb.SingleMessageMetadata
+) -> None:
+    """The per-message fields both metadata kinds carry under the same names."""
+    for k, v in message.properties.items():
+        target.properties.add(key=k, value=v)
+    if message.key is not None:
+        target.partition_key = message.key
+    if message.ordering_key is not None:
+        target.ordering_key = message.ordering_key
+    if message.event_time_ms is not None:
+        target.event_time = message.event_time_ms
+
+
 def build_single(
     message: PendingMessage,
     *,
@@ -93,14 +107,7 @@ def build_single(
         sequence_id=message.sequence_id,
         publish_time=publish_time_ms,
     )
-    for k, v in message.properties.items():
-        metadata.properties.add(key=k, value=v)
-    if message.key is not None:
-        metadata.partition_key = message.key
-    if message.ordering_key is not None:
-        metadata.ordering_key = message.ordering_key
-    if message.event_time_ms is not None:
-        metadata.event_time = message.event_time_ms
+    _copy_message_fields(message, metadata)
     if message.deliver_at_ms is not None:
         metadata.deliver_at_time = message.deliver_at_ms
     payload = _compress_into(metadata, message.payload, codec)
@@ -116,14 +123,7 @@ def build_single(
 
 def single_message_metadata(message: PendingMessage) -> pb.SingleMessageMetadata:
     single = pb.SingleMessageMetadata(payload_size=message.size, sequence_id=message.sequence_id)
-    for k, v in message.properties.items():
-        single.properties.add(key=k, value=v)
-    if message.key is not None:
-        single.partition_key = message.key
-    if message.ordering_key is not None:
-        single.ordering_key = message.ordering_key
-    if message.event_time_ms is not None:
-        single.event_time = message.event_time_ms
+    _copy_message_fields(message, single)
     return single
 
 
