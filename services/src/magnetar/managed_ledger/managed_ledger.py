@@ -444,55 +444,59 @@ class ManagedLedger:
     def _appended(
         self, cur: _CurrentLedger, op: _AddOp, lac_floor: int, future: asyncio.Future[EntryId]
     ) -> None:
-        """The writer's verdict on an add dispatched by :meth:`_append_nowait` (as _append)."""
+        """The writer's verdict on an add dispatched by :meth:`_append_nowait`."""
         cur.inflight.discard(future)
-        try:
-            if future.cancelled():
-                op.future.cancel()
-                return
-            exc = future.exception()
-            if isinstance(exc, LedgerFenced):
-                self.fence(f"ledger {cur.ledger_id} fenced")
-                _fail(op, ManagedLedgerFenced(self.name, str(exc)))
-            elif isinstance(exc, MagnetarError):
-                log.warning(
-                    "add_failed", managed_ledger=self.name, ledger_id=cur.ledger_id, error=str(exc)
-                )
-                cur.failed = True
-                _fail(op, exc)
-            elif exc is not None:
-                _fail(op, exc)
-            else:
-                entry_id = future.result()
-                self._confirmed(cur, entry_id, op.data, lac_floor)
-                if not op.future.done():
-                    op.future.set_result(Position(cur.ledger_id, entry_id))
-        finally:
-            self._release_slot()
-            if cur.failed:
-                self._pump()
+        if future.cancelled():
+            op.future.cancel()
+            self._slot_done(cur)
+            return
+        self._settle(cur, op, lac_floor, future.exception() or future.result())
 
     async def _append(self, cur: _CurrentLedger, op: _AddOp) -> None:
+        """Dispatch ``op`` in a task that waits for room in the writer."""
+        lac_floor = cur.writer.last_add_confirmed
+        result: EntryId | BaseException
         try:
-            lac_floor = cur.writer.last_add_confirmed
-            entry_id = await cur.writer.append(op.data)
-        except LedgerFenced as exc:
-            self.fence(f"ledger {cur.ledger_id} fenced")
-            _fail(op, ManagedLedgerFenced(self.name, str(exc)))
-        except MagnetarError as exc:
-            log.warning(
-                "add_failed", managed_ledger=self.name, ledger_id=cur.ledger_id, error=str(exc)
-            )
-            cur.failed = True
-            _fail(op, exc)
-        else:
-            self._confirmed(cur, entry_id, op.data, lac_floor)
-            if not op.future.done():
-                op.future.set_result(Position(cur.ledger_id, entry_id))
+            result = await cur.writer.append(op.data)
+        except asyncio.CancelledError:
+            self._slot_done(cur)
+            raise
+        except Exception as exc:
+            result = exc
+        self._settle(cur, op, lac_floor, result)
+
+    def _settle(
+        self, cur: _CurrentLedger, op: _AddOp, lac_floor: int, result: EntryId | BaseException
+    ) -> None:
+        """Complete ``op`` with the writer's verdict (both dispatch paths): confirm it, or fail
+        it (``LedgerFenced`` fences us; another ledger error marks the ledger for rollover)."""
+        try:
+            if isinstance(result, LedgerFenced):
+                self.fence(f"ledger {cur.ledger_id} fenced")
+                _fail(op, ManagedLedgerFenced(self.name, str(result)))
+            elif isinstance(result, MagnetarError):
+                log.warning(
+                    "add_failed",
+                    managed_ledger=self.name,
+                    ledger_id=cur.ledger_id,
+                    error=str(result),
+                )
+                cur.failed = True
+                _fail(op, result)
+            elif isinstance(result, BaseException):
+                _fail(op, result)
+            else:
+                self._confirmed(cur, result, op.data, lac_floor)
+                if not op.future.done():
+                    op.future.set_result(Position(cur.ledger_id, result))
         finally:
-            self._release_slot()
-            if cur.failed:
-                self._pump()
+            self._slot_done(cur)
+
+    def _slot_done(self, cur: _CurrentLedger) -> None:
+        """An add left the writer: free its slot; after a failure, the queue rolls over."""
+        self._release_slot()
+        if cur.failed:
+            self._pump()
 
     def _confirmed(self, cur: _CurrentLedger, entry_id: EntryId, data: bytes, floor: int) -> None:
         pos = Position(cur.ledger_id, entry_id)
