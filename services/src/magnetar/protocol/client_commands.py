@@ -3,7 +3,8 @@
 Used by Magnetar's own asyncio client and by tests; re-exported by
 :mod:`magnetar.protocol.commands`, so callers write ``commands.subscribe(...)`` for either side.
 
-Pure functions; safe from any task or thread.
+Optional arguments left at None go straight to the protobuf constructors, which leave a field
+given None unset. Pure functions; safe from any task or thread.
 """
 
 from __future__ import annotations
@@ -31,14 +32,14 @@ def connect(
     feature_flags: pb.FeatureFlags | None = None,
     proxy_to_broker_url: str | None = None,
 ) -> pb.BaseCommand:
-    body = pb.CommandConnect(client_version=client_version, protocol_version=protocol_version)
-    if auth_method_name is not None:
-        body.auth_method_name = auth_method_name
-    if auth_data is not None:
-        body.auth_data = auth_data
-    if proxy_to_broker_url is not None:
-        body.proxy_to_broker_url = proxy_to_broker_url
-    body.feature_flags.CopyFrom(feature_flags or client_feature_flags())
+    body = pb.CommandConnect(
+        client_version=client_version,
+        protocol_version=protocol_version,
+        auth_method_name=auth_method_name,
+        auth_data=auth_data,
+        proxy_to_broker_url=proxy_to_broker_url,
+        feature_flags=feature_flags or client_feature_flags(),
+    )
     return wrap(T.CONNECT, body)
 
 
@@ -54,9 +55,12 @@ def lookup(
     authoritative: bool = False,
     advertised_listener_name: str | None = None,
 ) -> pb.BaseCommand:
-    body = pb.CommandLookupTopic(topic=topic, request_id=request_id, authoritative=authoritative)
-    if advertised_listener_name is not None:
-        body.advertised_listener_name = advertised_listener_name
+    body = pb.CommandLookupTopic(
+        topic=topic,
+        request_id=request_id,
+        authoritative=authoritative,
+        advertised_listener_name=advertised_listener_name,
+    )
     return wrap(T.LOOKUP, body)
 
 
@@ -76,19 +80,14 @@ def producer(
         topic=topic,
         producer_id=producer_id,
         request_id=request_id,
+        producer_name=producer_name,
+        user_provided_producer_name=producer_name is not None,
         producer_access_mode=access_mode,
         epoch=epoch,
+        schema=schema,
         metadata=key_values(metadata),
+        topic_epoch=topic_epoch,
     )
-    if producer_name is not None:
-        body.producer_name = producer_name
-        body.user_provided_producer_name = True
-    else:
-        body.user_provided_producer_name = False
-    if schema is not None:
-        body.schema.CopyFrom(schema)
-    if topic_epoch is not None:
-        body.topic_epoch = topic_epoch
     return wrap(T.PRODUCER, body)
 
 
@@ -101,11 +100,12 @@ def send(
     is_chunk: bool = False,
 ) -> pb.BaseCommand:
     """SEND command; frame it with :func:`magnetar.protocol.frame.encode_payload_command`."""
-    body = pb.CommandSend(producer_id=producer_id, sequence_id=sequence_id)
-    if num_messages is not None:
-        body.num_messages = num_messages
-    if highest_sequence_id is not None:
-        body.highest_sequence_id = highest_sequence_id
+    body = pb.CommandSend(
+        producer_id=producer_id,
+        sequence_id=sequence_id,
+        num_messages=num_messages,
+        highest_sequence_id=highest_sequence_id,
+    )
     if is_chunk:
         body.is_chunk = True
     return wrap(T.SEND, body)
@@ -135,22 +135,18 @@ def subscribe(
         sub_type=sub_type,
         consumer_id=consumer_id,
         request_id=request_id,
+        consumer_name=consumer_name,
+        priority_level=priority_level,
         initial_position=initial_position,
         durable=durable,
         read_compacted=read_compacted,
+        key_shared_meta=key_shared_meta,
         metadata=key_values(metadata),
         subscription_properties=key_values(subscription_properties),
+        schema=schema,
     )
-    if consumer_name is not None:
-        body.consumer_name = consumer_name
     if start_message_id is not None:
         body.start_message_id.CopyFrom(start_message_id.to_proto())
-    if priority_level is not None:
-        body.priority_level = priority_level
-    if key_shared_meta is not None:
-        body.key_shared_meta.CopyFrom(key_shared_meta)
-    if schema is not None:
-        body.schema.CopyFrom(schema)
     return wrap(T.SUBSCRIBE, body)
 
 
@@ -172,11 +168,9 @@ def ack(
         consumer_id=consumer_id,
         ack_type=ack_type,
         message_id=[_id_proto(m) for m in message_ids],
+        validation_error=validation_error,
+        request_id=request_id,
     )
-    if request_id is not None:
-        body.request_id = request_id
-    if validation_error is not None:
-        body.validation_error = validation_error
     return wrap(T.ACK, body)
 
 
@@ -206,11 +200,11 @@ def seek(
 ) -> pb.BaseCommand:
     if (message_id is None) == (publish_time_ms is None):
         raise ValueError("seek needs exactly one of message_id and publish_time_ms")
-    body = pb.CommandSeek(consumer_id=consumer_id, request_id=request_id)
+    body = pb.CommandSeek(
+        consumer_id=consumer_id, request_id=request_id, message_publish_time=publish_time_ms
+    )
     if message_id is not None:
         body.message_id.CopyFrom(message_id.to_proto())
-    if publish_time_ms is not None:
-        body.message_publish_time = publish_time_ms
     return wrap(T.SEEK, body)
 
 
@@ -232,9 +226,7 @@ def get_topics_of_namespace(
 def get_schema(
     request_id: int, topic: str, *, schema_version: bytes | None = None
 ) -> pb.BaseCommand:
-    body = pb.CommandGetSchema(request_id=request_id, topic=topic)
-    if schema_version is not None:
-        body.schema_version = schema_version
+    body = pb.CommandGetSchema(request_id=request_id, topic=topic, schema_version=schema_version)
     return wrap(T.GET_SCHEMA, body)
 
 

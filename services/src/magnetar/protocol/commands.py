@@ -12,6 +12,9 @@ Protocol traps these constructors encode (learned from the C++ client and the Ja
 * C++-based clients close the connection on any command outside :data:`CPP_CLIENT_ACCEPTS`
   (REACHED_END_OF_TOPIC, GET_OR_CREATE_SCHEMA_RESPONSE ...).
 
+Optional arguments left at None are passed straight to the protobuf constructors, which leave
+a field given None unset (so no ``if x is not None`` per field).
+
 Pure functions; safe from any task or thread.
 """
 
@@ -130,19 +133,17 @@ def connected(
     max_message_size: int | None = None,
     feature_flags: pb.FeatureFlags | None = None,
 ) -> pb.BaseCommand:
-    body = pb.CommandConnected(server_version=server_version, protocol_version=protocol_version)
-    if max_message_size is not None:
-        body.max_message_size = max_message_size
-    if feature_flags is not None:
-        body.feature_flags.CopyFrom(feature_flags)
+    body = pb.CommandConnected(
+        server_version=server_version,
+        protocol_version=protocol_version,
+        max_message_size=max_message_size,
+        feature_flags=feature_flags,
+    )
     return wrap(T.CONNECTED, body)
 
 
 def success(request_id: int, *, schema: pb.Schema | None = None) -> pb.BaseCommand:
-    body = pb.CommandSuccess(request_id=request_id)
-    if schema is not None:
-        body.schema.CopyFrom(schema)
-    return wrap(T.SUCCESS, body)
+    return wrap(T.SUCCESS, pb.CommandSuccess(request_id=request_id, schema=schema))
 
 
 def error(request_id: int, code: ServerErrorCode, message: str) -> pb.BaseCommand:
@@ -163,11 +164,9 @@ def producer_success(
         producer_name=producer_name,
         last_sequence_id=last_sequence_id,
         producer_ready=producer_ready,
+        schema_version=schema_version,
+        topic_epoch=topic_epoch,
     )
-    if schema_version is not None:
-        body.schema_version = schema_version
-    if topic_epoch is not None:
-        body.topic_epoch = topic_epoch
     return wrap(T.PRODUCER_SUCCESS, body)
 
 
@@ -179,10 +178,11 @@ def send_receipt(
     highest_sequence_id: int | None = None,
 ) -> pb.BaseCommand:
     body = pb.CommandSendReceipt(
-        producer_id=producer_id, sequence_id=sequence_id, message_id=message_id.to_proto()
+        producer_id=producer_id,
+        sequence_id=sequence_id,
+        message_id=message_id.to_proto(),
+        highest_sequence_id=highest_sequence_id,
     )
-    if highest_sequence_id is not None:
-        body.highest_sequence_id = highest_sequence_id
     return wrap(T.SEND_RECEIPT, body)
 
 
@@ -211,11 +211,10 @@ def lookup_response(
         request_id=request_id,
         response=lookup.Redirect if redirect else lookup.Connect,
         broker_service_url=broker_service_url,
+        broker_service_url_tls=broker_service_url_tls,
         authoritative=authoritative,
         proxy_through_service_url=proxy_through_service_url,
     )
-    if broker_service_url_tls is not None:
-        body.broker_service_url_tls = broker_service_url_tls
     return wrap(T.LOOKUP_RESPONSE, body)
 
 
@@ -260,12 +259,14 @@ def message(
     consumer_epoch: int | None = None,
 ) -> pb.BaseCommand:
     """MESSAGE command; frame it with :func:`magnetar.protocol.frame.encode_message`."""
-    body = pb.CommandMessage(consumer_id=consumer_id, message_id=message_id.to_proto())
+    body = pb.CommandMessage(
+        consumer_id=consumer_id,
+        message_id=message_id.to_proto(),
+        ack_set=ack_set,
+        consumer_epoch=consumer_epoch,
+    )
     if redelivery_count > 0:
         body.redelivery_count = redelivery_count
-    body.ack_set.extend(ack_set)
-    if consumer_epoch is not None:
-        body.consumer_epoch = consumer_epoch
     return wrap(T.MESSAGE, body)
 
 
@@ -298,10 +299,12 @@ def get_topics_of_namespace_response(
     changed: bool = True,
 ) -> pb.BaseCommand:
     body = pb.CommandGetTopicsOfNamespaceResponse(
-        request_id=request_id, topics=list(topics), filtered=filtered, changed=changed
+        request_id=request_id,
+        topics=topics,
+        filtered=filtered,
+        topics_hash=topics_hash,
+        changed=changed,
     )
-    if topics_hash is not None:
-        body.topics_hash = topics_hash
     return wrap(T.GET_TOPICS_OF_NAMESPACE_RESPONSE, body)
 
 
@@ -377,11 +380,12 @@ def close_producer(
     assigned_broker_service_url_tls: str | None = None,
 ) -> pb.BaseCommand:
     """CLOSE_PRODUCER; from a broker (default request id) it makes the client reconnect."""
-    body = pb.CommandCloseProducer(producer_id=producer_id, request_id=request_id)
-    if assigned_broker_service_url is not None:
-        body.assigned_broker_service_url = assigned_broker_service_url
-    if assigned_broker_service_url_tls is not None:
-        body.assigned_broker_service_url_tls = assigned_broker_service_url_tls
+    body = pb.CommandCloseProducer(
+        producer_id=producer_id,
+        request_id=request_id,
+        assigned_broker_service_url=assigned_broker_service_url,
+        assigned_broker_service_url_tls=assigned_broker_service_url_tls,
+    )
     return wrap(T.CLOSE_PRODUCER, body)
 
 
@@ -393,11 +397,12 @@ def close_consumer(
     assigned_broker_service_url_tls: str | None = None,
 ) -> pb.BaseCommand:
     """CLOSE_CONSUMER; from a broker (default request id) it makes the client resubscribe."""
-    body = pb.CommandCloseConsumer(consumer_id=consumer_id, request_id=request_id)
-    if assigned_broker_service_url is not None:
-        body.assigned_broker_service_url = assigned_broker_service_url
-    if assigned_broker_service_url_tls is not None:
-        body.assigned_broker_service_url_tls = assigned_broker_service_url_tls
+    body = pb.CommandCloseConsumer(
+        consumer_id=consumer_id,
+        request_id=request_id,
+        assigned_broker_service_url=assigned_broker_service_url,
+        assigned_broker_service_url_tls=assigned_broker_service_url_tls,
+    )
     return wrap(T.CLOSE_CONSUMER, body)
 
 
@@ -417,11 +422,9 @@ def ack_response(
     message: str | None = None,
 ) -> pb.BaseCommand:
     """ACK_RESPONSE, owed only when the ACK carried a request_id."""
-    body = pb.CommandAckResponse(consumer_id=consumer_id, request_id=request_id)
-    if code is not None:
-        body.error = code
-    if message is not None:
-        body.message = message
+    body = pb.CommandAckResponse(
+        consumer_id=consumer_id, request_id=request_id, error=code, message=message
+    )
     return wrap(T.ACK_RESPONSE, body)
 
 
