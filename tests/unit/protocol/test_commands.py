@@ -165,3 +165,23 @@ def test_every_type_value_has_a_body_field() -> None:
     for value in pb.BaseCommand.Type.values():
         field = pb.BaseCommand.DESCRIPTOR.fields_by_number[value]
         assert field.message_type is not None
+
+
+def test_optional_arguments_left_at_none_leave_their_fields_unset() -> None:
+    # The constructors hand None straight to protobuf, which must then leave the field unset.
+    close = commands.close_producer(1).close_producer
+    assert not close.HasField("assigned_broker_service_url")
+    assert not close.HasField("assigned_broker_service_url_tls")
+    connect = commands.connect(client_version="c").connect
+    assert not connect.HasField("auth_method_name")
+    assert not connect.HasField("auth_data")
+    assert not commands.success(1).success.HasField("schema")
+    assert not commands.send(1, 2).send.HasField("num_messages")
+    ack = commands.ack(1, [MessageId(1, 2)]).ack
+    assert not ack.HasField("request_id")
+    assert not ack.HasField("validation_error")
+    response = commands.ack_response(1, 2).ack_response
+    assert not response.HasField("error")
+    assert not response.HasField("message")
+    given = commands.close_consumer(1, assigned_broker_service_url="pulsar://h:1").close_consumer
+    assert given.assigned_broker_service_url == "pulsar://h:1"
