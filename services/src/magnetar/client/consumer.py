@@ -364,22 +364,9 @@ class Consumer:
     # ------------------------------------------------------------------ receiving
     async def receive(self, timeout_s: float | None = None) -> Message:
         """The next message; raises ReceiveTimeout after ``timeout_s`` (None = wait forever)."""
-        loop = asyncio.get_running_loop()
-        deadline = None if timeout_s is None else loop.time() + timeout_s
-        while True:
-            message = self.poll()
-            if message is not None:
-                return message
-            self._check_open()
-            self._arrived.clear()
-            remaining = None if deadline is None else deadline - loop.time()
-            if remaining is not None and remaining <= 0:
-                raise ReceiveTimeout(f"no message on {self.topic} within {timeout_s}s")
-            try:
-                async with asyncio.timeout(remaining):
-                    await self._arrived.wait()
-            except TimeoutError:
-                raise ReceiveTimeout(f"no message on {self.topic} within {timeout_s}s") from None
+        return await wait_for_message(
+            self.poll, self._arrived, self._check_open, timeout_s, f" on {self.topic}"
+        )
 
     def poll(self) -> Message | None:
         """The next queued message without waiting, or None."""
@@ -583,6 +570,37 @@ class Consumer:
     @property
     def start_inclusive(self) -> bool:
         return self._start_inclusive
+
+
+async def wait_for_message(
+    poll: Callable[[], Message | None],
+    arrived: asyncio.Event,
+    check_open: Callable[[], None],
+    timeout_s: float | None,
+    where: str = "",
+) -> Message:
+    """``poll()``'s next message, waiting on ``arrived`` between tries.
+
+    ``check_open`` raises once the handle is closed (after queued messages are taken);
+    ReceiveTimeout after ``timeout_s`` (None = wait forever). Shared by Consumer and
+    MultiTopicConsumer; ``where`` (" on <topic>" or "") goes into the timeout's message.
+    """
+    loop = asyncio.get_running_loop()
+    deadline = None if timeout_s is None else loop.time() + timeout_s
+    while True:
+        arrived.clear()
+        message = poll()
+        if message is not None:
+            return message
+        check_open()
+        remaining = None if deadline is None else deadline - loop.time()
+        if remaining is not None and remaining <= 0:
+            raise ReceiveTimeout(f"no message{where} within {timeout_s}s")
+        try:
+            async with asyncio.timeout(remaining):
+                await arrived.wait()
+        except TimeoutError:
+            raise ReceiveTimeout(f"no message{where} within {timeout_s}s") from None
 
 
 def _with_partition(message: Message, partition: int) -> Message:

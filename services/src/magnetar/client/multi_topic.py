@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from magnetar.cancellation import cancel_and_wait
-from magnetar.client.consumer import Consumer, ConsumerOptions, ReceiveTimeout
+from magnetar.client.consumer import Consumer, ConsumerOptions, wait_for_message
 from magnetar.client.errors import ClientClosed, ClientError, InvalidConfiguration
 from magnetar.client.message import Message
 from magnetar.client.topic_name import full_topic_name, parse_topic_name, partition_name
@@ -174,23 +174,11 @@ class MultiTopicConsumer:
         return None
 
     async def receive(self, timeout_s: float | None = None) -> Message:
-        loop = asyncio.get_running_loop()
-        deadline = None if timeout_s is None else loop.time() + timeout_s
-        while True:
-            self._arrived.clear()
-            message = self.poll()
-            if message is not None:
-                return message
-            if self._closed:
-                raise ClientClosed("multi-topic consumer is closed")
-            remaining = None if deadline is None else deadline - loop.time()
-            if remaining is not None and remaining <= 0:
-                raise ReceiveTimeout(f"no message within {timeout_s}s")
-            try:
-                async with asyncio.timeout(remaining):
-                    await self._arrived.wait()
-            except TimeoutError:
-                raise ReceiveTimeout(f"no message within {timeout_s}s") from None
+        return await wait_for_message(self.poll, self._arrived, self._check_open, timeout_s)
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise ClientClosed("multi-topic consumer is closed")
 
     def __aiter__(self) -> MultiTopicConsumer:
         return self
