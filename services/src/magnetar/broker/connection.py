@@ -39,7 +39,7 @@ from magnetar.broker.service import SERVER_VERSION, BrokerService
 from magnetar.errors import MagnetarError
 from magnetar.protocol import commands
 from magnetar.protocol.errors import ChecksumMismatch, ProtocolError, server_error_for
-from magnetar.protocol.frame import Frame, FrameDecoder, encode_command
+from magnetar.protocol.frame import Frame, FrameDecoder, command_body, encode_command
 from magnetar.protocol.version import PeerFeatures, server_feature_flags
 from magnetar.telemetry import get_logger
 from magnetar.wire import pulsar_api_pb2 as pb
@@ -305,8 +305,7 @@ class ServerCnx:
 
     def _unsupported(self, cmd: pb.BaseCommand) -> None:
         name = pb.BaseCommand.Type.Name(cmd.type)
-        body = getattr(cmd, pb.BaseCommand.DESCRIPTOR.fields_by_number[cmd.type].name)
-        request_id = getattr(body, "request_id", commands.BROKER_REQUEST_ID)
+        request_id = getattr(command_body(cmd), "request_id", commands.BROKER_REQUEST_ID)
         log.info("command_unsupported", client=self._address, command=name)
         self.write_command(
             commands.error(request_id, pb.NotAllowedError, f"{name} is not supported")

@@ -109,6 +109,12 @@ def command_body(command: pb.BaseCommand) -> Message:
     return body
 
 
+def _has_body(command: pb.BaseCommand) -> bool:
+    """Whether ``command``'s type is known and its body field is set."""
+    field = pb.BaseCommand.DESCRIPTOR.fields_by_number.get(command.type)
+    return field is not None and command.HasField(field.name)  # type: ignore[arg-type]
+
+
 # ------------------------------------------------------------------ decoding
 
 
@@ -121,8 +127,7 @@ def parse_command(data: bytes | memoryview) -> pb.BaseCommand:
         raise MalformedCommand(f"protobuf does not parse: {exc}") from exc
     if not command.HasField("type"):
         raise UnknownCommand(_unknown_type_number(command))
-    field = pb.BaseCommand.DESCRIPTOR.fields_by_number.get(command.type)
-    if field is None or not command.HasField(field.name):  # type: ignore[arg-type]
+    if not _has_body(command):
         name = pb.BaseCommand.Type.Name(command.type)
         raise MalformedCommand(f"{name} command without its body")
     if not command.IsInitialized():
@@ -314,8 +319,7 @@ def _serialize(message: Message) -> bytes:
 
 
 def _command_bytes(command: pb.BaseCommand) -> bytes:
-    field = pb.BaseCommand.DESCRIPTOR.fields_by_number.get(command.type)
-    if field is None or not command.HasField(field.name):  # type: ignore[arg-type]
+    if not _has_body(command):
         raise MalformedCommand(f"command type {command.type} without its body")
     return _serialize(command)
 
