@@ -131,13 +131,18 @@ class BrokerService(TopicAdmin):
         loaded: AnyTopic
         if topic.is_persistent:
             name = topic.managed_ledger_name
-            if not await self.factory.exists(name) and (
-                not create or not await self.resources.namespace_exists(topic.namespace)
-            ):
+            exists = await self.factory.exists(name)
+            if not exists and not create:
                 raise TopicNotFound(str(topic))
-            ml = await self.factory.open(name, await self.managed_ledger_config(topic))
+            # One read of the namespace serves the existence check, retention and dedup.
+            policies = await self._namespace_policies(topic.namespace)
+            if policies is None:
+                if not exists:
+                    raise TopicNotFound(str(topic))
+                policies = Policies()  # a ledger left behind by a deleted namespace
+            ml = await self.factory.open(name, self.managed_ledger_config_for(policies))
             loaded = PersistentTopic(topic, ml, deduplication=self.config.deduplication)
-            await self._load_deduplication(loaded)
+            await self._load_deduplication(loaded, policies)
         else:
             if not create or not await self.resources.namespace_exists(topic.namespace):
                 raise TopicNotFound(str(topic))
@@ -178,13 +183,15 @@ class BrokerService(TopicAdmin):
         self.backlog_quota.start()
         self.deduplication_watch.start()
 
-    async def _load_deduplication(self, topic: PersistentTopic) -> None:
+    async def _namespace_policies(self, ns: NamespaceName) -> Policies | None:
+        try:
+            return await self.resources.get_policies(ns)
+        except NamespaceNotFound:
+            return None
+
+    async def _load_deduplication(self, topic: PersistentTopic, policies: Policies) -> None:
         """Recover the topic's deduplication state before anyone can publish to it."""
         try:
-            try:
-                policies = await self.resources.get_policies(topic.name.namespace)
-            except NamespaceNotFound:
-                policies = Policies()
             await topic.update_deduplication(policies.deduplication_enabled)
         except BaseException:
             await topic.close()

@@ -330,12 +330,8 @@ class TopicAdmin:
     def policy_defaults(self) -> BrokerPolicyDefaults:
         return self.config.policy_defaults
 
-    async def managed_ledger_config(self, t: TopicName) -> ManagedLedgerConfig:
-        """The broker's managed-ledger config with the namespace's effective retention."""
-        try:
-            policies = await self.resources.get_policies(t.namespace)
-        except NamespaceNotFound:
-            policies = Policies()  # a ledger left behind by a deleted namespace
+    def managed_ledger_config_for(self, policies: Policies) -> ManagedLedgerConfig:
+        """The broker's managed-ledger config with ``policies``' effective retention."""
         retention = effective_retention(policies, self.policy_defaults)
         return with_retention(self.config.managed_ledger, retention)
 
