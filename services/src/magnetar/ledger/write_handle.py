@@ -120,7 +120,7 @@ class WriteHandle:
         future = self.append_nowait(payload)
         if future is None:
             size = len(payload)
-            await self._acquire(size)
+            await self._wait_for_room(size)
             if self._error is not None or self._closing:
                 self._release(size)
                 self._check_writable()
@@ -167,11 +167,9 @@ class WriteHandle:
             or self._reserved_bytes + size <= self._config.max_pending_add_bytes
         )
 
-    async def _acquire(self, size: int) -> None:
-        if not self._waiters and self._has_room(size):
-            self._reserved_count += 1
-            self._reserved_bytes += size
-            return
+    async def _wait_for_room(self, size: int) -> None:
+        """Wait in FIFO order until room for ``size`` is reserved (:meth:`append_nowait` found
+        none)."""
         waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._waiters.append((size, waiter))
         try:

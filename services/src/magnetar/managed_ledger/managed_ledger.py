@@ -350,10 +350,8 @@ class ManagedLedger:
         """Append ``data``; return its position once durable. Positions follow call order."""
         future = self.add_entry_nowait(data)
         if future is None:
-            await self._acquire_slot()
-            future = asyncio.get_running_loop().create_future()
-            self._queue.append(_AddOp(data, future))
-            self._pump()
+            await self._wait_for_slot()
+            future = self._enqueue(data)
         return await future
 
     def add_entry_nowait(self, data: bytes) -> asyncio.Future[Position] | None:
@@ -364,15 +362,17 @@ class ManagedLedger:
         if self._slot_waiters or self._slots_used >= self.config.max_pending_adds:
             return None
         self._slots_used += 1
+        return self._enqueue(data)
+
+    def _enqueue(self, data: bytes) -> asyncio.Future[Position]:
+        """Queue an add that holds a slot, and dispatch what can go."""
         future: asyncio.Future[Position] = asyncio.get_running_loop().create_future()
         self._queue.append(_AddOp(data, future))
         self._pump()
         return future
 
-    async def _acquire_slot(self) -> None:
-        if not self._slot_waiters and self._slots_used < self.config.max_pending_adds:
-            self._slots_used += 1
-            return
+    async def _wait_for_slot(self) -> None:
+        """Wait in FIFO order for a slot (:meth:`add_entry_nowait` found none free)."""
         waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._slot_waiters.append(waiter)
         try:
