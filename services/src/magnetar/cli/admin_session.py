@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Annotated, TypeVar
 import typer
 
 from magnetar.cli.admin_output import render_json
+from magnetar.cli.tool_session import fail
 from magnetar.client.admin_errors import AdminError
 from magnetar.client.admin_models import DEFAULT_WEB_SERVICE_URL, NamespaceRef, TopicRef
 
@@ -59,8 +60,7 @@ def call(ctx: typer.Context, op: Callable[[AdminClient], Awaitable[T]]) -> T:
         return asyncio.run(run())
     except AdminError as exc:
         status = f" (HTTP {exc.status})" if exc.status else ""
-        typer.echo(f"error: {exc.reason}{status}", err=True)
-        raise typer.Exit(1) from exc
+        raise fail(f"{exc.reason}{status}") from exc
 
 
 def emit(ctx: typer.Context, value: object, table: Callable[[], str] | None = None) -> None:

@@ -12,11 +12,12 @@ from typing import Annotated
 import typer
 
 from magnetar.cli.main import app
-from magnetar.cli.tool_session import DEFAULT_URL, ServiceUrlOpt, fail, run_tool
+from magnetar.cli.tool_session import ServiceUrlOpt, fail, run_tool
 from magnetar.client.message import Message
 from magnetar.tools.consume import ConsumeRequest, consume
 from magnetar.tools.errors import ToolError
 from magnetar.tools.messages import OUTPUT_FORMATS, OutputFormat, format_message
+from magnetar.tools.session import DEFAULT_SERVICE_URL
 
 
 @app.command("consume")
@@ -47,7 +48,7 @@ def consume_command(
             " with -n 0 this ends the run normally.",
         ),
     ] = 0.0,
-    service_url: ServiceUrlOpt = DEFAULT_URL,
+    service_url: ServiceUrlOpt = DEFAULT_SERVICE_URL,
 ) -> None:
     """Receive messages, print each one, and acknowledge it."""
     fmt = output.lower()

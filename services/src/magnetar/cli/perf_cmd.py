@@ -13,11 +13,11 @@ from typing import Annotated
 import typer
 
 from magnetar.cli.main import app
-from magnetar.cli.tool_session import DEFAULT_URL, ServiceUrlOpt, fail, run_tool
+from magnetar.cli.tool_session import ServiceUrlOpt, fail, reported_errors, run_tool
 from magnetar.client.admin_models import DEFAULT_WEB_SERVICE_URL
-from magnetar.errors import MagnetarError
-from magnetar.tools.errors import ToolError, explain
+from magnetar.tools.errors import ToolError
 from magnetar.tools.perf_config import Mode, PerfConfig, PerfResult
+from magnetar.tools.session import DEFAULT_SERVICE_URL
 
 perf = typer.Typer(
     help="Load a topic and measure throughput and latency (like pulsar-perf).",
@@ -85,12 +85,8 @@ def _run(config: PerfConfig, json_output: bool, official: bool) -> None:
                 service_url=config.service_url,
                 topic=config.topic,
             )
-        try:
+        with reported_errors(service_url=config.service_url, topic=config.topic):
             result = run_official(config, _progress)
-        except MagnetarError as exc:
-            raise fail(explain(exc, service_url=config.service_url, topic=config.topic)) from exc
-        except KeyboardInterrupt:
-            raise typer.Exit(130) from None
     else:
         from magnetar.tools.perf import run_perf
 
@@ -120,7 +116,7 @@ def _command(mode: Mode) -> Callable[..., None]:
         subscription_type: SubType = None,
         json_output: Json = False,
         use_official_client: Official = False,
-        service_url: ServiceUrlOpt = DEFAULT_URL,
+        service_url: ServiceUrlOpt = DEFAULT_SERVICE_URL,
         admin_url: AdminUrl = DEFAULT_WEB_SERVICE_URL,
     ) -> None:
         try:

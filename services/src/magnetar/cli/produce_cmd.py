@@ -13,10 +13,11 @@ from typing import Annotated
 import typer
 
 from magnetar.cli.main import app
-from magnetar.cli.tool_session import DEFAULT_URL, ServiceUrlOpt, fail, run_tool
+from magnetar.cli.tool_session import ServiceUrlOpt, fail, run_tool
 from magnetar.tools.errors import ToolError
 from magnetar.tools.messages import format_message_id, parse_properties
 from magnetar.tools.produce import ProduceRequest, collect_payloads, produce
+from magnetar.tools.session import DEFAULT_SERVICE_URL
 
 
 @app.command("produce")
@@ -53,7 +54,7 @@ def produce_command(
     verbose: Annotated[
         bool, typer.Option("-v", "--verbose", help="Print each message id.")
     ] = False,
-    service_url: ServiceUrlOpt = DEFAULT_URL,
+    service_url: ServiceUrlOpt = DEFAULT_SERVICE_URL,
 ) -> None:
     """Publish messages given with -m, read from a file, or one per line on stdin."""
     try:

@@ -1,14 +1,17 @@
 """What ``magnetar produce``, ``consume`` and ``perf`` share on the command line.
 
-:func:`run_tool` runs a tool coroutine in ``asyncio.run`` with quiet client logs, and turns any
-failure into one ``error: ...`` line on stderr (worded by :func:`magnetar.tools.errors.explain`)
-and exit code 1; Ctrl-C exits 130. Wiring only.
+:func:`fail` is the one way a ``magnetar`` tool or admin command prints ``error: ...`` on stderr
+and exits 1. :func:`reported_errors` turns a ``MagnetarError`` into such a line (worded by
+:func:`magnetar.tools.errors.explain`) and Ctrl-C into exit code 130; :func:`run_tool` runs a
+tool coroutine in ``asyncio.run`` with quiet client logs inside it, and ``perf
+--use-official-client`` wraps its threaded run in it. Wiring only.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterator
+from contextlib import contextmanager
 from typing import Annotated, Any, TypeVar
 
 import typer
@@ -16,7 +19,6 @@ import typer
 from magnetar.errors import MagnetarError
 from magnetar.telemetry import configure_logging
 from magnetar.tools.errors import explain
-from magnetar.tools.session import DEFAULT_SERVICE_URL
 
 T = TypeVar("T")
 
@@ -28,22 +30,29 @@ ServiceUrlOpt = Annotated[
         help="The broker's binary protocol URL.",
     ),
 ]
-DEFAULT_URL = DEFAULT_SERVICE_URL
 
 
 def fail(message: str) -> typer.Exit:
+    """Print ``error: message`` on stderr; the caller raises the returned exit-1."""
     typer.echo(f"error: {message}", err=True)
     return typer.Exit(1)
+
+
+@contextmanager
+def reported_errors(*, service_url: str, topic: str | None) -> Iterator[None]:
+    """A MagnetarError inside becomes ``error: ...`` and exit 1; Ctrl-C exits 130."""
+    try:
+        yield
+    except MagnetarError as exc:
+        raise fail(explain(exc, service_url=service_url, topic=topic)) from exc
+    except KeyboardInterrupt:
+        raise typer.Exit(130) from None
 
 
 def run_tool(
     main: Callable[[], Coroutine[Any, Any, T]], *, service_url: str, topic: str | None
 ) -> T:
-    """``asyncio.run(main())``; a MagnetarError becomes ``error: ...`` and exit 1."""
+    """``asyncio.run(main())`` inside :func:`reported_errors`."""
     configure_logging("error")
-    try:
+    with reported_errors(service_url=service_url, topic=topic):
         return asyncio.run(main())
-    except MagnetarError as exc:
-        raise fail(explain(exc, service_url=service_url, topic=topic)) from exc
-    except KeyboardInterrupt:
-        raise typer.Exit(130) from None
