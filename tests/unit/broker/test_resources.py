@@ -175,6 +175,20 @@ async def test_concurrent_policy_updates_lose_nothing(res: BrokerResources) -> N
     assert set(grants) == {f"role-{i}" for i in range(20)}
 
 
+async def test_concurrent_partition_updates_end_at_the_highest(res: BrokerResources) -> None:
+    """Racing update_partitions (CAS, retried): the largest count wins; the others either
+    applied before it or are refused as not increasing."""
+    await res.create_namespace(NS)
+    topic = TopicName.parse("persistent://acme/orders/racy")
+    await res.create_partitioned_topic(topic, 1)
+    async with asyncio.timeout(20):
+        results = await asyncio.gather(
+            *(res.update_partitions(topic, n) for n in range(2, 12)), return_exceptions=True
+        )
+    assert all(r is None or isinstance(r, PartitionCountNotIncreased) for r in results)
+    assert await res.get_partitions(topic) == 11
+
+
 async def test_partitioned_topics(res: BrokerResources) -> None:
     topic = TopicName.parse("persistent://acme/orders/t")
     with pytest.raises(NamespaceNotFound):

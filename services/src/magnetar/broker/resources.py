@@ -3,8 +3,9 @@ partitioned-topic metadata, kept in the metadata store (keys from :mod:`magnetar
 values the JSON of :mod:`magnetar.broker.policies`).
 
 Invariants:
-- Every read-modify-write is a compare-and-set on the key's version (``set_policies``,
-  ``update_tenant``, ``update_partitions`` retry on a conflict with the store's backoff).
+- Every read-modify-write is a compare-and-set on the key's version: ``set_policies`` and
+  ``update_partitions`` retry a conflict after a jittered backoff (bounded attempts);
+  ``update_cluster`` and ``update_tenant`` replace the whole value and raise the conflict.
 - A namespace exists only under an existing tenant, and a tenant with namespaces is never
   deleted. Both sides touch the tenant's key: ``create_namespace`` creates its key and then
   rewrites the tenant at the version it read first (so a concurrent ``delete_tenant``, which
@@ -68,6 +69,14 @@ def _decode(data: bytes, what: str) -> object:
         return loads(data)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise InvalidPolicies(f"stored {what} is not JSON") from exc
+
+
+def _partitions_of(topic: TopicName, value: bytes) -> int:
+    doc = _decode(value, "PartitionedTopicMetadata")
+    if not isinstance(doc, dict) or not isinstance(doc.get("partitions"), int):
+        raise InvalidPolicies(f"stored partitioned metadata of {topic} is malformed")
+    partitions: int = doc["partitions"]
+    return partitions
 
 
 class BrokerResources:
@@ -273,24 +282,19 @@ class BrokerResources:
     async def get_partitions(self, topic: TopicName) -> int:
         """The partition count of ``topic``; 0 when it is not a partitioned topic."""
         found = await self.store.get(self._topic_key(topic))
-        if found is None:
-            return 0
-        doc = _decode(found.value, "PartitionedTopicMetadata")
-        if not isinstance(doc, dict) or not isinstance(doc.get("partitions"), int):
-            raise InvalidPolicies(f"stored partitioned metadata of {topic} is malformed")
-        partitions: int = doc["partitions"]
-        return partitions
+        return 0 if found is None else _partitions_of(topic, found.value)
 
     async def update_partitions(self, topic: TopicName, partitions: int) -> None:
         """Raise the partition count (never lower it)."""
         if isinstance(partitions, bool) or not isinstance(partitions, int) or partitions <= 0:
             raise InvalidPartitionCount(partitions)
         key = self._topic_key(topic)
+        backoff = Backoff(initial=0.002, cap=0.2)
         while True:
             found = await self.store.get(key)
             if found is None:
                 raise PartitionedTopicNotFound(str(topic))
-            current = await self.get_partitions(topic)
+            current = _partitions_of(topic, found.value)
             if partitions <= current:
                 raise PartitionCountNotIncreased(str(topic), current, partitions)
             try:
@@ -298,6 +302,9 @@ class BrokerResources:
                     key, dumps({"partitions": partitions}), expected_version=found.version
                 )
             except BadVersion:
+                if backoff.attempts >= _MAX_CAS_ATTEMPTS:
+                    raise
+                await asyncio.sleep(backoff.next())
                 continue
             log.info("partitions_updated", topic=str(topic), partitions=partitions)
             return
