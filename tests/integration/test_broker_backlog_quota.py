@@ -8,12 +8,12 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
+from tests.kit.process import running
 from tests.kit.standalone import StandaloneProcess
 
 pulsar = pytest.importorskip("pulsar")
@@ -23,15 +23,12 @@ PAYLOAD = b"x" * 200
 
 @pytest.fixture(scope="module")
 def standalone(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StandaloneProcess]:
-    process = StandaloneProcess(
-        data_dir=Path(tmp_path_factory.mktemp("quota")) / "data",
+    sa = StandaloneProcess(
+        data_dir=tmp_path_factory.mktemp("quota") / "data",
         env={"MAGNETAR_STANDALONE_BACKLOG_QUOTA_CHECK_INTERVAL_IN_SECONDS": "0.3"},
     )
-    process.start()
-    try:
+    with running(sa) as process:
         yield process
-    finally:
-        assert process.stop() == 0, process.log_text()[-4000:]
 
 
 def _topic(web_url: str) -> str:

@@ -19,6 +19,7 @@ import pytest
 from magnetar.protocol import commands
 from magnetar.protocol.frame import Frame, FrameDecoder, encode_command, encode_payload_command
 from magnetar.wire import pulsar_api_pb2 as pb
+from tests.kit.process import running
 from tests.kit.standalone import StandaloneProcess
 
 pulsar = pytest.importorskip("pulsar")
@@ -166,11 +167,10 @@ def test_official_client_errors_on_invalid_topic(standalone: StandaloneProcess) 
 
 
 def test_silent_client_gets_pinged_then_dropped(tmp_path: Path) -> None:
-    process = StandaloneProcess(
+    sa = StandaloneProcess(
         data_dir=tmp_path / "data", env={"MAGNETAR_STANDALONE_KEEP_ALIVE_INTERVAL_S": "0.5"}
     )
-    process.start()
-    try:
+    with running(sa) as process:  # asserts a clean exit at the end
         silent = RawClient(process.broker_port)
         silent.connect()
         assert silent.next_frame().type == T.PING  # the broker checks on an idle client
@@ -182,5 +182,3 @@ def test_silent_client_gets_pinged_then_dropped(tmp_path: Path) -> None:
             assert answering.next_frame().type == T.PING
             answering.send(encode_command(commands.pong()))
         answering.close()
-    finally:
-        assert process.stop() == 0

@@ -13,6 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.kit.process import running
 from tests.kit.standalone import StandaloneProcess
 
 pulsar = pytest.importorskip("pulsar")
@@ -120,17 +121,14 @@ def test_admin_switch_applies_to_a_live_topic(client: Any, standalone: Standalon
 
 @pytest.fixture
 def crashable(tmp_path: Path) -> Iterator[StandaloneProcess]:
-    process = StandaloneProcess(
+    sa = StandaloneProcess(
         data_dir=tmp_path / "data",
         journal_sync=True,
         # A snapshot every 3 entries: the restart uses both the snapshot and a replay.
         env={"MAGNETAR_STANDALONE_BROKER_DEDUPLICATION_ENTRIES_INTERVAL": "3"},
     )
-    process.start()
-    try:
+    with running(sa, clean_exit=False) as process:
         yield process
-    finally:
-        process.stop()
 
 
 def test_dedup_state_survives_kill_9(crashable: StandaloneProcess) -> None:

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.kit.process import running
 from tests.kit.standalone import StandaloneProcess, official_client, topic_name
 
 pulsar = pytest.importorskip("pulsar")
@@ -24,18 +24,15 @@ N = 600
 
 @pytest.fixture(scope="module")
 def tight(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StandaloneProcess]:
-    process = StandaloneProcess(
-        data_dir=Path(tmp_path_factory.mktemp("tight")) / "data",
+    sa = StandaloneProcess(
+        data_dir=tmp_path_factory.mktemp("tight") / "data",
         env={
             "MAGNETAR_STANDALONE_MANAGED_LEDGER_MAX_PENDING_ADDS": "2",
             "MAGNETAR_STANDALONE_MANAGED_LEDGER_MAX_ENTRIES_PER_LEDGER": "50",
         },
     )
-    process.start()
-    try:
+    with running(sa) as process:
         yield process
-    finally:
-        assert process.stop() == 0, process.log_text()[-4000:]
 
 
 def send_all(producer: Any, n: int, prefix: str) -> list[Any]:

@@ -10,11 +10,11 @@ import json
 import time
 import urllib.request
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.kit.process import running
 from tests.kit.standalone import StandaloneProcess, topic_name
 
 pulsar = pytest.importorskip("pulsar")
@@ -25,15 +25,12 @@ RECEIVE_MS = 5000
 
 @pytest.fixture(scope="module")
 def short_window(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StandaloneProcess]:
-    process = StandaloneProcess(
-        data_dir=Path(tmp_path_factory.mktemp("rates")) / "data",
+    sa = StandaloneProcess(
+        data_dir=tmp_path_factory.mktemp("rates") / "data",
         env={"MAGNETAR_STANDALONE_STATS_UPDATE_FREQUENCY_S": str(WINDOW_S)},
     )
-    process.start()
-    try:
+    with running(sa) as process:
         yield process
-    finally:
-        assert process.stop() == 0, process.log_text()[-4000:]
 
 
 def stats(sa: StandaloneProcess, topic: str) -> Any:

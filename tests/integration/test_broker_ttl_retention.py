@@ -11,12 +11,12 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
+from tests.kit.process import running
 from tests.kit.standalone import StandaloneProcess
 
 pulsar = pytest.importorskip("pulsar")
@@ -33,12 +33,9 @@ ENV = {
 @pytest.fixture(scope="module")
 def standalone(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StandaloneProcess]:
     """This module's standalone (overrides the conftest one; ``client`` connects to it)."""
-    process = StandaloneProcess(data_dir=Path(tmp_path_factory.mktemp("ttl")) / "data", env=ENV)
-    process.start()
-    try:
+    sa = StandaloneProcess(data_dir=tmp_path_factory.mktemp("ttl") / "data", env=ENV)
+    with running(sa) as process:
         yield process
-    finally:
-        assert process.stop() == 0, process.log_text()[-4000:]
 
 
 @pytest.fixture(scope="module")

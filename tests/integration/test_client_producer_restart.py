@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from magnetar.client.client import Client
+from tests.kit.process import running
 from tests.kit.standalone import StandaloneProcess, topic_name
 
 pulsar = pytest.importorskip("pulsar")
@@ -23,14 +23,11 @@ pulsar = pytest.importorskip("pulsar")
 
 @pytest.fixture(scope="module")
 def durable_standalone(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StandaloneProcess]:
-    process = StandaloneProcess(
-        data_dir=Path(tmp_path_factory.mktemp("sa-restart")) / "data", journal_sync=True
+    sa = StandaloneProcess(
+        data_dir=tmp_path_factory.mktemp("sa-restart") / "data", journal_sync=True
     )
-    process.start()
-    try:
+    with running(sa, clean_exit=False) as process:
         yield process
-    finally:
-        process.stop()
 
 
 async def test_producer_survives_kill_and_restart(durable_standalone: StandaloneProcess) -> None:

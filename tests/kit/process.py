@@ -5,6 +5,14 @@
 ``_log_offset``) and say what to run (:meth:`command`) and what line means ready; the mixin
 does the rest. Output goes to ``<data_dir>.log`` beside the data dir, appended across restarts,
 so a failure message can show the log of the current start only.
+
+:func:`running` is the start-yield-stop shape every fixture wants::
+
+    @pytest.fixture(scope="module")
+    def standalone(tmp_path_factory):
+        sa = StandaloneProcess(data_dir=tmp_path_factory.mktemp("ttl") / "data", env=ENV)
+        with running(sa) as process:       # asserts a clean exit (0) on SIGTERM at the end
+            yield process
 """
 
 from __future__ import annotations
@@ -14,8 +22,10 @@ import os
 import signal
 import subprocess
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import ClassVar
+from typing import ClassVar, TypeVar
 
 
 class ProcessStartError(RuntimeError):
@@ -128,3 +138,24 @@ class ServerProcess:
 
     async def akill(self) -> None:
         await asyncio.to_thread(self.kill)
+
+
+P = TypeVar("P", bound=ServerProcess)
+
+
+@contextmanager
+def running(process: P, *, clean_exit: bool = True) -> Iterator[P]:
+    """Start ``process`` (waiting for its ready line), yield it, then stop it with SIGTERM.
+
+    With ``clean_exit`` the exit code must be 0 (the failure shows the log tail); pass
+    ``clean_exit=False`` for processes a test kills or whose exit code it checks itself.
+    """
+    process.start()
+    try:
+        yield process
+    finally:
+        code = process.stop()
+        if clean_exit:
+            assert code == 0, (
+                f"{process.describe()} exited with {code}:\n{process.log_text()[-4000:]}"
+            )

@@ -72,6 +72,9 @@ class StandaloneProcess(ServerProcess):
             *self.extra_args,
         ]  # fmt: skip
 
+    def describe(self) -> str:
+        return f"standalone {self.service_url}"
+
 
 def topic_name(prefix: str) -> str:
     """A fresh persistent topic in public/default, so tests sharing a process never collide."""
