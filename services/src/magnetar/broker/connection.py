@@ -77,7 +77,7 @@ class ServerCnx:
         self._max_sends = config.max_pending_sends_per_connection
         self._sends = 0  # SENDs in flight (each releases its slot through _send_done)
         self._send_room: asyncio.Future[None] | None = None  # the reader waiting for a slot
-        self._last_received = asyncio.get_running_loop().time()
+        self._last_received = self._loop.time()
         self.producers: dict[int, Producer] = {}
         self._pending_producers: set[int] = set()
         self._closed_producers: set[int] = set()
@@ -141,12 +141,11 @@ class ServerCnx:
             await self._cleanup()
 
     async def _read_loop(self) -> None:
-        loop = asyncio.get_running_loop()
         while self._open:
             data = await self._reader.read(_READ_CHUNK)
             if not data:
                 return
-            self._last_received = loop.time()
+            self._last_received = self._loop.time()
             try:
                 self._decoder.feed(data)
             except ProtocolError as exc:
@@ -218,11 +217,10 @@ class ServerCnx:
         # the PING sent at the previous tick is dropped; an idle one gets a PING. So a client
         # always has a whole interval to answer, however late the timer fires.
         interval = self.service.config.keep_alive_interval_s
-        loop = asyncio.get_running_loop()
         ping_sent_at: float | None = None
         while self._open:
             await asyncio.sleep(interval)
-            now = loop.time()
+            now = self._loop.time()
             idle = now - self._last_received
             unanswered = ping_sent_at is not None and self._last_received < ping_sent_at
             silent_stranger = self._features is None and idle >= 2 * interval  # no CONNECT

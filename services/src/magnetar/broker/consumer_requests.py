@@ -201,10 +201,8 @@ async def close_consumer(cnx: ServerCnx, request: pb.CommandCloseConsumer) -> No
         cnx.write_command(commands.success(request.request_id))
         return
 
-    gone = ref
-
     async def work() -> pb.BaseCommand:
-        await release(gone)
+        await release(ref)
         return commands.success(request.request_id)
 
     await cnx.request(request.request_id, work)
