@@ -106,7 +106,7 @@ async def test_pattern_subscription_picks_up_new_topics(ours: Client, client: An
 
 
 async def test_partitioned_topic_one_child_per_partition(
-    ours: Client, client: Any, standalone: StandaloneProcess
+    ours: Client, client: Any, standalone: StandaloneProcess, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     topic = topic_name("parts")
     name = topic.rsplit("/", 1)[1]
@@ -116,9 +116,18 @@ async def test_partitioned_topic_one_child_per_partition(
         headers={"Content-Type": "application/json"},
     )  # fmt: skip
     await asyncio.to_thread(lambda: urllib.request.urlopen(request, timeout=10).read())
+    looked_up: list[str] = []
+    real_partitions = ours.lookup.partitions
+
+    async def counted_partitions(name: str) -> int:
+        looked_up.append(name)
+        return await real_partitions(name)
+
+    monkeypatch.setattr(ours.lookup, "partitions", counted_partitions)
     consumer = await ours.subscribe(topic, "s", initial_position="Earliest",
                                     subscription_type="Shared")  # fmt: skip
     assert isinstance(consumer, MultiTopicConsumer)
+    assert looked_up == [topic]  # one partitioned-metadata round trip per subscribe
     assert consumer.topics == [f"{topic}-partition-{i}" for i in range(3)]
     await asyncio.to_thread(produce, client, topic, 12)  # round robin over partitions
     got = await drain(consumer, 12)

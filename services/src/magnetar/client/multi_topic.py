@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from magnetar.cancellation import cancel_and_wait
@@ -45,6 +45,7 @@ class MultiTopicConsumer:
         *,
         topics: Sequence[str] = (),
         pattern: str | None = None,
+        known_partitions: Mapping[str, int] | None = None,
     ) -> None:
         if not topics and pattern is None:
             raise InvalidConfiguration("a multi-topic consumer needs topics or a pattern")
@@ -52,6 +53,8 @@ class MultiTopicConsumer:
         self.subscription = subscription
         self.options = options
         self._topics = [full_topic_name(t) for t in topics]
+        # partition counts the caller already looked up (by full name), to skip a second lookup
+        self._known_partitions = dict(known_partitions or {})
         # short patterns ("orders-.*") match in public/default, like topic names
         self._pattern = re.compile(parse_topic_name(pattern).full) if pattern else None
         self._namespace = parse_topic_name(pattern).namespace_name if pattern else None
@@ -73,14 +76,15 @@ class MultiTopicConsumer:
                 )
             else:
                 for topic in self._topics:
-                    await self._add_topic(topic)
+                    await self._add_topic(topic, self._known_partitions.get(topic))
         except BaseException:
             await self.close()
             raise
         self._client.track(self)
 
-    async def _add_topic(self, topic: str) -> None:
-        partitions = await self._client.lookup.partitions(topic)
+    async def _add_topic(self, topic: str, partitions: int | None = None) -> None:
+        if partitions is None:
+            partitions = await self._client.lookup.partitions(topic)
         names = [partition_name(topic, i) for i in range(partitions)] if partitions else [topic]
         children: list[Consumer] = []
         try:
@@ -119,11 +123,8 @@ class MultiTopicConsumer:
         assert self._pattern is not None
         assert self._namespace is not None
         listed = await self._client.lookup.topics_of_namespace(self._namespace, "persistent")
-        wanted = {
-            parse_topic_name(t).partitioned_topic
-            for t in listed
-            if self._pattern.fullmatch(parse_topic_name(t).partitioned_topic)
-        }
+        parents = {parse_topic_name(t).partitioned_topic for t in listed}
+        wanted = {t for t in parents if self._pattern.fullmatch(t)}
         for topic in sorted(wanted - self._by_parent.keys()):
             await self._add_topic(topic)
         for topic in sorted(self._by_parent.keys() - wanted):
@@ -241,12 +242,17 @@ async def subscribe(
         return multi
     if topic is None or not topic:
         raise InvalidConfiguration("subscribe needs a topic, a list of topics or a pattern")
+    known: dict[str, int] = {}
     if isinstance(topic, str):
-        if await client.lookup.partitions(topic) == 0:
+        partitions = await client.lookup.partitions(topic)
+        if partitions == 0:
             consumer = Consumer(client, topic, subscription, options)
             await consumer.start()
             return consumer
+        known = {full_topic_name(topic): partitions}
         topic = [topic]
-    multi = MultiTopicConsumer(client, subscription, options, topics=list(topic))
+    multi = MultiTopicConsumer(
+        client, subscription, options, topics=list(topic), known_partitions=known
+    )
     await multi.start()
     return multi
