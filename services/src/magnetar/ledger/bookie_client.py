@@ -76,6 +76,55 @@ def wire_add(add: AddRequest) -> bookie_pb2.AddEntry:
     )
 
 
+class AddQueue:
+    """The bounded FIFO of adds in front of a bookie client's sender task (both clients).
+
+    :meth:`offer` refuses (callback with :class:`BookieUnavailable`) beyond ``limit``; the
+    sender waits with :meth:`wait`, takes batches with :meth:`take`; :meth:`fail_all` empties
+    the queue failing every add. On the loop only."""
+
+    def __init__(self, bookie_id: BookieId, limit: int) -> None:
+        self._bookie_id = bookie_id
+        self._limit = limit
+        self._adds: collections.deque[tuple[AddRequest, AddResultCallback]] = collections.deque()
+        self._queued = asyncio.Event()
+
+    def offer(self, add: AddRequest, callback: AddResultCallback) -> bool:
+        if len(self._adds) >= self._limit:
+            callback(BookieUnavailable(self._bookie_id, "add queue full"))
+            return False
+        self._adds.append((add, callback))
+        self._queued.set()
+        return True
+
+    async def wait(self) -> None:
+        """Return once at least one add is queued."""
+        while not self._adds:
+            self._queued.clear()
+            await self._queued.wait()
+
+    def take(
+        self, max_entries: int, max_bytes: int | None = None
+    ) -> list[tuple[AddRequest, AddResultCallback]]:
+        """The oldest adds, in order: at most ``max_entries``, and within ``max_bytes`` of
+        payload (but always at least one when any is queued)."""
+        taken: list[tuple[AddRequest, AddResultCallback]] = []
+        size = 0
+        while self._adds and len(taken) < max_entries:
+            add = self._adds[0][0]
+            if max_bytes is not None and taken and size + len(add.payload) > max_bytes:
+                break
+            taken.append(self._adds.popleft())
+            size += len(add.payload)
+        return taken
+
+    def fail_all(self, error: BaseException) -> None:
+        queued = list(self._adds)
+        self._adds.clear()
+        for _, callback in queued:
+            callback(error)
+
+
 @dataclass
 class _Batch:
     entries: list[tuple[int, int]]  # (ledger_id, entry_id) in request order
@@ -94,8 +143,7 @@ class BookieClient:
         self._config = config
         self._channel = aio.insecure_channel(address, options=_CHANNEL_OPTIONS)
         self._stub = bookie_pb2_grpc.BookieStub(self._channel)
-        self._queue: collections.deque[tuple[AddRequest, AddResultCallback]] = collections.deque()
-        self._queued = asyncio.Event()
+        self._adds = AddQueue(bookie_id, config.max_queued_adds)
         self._inflight: dict[int, _Batch] = {}
         self._next_batch_id = 0
         self._runner: asyncio.Task[None] | None = None
@@ -109,11 +157,8 @@ class BookieClient:
         if self._closed:
             callback(BookieUnavailable(self.bookie_id, "client closed"))
             return
-        if len(self._queue) >= self._config.max_queued_adds:
-            callback(BookieUnavailable(self.bookie_id, "add queue full"))
+        if not self._adds.offer(entry, callback):
             return
-        self._queue.append((entry, callback))
-        self._queued.set()
         if self._runner is None or self._runner.done():
             self._runner = asyncio.get_running_loop().create_task(
                 self._run(), name=f"bookie-adds-{self.bookie_id}"
@@ -121,10 +166,7 @@ class BookieClient:
 
     async def _run(self) -> None:
         while not self._closed:
-            if not self._queue:
-                self._queued.clear()
-                await self._queued.wait()
-                continue
+            await self._adds.wait()
             call = self._stub.AddEntries()  # type: ignore[call-arg]  # requests are written
             try:
                 async with asyncio.TaskGroup() as tg:
@@ -142,23 +184,14 @@ class BookieClient:
     async def _send_loop(self, call: aio.StreamStreamCall, slots: asyncio.Semaphore) -> None:  # type: ignore[type-arg]
         cfg = self._config
         while True:
-            if not self._queue:
-                self._queued.clear()
-                await self._queued.wait()
-                continue
+            await self._adds.wait()
             await slots.acquire()
             entries: list[bookie_pb2.AddEntry] = []
             batch = _Batch([], [], time.monotonic() + cfg.add_timeout_s)
-            size = 0
-            while self._queue and len(entries) < cfg.max_batch_entries:
-                add, callback = self._queue[0]
-                if entries and size + len(add.payload) > cfg.max_batch_bytes:
-                    break
-                self._queue.popleft()
+            for add, callback in self._adds.take(cfg.max_batch_entries, cfg.max_batch_bytes):
                 entries.append(wire_add(add))
                 batch.entries.append((add.ledger_id, add.entry_id))
                 batch.callbacks.append(callback)
-                size += len(add.payload)
             self._next_batch_id += 1
             self._inflight[self._next_batch_id] = batch
             await call.write(bookie_pb2.AddRequest(batch_id=self._next_batch_id, entries=entries))
@@ -188,13 +221,10 @@ class BookieClient:
     def _fail_all(self, error: BookieUnavailable) -> None:
         batches = list(self._inflight.values())
         self._inflight.clear()
-        queued = list(self._queue)
-        self._queue.clear()
         for batch in batches:
             for callback in batch.callbacks:
                 callback(error)
-        for _, callback in queued:
-            callback(error)
+        self._adds.fail_all(error)
 
     # ------------------------------------------------------------------ unary / streaming
 

@@ -20,14 +20,13 @@ Concurrency: everything on the one loop. The client owns its sender task (cancel
 from __future__ import annotations
 
 import asyncio
-import collections
 import functools
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from typing import Protocol
 
 from magnetar.errors import MagnetarError
 from magnetar.ids import BookieId
-from magnetar.ledger.bookie_client import AddRequest, AddResultCallback
+from magnetar.ledger.bookie_client import AddQueue, AddRequest, AddResultCallback
 from magnetar.ledger.config import LedgerClientConfig
 from magnetar.ledger.errors import BookieUnavailable
 from magnetar.wire import bookie_pb2
@@ -69,8 +68,7 @@ class LocalBookieClient:
         self.address = IN_PROCESS_ADDRESS
         self._bookie = bookie
         self._config = config
-        self._queue: collections.deque[tuple[AddRequest, AddResultCallback]] = collections.deque()
-        self._queued = asyncio.Event()
+        self._adds = AddQueue(bookie_id, config.max_queued_adds)
         self._batches: dict[int, list[AddResultCallback]] = {}
         self._next_batch = 0
         self._runner: asyncio.Task[None] | None = None
@@ -83,29 +81,19 @@ class LocalBookieClient:
         if self._closed:
             callback(BookieUnavailable(self.bookie_id, "client closed"))
             return
-        if len(self._queue) >= self._config.max_queued_adds:
-            callback(BookieUnavailable(self.bookie_id, "add queue full"))
+        if not self._adds.offer(entry, callback):
             return
-        self._queue.append((entry, callback))
-        self._queued.set()
         if self._runner is None:
             self._runner = asyncio.get_running_loop().create_task(
                 self._run(), name=f"local-bookie-adds-{self.bookie_id}"
             )
 
     async def _run(self) -> None:
-        limit = self._config.max_batch_entries
         while True:
-            if not self._queue:
-                self._queued.clear()
-                await self._queued.wait()
-                continue
-            adds: list[AddRequest] = []
-            callbacks: list[AddResultCallback] = []
-            while self._queue and len(adds) < limit:
-                add, callback = self._queue.popleft()
-                adds.append(add)
-                callbacks.append(callback)
+            await self._adds.wait()
+            taken = self._adds.take(self._config.max_batch_entries)
+            adds = [add for add, _ in taken]
+            callbacks = [callback for _, callback in taken]
             self._next_batch += 1
             batch_id = self._next_batch
             self._batches[batch_id] = callbacks
@@ -185,7 +173,4 @@ class LocalBookieClient:
         error = BookieUnavailable(self.bookie_id, "client closed")
         for batch_id in list(self._batches):
             self._finish(batch_id, error)
-        queued = list(self._queue)
-        self._queue.clear()
-        for _, callback in queued:
-            callback(error)
+        self._adds.fail_all(error)
