@@ -160,18 +160,17 @@ class Producer:
             try:
                 message_id = await self.publish_fn(send.stored, send.num_messages)
             except MagnetarError as exc:
-                self._recorded(send, None)
-                send.error = exc
+                self._added(send, None, exc)
                 return
-            self._recorded(send, message_id)
-            send.message_id = message_id
+            self._added(send, message_id, None)
         finally:
             if not dispatched.done():
                 dispatched.set_result(None)
-            self._finish(send)
+            if not send.finished:  # a duplicate, or cancelled by close
+                self._finish(send)
 
     def _added(self, send: _Send, message_id: MessageId | None, exc: BaseException | None) -> None:
-        """The fast path's outcome (the managed ledger's done callback)."""
+        """An add's outcome, from either path (the fast path's done callback, or the task)."""
         self._recorded(send, message_id)
         if isinstance(exc, MagnetarError):
             send.error = exc
