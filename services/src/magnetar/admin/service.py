@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from magnetar.broker.names import NamespaceName, TopicName
-from magnetar.broker.policies import AutoTopicCreationOverride
 from magnetar.broker.resources import BrokerResources
 
 MAX_ID = (1 << 63) - 1
@@ -30,7 +29,7 @@ MAX_ID = (1 << 63) - 1
 class MessageIdSpec:
     """A message id as the admin API receives it (Pulsar's ``MessageIdImpl``/``ResetCursorData``).
 
-    ``EARLIEST`` is (-1, -1) and ``LATEST`` is (Long.MAX, Long.MAX), as in Pulsar.
+    Earliest is (-1, -1) and ``LATEST`` is (Long.MAX, Long.MAX), as in Pulsar.
     """
 
     ledger_id: int
@@ -39,16 +38,7 @@ class MessageIdSpec:
     batch_index: int = -1
     is_excluded: bool = False
 
-    @property
-    def is_earliest(self) -> bool:
-        return self.ledger_id == -1 and self.entry_id == -1
 
-    @property
-    def is_latest(self) -> bool:
-        return self.ledger_id == MAX_ID and self.entry_id == MAX_ID
-
-
-EARLIEST = MessageIdSpec(-1, -1)
 LATEST = MessageIdSpec(MAX_ID, MAX_ID)
 
 
@@ -105,10 +95,6 @@ class TopicService(Protocol):
     async def expire_messages(self, t: TopicName, sub: str, seconds: int) -> None: ...
 
     async def unload_topic(self, t: TopicName) -> None: ...
-
-    async def auto_topic_creation(self, ns: NamespaceName) -> AutoTopicCreationOverride:
-        """The effective auto-creation rule: the namespace override, else the broker's setting."""
-        ...
 
     async def partitions_auto_created(self, t: TopicName) -> int:
         """``t``'s partition count, creating it as partitioned first where auto-creation says so."""
