@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
 
+from tests.kit.ports import wait_until
 from tests.kit.standalone import StandaloneProcess
 
 pulsar = pytest.importorskip("pulsar")
@@ -43,14 +44,6 @@ def refused(response: httpx.Response, status: int, reason_part: str = "") -> str
     assert reason
     assert reason_part.lower() in reason.lower(), reason
     return reason
-
-
-def wait_for(condition: Callable[[], bool], timeout_s: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        if time.monotonic() > deadline:
-            raise TimeoutError("condition not met")
-        time.sleep(0.05)
 
 
 def unique(prefix: str) -> str:
@@ -345,7 +338,7 @@ def test_persistent_subscriptions_and_cursor_operations(
     live = client.subscribe(topic, "live", initial_position=pulsar.InitialPosition.Earliest)
     assert len(drain(live)) == 6
     ok(api.post(f"{base}/subscription/live/resetcursor/0"))
-    wait_for(lambda: backlog(api, base, "live") == 6)
+    wait_until(lambda: backlog(api, base, "live") == 6)
     assert len(drain(live, 2000)) == 6
     # delete: busy while a consumer is connected, unless forced
     refused(api.delete(f"{base}/subscription/live"), 412)
@@ -405,9 +398,9 @@ def test_persistent_stats_internal_stats_and_unload(
     assert internal["ledgers"][-1]["ledgerId"] >= 0
     assert set(internal["cursors"]) == {"s"}
     assert drain(consumer, 1000) == [f"m{i}".encode() for i in range(4)]
-    wait_for(lambda: backlog(api, base, "s") == 0)
+    wait_until(lambda: backlog(api, base, "s") == 0)
     last = internal["lastConfirmedEntry"]
-    wait_for(
+    wait_until(
         lambda: (
             ok(api.get(f"{base}/internalStats"), 200).json()["cursors"]["s"]["markDeletePosition"]
             == last

@@ -9,15 +9,14 @@ unload are checked through HTTP against what the client did.
 from __future__ import annotations
 
 import json
-import time
 import urllib.error
 import urllib.request
 import uuid
-from collections.abc import Callable
 from typing import Any
 
 import pytest
 
+from tests.kit.ports import wait_until
 from tests.kit.standalone import StandaloneProcess
 
 pulsar = pytest.importorskip("pulsar")
@@ -36,14 +35,6 @@ def http(standalone: StandaloneProcess, method: str, path: str, body: Any = None
     with urllib.request.urlopen(request, timeout=10) as response:
         raw = response.read()
     return json.loads(raw) if raw else None
-
-
-def wait_for(condition: Callable[[], bool], timeout_s: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        if time.monotonic() > deadline:
-            raise TimeoutError("condition not met")
-        time.sleep(0.05)
 
 
 def test_partitioned_topic_round_robin_and_key_routing(
@@ -107,7 +98,7 @@ def test_topic_stats_and_subscription_operations(
 
     for _ in range(5):
         consumer.acknowledge(consumer.receive(timeout_millis=RECEIVE_MS))
-    wait_for(
+    wait_until(
         lambda: http(standalone, "GET", f"{base}/stats")["subscriptions"]["live"]["msgBacklog"] == 0
     )
     # Unload: the client reconnects by itself and the topic keeps working.

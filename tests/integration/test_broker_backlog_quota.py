@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
 
+from tests.kit.ports import wait_until
 from tests.kit.process import running
 from tests.kit.standalone import StandaloneProcess
 
@@ -47,13 +48,6 @@ def _set_quota(web_url: str, topic: str, policy: str, limit_size: int = 1000) ->
         ).raise_for_status()
 
 
-def _wait_for(check: Callable[[], bool], timeout_s: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not check():
-        assert time.monotonic() < deadline, "condition not reached in time"
-        time.sleep(0.1)
-
-
 def _fill(client: Any, topic: str, n: int = 20) -> Any:
     """A slow subscription and ``n`` entries of ~200 bytes behind it; returns its consumer."""
     consumer = client.subscribe(topic, "slow")
@@ -81,7 +75,7 @@ def test_producer_exception_refuses_new_producers(
         client.create_producer(topic)
     for _ in range(20):
         consumer.acknowledge(consumer.receive(timeout_millis=5000))
-    _wait_for(lambda: _backlog(standalone.web_url, topic) == 0)
+    wait_until(lambda: _backlog(standalone.web_url, topic) == 0)
     client.create_producer(topic).close()  # under the quota again
     consumer.close()
 
@@ -98,7 +92,7 @@ def test_producer_request_hold_holds_until_the_backlog_drops(
             c.create_producer(topic)
         for _ in range(20):
             consumer.acknowledge(consumer.receive(timeout_millis=5000))
-        _wait_for(lambda: _backlog(standalone.web_url, topic) == 0)
+        wait_until(lambda: _backlog(standalone.web_url, topic) == 0)
         producer = c.create_producer(topic)
         producer.send(b"after")
         producer.close()
@@ -133,6 +127,6 @@ def test_consumer_backlog_eviction_moves_the_slow_subscription(
     consumer = _fill(client, topic)
     assert _backlog(standalone.web_url, topic) == 20
     _set_quota(standalone.web_url, topic, "consumer_backlog_eviction")
-    _wait_for(lambda: 0 < _backlog(standalone.web_url, topic) <= 5)
+    wait_until(lambda: 0 < _backlog(standalone.web_url, topic) <= 5)
     client.create_producer(topic).close()  # eviction never blocks producers
     consumer.close()

@@ -4,15 +4,15 @@ on and off for live topics, and the state survives kill -9."""
 
 from __future__ import annotations
 
-import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
+from tests.kit.ports import wait_until
 from tests.kit.process import running
 from tests.kit.standalone import StandaloneProcess
 
@@ -40,13 +40,6 @@ def _stats(web_url: str, topic: str) -> dict[str, Any]:
         response.raise_for_status()
         doc: dict[str, Any] = response.json()
         return doc
-
-
-def _wait_for(check: Callable[[], bool], timeout_s: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not check():
-        assert time.monotonic() < deadline, "condition not reached in time"
-        time.sleep(0.05)
 
 
 def _send_ids(producer: Any, ids: range) -> list[Any]:
@@ -107,11 +100,11 @@ def test_admin_switch_applies_to_a_live_topic(client: Any, standalone: Standalon
     _send_ids(producer, range(2))  # deduplication off: stored twice
     assert _stats(standalone.web_url, topic)["deduplicationStatus"] == "Disabled"
     _set_dedup(standalone.web_url, ns, True)
-    _wait_for(lambda: _stats(standalone.web_url, topic)["deduplicationStatus"] == "Enabled")
+    wait_until(lambda: _stats(standalone.web_url, topic)["deduplicationStatus"] == "Enabled")
     _send_ids(producer, range(2, 4))
     _send_ids(producer, range(2, 4))  # now a duplicate
     _set_dedup(standalone.web_url, ns, False)
-    _wait_for(lambda: _stats(standalone.web_url, topic)["deduplicationStatus"] == "Disabled")
+    wait_until(lambda: _stats(standalone.web_url, topic)["deduplicationStatus"] == "Disabled")
     internal = topic.replace("persistent://", "/admin/v2/persistent/") + "/internalStats"
     with httpx.Client(base_url=standalone.web_url, timeout=10) as http:
         assert "pulsar.dedup" not in http.get(internal).json().get("cursors", {})

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
 
+from tests.kit.ports import wait_until
 from tests.kit.process import running
 from tests.kit.standalone import StandaloneProcess
 
@@ -63,14 +64,6 @@ def ns(api: httpx.Client) -> str:
     return make_namespace(api, "ns")
 
 
-def wait_for(condition: Callable[[], bool], timeout_s: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        if time.monotonic() > deadline:
-            raise TimeoutError("condition not met")
-        time.sleep(0.1)
-
-
 def stats(api: httpx.Client, topic: str) -> Any:
     r = api.get(f"/admin/v2/{topic.replace('://', '/')}/stats")
     assert r.status_code == 200, r.text
@@ -91,7 +84,7 @@ def test_message_ttl_expires_the_backlog(api: httpx.Client, ns: str, client: Any
     for i in range(5):
         producer.send(f"old{i}".encode())
     assert stats(api, topic)["subscriptions"]["idle"]["msgBacklog"] == 5
-    wait_for(lambda: stats(api, topic)["subscriptions"]["idle"]["msgBacklog"] == 0, 10)
+    wait_until(lambda: stats(api, topic)["subscriptions"]["idle"]["msgBacklog"] == 0, 10)
     assert stats(api, topic)["subscriptions"]["idle"]["msgRateExpired"] > 0
     consumer = client.subscribe(topic, "idle")
     with pytest.raises(pulsar.Timeout):
@@ -134,14 +127,14 @@ def test_retention_zero_deletes_consumed_ledgers_and_infinite_keeps_them(
     for topic in (zero, keep):
         _fill_and_consume(client, topic, 4 * ENTRIES_PER_LEDGER)
     # Retention 0: every fully consumed, rolled-over ledger goes; the current one stays.
-    wait_for(lambda: len(ledger_ids(api, zero)) <= 1)
+    wait_until(lambda: len(ledger_ids(api, zero)) <= 1)
     # Retention -1: all of them stay.
     time.sleep(1.0)
     assert len(ledger_ids(api, keep)) >= 4
     # Changing the policy applies to the loaded topic at once.
     body = {"retentionTimeInMinutes": 0, "retentionSizeInMB": 0}
     assert api.post(f"/admin/v2/namespaces/{ns_keep}/retention", json=body).status_code == 204
-    wait_for(lambda: len(ledger_ids(api, keep)) <= 1)
+    wait_until(lambda: len(ledger_ids(api, keep)) <= 1)
 
 
 def test_check_allow_auto_creation_uses_the_broker_setting(api: httpx.Client) -> None:
