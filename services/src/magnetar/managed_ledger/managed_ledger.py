@@ -65,7 +65,7 @@ from magnetar.managed_ledger.position import Position
 from magnetar.managed_ledger.trimming import LedgerInfo, ledgers_to_trim
 from magnetar.metadata import keys
 from magnetar.metadata.errors import BadVersion, KeyExists, NotFound
-from magnetar.metadata.store import MetadataStore
+from magnetar.metadata.store import MetadataStore, Versioned
 from magnetar.telemetry import get_logger
 
 log = get_logger(__name__)
@@ -230,22 +230,26 @@ class ManagedLedger:
         prefix = keys.cursors_prefix(self.name)
         for key, versioned in await self.store.list(prefix):
             cursor_name = keys.cursor_name_of(self.name, key)
-            info = decode_cursor_info(key, versioned.value)
-            state = CursorState(
-                info.mark_delete,
-                individually_deleted=info.range_set(),
-                batch_deleted=info.batch_masks(),
-            )
-            if state.read_position <= self.layout.end_position():
-                state.seek(state.read_position, self.layout)
-            self._cursors[cursor_name] = ManagedCursor(
-                self,
-                cursor_name,
-                state,
-                durable=True,
-                version=versioned.version,
-                properties=info.properties,
-            )
+            self._cursors[cursor_name] = self._stored_cursor(cursor_name, key, versioned)
+
+    def _stored_cursor(self, name: str, key: str, versioned: Versioned) -> ManagedCursor:
+        """The durable cursor ``name`` as persisted at ``key``, its read position normalised."""
+        info = decode_cursor_info(key, versioned.value)
+        state = CursorState(
+            info.mark_delete,
+            individually_deleted=info.range_set(),
+            batch_deleted=info.batch_masks(),
+        )
+        if state.read_position <= self.layout.end_position():
+            state.seek(state.read_position, self.layout)
+        return ManagedCursor(
+            self,
+            name,
+            state,
+            durable=True,
+            version=versioned.version,
+            properties=info.properties,
+        )
 
     async def _create_writer(self) -> LedgerWriter:
         return await self._bk.create_ledger(
@@ -651,15 +655,7 @@ class ManagedLedger:
             found = await self.store.get(key)
             if found is None:
                 raise ManagedLedgerFenced(self.name, f"cursor {name!r} vanished") from None
-            info = decode_cursor_info(key, found.value)
-            state = CursorState(
-                info.mark_delete,
-                individually_deleted=info.range_set(),
-                batch_deleted=info.batch_masks(),
-            )
-            cursor = ManagedCursor(
-                self, name, state, durable=True, version=found.version, properties=info.properties
-            )
+            cursor = self._stored_cursor(name, key, found)
         self._cursors.setdefault(name, cursor)
         log.info("cursor_opened", managed_ledger=self.name, cursor=name)
         return self._cursors[name]
