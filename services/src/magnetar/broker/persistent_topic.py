@@ -90,7 +90,10 @@ class PersistentTopic:
 
     async def publish(self, stored: bytes, num_messages: int) -> MessageId:
         self._check_open()
-        pos = await self.ml.add_entry(stored)
+        return self._stored(await self.ml.add_entry(stored), stored, num_messages)
+
+    def _stored(self, pos: Position, stored: bytes, num_messages: int) -> MessageId:
+        """Count a durable add (either publish path) and name it."""
         self.messages_in += num_messages
         self.bytes_in += len(stored)
         return MessageId(pos.ledger_id, pos.entry_id)
@@ -112,10 +115,7 @@ class PersistentTopic:
             if error is not None:
                 on_added(None, error)
                 return
-            pos = done.result()
-            self.messages_in += num_messages
-            self.bytes_in += len(stored)
-            on_added(MessageId(pos.ledger_id, pos.entry_id), None)
+            on_added(self._stored(done.result(), stored, num_messages), None)
 
         future.add_done_callback(added)
         return True
