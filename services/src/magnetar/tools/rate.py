@@ -3,9 +3,9 @@
 :class:`RateSchedule` is the sans-I/O core: message ``n`` (0-based) is due at
 ``start + n / rate``. A sender that falls behind does not burst to catch up by more than
 ``max_burst`` messages: the schedule slides forward instead, so a stall is reported as lost
-throughput, not hidden by a burst (the "coordinated omission" trap works the other way for
-latency, which the perf tools measure from the intended send time instead; see
-:meth:`RateSchedule.intended_time`).
+throughput, not hidden by a burst. The perf tools time latency from the actual send call, not
+from :meth:`RateSchedule.intended_time`, so time a message spent waiting behind a stalled
+sender is not in its latency (no "coordinated omission" correction).
 
 :class:`Pacer` wraps it for asyncio: ``await pacer.wait()`` before each send. It sleeps only
 when ahead by more than a millisecond, so high rates do not cost a timer per message.
