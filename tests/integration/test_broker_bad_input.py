@@ -20,7 +20,7 @@ from magnetar.protocol import commands
 from magnetar.protocol.frame import Frame, FrameDecoder, encode_command, encode_payload_command
 from magnetar.wire import pulsar_api_pb2 as pb
 from tests.kit.process import running
-from tests.kit.standalone import StandaloneProcess
+from tests.kit.standalone import StandaloneProcess, official_client
 
 pulsar = pytest.importorskip("pulsar")
 
@@ -77,11 +77,7 @@ def raw(standalone: StandaloneProcess) -> Iterator[RawClient]:
 
 
 def official_round_trip(standalone: StandaloneProcess) -> None:
-    client = pulsar.Client(
-        standalone.service_url,
-        operation_timeout_seconds=10,
-        logger=pulsar.ConsoleLogger(pulsar.LoggerLevel.Warn),
-    )
+    client = official_client(standalone, operation_timeout_s=10)
     try:
         topic = f"persistent://public/default/healthy-{uuid.uuid4().hex[:8]}"
         consumer = client.subscribe(topic, "sub")
@@ -153,11 +149,7 @@ def test_command_before_connect_closes(raw: RawClient) -> None:
 
 
 def test_official_client_errors_on_invalid_topic(standalone: StandaloneProcess) -> None:
-    client = pulsar.Client(
-        standalone.service_url,
-        operation_timeout_seconds=5,
-        logger=pulsar.ConsoleLogger(pulsar.LoggerLevel.Warn),
-    )
+    client = official_client(standalone, operation_timeout_s=5)
     try:
         with pytest.raises(pulsar.InvalidTopicName):
             client.create_producer("persistent://public/default/")

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from tests.kit.process import running
-from tests.kit.standalone import StandaloneProcess, topic_name
+from tests.kit.standalone import StandaloneProcess, official_client, topic_name
 
 pulsar = pytest.importorskip("pulsar")
 
@@ -40,11 +40,7 @@ def stats(sa: StandaloneProcess, topic: str) -> Any:
 
 
 def test_rates_under_steady_traffic_then_zero(short_window: StandaloneProcess) -> None:
-    client = pulsar.Client(
-        short_window.service_url,
-        operation_timeout_seconds=10,
-        logger=pulsar.ConsoleLogger(pulsar.LoggerLevel.Warn),
-    )
+    client = official_client(short_window, operation_timeout_s=10)
     try:
         topic = topic_name("rates")
         consumer = client.subscribe(topic, "sub")
