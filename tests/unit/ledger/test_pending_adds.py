@@ -87,3 +87,18 @@ def test_drain_empties_everything() -> None:
     assert [a.entry_id for a in tracker.drain()] == [10]
     assert tracker.pending_count == 0
     assert tracker.pending_bytes == 0
+
+
+def test_forget_send_makes_the_entry_unsent_to_that_bookie_again() -> None:
+    tracker = AddTracker((A, B, C), write_quorum=3, ack_quorum=2)
+    tracker.new_entry(b"p")
+    _send_all(tracker)
+    tracker.on_ack(0, B)
+    assert tracker.unsent() == []
+    tracker.forget_send(0, B)
+    assert [(add.entry_id, bookie) for add, bookie in tracker.unsent()] == [(0, B)]
+    tracker.forget_send(7, B)  # not pending: nothing happens
+    _send_all(tracker)
+    tracker.on_ack(0, A)
+    assert tracker.last_add_confirmed == -1  # B's earlier ack was forgotten
+    assert [a.entry_id for a in tracker.on_ack(0, B)] == [0]

@@ -17,7 +17,6 @@ No I/O, no loop: the write handle drives it from its task and does the sending.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from magnetar.ids import BookieId, EntryId
@@ -61,9 +60,6 @@ class AddTracker:
     @property
     def last_add_pushed(self) -> int:
         return self._next_entry_id - 1
-
-    def pending(self) -> Iterator[PendingAdd]:
-        return iter(self._pending.values())
 
     def new_entry(self, payload: bytes) -> PendingAdd:
         add = PendingAdd(EntryId(self._next_entry_id), payload, self.last_add_confirmed)
@@ -137,10 +133,13 @@ class AddTracker:
         self.changing = False
         return self.confirmable()
 
-    def forget_send(self, add: PendingAdd, bookie: BookieId) -> None:
-        """The send to ``bookie`` failed: it must be sent again once the bookie is replaced."""
-        add.sent.discard(bookie)
-        add.acked.discard(bookie)
+    def forget_send(self, entry_id: int, bookie: BookieId) -> None:
+        """The send of ``entry_id`` to ``bookie`` failed: it must be sent again once the bookie
+        is replaced (nothing to do if the entry is no longer pending)."""
+        add = self._pending.get(entry_id)
+        if add is not None:
+            add.sent.discard(bookie)
+            add.acked.discard(bookie)
 
     def drain(self) -> list[PendingAdd]:
         """Remove and return every pending entry (the handle failed)."""

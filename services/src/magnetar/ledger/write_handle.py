@@ -234,10 +234,7 @@ class WriteHandle:
             log.warning("ledger_fenced", ledger_id=self.ledger_id, bookie_id=bookie)
             self._fail(LedgerFenced(self.ledger_id))
             return
-        for add in self._tracker.pending():
-            if add.entry_id == entry_id:
-                self._tracker.forget_send(add, bookie)
-                break
+        self._tracker.forget_send(entry_id, bookie)
         reason = (
             str(result)
             if isinstance(result, BaseException)
@@ -304,7 +301,7 @@ class WriteHandle:
             try:
                 await self._change_once()
                 backoff.reset()
-            except (NotEnoughBookies, MagnetarError) as exc:
+            except MagnetarError as exc:  # NotEnoughBookies included
                 if isinstance(exc, LedgerFenced):
                     self._fail(exc)
                     return
