@@ -21,9 +21,6 @@ from magnetar.client.message import Message
 from magnetar.tools.errors import BadInput, ConsumeTimeout
 from magnetar.tools.session import DEFAULT_SERVICE_URL, open_client
 
-SUBSCRIPTION_TYPES = ("exclusive", "shared", "failover", "key_shared")
-POSITIONS = ("earliest", "latest")
-
 
 @dataclass(frozen=True)
 class ConsumeRequest:

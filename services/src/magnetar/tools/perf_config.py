@@ -25,7 +25,7 @@ from magnetar.tools.perf_report import PerfMeter, Snapshot
 Mode = Literal["produce", "consume", "e2e"]
 MAGIC = b"MGP\x01"
 STAMP = struct.Struct(">4sq")
-COMPRESSIONS = ("none", "lz4", "zlib", "zstd", "snappy")
+COMPRESSIONS = ("none", "lz4", "zlib", "zstd", "snappy")  # also what ``magnetar produce`` takes
 SUBSCRIPTION_TYPES = ("exclusive", "shared", "failover", "key_shared")
 
 

@@ -19,10 +19,9 @@ from magnetar.client.producer import PartitionedProducer, Producer
 from magnetar.protocol.message_id import MessageId
 from magnetar.tools.errors import BadInput
 from magnetar.tools.messages import split_lines
+from magnetar.tools.perf_config import COMPRESSIONS
 from magnetar.tools.rate import Pacer
 from magnetar.tools.session import DEFAULT_SERVICE_URL, open_client
-
-COMPRESSIONS = ("none", "lz4", "zlib", "zstd", "snappy")
 
 
 @dataclass(frozen=True)
