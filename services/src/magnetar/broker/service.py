@@ -32,7 +32,7 @@ from magnetar.broker.policy_defaults import BrokerPolicyDefaults
 from magnetar.broker.resource_errors import NamespaceNotFound
 from magnetar.broker.resources import BrokerResources
 from magnetar.broker.topic_admin import AnyTopic, TopicAdmin
-from magnetar.errors import MagnetarError
+from magnetar.broker.topic_sweep import sweep_once
 from magnetar.managed_ledger import ManagedLedgerConfig, ManagedLedgerFactory
 from magnetar.metadata import keys
 from magnetar.metadata.store import MetadataStore
@@ -199,17 +199,13 @@ class BrokerService(TopicAdmin):
 
     async def _sync_deduplication(self) -> None:
         """Apply each namespace's deduplicationEnabled to its loaded persistent topics."""
-        settings: dict[NamespaceName, bool | None] = {}
-        for topic in list(self.topics.values()):
-            if not isinstance(topic, PersistentTopic) or not topic.is_open:
-                continue
-            ns = topic.name.namespace
-            try:
-                if ns not in settings:
-                    settings[ns] = (await self.resources.get_policies(ns)).deduplication_enabled
-                await topic.update_deduplication(settings[ns])
-            except MagnetarError as exc:
-                log.warning("deduplication_sync_failed", topic=str(topic.name), error=repr(exc))
+
+        async def apply(topic: PersistentTopic, policies: Policies) -> None:
+            await topic.update_deduplication(policies.deduplication_enabled)
+
+        await sweep_once(
+            "deduplication-sync", self.topics.values(), self.resources.get_policies, apply
+        )
 
     async def close(self) -> None:
         self._closed = True

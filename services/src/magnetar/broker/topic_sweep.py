@@ -4,7 +4,8 @@ Message expiry (TTL, retention) and backlog quotas both sweep the loaded topics 
 :class:`TopicSweep` is that loop once. A subclass names itself, says how often
 (:attr:`interval_s`) and whether at all (:attr:`enabled`), and implements
 :meth:`check_topic`. Each pass reads each namespace's policies once. A failing topic is
-logged and the pass goes on to the next; the next pass retries it.
+logged and the pass goes on to the next; the next pass retries it. :func:`sweep_once` is one
+such pass on its own (the deduplication sync runs it when namespace policies change).
 
 Concurrency: one task per sweep, on the broker's loop, started by :meth:`start` and stopped by
 :meth:`close` (which waits for it).
@@ -67,15 +68,26 @@ class TopicSweep(abc.ABC):
 
     async def check_once(self) -> None:
         """One pass over every loaded, open persistent topic."""
-        by_namespace: dict[NamespaceName, Policies] = {}
-        for topic in list(self._topics()):
-            if not isinstance(topic, PersistentTopic) or not topic.is_open:
-                continue
-            try:
-                ns = topic.name.namespace
-                if ns not in by_namespace:
-                    by_namespace[ns] = await self._policies(ns)
-                await self.check_topic(topic, by_namespace[ns])
-            except MagnetarError as exc:
-                log.warning("topic_check_failed", sweep=self.name, topic=str(topic.name),
-                            error=repr(exc))  # fmt: skip
+        await sweep_once(self.name, self._topics(), self._policies, self.check_topic)
+
+
+async def sweep_once(
+    name: str,
+    topics: Iterable[object],
+    policies: Callable[[NamespaceName], Awaitable[Policies]],
+    check: Callable[[PersistentTopic, Policies], Awaitable[None]],
+) -> None:
+    """``check`` each open persistent topic of ``topics`` with its namespace's policies, read
+    once per namespace; a failing topic is logged (as sweep ``name``) and skipped."""
+    by_namespace: dict[NamespaceName, Policies] = {}
+    for topic in list(topics):
+        if not isinstance(topic, PersistentTopic) or not topic.is_open:
+            continue
+        try:
+            ns = topic.name.namespace
+            if ns not in by_namespace:
+                by_namespace[ns] = await policies(ns)
+            await check(topic, by_namespace[ns])
+        except MagnetarError as exc:
+            log.warning("topic_check_failed", sweep=name, topic=str(topic.name),
+                        error=repr(exc))  # fmt: skip
