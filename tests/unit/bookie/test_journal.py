@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -64,6 +65,38 @@ async def test_group_commit_batches_concurrent_appends(tmp_path: Path) -> None:
     assert sink.records == records
     # 500 concurrent appends must share fsyncs: far fewer groups than records.
     assert len(sink.groups) < 100
+
+
+async def test_append_completes_only_after_fdatasync_returns(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The durability rule (docs/storage.md): no add is acknowledged before its group is
+    fdatasync'd. A kill -9 test cannot show this (the page cache survives a process kill), so
+    the syscall is held here and the append must still be pending while it is."""
+    real_fdatasync = os.fdatasync
+    entered, release = threading.Event(), threading.Event()
+
+    def held_fdatasync(fd: int) -> None:
+        entered.set()
+        release.wait(10)
+        real_fdatasync(fd)
+
+    sink = ListSink()
+    journal = await Journal.open(tmp_path, sink)
+    monkeypatch.setattr(os, "fdatasync", held_fdatasync)
+    try:
+        appending = asyncio.create_task(journal.append(add(1, 0)))
+        assert await asyncio.to_thread(entered.wait, 5)
+        await asyncio.sleep(0.05)
+        assert not appending.done()
+        assert sink.records == []  # applied to storage only after the sync too
+        release.set()
+        async with asyncio.timeout(5):
+            await appending
+        assert sink.records == [add(1, 0)]
+    finally:
+        release.set()
+        await journal.close()
 
 
 async def test_replay_after_restart(tmp_path: Path) -> None:
