@@ -23,6 +23,8 @@ from magnetar.client.admin_models import (
     TenantInfo,
     TopicRef,
 )
+from magnetar.client.errors import InvalidTopicName
+from magnetar.client.topic_name import parse_topic_name
 from magnetar.errors import MagnetarError
 
 
@@ -95,3 +97,13 @@ def test_errors_by_status_carry_reason_and_status() -> None:
     assert isinstance(unavailable, ServiceUnavailable)
     assert unavailable.retryable
     assert not error_for_status(404, "x").retryable
+
+
+def test_topic_ref_is_the_client_topic_parser_without_the_legacy_form() -> None:
+    legacy = parse_topic_name("persistent://a/b/x/y")
+    assert (legacy.namespace, legacy.local_name) == ("b/x", "y")
+    ref = TopicRef.parse("persistent://a/b/x/y")
+    assert (ref.namespace, ref.local_name) == ("b", "x/y")
+    assert ref == parse_topic_name("persistent://a/b/x/y", legacy_cluster=False)
+    with pytest.raises(InvalidTopicName):  # a ValueError too, for the CLI's usage errors
+        TopicRef.parse("kafka://a/b/c")

@@ -45,8 +45,6 @@ from magnetar.client.admin_errors import (
 from magnetar.client.admin_models import (
     DEFAULT_WEB_SERVICE_URL,
     LATEST,
-    NON_PERSISTENT,
-    PERSISTENT,
     AutoTopicCreationOverride,
     BacklogQuota,
     ClusterData,
@@ -58,6 +56,7 @@ from magnetar.client.admin_models import (
     TenantInfo,
     TopicRef,
 )
+from magnetar.client.topic_name import NON_PERSISTENT, PERSISTENT
 
 V2 = "/admin/v2"
 

@@ -23,11 +23,8 @@ from typing import Any
 from urllib.parse import quote
 
 from magnetar.client.admin_errors import UnexpectedResponse
+from magnetar.client.topic_name import TopicName, parse_topic_name
 
-PERSISTENT = "persistent"
-NON_PERSISTENT = "non-persistent"
-DEFAULT_TENANT = "public"
-DEFAULT_NAMESPACE = "default"
 MAX_ID = (1 << 63) - 1
 DEFAULT_WEB_SERVICE_URL = "http://127.0.0.1:8080"
 
@@ -62,38 +59,14 @@ class NamespaceRef:
         return f"{self.tenant}/{self.namespace}"
 
 
-@dataclass(frozen=True, slots=True)
 class TopicRef:
-    domain: str
-    tenant: str
-    namespace: str
-    local_name: str
+    """A topic as the admin REST API names it: :func:`parse_topic_name` without the legacy
+    tenant/cluster/namespace/topic form (the server validates the local name)."""
 
-    @classmethod
-    def parse(cls, text: str) -> TopicRef:
-        domain, sep, rest = text.partition("://")
-        if not sep:
-            domain, rest = PERSISTENT, text
-            if "/" not in text:
-                rest = f"{DEFAULT_TENANT}/{DEFAULT_NAMESPACE}/{text}"
-        if domain not in (PERSISTENT, NON_PERSISTENT):
-            raise ValueError(f"a topic's domain is persistent or non-persistent, got {domain!r}")
-        parts = rest.split("/", 2)
-        if len(parts) != 3 or not all(parts):
-            raise ValueError(f"a topic is [domain://]tenant/namespace/topic, got {text!r}")
-        return cls(domain, parts[0], parts[1], parts[2])
-
-    @property
-    def namespace_ref(self) -> NamespaceRef:
-        return NamespaceRef(self.tenant, self.namespace)
-
-    @property
-    def path(self) -> str:
-        """``persistent/tenant/ns/topic``, each part URL-encoded, as the REST paths want it."""
-        return f"{self.domain}/{self.namespace_ref.path}/{_seg(self.local_name)}"
-
-    def __str__(self) -> str:
-        return f"{self.domain}://{self.tenant}/{self.namespace}/{self.local_name}"
+    @staticmethod
+    def parse(text: str) -> TopicName:
+        """The parsed name; ``.path`` is its URL-encoded REST path. Raises a ValueError."""
+        return parse_topic_name(text, legacy_cluster=False)
 
 
 @dataclass(frozen=True, slots=True)

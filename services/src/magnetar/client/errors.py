@@ -68,7 +68,7 @@ class InvalidConfiguration(ClientError):
     """An option value makes no sense (negative limits, unknown codec, bad URL ...)."""
 
 
-class InvalidTopicName(ClientError):
+class InvalidTopicName(ClientError, ValueError):
     """A topic name that cannot be parsed into domain://tenant/namespace/topic."""
 
 

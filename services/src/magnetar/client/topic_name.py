@@ -2,17 +2,23 @@
 
 Short forms expand like the official clients: ``"t"`` -> ``persistent://public/default/t``,
 ``"tenant/ns/t"`` -> ``persistent://tenant/ns/t``. Partition ``i`` of ``T`` is
-``T-partition-i``. Pure functions; safe from any task or thread.
+``T-partition-i``. The one topic-name parser of the client package: the binary protocol side
+(``legacy_cluster=True``, four parts are tenant/cluster/namespace/topic) and the admin REST side
+(:class:`magnetar.client.admin_models.TopicRef`: anything after the namespace is the local name,
+which the server validates). Pure functions; safe from any task or thread.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from urllib.parse import quote
 
 from magnetar.client.errors import InvalidConfiguration, InvalidTopicName
 
 PARTITION_SUFFIX = "-partition-"
-DOMAINS = ("persistent", "non-persistent")
+PERSISTENT = "persistent"
+NON_PERSISTENT = "non-persistent"
+DOMAINS = (PERSISTENT, NON_PERSISTENT)
 DEFAULT_TENANT = "public"
 DEFAULT_NAMESPACE = "default"
 
@@ -29,6 +35,15 @@ class TopicName:
     @property
     def full(self) -> str:
         return f"{self.domain}://{self.tenant}/{self.namespace}/{self.local_name}"
+
+    def __str__(self) -> str:
+        return self.full
+
+    @property
+    def path(self) -> str:
+        """``persistent/tenant/ns/topic``, each part URL-encoded, as admin REST paths want it."""
+        parts = (self.tenant, self.namespace, self.local_name)
+        return "/".join((self.domain, *(quote(p, safe="") for p in parts)))
 
     @property
     def namespace_name(self) -> str:
@@ -52,17 +67,21 @@ class TopicName:
         return f"{self.domain}://{self.tenant}/{self.namespace}/{head}"
 
 
-def parse_topic_name(name: str) -> TopicName:
-    """Parse a short or full topic name; raises InvalidTopicName."""
+def parse_topic_name(name: str, *, legacy_cluster: bool = True) -> TopicName:
+    """Parse a short or full topic name; raises InvalidTopicName (a ValueError).
+
+    ``legacy_cluster``: four parts are the legacy tenant/cluster/namespace/topic; without it
+    (the admin REST view) everything after the namespace is the local name.
+    """
     if not name or name != name.strip():
         raise InvalidTopicName(f"invalid topic name {name!r}")
-    domain = "persistent"
+    domain = PERSISTENT
     rest = name
     if "://" in name:
         domain, _, rest = name.partition("://")
         if domain not in DOMAINS:
             raise InvalidTopicName(f"unknown topic domain {domain!r} in {name!r}")
-    parts = rest.split("/")
+    parts = rest.split("/") if legacy_cluster else rest.split("/", 2)
     if "://" not in name and len(parts) == 1:
         parts = [DEFAULT_TENANT, DEFAULT_NAMESPACE, parts[0]]
     if len(parts) == 4:
