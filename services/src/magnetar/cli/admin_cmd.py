@@ -14,8 +14,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from magnetar.cli import admin_namespaces_cmd, admin_topics_cmd
-from magnetar.cli.admin_output import render_fields
-from magnetar.cli.admin_session import AdminOptions, ForceOpt, call, emit
+from magnetar.cli.admin_session import AdminOptions, ForceOpt, call, emit_fields, emit_names
 from magnetar.cli.main import app
 from magnetar.client.admin_models import DEFAULT_WEB_SERVICE_URL, TenantInfo
 
@@ -61,10 +60,6 @@ def admin_options(
     ctx.obj = AdminOptions(admin_url, json_output, auth_token, timeout)
 
 
-def _lines(names: list[str]) -> str:
-    return "\n".join(names)
-
-
 Name = Annotated[str, typer.Argument(help="Its name.", show_default=False)]
 
 
@@ -74,15 +69,13 @@ Name = Annotated[str, typer.Argument(help="Its name.", show_default=False)]
 @clusters.command("list")
 def clusters_list(ctx: typer.Context) -> None:
     """List the clusters' names."""
-    names = call(ctx, lambda a: a.list_clusters())
-    emit(ctx, names, lambda: _lines(names))
+    emit_names(ctx, call(ctx, lambda a: a.list_clusters()))
 
 
 @clusters.command("get")
 def clusters_get(ctx: typer.Context, cluster: Name) -> None:
     """Show a cluster's service URLs."""
-    data = call(ctx, lambda a: a.get_cluster(cluster))
-    emit(ctx, data, lambda: render_fields(list(data.to_json().items())))
+    emit_fields(ctx, call(ctx, lambda a: a.get_cluster(cluster)))
 
 
 # ------------------------------------------------------------------ tenants
@@ -109,15 +102,13 @@ def _split(text: str | None) -> frozenset[str]:
 @tenants.command("list")
 def tenants_list(ctx: typer.Context) -> None:
     """List the tenants' names."""
-    names = call(ctx, lambda a: a.list_tenants())
-    emit(ctx, names, lambda: _lines(names))
+    emit_names(ctx, call(ctx, lambda a: a.list_tenants()))
 
 
 @tenants.command("get")
 def tenants_get(ctx: typer.Context, tenant: Name) -> None:
     """Show a tenant's admin roles and allowed clusters."""
-    info = call(ctx, lambda a: a.get_tenant(tenant))
-    emit(ctx, info, lambda: render_fields(list(info.to_json().items())))
+    emit_fields(ctx, call(ctx, lambda a: a.get_tenant(tenant)))
 
 
 @tenants.command("create")

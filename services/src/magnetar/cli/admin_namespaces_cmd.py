@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 
 from magnetar.cli.admin_output import render_fields, render_table
-from magnetar.cli.admin_session import ForceOpt, NamespaceArg, call, emit, usage_value
+from magnetar.cli.admin_session import ForceOpt, NamespaceArg, call, emit, emit_names, usage_value
 from magnetar.client.admin_models import (
     BACKLOG_QUOTA_POLICIES,
     BACKLOG_QUOTA_TYPES,
@@ -38,8 +38,7 @@ NOT_SET = "(not set)"
 @namespaces.command("list")
 def ns_list(ctx: typer.Context, tenant: Annotated[str, typer.Argument(help="The tenant.")]) -> None:
     """List the namespaces of a tenant."""
-    names = call(ctx, lambda a: a.list_namespaces(tenant))
-    emit(ctx, names, lambda: "\n".join(names))
+    emit_names(ctx, call(ctx, lambda a: a.list_namespaces(tenant)))
 
 
 @namespaces.command("create")

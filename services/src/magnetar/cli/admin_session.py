@@ -5,7 +5,8 @@ calls :func:`call` with an ``async`` function of an ``AdminClient``, which runs 
 ``asyncio.run`` with a fresh client and turns every admin error into ``error: <reason> (HTTP
 <status>)`` on stderr and exit code 1. Bad argument values (a duration, a size, a topic name)
 are usage errors: :func:`usage_value` raises ``typer.BadParameter`` and click exits with 2.
-:func:`emit` prints a value as JSON under ``--json`` and as the command's table otherwise.
+:func:`emit` prints a value as JSON under ``--json`` and as the command's table otherwise
+(:func:`emit_names` for a list of names, :func:`emit_fields` for one object).
 
 Wiring only: parsing lives in ``magnetar.client.admin_units``/``admin_models`` and rendering in
 ``magnetar.cli.admin_output``.
@@ -16,11 +17,11 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Protocol, TypeVar
 
 import typer
 
-from magnetar.cli.admin_output import render_json
+from magnetar.cli.admin_output import render_fields, render_json
 from magnetar.cli.tool_session import fail
 from magnetar.client.admin_errors import AdminError
 from magnetar.client.admin_models import DEFAULT_WEB_SERVICE_URL, NamespaceRef, TopicRef
@@ -30,6 +31,12 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 V = TypeVar("V")
+
+
+class JsonValue(Protocol):
+    """An admin client value (ClusterData, TenantInfo, LookupData ...)."""
+
+    def to_json(self) -> dict[str, Any]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +78,16 @@ def emit(ctx: typer.Context, value: object, table: Callable[[], str] | None = No
         text = table()
         if text:
             typer.echo(text)
+
+
+def emit_names(ctx: typer.Context, names: list[str]) -> None:
+    """Print a list of names: one per line, or a JSON array with ``--json``."""
+    emit(ctx, names, lambda: "\n".join(names))
+
+
+def emit_fields(ctx: typer.Context, value: JsonValue) -> None:
+    """Print one object: its ``to_json()`` fields as ``name  value`` lines, or JSON."""
+    emit(ctx, value, lambda: render_fields(list(value.to_json().items())))
 
 
 def usage_value(parse: Callable[[str], V], text: str, option: str) -> V:

@@ -20,6 +20,8 @@ from magnetar.cli.admin_session import (
     TopicArg,
     call,
     emit,
+    emit_fields,
+    emit_names,
     usage_value,
 )
 from magnetar.client.admin_models import LATEST, MessageId
@@ -35,20 +37,16 @@ Partitions = Annotated[
 ]
 
 
-def _names(ctx: typer.Context, names: list[str]) -> None:
-    emit(ctx, names, lambda: "\n".join(names))
-
-
 @topics.command("list")
 def topics_list(ctx: typer.Context, namespace: NamespaceArg) -> None:
     """List the topics and partitions of a namespace (persistent and non-persistent)."""
-    _names(ctx, call(ctx, lambda a: a.list_topics(namespace)))
+    emit_names(ctx, call(ctx, lambda a: a.list_topics(namespace)))
 
 
 @topics.command("list-partitioned-topics")
 def topics_list_partitioned(ctx: typer.Context, namespace: NamespaceArg) -> None:
     """List the partitioned topics of a namespace."""
-    _names(ctx, call(ctx, lambda a: a.list_partitioned_topics(namespace)))
+    emit_names(ctx, call(ctx, lambda a: a.list_partitioned_topics(namespace)))
 
 
 @topics.command("create")
@@ -115,7 +113,7 @@ def topics_internal_stats(ctx: typer.Context, topic: TopicArg) -> None:
 @topics.command("subscriptions")
 def topics_subscriptions(ctx: typer.Context, topic: TopicArg) -> None:
     """List the subscriptions of a topic."""
-    _names(ctx, call(ctx, lambda a: a.get_subscriptions(topic)))
+    emit_names(ctx, call(ctx, lambda a: a.get_subscriptions(topic)))
 
 
 MessageIdOpt = Annotated[
@@ -228,5 +226,4 @@ def topics_unload(ctx: typer.Context, topic: TopicArg) -> None:
 @topics.command("lookup")
 def topics_lookup(ctx: typer.Context, topic: TopicArg) -> None:
     """Show which broker serves a topic."""
-    data = call(ctx, lambda a: a.lookup_topic(topic))
-    emit(ctx, data, lambda: render_fields(list(data.to_json().items())))
+    emit_fields(ctx, call(ctx, lambda a: a.lookup_topic(topic)))
