@@ -449,10 +449,6 @@ class PersistentSubscription:
     def backlog(self) -> int:
         return self.cursor.backlog
 
-    @property
-    def type_name(self) -> str:
-        return pb.CommandSubscribe.SubType.Name(int(self.sub_type))  # type: ignore[arg-type]
-
     async def close(self, *, disconnect: bool = True) -> None:
         self._closed = True
         if disconnect:
