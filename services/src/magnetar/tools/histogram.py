@@ -9,7 +9,8 @@ count (a few thousand for values up to hours in microseconds), never by the numb
 Percentiles return the highest value that falls in the bucket holding the requested rank
 (HdrHistogram's ``highestEquivalentValue``), so they never under-report a latency; ``max`` is exact.
 
-Not thread-safe; each task or thread records into its own histogram and :meth:`merge` combines.
+Not thread-safe: callers serialise access (``perf_official`` records under one lock);
+:meth:`merge` combines histograms recorded separately.
 """
 
 from __future__ import annotations
@@ -79,7 +80,6 @@ class Histogram:
         self.count = 0
         self.total = 0
         self.max = 0
-        self.min: int | None = None
 
     def record(self, value: int, count: int = 1) -> None:
         index = bucket_index(value, self.sub_bits)
@@ -88,8 +88,6 @@ class Histogram:
         self.total += value * count
         if value > self.max:
             self.max = value
-        if self.min is None or value < self.min:
-            self.min = value
 
     def record_many(self, values: Iterable[int]) -> None:
         for value in values:
@@ -103,13 +101,10 @@ class Histogram:
         self.count += other.count
         self.total += other.total
         self.max = max(self.max, other.max)
-        if other.min is not None and (self.min is None or other.min < self.min):
-            self.min = other.min
 
     def reset(self) -> None:
         self._counts.clear()
         self.count = self.total = self.max = 0
-        self.min = None
 
     @property
     def mean(self) -> float:
