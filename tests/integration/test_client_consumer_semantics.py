@@ -13,6 +13,7 @@ import pytest
 from magnetar.client.client import Client
 from magnetar.client.consumer import Consumer
 from magnetar.client.dead_letter import DeadLetterPolicy
+from magnetar.client.errors import ReceiveTimeout
 from tests.integration.test_client_consumer import T, drain, nothing_more, produce
 from tests.kit.standalone import StandaloneProcess, topic_name
 
@@ -157,7 +158,7 @@ async def test_dead_letter_topic_after_max_redeliveries(ours: Client, client: An
         while True:
             try:
                 msg = await consumer.receive(1.5)
-            except Exception:
+            except ReceiveTimeout:
                 break
             if msg.data == b"m0":
                 consumer.acknowledge(msg)

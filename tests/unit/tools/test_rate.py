@@ -32,10 +32,24 @@ def test_bad_rates_are_refused() -> None:
         RateSchedule(rate=0, start=0.0)
 
 
-async def test_pacer_holds_the_rate_on_a_fake_clock() -> None:
+async def test_pacer_holds_the_rate_on_a_fake_clock(monkeypatch: pytest.MonkeyPatch) -> None:
     now = [0.0]
-    pacer = Pacer(1_000_000.0, clock=lambda: now[0])  # 1 µs apart: never sleeps
-    for _ in range(100):
+    sleeps: list[float] = []
+
+    async def fake_sleep(delay: float) -> None:
+        sleeps.append(delay)
+        now[0] += delay
+
+    monkeypatch.setattr("magnetar.tools.rate.asyncio.sleep", fake_sleep)
+    pacer = Pacer(100.0, clock=lambda: now[0])  # one message every 10 ms
+    for _ in range(10):
         await pacer.wait()
-    unlimited = Pacer(None)
-    await unlimited.wait()
+    assert len(sleeps) == 9  # the first message is due at once
+    assert now[0] == pytest.approx(0.09)  # ten messages span nine intervals
+    fast = Pacer(1_000_000.0, clock=lambda: now[0])  # 1 µs apart: below the 1 ms sleep floor
+    for _ in range(100):
+        await fast.wait()
+    unlimited = Pacer(None, clock=lambda: now[0])
+    for _ in range(100):
+        await unlimited.wait()
+    assert len(sleeps) == 9  # neither slept
