@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from magnetar.bookie.errors import JournalClosed
 from magnetar.bookie.journal import (
     Journal,
     JournalConfig,
@@ -167,5 +168,5 @@ async def test_torn_tail_is_truncated_and_earlier_records_replay(
 async def test_close_refuses_new_records(tmp_path: Path) -> None:
     journal = await Journal.open(tmp_path, ListSink())
     await journal.close()
-    with pytest.raises(Exception, match="closing"):
+    with pytest.raises(JournalClosed, match="closing"):
         await journal.append(add(1, 0))

@@ -154,3 +154,17 @@ async def test_appends_keep_call_order_when_the_writer_runs_out_of_room(bookie: 
         await asyncio.gather(task, return_exceptions=True)
         await registration.unregister()
         await store.close()
+
+
+async def test_adds_go_on_after_the_sender_task_died(bookie: Bookie) -> None:
+    client = LocalBookieClient(BID, LocalBookie(bookie), LedgerClientConfig())
+    try:
+        assert await send_all(client, [add(8, 0, b"a")]) == [pb.OK]
+        runner = client._runner
+        assert runner is not None
+        runner.cancel()  # as if it had died of an unexpected error
+        with pytest.raises(asyncio.CancelledError):
+            await runner
+        assert await send_all(client, [add(8, 1, b"b")]) == [pb.OK]
+    finally:
+        await client.close()

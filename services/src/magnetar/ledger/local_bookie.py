@@ -83,7 +83,7 @@ class LocalBookieClient:
             return
         if not self._adds.offer(entry, callback):
             return
-        if self._runner is None:
+        if self._runner is None or self._runner.done():  # restarted if it ever died
             self._runner = asyncio.get_running_loop().create_task(
                 self._run(), name=f"local-bookie-adds-{self.bookie_id}"
             )
