@@ -235,11 +235,14 @@ def run_scenario(sa: StandaloneProcess, scenario: str, args: argparse.Namespace,
             "rate": rate / args.producers if rate else 0.0}  # fmt: skip
     window = _CTX.Array("d", [0.0, 0.0], lock=False)
     out = _CTX.Queue()
-    consumer_ready = _CTX.Event()
-    consumer = _CTX.Process(target=consumer_main, args=(spec, consumer_ready, window, out))
-    consumer.start()
-    if not consumer_ready.wait(60):
-        raise TimeoutError("the consumer did not subscribe")
+    consumers = []
+    if args.consumer:
+        consumer_ready = _CTX.Event()
+        consumer = _CTX.Process(target=consumer_main, args=(spec, consumer_ready, window, out))
+        consumer.start()
+        consumers.append(consumer)
+        if not consumer_ready.wait(60):
+            raise TimeoutError("the consumer did not subscribe")
     producers = []
     for _ in range(args.producers):
         ready = _CTX.Event()
@@ -262,7 +265,7 @@ def run_scenario(sa: StandaloneProcess, scenario: str, args: argparse.Namespace,
     broker_cpu = process_cpu_s(pid) - cpu_start
     published = errors = consumed = entries = 0
     latencies: list[float] = []
-    for _ in range(args.producers + 1):
+    for _ in range(args.producers + len(consumers)):
         kind, count, errs, blob = out.get(timeout=args.warmup + hold_s + args.seconds + 120)
         if kind == "consumer":
             consumed, entries = count, errs
@@ -272,7 +275,7 @@ def run_scenario(sa: StandaloneProcess, scenario: str, args: argparse.Namespace,
             values = array("d")
             values.frombytes(blob)
             latencies.extend(values)
-    for proc in [consumer] + [p for p, _ in producers]:
+    for proc in consumers + [p for p, _ in producers]:
         proc.join(timeout=30)
     elapsed = args.seconds
     result = Result(
@@ -332,6 +335,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--hold-s", type=float, default=0.0, help="extra load for a profiler")
     parser.add_argument("--rate", type=float, default=0.0,
                         help="only paced runs at this total msg/s (no max run)")  # fmt: skip
+    parser.add_argument("--no-consumer", dest="consumer", action="store_false",
+                        help="publish only: no subscription (e2e is not measured)")  # fmt: skip
     parser.add_argument("--json", type=Path, help="also write the results here")
     args = parser.parse_args(argv)
     try:
