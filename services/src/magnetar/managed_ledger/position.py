@@ -5,18 +5,20 @@ A position names one entry of one ledger of the chain. Positions order first by 
 before a ledger's first entry: it is what a mark-delete position holds before anything of that
 ledger was acknowledged (Pulsar's ``(ledgerId, -1)``).
 
-Pure values; safe to share between tasks.
+Pure values; safe to share between tasks. Position is a NamedTuple rather than a frozen
+dataclass because every message builds, hashes and compares several of them: a tuple is built
+in about half the time and compares and hashes about four times faster (C code, no generated
+``__lt__``/``__hash__``). The price: a Position equals the plain tuple ``(ledger_id, entry_id)``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from magnetar.ids import EntryId, LedgerId
 
 
-@dataclass(frozen=True, order=True, slots=True)
-class Position:
+class Position(NamedTuple):
     """One entry of one ledger, ordered by (ledger_id, entry_id)."""
 
     ledger_id: LedgerId
