@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import enum
+import functools
 import shutil
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
@@ -283,41 +284,40 @@ class Bookie:
 
         The accepted ops of one call go to the journal as one unit with one durability future.
         """
+        if self._closed:
+            raise BookieClosed("the bookie is closing")
+        read_only = self.read_only  # once per batch: nothing in the loop below changes it
         statuses: list[Status] = []
-        accepted: list[AddFields] = []
+        records: list[JournalRecord] = []
         for op in ops:
-            status = self._check_add(op)
+            status = self._check_add(op, read_only)
             statuses.append(status)
             if status is Status.OK:
-                accepted.append(op)
-        if not accepted:
+                records.append(
+                    JournalRecord(
+                        RecordKind.ADD,
+                        op.ledger_id,
+                        op.entry_id,
+                        op.lac,
+                        op.digest,
+                        op.master_key,
+                        op.payload,
+                    )
+                )
+        if not records:
             return PendingAdds(statuses, None)
-        records = [
-            JournalRecord(
-                kind=RecordKind.ADD,
-                ledger_id=op.ledger_id,
-                entry_id=op.entry_id,
-                lac=op.lac,
-                digest=op.digest,
-                master_key=op.master_key,
-                payload=op.payload,
-            )
-            for op in accepted
-        ]
         future = await self._journal.enqueue_many(records)
-        future.add_done_callback(self._adds_completed(accepted))
+        future.add_done_callback(functools.partial(self._adds_completed, records))
         return PendingAdds(statuses, future)
 
     async def add(self, op: AddOp) -> Status:
         """One add, waiting until durable."""
         return (await (await self.submit_adds([op])).wait())[0]
 
-    def _check_add(self, op: AddFields) -> Status:
-        if self._closed:
-            raise BookieClosed("the bookie is closing")
+    def _check_add(self, op: AddFields, read_only: bool) -> Status:
         if op.entry_id < 0 or op.ledger_id < 0:
             return Status.BAD_REQUEST
-        if self.read_only:
+        if read_only:
             return Status.READ_ONLY
         state = self._ledgers.get(op.ledger_id)
         if state is None:
@@ -331,17 +331,23 @@ class Bookie:
             return Status.FENCED
         return Status.OK
 
-    def _adds_completed(self, ops: Sequence[AddFields]) -> Callable[[asyncio.Future[None]], None]:
-        def done(future: asyncio.Future[None]) -> None:
-            if future.cancelled() or future.exception() is not None:
-                return
-            for op in ops:
-                state = self._ledgers.get(op.ledger_id)
-                if state is not None:
-                    state.last_entry_id = max(state.last_entry_id, op.entry_id)
-                    state.lac = max(state.lac, op.lac)
-
-        return done
+    def _adds_completed(
+        self, records: Sequence[JournalRecord], future: asyncio.Future[None]
+    ) -> None:
+        """The journal made ``records`` durable: advance their ledgers' last entry and LAC."""
+        if future.cancelled() or future.exception() is not None:
+            return
+        ledger_id = -1
+        state: _LedgerState | None = None
+        for record in records:
+            if record.ledger_id != ledger_id:  # a batch is mostly runs of one ledger
+                ledger_id = record.ledger_id
+                state = self._ledgers.get(ledger_id)
+            if state is not None:
+                if record.entry_id > state.last_entry_id:
+                    state.last_entry_id = record.entry_id
+                if record.lac > state.lac:
+                    state.lac = record.lac
 
     # -- reads -----------------------------------------------------------------------------
 

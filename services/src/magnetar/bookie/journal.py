@@ -22,10 +22,13 @@ Invariants:
 * A segment is deleted only once the log mark lies in a later segment.
 
 Concurrency: one writer task on the event loop takes records from a queue bounded in count and
-bytes, and hands a whole group to a single-threaded executor that does one ``write`` and one
-``fdatasync`` for the group, then applies it to the sink, so the loop never blocks on the disk.
-Appenders await a future per record. :meth:`Journal.checkpoint` runs on the loop (its flush in
-the default executor) concurrently with writes. Call everything from the loop that opened it.
+bytes, and hands a whole group to a single-threaded executor that frames it (the records are
+encoded and checksummed there, not on the loop: for big payloads ``crc32c`` and the one
+``bytes.join`` per group run without the GIL), does one ``write`` and one ``fdatasync`` for
+the group, then applies it to the sink, so the loop never blocks on the disk and never touches
+a payload. Appenders await a future per enqueued unit. :meth:`Journal.checkpoint` runs on the
+loop (its flush in the default executor) concurrently with writes. Call everything from the
+loop that opened it.
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 import crc32c
 
@@ -62,9 +65,11 @@ class RecordKind(enum.IntEnum):
     DELETE = 3
 
 
-@dataclass(frozen=True, slots=True)
-class JournalRecord:
-    """One journalled change. ``entry_id``/``lac``/``digest``/``payload`` matter for ADD only."""
+class JournalRecord(NamedTuple):
+    """One journalled change. ``entry_id``/``lac``/``digest``/``payload`` matter for ADD only.
+
+    A NamedTuple rather than a frozen dataclass: the bookie builds one per add on the event
+    loop, and a tuple is built in a third of the time."""
 
     kind: RecordKind
     ledger_id: int
@@ -75,6 +80,10 @@ class JournalRecord:
     payload: bytes = b""
 
     def encode(self) -> bytes:
+        return b"".join((self._head(), self.payload))
+
+    def _head(self) -> bytes:
+        """The encoded record up to its payload."""
         head = _RECORD.pack(
             self.kind,
             self.ledger_id,
@@ -83,7 +92,18 @@ class JournalRecord:
             self.digest,
             len(self.master_key),
         )
-        return b"".join((head, self.master_key, self.payload))
+        return head + self.master_key
+
+    def framed_size(self) -> int:
+        """Bytes this record takes in a segment (frame header included)."""
+        return _FRAME.size + _RECORD.size + len(self.master_key) + len(self.payload)
+
+    def frame_into(self, parts: list[bytes]) -> None:
+        """Append this record's on-disk form (``frame(self.encode())``) to ``parts`` without
+        copying the payload: the CRC runs over the head, then continues over the payload."""
+        head = self._head()
+        crc = crc32c.crc32c(self.payload, crc32c.crc32c(head))
+        parts += (_FRAME.pack(len(head) + len(self.payload), crc), head, self.payload)
 
     @classmethod
     def decode(cls, data: bytes | memoryview) -> JournalRecord:
@@ -141,7 +161,7 @@ class JournalConfig:
 @dataclass(slots=True)
 class _Pending:
     records: Sequence[JournalRecord]
-    data: bytes
+    size: int  # framed bytes
     future: asyncio.Future[None]
 
 
@@ -326,18 +346,18 @@ class Journal:
             raise JournalClosed("the journal is closing")
         if self._failure is not None:
             raise JournalFailed("the journal failed earlier") from self._failure
-        data = b"".join(frame(record.encode()) for record in records)
-        while self._queued_bytes > 0 and self._queued_bytes + len(data) > self._config.queue_bytes:
+        size = sum(record.framed_size() for record in records)
+        while self._queued_bytes > 0 and self._queued_bytes + size > self._config.queue_bytes:
             self._space.clear()
             await self._space.wait()
             if self._closing:
                 raise JournalClosed("the journal is closing")
-        self._queued_bytes += len(data)
+        self._queued_bytes += size
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         try:
-            await self._queue.put(_Pending(records, data, future))
+            await self._queue.put(_Pending(records, size, future))
         except BaseException:
-            self._queued_bytes -= len(data)
+            self._queued_bytes -= size
             raise
         return future
 
@@ -349,7 +369,7 @@ class Journal:
         loop = asyncio.get_running_loop()
         while True:
             group = [await self._queue.get()]
-            size = len(group[0].data)
+            size = group[0].size
             while (
                 size < self._config.max_group_bytes
                 and len(group) < self._config.max_group_records
@@ -357,7 +377,7 @@ class Journal:
             ):
                 item = self._queue.get_nowait()
                 group.append(item)
-                size += len(item.data)
+                size += item.size
             try:
                 if self._failure is not None:
                     raise JournalFailed("the journal failed earlier") from self._failure
@@ -390,8 +410,13 @@ class Journal:
                     self._queue.task_done()
 
     def _write_group(self, group: Sequence[_Pending]) -> tuple[JournalPosition, bool]:
-        """Executor: one write, one fdatasync, then apply to the sink; maybe roll over."""
-        buf = b"".join(item.data for item in group)
+        """Executor: frame the group, one write, one fdatasync, then apply to the sink; maybe
+        roll over."""
+        parts: list[bytes] = []
+        for item in group:
+            for record in item.records:
+                record.frame_into(parts)
+        buf = b"".join(parts)
         view = memoryview(buf)
         while view:
             written = os.write(self._fd, view)

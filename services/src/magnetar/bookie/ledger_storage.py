@@ -86,6 +86,27 @@ class StoredEntry:
     payload: bytes
 
 
+@dataclass(slots=True)
+class _MetaChange:
+    """What one :meth:`LedgerStorage.apply` call does to one ledger's meta (flags only get set,
+    the LAC only grows, the first non-empty master key sticks)."""
+
+    master_key: bytes
+    lac: int = -1
+    fenced: bool = False
+    deleted: bool = False
+
+    def merged(self, old: LedgerMeta | None) -> LedgerMeta:
+        base = old or LedgerMeta()
+        return LedgerMeta(
+            master_key=base.master_key or self.master_key,
+            fenced=base.fenced or self.fenced,
+            deleted=base.deleted or self.deleted,
+            collected=base.collected and not self.deleted,  # a delete is collected anew
+            lac=max(base.lac, self.lac),
+        )
+
+
 def entry_key(ledger_id: int, entry_id: int) -> bytes:
     return _ENTRY_PREFIX + _U64.pack(ledger_id) + _U64.pack(entry_id)
 
@@ -134,27 +155,34 @@ class LedgerStorage:
     # -- writes (journal sink) ------------------------------------------------------------
 
     def apply(self, records: Sequence[JournalRecord]) -> None:
+        """Write ``records`` (one RocksDB batch); each touched ledger's meta is merged once per
+        call, not rebuilt per record (an add raises the LAC nearly every time)."""
         batch = WriteBatch(raw_mode=True)
+        changes: dict[int, _MetaChange] = {}
+        for rec in records:
+            change = changes.get(rec.ledger_id)
+            if change is None:
+                change = changes[rec.ledger_id] = _MetaChange(rec.master_key)
+            elif not change.master_key:
+                change.master_key = rec.master_key
+            kind = rec.kind
+            if kind is RecordKind.ADD:
+                value = _ENTRY_HEAD.pack(rec.lac, rec.digest) + rec.payload
+                batch.put(entry_key(rec.ledger_id, rec.entry_id), value)
+                if rec.lac > change.lac:
+                    change.lac = rec.lac
+            elif kind is RecordKind.FENCE:
+                change.fenced = True
+            elif kind is RecordKind.DELETE:
+                change.deleted = True
         with self._lock:
             changed: dict[int, LedgerMeta] = {}
-            for rec in records:
-                old = changed.get(rec.ledger_id) or self._metas.get(rec.ledger_id)
-                meta = old or LedgerMeta(master_key=rec.master_key)
-                if not meta.master_key and rec.master_key:
-                    meta = replace(meta, master_key=rec.master_key)
-                if rec.kind is RecordKind.ADD:
-                    value = _ENTRY_HEAD.pack(rec.lac, rec.digest) + rec.payload
-                    batch.put(entry_key(rec.ledger_id, rec.entry_id), value)
-                    if rec.lac > meta.lac:
-                        meta = replace(meta, lac=rec.lac)
-                elif rec.kind is RecordKind.FENCE:
-                    meta = replace(meta, fenced=True)
-                elif rec.kind is RecordKind.DELETE:
-                    meta = replace(meta, deleted=True, collected=False)
+            for ledger_id, change in changes.items():
+                old = self._metas.get(ledger_id)
+                meta = change.merged(old)
                 if meta != old:
-                    changed[rec.ledger_id] = meta
-            for ledger_id, meta in changed.items():
-                batch.put(meta_key(ledger_id), meta.encode())
+                    changed[ledger_id] = meta
+                    batch.put(meta_key(ledger_id), meta.encode())
             self._db.write(batch, self._no_wal)
             self._metas.update(changed)
 

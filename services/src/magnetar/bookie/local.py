@@ -41,6 +41,13 @@ WIRE_STATUS: dict[Status, pb.Status.ValueType] = {
 }
 
 
+def wire_statuses(statuses: list[Status]) -> list[int]:
+    """``statuses`` as wire codes; all-OK (the usual batch) without a lookup per add."""
+    if statuses.count(Status.OK) == len(statuses):
+        return [pb.OK] * len(statuses)
+    return [WIRE_STATUS[s] for s in statuses]
+
+
 def wire_entry(entry: StoredEntry) -> pb.Entry:
     return pb.Entry(
         ledger_id=entry.ledger_id,
@@ -78,7 +85,7 @@ class LocalBookie:
 
         def durable(statuses: list[Status]) -> None:
             if not result.done():
-                result.set_result([WIRE_STATUS[s] for s in statuses])
+                result.set_result(wire_statuses(statuses))
 
         pending.add_done_callback(durable)
         return result

@@ -22,6 +22,7 @@ import collections
 import time
 from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import grpc
 from grpc import aio
@@ -49,9 +50,11 @@ _CHANNEL_OPTIONS = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
-class AddRequest:
-    """One add as every replica gets it (the same on each bookie of the write set)."""
+class AddRequest(NamedTuple):
+    """One add as every replica gets it (the same on each bookie of the write set).
+
+    A NamedTuple rather than a frozen dataclass: one is built per add on the event loop, and
+    a tuple is built in a third of the time (no ``object.__setattr__`` per field)."""
 
     ledger_id: int
     entry_id: int
@@ -108,11 +111,18 @@ class AddQueue:
     ) -> list[tuple[AddRequest, AddResultCallback]]:
         """The oldest adds, in order: at most ``max_entries``, and within ``max_bytes`` of
         payload (but always at least one when any is queued)."""
-        taken: list[tuple[AddRequest, AddResultCallback]] = []
+        if max_bytes is None:  # no byte bound: no per-add look at the payload
+            if len(self._adds) <= max_entries:
+                taken = list(self._adds)
+                self._adds.clear()
+                return taken
+            popleft = self._adds.popleft
+            return [popleft() for _ in range(max_entries)]
+        taken = []
         size = 0
         while self._adds and len(taken) < max_entries:
             add = self._adds[0][0]
-            if max_bytes is not None and taken and size + len(add.payload) > max_bytes:
+            if taken and size + len(add.payload) > max_bytes:
                 break
             taken.append(self._adds.popleft())
             size += len(add.payload)

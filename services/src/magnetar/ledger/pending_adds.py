@@ -9,6 +9,9 @@ confirmed, its payload, the bookies it was sent to and the bookies that acked it
 - an entry is complete when Aq bookies of its write set in the current ensemble acked it; it is
   *confirmed* only once every earlier entry is confirmed (``last_add_confirmed`` only grows,
   by one, in id order);
+- an entry's ``acked`` bookies are always part of its write set in the current ensemble
+  (:meth:`AddTracker.on_ack` records only those, :meth:`AddTracker.apply_ensemble` drops the
+  rest), so completion is a size check;
 - after :meth:`AddTracker.apply_ensemble`, acks from a replaced bookie no longer count and
   :meth:`AddTracker.unsent` lists what to (re)send to its replacement.
 
@@ -17,21 +20,35 @@ No I/O, no loop: the write handle drives it from its task and does the sending.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from magnetar.ids import BookieId, EntryId
 from magnetar.ledger.distribution import write_set
 from magnetar.ledger.metadata import Ensemble
 
+if TYPE_CHECKING:
+    import asyncio
 
-@dataclass
+    from magnetar.ledger.bookie_client import AddRequest
+
+
 class PendingAdd:
-    entry_id: EntryId
-    payload: bytes
-    last_add_confirmed: int  # piggybacked LAC, fixed at creation so every replica is identical
-    digest: int = 0  # set by the write handle; identical on every replica
-    sent: set[BookieId] = field(default_factory=set)
-    acked: set[BookieId] = field(default_factory=set)
+    """One unconfirmed entry. A ``__slots__`` class, not a dataclass: one is built per add on
+    the event loop, and a dataclass with two ``default_factory`` sets costs about twice as much.
+
+    ``request`` and ``future`` are the write handle's (its wire request and its caller's
+    future), kept here so that it needs no per-entry dicts of its own."""
+
+    __slots__ = ("acked", "entry_id", "future", "last_add_confirmed", "payload", "request", "sent")
+
+    def __init__(self, entry_id: EntryId, payload: bytes, last_add_confirmed: int) -> None:
+        self.entry_id = entry_id
+        self.payload = payload
+        self.last_add_confirmed = last_add_confirmed  # piggybacked LAC, same on every replica
+        self.sent: set[BookieId] = set()
+        self.acked: set[BookieId] = set()
+        self.request: AddRequest | None = None
+        self.future: asyncio.Future[EntryId] | None = None
 
 
 class AddTracker:
@@ -109,9 +126,7 @@ class AddTracker:
             return confirmed
         while True:
             head = self._pending.get(self.last_add_confirmed + 1)
-            if head is None or len(head.acked) < self.ack_quorum:
-                return confirmed
-            if len(head.acked.intersection(self.targets(head.entry_id))) < self.ack_quorum:
+            if head is None or len(head.acked) < self.ack_quorum:  # acked ⊆ its write set
                 return confirmed
             del self._pending[head.entry_id]
             self.last_add_confirmed = head.entry_id
@@ -128,7 +143,7 @@ class AddTracker:
         replaced = set(self.ensemble) - set(ensemble)
         self._set_ensemble(ensemble)
         for add in self._pending.values():
-            add.acked -= replaced
+            add.acked.intersection_update(self.targets(add.entry_id))
             add.sent -= replaced
         self.changing = False
         return self.confirmable()

@@ -88,8 +88,8 @@ class WriteHandle:
         self._tracker = AddTracker(
             view.current_ensemble, view.write_quorum, view.ack_quorum, last_add_confirmed, length
         )
-        self._futures: dict[int, asyncio.Future[EntryId]] = {}
-        self._wire_cache: dict[int, AddRequest] = {}
+        self._loop = asyncio.get_running_loop()
+        self._master_key = view.master_key
         self._failed: set[BookieId] = set()  # current members that failed, awaiting a change
         self._change_task: asyncio.Task[None] | None = None
         self._error: LedgerError | None = None
@@ -144,12 +144,24 @@ class WriteHandle:
     def _start(self, payload: bytes) -> asyncio.Future[EntryId]:
         """Assign the next entry id and send it (room is reserved by the caller)."""
         add = self._tracker.new_entry(payload)
-        add.digest = entry_digest(self.ledger_id, add.entry_id, add.last_add_confirmed, payload)
-        future: asyncio.Future[EntryId] = asyncio.get_running_loop().create_future()
-        self._futures[add.entry_id] = future
+        entry_id = add.entry_id
+        lac = add.last_add_confirmed
+        # The request (and its digest: the one checksum of the payload on the add path) is
+        # built once per entry, shared by every replica's send and any resend.
+        add.request = AddRequest(
+            self.ledger_id,
+            entry_id,
+            lac,
+            payload,
+            entry_digest(self.ledger_id, entry_id, lac, payload),
+            self._master_key,
+            self._recovery,
+        )
+        future: asyncio.Future[EntryId] = self._loop.create_future()
+        add.future = future
         self._idle.clear()
         if not self._tracker.changing:
-            for bookie in self._tracker.targets(add.entry_id):
+            for bookie in self._tracker.targets(entry_id):
                 self._send(add, bookie)
         return future
 
@@ -205,24 +217,9 @@ class WriteHandle:
         except BookieUnavailable as exc:
             self._bookie_failed(bookie, str(exc))
             return
+        assert add.request is not None  # set by _start before any send
         self._tracker.mark_sent(add, bookie)
-        client.send_add(self._wire(add), functools.partial(self._on_result, add.entry_id, bookie))
-
-    def _wire(self, add: PendingAdd) -> AddRequest:
-        """The entry's add request, built once and shared by every replica's send."""
-        request = self._wire_cache.get(add.entry_id)
-        if request is None:
-            request = AddRequest(
-                self.ledger_id,
-                add.entry_id,
-                add.last_add_confirmed,
-                add.payload,
-                add.digest,
-                self._meta.metadata.master_key,
-                self._recovery,
-            )
-            self._wire_cache[add.entry_id] = request
-        return request
+        client.send_add(add.request, functools.partial(self._on_result, add.entry_id, bookie))
 
     def _on_result(self, entry_id: int, bookie: BookieId, result: int | BaseException) -> None:
         if self._error is not None:
@@ -255,14 +252,15 @@ class WriteHandle:
             )
 
     def _complete(self, confirmed: list[PendingAdd]) -> None:
+        released = 0
         for add in confirmed:
-            self._wire_cache.pop(add.entry_id, None)
-            future = self._futures.pop(add.entry_id, None)
+            future = add.future
             if future is not None and not future.done():
                 future.set_result(add.entry_id)
-            self._reserved_count -= 1
-            self._reserved_bytes -= len(add.payload)
-        if confirmed:
+            released += len(add.payload)
+        self._reserved_count -= len(confirmed)
+        self._reserved_bytes -= released
+        if confirmed and self._waiters:
             self._wake_waiters()
         if self._tracker.pending_count == 0:
             self._idle.set()
@@ -271,9 +269,8 @@ class WriteHandle:
         if self._error is not None:
             return
         self._error = error
-        self._wire_cache.clear()
         for add in self._tracker.drain():
-            future = self._futures.pop(add.entry_id, None)
+            future = add.future
             if future is not None and not future.done():
                 future.set_exception(error)
                 future.exception()  # mark retrieved: a caller that gave up is not an error
