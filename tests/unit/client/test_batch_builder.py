@@ -88,3 +88,18 @@ def test_limits_count_and_bytes() -> None:
         BatchBuilder(max_messages=0)
     with pytest.raises(ValueError):
         BatchBuilder().build(producer_name="p", codec=CompressionType.NONE, publish_time_ms=0)
+
+
+def test_plain_and_keyed_messages_mix_in_one_batch() -> None:
+    # Plain messages are encoded from a reused template: each keeps its own size and id.
+    builder = BatchBuilder(max_messages=10, max_bytes=10_000)
+    payloads = [b"a", b"bb" * 300, b"ccc", b"d" * 200]
+    for i, payload in enumerate(payloads):
+        builder.add(msg(7 + i, payload, key="k" if i == 2 else None))
+    op = builder.build(producer_name="prod", codec=CompressionType.NONE, publish_time_ms=5)
+    items = parse_batch(op.payload, 4)
+    assert [i.payload for i in items] == payloads
+    assert [i.metadata.sequence_id for i in items] == [7, 8, 9, 10]
+    assert [i.metadata.payload_size for i in items] == [len(p) for p in payloads]
+    assert [i.metadata.HasField("partition_key") for i in items] == [False, False, True, False]
+    assert [i.metadata.partition_key for i in items][2] == "k"

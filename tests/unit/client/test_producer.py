@@ -194,3 +194,51 @@ async def test_message_too_big_for_the_broker() -> None:
         assert producer.pending_count == 0
         await producer.send(b"fits")
         await client.close()
+
+
+async def test_send_callback_settles_in_order_and_flush_waits_for_it() -> None:
+    topic = ScriptedTopic()
+    topic.hold = True
+    async with FakeBroker(topic) as broker:
+        client, producer = await make(broker, send_timeout_ms=0)
+        results: list[tuple[object, object]] = []
+
+        def on_receipt(context: object, result: object) -> None:
+            results.append((context, result))
+
+        for i in range(5):
+            await producer.send_callback(b"x%d" % i, on_receipt, i)
+        # Pipelined: every send is on the wire before any receipt.
+        await broker.wait_until(lambda: len(topic.held) == 5)
+        assert results == []
+        flushing = asyncio.create_task(producer.flush())
+        await asyncio.sleep(0.05)
+        assert not flushing.done()
+        topic.hold = False
+        for send in topic.held:
+            topic.receipt(broker, send)
+        async with asyncio.timeout(5):
+            await flushing
+        assert [c for c, _ in results] == [0, 1, 2, 3, 4]
+        assert [r.entry_id for _, r in results] == [0, 1, 2, 3, 4]  # type: ignore[attr-defined]
+        await client.close()
+
+
+async def test_send_callback_gets_the_send_timeout_error() -> None:
+    topic = ScriptedTopic()
+    topic.hold = True
+    async with FakeBroker(topic) as broker:
+        client, producer = await make(broker, send_timeout_ms=200)
+        results: list[object] = []
+        settled = asyncio.Event()
+
+        def on_receipt(_context: object, result: object) -> None:
+            results.append(result)
+            settled.set()
+
+        await producer.send_callback(b"x", on_receipt)
+        async with asyncio.timeout(5):
+            await settled.wait()
+        assert isinstance(results[0], SendTimeout)
+        assert producer.pending_count == 0
+        await client.close()

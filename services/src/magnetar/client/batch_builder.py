@@ -16,36 +16,102 @@ owns one builder and uses it from its own task only. Nothing here does I/O or ne
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+import struct
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
 
 from magnetar.client.compression import CompressionType, compress
-from magnetar.protocol.batch import build_batch
 from magnetar.protocol.message_id import MessageId
+from magnetar.telemetry import get_logger
 from magnetar.wire import pulsar_api_pb2 as pb
 
+log = get_logger(__name__)
 
-@dataclass
+# ``callback(context, result)``: result is the message id, or the error that failed the send.
+ReceiptCallback = Callable[[object, "MessageId | BaseException"], None]
+_U32 = struct.Struct(">I")
+_new_id = object.__new__
+_set = object.__setattr__
+
+
+_NO_PROPERTIES: Mapping[str, str] = MappingProxyType({})
+
+
 class PendingMessage:
-    """One application message, from send() until its receipt (or failure)."""
+    """One application message, from send() until its receipt (or failure).
 
-    payload: bytes
-    sequence_id: int
-    key: str | None = None
-    properties: Mapping[str, str] = field(default_factory=dict)
-    event_time_ms: int | None = None
-    ordering_key: bytes | None = None
-    deliver_at_ms: int | None = None
-    future: asyncio.Future[MessageId] | None = None
+    A ``__slots__`` class rather than a dataclass: one is built per message sent, and a
+    dataclass ``__init__`` with eight defaults costs about twice as much. The message is settled
+    either through ``future`` or by calling ``callback(context, result)`` (the no-future path
+    of :meth:`~magnetar.client.producer.Producer.send_callback`). ``plain`` says the message
+    carries nothing but its payload and sequence id (the batch encodes it from a template).
+    """
 
-    @property
-    def size(self) -> int:
-        return len(self.payload)
+    __slots__ = (
+        "callback",
+        "context",
+        "deliver_at_ms",
+        "event_time_ms",
+        "future",
+        "key",
+        "ordering_key",
+        "payload",
+        "plain",
+        "properties",
+        "sequence_id",
+        "size",
+    )
+
+    def __init__(
+        self,
+        payload: bytes,
+        sequence_id: int,
+        key: str | None = None,
+        properties: Mapping[str, str] = _NO_PROPERTIES,
+        event_time_ms: int | None = None,
+        ordering_key: bytes | None = None,
+        deliver_at_ms: int | None = None,
+        future: asyncio.Future[MessageId] | None = None,
+        callback: ReceiptCallback | None = None,
+        context: object = None,
+    ) -> None:
+        self.payload = payload
+        self.sequence_id = sequence_id
+        self.key = key
+        self.properties = properties
+        self.event_time_ms = event_time_ms
+        self.ordering_key = ordering_key
+        self.deliver_at_ms = deliver_at_ms
+        self.future = future
+        self.callback = callback
+        self.context = context
+        self.size = len(payload)
+        self.plain = (
+            key is None and not properties and event_time_ms is None and (ordering_key is None)
+        )
 
     @property
     def batchable(self) -> bool:
         # Delayed messages go alone, as in the Java client (the broker delays whole entries).
         return self.deliver_at_ms is None
+
+    def settle(self, result: MessageId | BaseException) -> None:
+        """Complete the future or call the callback (once; a callback error is logged)."""
+        callback = self.callback
+        if callback is not None:
+            self.callback = None
+            try:
+                callback(self.context, result)
+            except Exception as exc:
+                log.warning("client_send_callback_error", error=repr(exc))
+            return
+        future = self.future
+        if future is not None and not future.done():
+            if isinstance(result, BaseException):
+                future.set_exception(result)
+            else:
+                future.set_result(result)
 
 
 @dataclass
@@ -59,6 +125,7 @@ class OpSend:
     messages: list[PendingMessage]
     is_batch: bool
     created_at: float = 0.0
+    push_index: int = 0  # its place in the producer's send order
 
     @property
     def num_messages(self) -> int:
@@ -66,10 +133,26 @@ class OpSend:
 
     def message_ids(self, receipt: MessageId, partition: int) -> list[MessageId]:
         """The id of each message, given the entry id from SEND_RECEIPT."""
+        ledger_id, entry_id = receipt.ledger_id, receipt.entry_id
         if not self.is_batch:
-            return [MessageId(receipt.ledger_id, receipt.entry_id, -1, partition)]
+            return [_message_id(ledger_id, entry_id, -1, partition, 0)]
         n = self.num_messages
-        return [MessageId(receipt.ledger_id, receipt.entry_id, i, partition, n) for i in range(n)]
+        return [_message_id(ledger_id, entry_id, i, partition, n) for i in range(n)]
+
+
+def _message_id(
+    ledger_id: int, entry_id: int, batch_index: int, partition: int, batch_size: int
+) -> MessageId:
+    # One id per message acknowledged: built as MessageId.from_proto builds them, without
+    # __init__'s range check (ledger and entry come from a receipt's already converted id),
+    # 0.5 us instead of 1.5 us; a 1000-message batch's ids cost 0.5 ms instead of 1.5 ms.
+    mid: MessageId = _new_id(MessageId)
+    _set(mid, "ledger_id", ledger_id)
+    _set(mid, "entry_id", entry_id)
+    _set(mid, "batch_index", batch_index)
+    _set(mid, "partition", partition)
+    _set(mid, "batch_size", batch_size)
+    return mid
 
 
 def _compress_into(metadata: pb.MessageMetadata, payload: bytes, codec: CompressionType) -> bytes:
@@ -84,8 +167,9 @@ def _copy_message_fields(
     message: PendingMessage, target: pb.MessageMetadata | pb.SingleMessageMetadata
 ) -> None:
     """The per-message fields both metadata kinds carry under the same names."""
-    for k, v in message.properties.items():
-        target.properties.add(key=k, value=v)
+    if message.properties:
+        for k, v in message.properties.items():
+            target.properties.add(key=k, value=v)
     if message.key is not None:
         target.partition_key = message.key
     if message.ordering_key is not None:
@@ -127,6 +211,30 @@ def single_message_metadata(message: PendingMessage) -> pb.SingleMessageMetadata
     return single
 
 
+def encode_batch_payload(messages: list[PendingMessage]) -> bytes:
+    """The uncompressed batch payload (the layout of :mod:`magnetar.protocol.batch`).
+
+    ``[u32 size][SingleMessageMetadata][payload]`` per message. A plain message's metadata
+    (payload_size and sequence_id only) is serialized from one reused template: 0.45 us
+    instead of 2.7 us for building, copying and serializing a new one per message.
+    """
+    template = pb.SingleMessageMetadata()
+    pack = _U32.pack
+    parts: list[bytes] = []
+    append = parts.append
+    for message in messages:
+        if message.plain:
+            template.payload_size = message.size
+            template.sequence_id = message.sequence_id
+            raw = template.SerializeToString()
+        else:
+            raw = single_message_metadata(message).SerializeToString()
+        append(pack(len(raw)))
+        append(raw)
+        append(message.payload)
+    return b"".join(parts)
+
+
 class BatchBuilder:
     """Accumulates messages for one batch; bounded by message count and payload bytes."""
 
@@ -155,7 +263,7 @@ class BatchBuilder:
 
     def fits_alone(self, message: PendingMessage) -> bool:
         """Whether ``message`` may be batched at all (oversized ones go alone)."""
-        return message.batchable and message.size <= self.max_bytes
+        return message.deliver_at_ms is None and message.size <= self.max_bytes
 
     def has_space(self, message: PendingMessage) -> bool:
         """Whether ``message`` can join the current batch without exceeding a limit."""
@@ -169,9 +277,11 @@ class BatchBuilder:
     def full(self) -> bool:
         return len(self._messages) >= self.max_messages or self._bytes >= self.max_bytes
 
-    def add(self, message: PendingMessage) -> None:
+    def add(self, message: PendingMessage) -> bool:
+        """Add ``message``; returns whether the batch is now full."""
         self._messages.append(message)
         self._bytes += message.size
+        return len(self._messages) >= self.max_messages or self._bytes >= self.max_bytes
 
     def drain(self) -> list[PendingMessage]:
         """Take every message out, leaving the builder empty."""
@@ -190,7 +300,7 @@ class BatchBuilder:
             publish_time=publish_time_ms,
             num_messages_in_batch=len(messages),
         )
-        raw = build_batch((single_message_metadata(m), m.payload) for m in messages)
+        raw = encode_batch_payload(messages)
         payload = _compress_into(metadata, raw, codec)
         return OpSend(
             sequence_id=first.sequence_id,

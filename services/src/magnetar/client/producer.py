@@ -38,7 +38,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypedDict, Unpack
 
 from magnetar.cancellation import cancel_and_wait
-from magnetar.client.batch_builder import BatchBuilder, OpSend, PendingMessage, build_single
+from magnetar.client.batch_builder import (
+    BatchBuilder,
+    OpSend,
+    PendingMessage,
+    ReceiptCallback,
+    build_single,
+)
 from magnetar.client.compression import CompressionType, compression_type
 from magnetar.client.connection import Connection
 from magnetar.client.errors import (
@@ -151,6 +157,11 @@ class Producer:
             max_messages=options.batching_max_messages, max_bytes=options.batching_max_bytes
         )
         self._batch_timer: asyncio.TimerHandle | None = None
+        self._batching = options.batching_enabled
+        self._pushed = 0  # ops pushed so far: the next op's push_index
+        # One SEND command reused for every frame (its fields are set before each encode):
+        # building a new one costs 2.5 us, setting three fields 0.4 us.
+        self._send_command = commands.send(self.producer_id, 0)
         self._permits = options.max_pending_messages
         self._space = asyncio.Event()
         self._space.set()
@@ -334,10 +345,45 @@ class Producer:
             )
         return self._enqueue(message)
 
+    async def send_callback(
+        self,
+        data: bytes,
+        callback: ReceiptCallback,
+        context: object = None,
+        **options: Unpack[SendOptions],
+    ) -> None:
+        """Enqueue ``data`` (waiting for queue space if configured), without a future.
+
+        ``callback(context, result)`` is called once, from the connection's reader task (or
+        from close/timeout handling), with the message id or the error that failed the send.
+        It must not block; an exception it raises is logged. The cheap path for load
+        generators: no future, no call_soon per message, no closure (``context`` carries the
+        per-message state, e.g. the send time).
+        """
+        message = self._new_message(data, options, with_future=False)
+        message.callback = callback
+        message.context = context
+        while self._permits <= 0:
+            if not self._options.block_if_queue_full:
+                raise ProducerQueueIsFull(
+                    f"{self._options.max_pending_messages} messages pending on {self.topic}"
+                )
+            self._space.clear()
+            await self._space.wait()
+            self._check_usable()
+        self._enqueue(message)
+
     async def flush(self) -> None:
         """Send the open batch and wait until every message sent so far is settled."""
         self._flush_batch()
         futures = [m.future for op in self._pending for m in op.messages if m.future is not None]
+        if self._pending:
+            # Callback sends have no future: wait until the last op pushed so far left the
+            # queue (ops leave it in the order they were pushed).
+            last = self._pending[-1].push_index
+            while self._pending and self._pending[0].push_index <= last:
+                self._space.clear()
+                await self._space.wait()
         if futures:
             await asyncio.wait(futures)
 
@@ -350,8 +396,14 @@ class Producer:
         if self._state in (_State.CLOSING, _State.CLOSED):
             raise ProducerClosed(f"producer on {self.topic} is closed")
 
-    def _new_message(self, data: bytes, options: SendOptions) -> PendingMessage:
+    def _new_message(
+        self, data: bytes, options: SendOptions, *, with_future: bool = True
+    ) -> PendingMessage:
         self._check_usable()
+        future = asyncio.get_running_loop().create_future() if with_future else None
+        if not options and data.__class__ is bytes:
+            # The common case: a payload and nothing else.
+            return PendingMessage(data, -1, future=future)
         if not isinstance(data, (bytes, bytearray, memoryview)):
             raise TypeError(f"data must be bytes, not {type(data).__name__}")
         key, partition_key = options.get("key"), options.get("partition_key")
@@ -372,21 +424,21 @@ class Producer:
             event_time_ms=options.get("event_time_ms"),
             ordering_key=options.get("ordering_key"),
             deliver_at_ms=deliver_at_ms,
-            future=asyncio.get_running_loop().create_future(),
+            future=future,
         )
 
     def _enqueue(self, message: PendingMessage) -> asyncio.Future[MessageId]:
+        """Number, batch or send ``message``; returns its future (None for callback sends)."""
         self._check_usable()
-        assert message.future is not None
         if message.sequence_id < 0:
             message.sequence_id = self._next_sequence_id
             self._next_sequence_id += 1
         self._permits -= 1
-        if self._options.batching_enabled and self._batch.fits_alone(message):
-            if not self._batch.has_space(message):
+        batch = self._batch
+        if self._batching and batch.fits_alone(message):
+            if not batch.has_space(message):
                 self._flush_batch()
-            self._batch.add(message)
-            if self._batch.full:
+            if batch.add(message):
                 self._flush_batch()
             elif self._batch_timer is None:
                 delay = self._options.batching_max_publish_delay_ms / 1000
@@ -401,7 +453,7 @@ class Producer:
                 publish_time_ms=int(time.time() * 1000),
             )
             self._push(op)
-        return message.future
+        return message.future  # type: ignore[return-value]
 
     def _cancel_batch_timer(self) -> None:
         if self._batch_timer is not None:
@@ -430,6 +482,8 @@ class Producer:
             )
             return
         op.created_at = time.monotonic()
+        op.push_index = self._pushed
+        self._pushed += 1
         self._pending.append(op)
         if self._state in (_State.READY, _State.CLOSING) and self._conn is not None:
             self._write(op)
@@ -438,12 +492,15 @@ class Producer:
         conn = self._conn
         if conn is None or not conn.is_open:
             return
-        command = commands.send(
-            self.producer_id,
-            op.sequence_id,
-            num_messages=op.num_messages if op.is_batch else None,
-            highest_sequence_id=op.highest_sequence_id if op.is_batch else None,
-        )
+        command = self._send_command
+        body = command.send
+        body.sequence_id = op.sequence_id
+        if op.is_batch:
+            body.num_messages = len(op.messages)
+            body.highest_sequence_id = op.highest_sequence_id
+        else:
+            body.ClearField("num_messages")
+            body.ClearField("highest_sequence_id")
         # On loss on_connection_lost follows, and the reattach resends everything pending.
         with contextlib.suppress(ConnectionLost):
             conn.send_message(command, op.metadata, op.payload)
@@ -458,14 +515,13 @@ class Producer:
         if isinstance(result, MessageId):
             ids = op.message_ids(result, self.partition)
             for message, message_id in zip(op.messages, ids, strict=True):
-                if message.future is not None and not message.future.done():
-                    message.future.set_result(message_id)
-            self.last_sequence_id = max(self.last_sequence_id, op.highest_sequence_id)
+                message.settle(message_id)
+            if op.highest_sequence_id > self.last_sequence_id:
+                self.last_sequence_id = op.highest_sequence_id
         else:
             for message in op.messages:
-                if message.future is not None and not message.future.done():
-                    message.future.set_exception(result)
-        self._release(op.num_messages)
+                message.settle(result)
+        self._release(len(op.messages))
 
     def _fail_all(self, error: BaseException) -> None:
         self._cancel_batch_timer()
@@ -473,8 +529,7 @@ class Producer:
             self._settle(self._pending.popleft(), error)
         messages = self._batch.drain()
         for message in messages:
-            if message.future is not None and not message.future.done():
-                message.future.set_exception(error)
+            message.settle(error)
         self._release(len(messages))
 
     async def _expire_loop(self) -> None:
@@ -608,6 +663,15 @@ class PartitionedProducer:
         **options: Unpack[SendOptions],
     ) -> asyncio.Future[MessageId]:
         return self._route(data, options).send_nowait(data, **options)
+
+    async def send_callback(
+        self,
+        data: bytes,
+        callback: ReceiptCallback,
+        context: object = None,
+        **options: Unpack[SendOptions],
+    ) -> None:
+        await self._route(data, options).send_callback(data, callback, context, **options)
 
     async def flush(self) -> None:
         await asyncio.gather(*(p.flush() for p in self.producers))

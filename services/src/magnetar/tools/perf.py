@@ -2,9 +2,10 @@
 
 Load. Each producer task sends ``--size``-byte stamped payloads, paced by a
 :class:`~magnetar.tools.rate.Pacer` (``--rate`` split over the producers) or as fast as the
-producer accepts them. Sends are pipelined: ``send_async`` returns the receipt future at once
-and only waits while ``--max-pending`` messages are unacknowledged, so the pipe stays full.
-Produce latency is send call to broker receipt (a done-callback records it); end-to-end latency
+producer accepts them. Sends are pipelined: ``send_callback`` returns at once and only waits
+while ``--max-pending`` messages are unacknowledged, so the pipe stays full. Produce latency is
+send call to broker receipt: the receipt callback (one bound method, the send time as its
+context: no future, closure or call_soon per message) records it; end-to-end latency
 is the payload's stamp (or the publish time) to receive (:mod:`magnetar.tools.perf_config`).
 
 Ending. A run ends at ``-n`` messages, after ``--time`` seconds, or on Ctrl-C (SIGINT sets the
@@ -24,7 +25,6 @@ import signal
 import time
 import uuid
 from collections.abc import Callable
-from functools import partial
 
 from magnetar.cancellation import cancel_and_wait
 from magnetar.client.client import Client
@@ -82,6 +82,8 @@ class PerfRun:
         """Start the clocks (once producers and consumers are attached)."""
         now = time.monotonic()
         self.meters = self.config.new_meters(now)
+        self._size = self.config.size
+        self._produce_meter = self.meters.get("produce") or PerfMeter("produce", now)
         self._last_arrival = now
         self._deadline = self.config.deadline(now)
 
@@ -90,33 +92,34 @@ class PerfRun:
 
     # ------------------------------------------------------------------ producing
 
-    def _on_receipt(self, started_ns: int, size: int, future: asyncio.Future[MessageId]) -> None:
-        meter = self.meters["produce"]
-        if future.cancelled() or future.exception() is not None:
-            meter.record_error()
+    def _on_receipt(self, started_ns: object, result: MessageId | BaseException) -> None:
+        if isinstance(result, BaseException):
+            self._produce_meter.record_error()
         else:
-            meter.record(size, (time.perf_counter_ns() - started_ns) // 1000)
+            latency_us = (time.perf_counter_ns() - started_ns) // 1000  # type: ignore[operator]
+            self._produce_meter.record(self._size, latency_us)
 
     async def produce_loop(self, producer: AnyProducer) -> None:
         config = self.config
         rate = config.producer_rate()
         pacer = Pacer(rate) if rate is not None else None  # no await per message at max rate
         template = payload_template(config.size)
+        on_receipt = self._on_receipt
+        send = producer.send_callback
+        perf_ns, time_ns = time.perf_counter_ns, time.time_ns
         while not self.stop.is_set() and not self._over_time():
             if config.count and self.sent >= config.count:
                 break
             if pacer is not None:
                 await pacer.wait()
-            started = time.perf_counter_ns()
             try:
-                future = await producer.send_async(stamp(template, time.time_ns() // 1000))
+                await send(stamp(template, time_ns() // 1000), on_receipt, perf_ns())
             except ClientClosed:
                 break
             except ClientError:
-                self.meters["produce"].record_error()
+                self._produce_meter.record_error()
                 continue
             self.sent += 1
-            future.add_done_callback(partial(self._on_receipt, started, config.size))
 
     # ------------------------------------------------------------------ consuming
 
