@@ -15,6 +15,7 @@ Concurrency: on the broker's loop; owned by the BrokerService, which closes it.
 from __future__ import annotations
 
 import asyncio
+import functools
 import uuid
 
 from magnetar.broker.consumer import Consumer
@@ -99,26 +100,25 @@ class PersistentTopic:
         return MessageId(pos.ledger_id, pos.entry_id)
 
     def publish_nowait(self, stored: bytes, num_messages: int, on_added: Published) -> bool:
-        """Add ``stored`` without a task: ``on_added(message_id, error)`` is called once the
+        """Add ``stored`` without a task: ``on_added(position, error)`` is called once the
         entry is durable (or failed). False: the managed ledger has no free add slot and
         nothing was done (use :meth:`publish`). Raises TopicClosed / the ledger's errors."""
         self._check_open()
-        future = self.ml.add_entry_nowait(stored)
-        if future is None:
-            return False
+        added = functools.partial(self._added, len(stored), num_messages, on_added)
+        return self.ml.add_entry_callback(stored, added)
 
-        def added(done: asyncio.Future[Position]) -> None:
-            if done.cancelled():
-                on_added(None, asyncio.CancelledError())
-                return
-            error = done.exception()
-            if error is not None:
-                on_added(None, error)
-                return
-            on_added(self._stored(done.result(), stored, num_messages), None)
-
-        future.add_done_callback(added)
-        return True
+    def _added(
+        self,
+        size: int,
+        num_messages: int,
+        on_added: Published,
+        position: Position | None,
+        error: BaseException | None,
+    ) -> None:
+        if position is not None:
+            self.messages_in += num_messages
+            self.bytes_in += size
+        on_added(position, error)
 
     async def update_deduplication(self, namespace_setting: bool | None) -> None:
         """Apply the namespace's ``deduplicationEnabled`` (None: the broker default)."""

@@ -54,13 +54,17 @@ from magnetar.managed_ledger import Position
 from magnetar.protocol import commands
 from magnetar.protocol.errors import server_error_for
 from magnetar.protocol.message_id import EARLIEST, MessageId
+from magnetar.protocol.receipt import send_receipt_frame
 from magnetar.telemetry import get_logger
 from magnetar.wire import pulsar_api_pb2 as pb
 
 log = get_logger(__name__)
 
+# Where an add landed: the fast path reports the managed ledger's Position (no MessageId is
+# built per SEND); both have the ledger_id and entry_id a receipt needs.
+Stored = MessageId | Position
 Publish = Callable[[bytes, int], Awaitable[MessageId]]
-Published = Callable[[MessageId | None, BaseException | None], None]
+Published = Callable[[Stored | None, BaseException | None], None]
 PublishNowait = Callable[[bytes, int, Published], bool]
 
 DUPLICATE_ID = EARLIEST  # (-1, -1): Pulsar's receipt for a message it did not store again
@@ -77,7 +81,7 @@ class _Send:
     on_done: Callable[[], None]
     verdict: Verdict = NOT_TRACKED
     finished: bool = False
-    message_id: MessageId | None = None
+    message_id: Stored | None = None
     error: MagnetarError | None = None
 
 
@@ -169,7 +173,7 @@ class Producer:
             if not send.finished:  # a duplicate, or cancelled by close
                 self._finish(send)
 
-    def _added(self, send: _Send, message_id: MessageId | None, exc: BaseException | None) -> None:
+    def _added(self, send: _Send, message_id: Stored | None, exc: BaseException | None) -> None:
         """An add's outcome, from either path (the fast path's done callback, or the task)."""
         self._recorded(send, message_id)
         if isinstance(exc, MagnetarError):
@@ -219,13 +223,13 @@ class Producer:
         await dedup.wait_ready()
         return dedup.check(self.name, send.sequence_id, send.highest_sequence_id)
 
-    def _recorded(self, send: _Send, message_id: MessageId | None) -> None:
+    def _recorded(self, send: _Send, message_id: Stored | None) -> None:
         verdict = send.verdict
         if self.deduplication is None or verdict.ticket is None:
             return
         position = (
-            None
-            if message_id is None
+            message_id
+            if message_id is None or isinstance(message_id, Position)
             else Position(LedgerId(message_id.ledger_id), EntryId(message_id.entry_id))
         )
         self.deduplication.recorded(
@@ -243,14 +247,15 @@ class Producer:
             self._send_error(send, pb.PersistenceError, "the original of this message failed")
 
     # ------------------------------------------------------------------ replies
-    def _receipt(self, send: _Send, message_id: MessageId) -> None:
+    def _receipt(self, send: _Send, message_id: Stored) -> None:
         if self.cnx.is_open and not self.closed:
-            self.cnx.write_command(
-                commands.send_receipt(
+            self.cnx.write(
+                send_receipt_frame(
                     self.producer_id,
                     send.sequence_id,
-                    message_id,
-                    highest_sequence_id=send.highest_sequence_id,
+                    message_id.ledger_id,
+                    message_id.entry_id,
+                    send.highest_sequence_id,
                 )
             )
 

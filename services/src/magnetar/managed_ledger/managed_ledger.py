@@ -79,10 +79,46 @@ class State(enum.Enum):
     FENCED = "fenced"
 
 
-@dataclass(eq=False)
+AddCallback = Callable[[Position | None, BaseException | None], None]
+
+
+@dataclass(eq=False, slots=True)
 class _AddOp:
+    """One queued add and who hears its outcome: a future (:meth:`ManagedLedger.add_entry`)
+    or a callback, called at once when the writer's verdict arrives
+    (:meth:`ManagedLedger.add_entry_callback`: no future and no loop hop per add)."""
+
     data: bytes
-    future: asyncio.Future[Position]
+    future: asyncio.Future[Position] | None = None
+    callback: AddCallback | None = None
+    resolved: bool = False
+
+    @property
+    def abandoned(self) -> bool:
+        """The caller gave up (its future was cancelled) before the add was dispatched."""
+        return self.future is not None and self.future.done()
+
+    def resolve(self, position: Position | None, error: BaseException | None) -> None:
+        """Report the outcome once; a callback's own failure is logged, not raised."""
+        if self.resolved:
+            return
+        self.resolved = True
+        future = self.future
+        if future is not None:
+            if future.done():
+                return
+            if error is None:
+                future.set_result(position)  # type: ignore[arg-type]
+            elif isinstance(error, asyncio.CancelledError):
+                future.cancel()
+            else:
+                future.set_exception(error)
+            return
+        assert self.callback is not None
+        try:
+            self.callback(position, error)
+        except Exception as exc:
+            log.error("add_callback_failed", error=repr(exc))
 
 
 @dataclass(eq=False)
@@ -118,7 +154,8 @@ class ManagedLedger:
         on_close: Callable[[ManagedLedger], None] | None = None,
     ) -> None:
         self.name = name
-        self.config = config
+        self._config = config
+        self._rollover_policy = config.rollover
         self.store = store
         self._bk = bk
         self._cache = cache
@@ -305,6 +342,16 @@ class ManagedLedger:
     def cursors(self) -> dict[str, ManagedCursor]:
         return dict(self._cursors)
 
+    @property
+    def config(self) -> ManagedLedgerConfig:
+        return self._config
+
+    @config.setter
+    def config(self, config: ManagedLedgerConfig) -> None:
+        """New settings (e.g. retention from a namespace policy) apply from the next add."""
+        self._config = config
+        self._rollover_policy = config.rollover
+
     def check_usable(self) -> None:
         if self._state is State.FENCED:
             raise ManagedLedgerFenced(self.name, self._fence_reason)
@@ -368,6 +415,18 @@ class ManagedLedger:
         self._slots_used += 1
         return self._enqueue(data)
 
+    def add_entry_callback(self, data: bytes, callback: AddCallback) -> bool:
+        """:meth:`add_entry_nowait` without a future: ``callback(position, None)`` once
+        durable, or ``callback(None, error)``; called from the writer's completion (never
+        before this returns). False: no free slot, nothing queued."""
+        self.check_usable()
+        if self._slot_waiters or self._slots_used >= self.config.max_pending_adds:
+            return False
+        self._slots_used += 1
+        self._queue.append(_AddOp(data, None, callback))
+        self._pump()
+        return True
+
     def _enqueue(self, data: bytes) -> asyncio.Future[Position]:
         """Queue an add that holds a slot, and dispatch what can go."""
         future: asyncio.Future[Position] = asyncio.get_running_loop().create_future()
@@ -408,14 +467,14 @@ class ManagedLedger:
             if (
                 cur is None
                 or cur.failed
-                or self.config.rollover.should_rollover(
+                or self._rollover_policy.should_rollover(
                     cur.dispatched, cur.dispatched_bytes, time.monotonic() - cur.created
                 )
             ):
                 self._rollover_task = asyncio.create_task(self._rollover())
                 return
             op = self._queue.popleft()
-            if op.future.done():  # the caller was cancelled before dispatch
+            if op.abandoned:  # the caller was cancelled before dispatch
                 self._release_slot()
                 continue
             cur.dispatched += 1
@@ -451,7 +510,7 @@ class ManagedLedger:
         """The writer's verdict on an add dispatched by :meth:`_append_nowait`."""
         cur.inflight.discard(future)
         if future.cancelled():
-            op.future.cancel()
+            op.resolve(None, asyncio.CancelledError())
             self._slot_done(cur)
             return
         self._settle(cur, op, lac_floor, future.exception() or future.result())
@@ -490,9 +549,7 @@ class ManagedLedger:
             elif isinstance(result, BaseException):
                 _fail(op, result)
             else:
-                self._confirmed(cur, result, op.data, lac_floor)
-                if not op.future.done():
-                    op.future.set_result(Position(cur.ledger_id, result))
+                op.resolve(self._confirmed(cur, result, op.data, lac_floor), None)
         finally:
             self._slot_done(cur)
 
@@ -502,7 +559,9 @@ class ManagedLedger:
         if cur.failed:
             self._pump()
 
-    def _confirmed(self, cur: _CurrentLedger, entry_id: EntryId, data: bytes, floor: int) -> None:
+    def _confirmed(
+        self, cur: _CurrentLedger, entry_id: EntryId, data: bytes, floor: int
+    ) -> Position:
         pos = Position(cur.ledger_id, entry_id)
         if self.layout.entries_of(cur.ledger_id) < entry_id + 1:
             self.layout.set_entries(cur.ledger_id, entry_id + 1)
@@ -516,6 +575,7 @@ class ManagedLedger:
         )
         self._cache.insert(Entry(pos, data))
         self._signal_new_entries()
+        return pos
 
     def _fail_queued(self, error: BaseException) -> None:
         while self._queue:
@@ -809,8 +869,7 @@ def _waited(cur: _CurrentLedger, task: asyncio.Task[None]) -> None:
 
 
 def _fail(op: _AddOp, error: BaseException) -> None:
-    if not op.future.done():
-        op.future.set_exception(error)
+    op.resolve(None, error)
 
 
 async def _close_quietly(close: Callable[[], Awaitable[None]]) -> None:

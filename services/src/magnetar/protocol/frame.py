@@ -32,6 +32,7 @@ import functools
 import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import crc32c as _crc32c
 from google.protobuf import unknown_fields
@@ -90,9 +91,10 @@ class PayloadSection:
         return self.stored[self.payload_offset :]
 
 
-@dataclass(frozen=True)
-class Frame:
-    """One decoded frame: a command, plus its payload section for SEND and MESSAGE."""
+class Frame(NamedTuple):
+    """One decoded frame: a command, plus its payload section for SEND and MESSAGE.
+
+    A NamedTuple rather than a frozen dataclass: one is built for every frame received."""
 
     command: pb.BaseCommand
     payload: PayloadSection | None = None
@@ -102,27 +104,32 @@ class Frame:
         return self.command.type
 
 
+# Body field name of each command type (the field number equals the type value).
+_BODY_FIELDS: dict[int, str] = {f.number: f.name for f in pb.BaseCommand.DESCRIPTOR.fields}
+
+
 def command_body(command: pb.BaseCommand) -> Message:
     """The sub-message of ``command`` that its type selects (field number == type value)."""
-    field = pb.BaseCommand.DESCRIPTOR.fields_by_number[command.type]
-    body: Message = getattr(command, field.name)
+    body: Message = getattr(command, _BODY_FIELDS[command.type])
     return body
 
 
 def _has_body(command: pb.BaseCommand) -> bool:
     """Whether ``command``'s type is known and its body field is set."""
-    field = pb.BaseCommand.DESCRIPTOR.fields_by_number.get(command.type)
-    return field is not None and command.HasField(field.name)  # type: ignore[arg-type]
+    name = _BODY_FIELDS.get(command.type)
+    return name is not None and command.HasField(name)  # type: ignore[arg-type]
 
 
 # ------------------------------------------------------------------ decoding
+# The decoding functions work on offsets into one bytes object: slicing a memoryview or
+# comparing slices costs an object per step, and this runs for every frame received.
 
 
-def parse_command(data: bytes | memoryview) -> pb.BaseCommand:
+def parse_command(data: bytes) -> pb.BaseCommand:
     """Parse and validate a BaseCommand: known type, body present, required fields set."""
     command = pb.BaseCommand()
     try:
-        command.MergeFromString(bytes(data))
+        command.MergeFromString(data)
     except (DecodeError, ValueError, RuntimeError) as exc:
         raise MalformedCommand(f"protobuf does not parse: {exc}") from exc
     if not command.HasField("type"):
@@ -152,10 +159,10 @@ def _unknown_type_number(command: pb.BaseCommand) -> int | None:
     return None
 
 
-def _parse_message(message: Message, data: bytes | memoryview) -> str | None:
+def _parse_message(message: Message, data: bytes) -> str | None:
     """Parse into ``message``; return a reason string on failure, None on success."""
     try:
-        message.MergeFromString(bytes(data))
+        message.MergeFromString(data)
     except (DecodeError, ValueError, RuntimeError) as exc:
         return f"protobuf does not parse: {exc}"
     if not message.IsInitialized():
@@ -164,64 +171,74 @@ def _parse_message(message: Message, data: bytes | memoryview) -> str | None:
 
 
 def parse_payload_section(
-    command: pb.BaseCommand, data: memoryview, *, verify_checksum: bool = True
+    command: pb.BaseCommand,
+    data: bytes | memoryview,
+    *,
+    verify_checksum: bool = True,
+    start: int = 0,
 ) -> PayloadSection:
-    """Parse what follows the command of a payload frame."""
-    view = data
+    """Parse what follows the command of a payload frame (``data[start:]``)."""
+    body = data if isinstance(data, bytes) else bytes(data)
+    size = len(body)
+    pos = start
     broker_entry_metadata: pb.BrokerEntryMetadata | None = None
-    if len(view) >= 2 and view[:2] == _MAGIC_BEM:
-        if len(view) < 6:
+    if body.startswith(_MAGIC_BEM, pos):
+        if size - pos < 6:
             raise MalformedFrame("broker entry metadata size missing", command)
-        (size,) = _U32.unpack_from(view, 2)
-        if size > len(view) - 6:
+        (bem_size,) = _U32.unpack_from(body, pos + 2)
+        if bem_size > size - pos - 6:
             raise MalformedFrame("broker entry metadata longer than the frame", command)
         broker_entry_metadata = pb.BrokerEntryMetadata()
-        reason = _parse_message(broker_entry_metadata, view[6 : 6 + size])
+        reason = _parse_message(broker_entry_metadata, body[pos + 6 : pos + 6 + bem_size])
         if reason is not None:
             raise MalformedMetadata(command, f"broker entry metadata: {reason}")
-        view = view[6 + size :]
-    stored = view
+        pos += 6 + bem_size
+    stored_at = pos
     checksum: int | None = None
-    if len(view) >= 2 and view[:2] == _MAGIC_CRC:
-        if len(view) < 6:
+    if body.startswith(_MAGIC_CRC, pos):
+        if size - pos < 6:
             raise MalformedFrame("checksum missing", command)
-        (checksum,) = _U32.unpack_from(view, 2)
-        view = view[6:]
+        (checksum,) = _U32.unpack_from(body, pos + 2)
+        pos += 6
         if verify_checksum:
-            actual = crc32c(view)
+            actual = crc32c(memoryview(body)[pos:])
             if actual != checksum:
                 raise ChecksumMismatch(command, checksum, actual)
-    if len(view) < 4:
+    if size - pos < 4:
         raise MalformedFrame("message metadata size missing", command)
-    (meta_size,) = _U32.unpack_from(view, 0)
-    if meta_size > len(view) - 4:
+    (meta_size,) = _U32.unpack_from(body, pos)
+    meta_end = pos + 4 + meta_size
+    if meta_end > size:
         raise MalformedFrame("message metadata longer than the frame", command)
     metadata = pb.MessageMetadata()
-    reason = _parse_message(metadata, view[4 : 4 + meta_size])
+    reason = _parse_message(metadata, body[pos + 4 : meta_end])
     if reason is not None:
         raise MalformedMetadata(command, reason)
     return PayloadSection(
-        metadata=metadata,
-        payload_offset=len(stored) - len(view) + 4 + meta_size,
-        checksum=checksum,
-        broker_entry_metadata=broker_entry_metadata,
-        stored=bytes(stored),
+        metadata,
+        meta_end - stored_at,
+        checksum,
+        broker_entry_metadata,
+        body[stored_at:] if stored_at else body,
     )
 
 
-def parse_frame_body(body: memoryview, *, verify_checksum: bool = True) -> Frame:
+def parse_frame_body(body: bytes | memoryview, *, verify_checksum: bool = True) -> Frame:
     """Parse one frame given the bytes after its ``total`` field."""
-    if len(body) < 4:
+    data = body if isinstance(body, bytes) else bytes(body)
+    size = len(data)
+    if size < 4:
         raise MalformedFrame("frame too short for its command size")
-    (cmd_size,) = _U32.unpack_from(body, 0)
-    if cmd_size > len(body) - 4:
-        raise MalformedFrame(f"command of {cmd_size} bytes in a frame of {len(body)}")
-    command = parse_command(body[4 : 4 + cmd_size])
-    rest = body[4 + cmd_size :]
+    (cmd_size,) = _U32.unpack_from(data, 0)
+    end = 4 + cmd_size
+    if end > size:
+        raise MalformedFrame(f"command of {cmd_size} bytes in a frame of {size}")
+    command = parse_command(data[4:end])
     if command.type in PAYLOAD_COMMANDS:
-        return Frame(command, parse_payload_section(command, rest, verify_checksum=verify_checksum))
-    if len(rest):
-        raise MalformedFrame(f"{len(rest)} unexpected bytes after a simple command", command)
+        section = parse_payload_section(command, data, verify_checksum=verify_checksum, start=end)
+        return Frame(command, section)
+    if end != size:
+        raise MalformedFrame(f"{size - end} unexpected bytes after a simple command", command)
     return Frame(command)
 
 
@@ -265,19 +282,22 @@ class FrameDecoder:
         A frame-local error is raised after its frame was consumed; call ``frames()`` again
         to continue with the next frame. After a fatal error every call raises it again.
         """
+        buffer = self._buffer
+        verify = self._verify_checksum
         while True:
             if self._broken is not None:
                 raise self._broken
             total = self._check_header()
-            if total is None or self.buffered < 4 + total:
+            start = self._offset + 4
+            if total is None or len(buffer) < start + total:
                 self._compact()
                 return
-            start = self._offset + 4
-            # A copy, so that no view into the buffer outlives this step (an exception's
-            # traceback could hold one and block the buffer from being resized).
-            body = bytes(self._buffer[start : start + total])
+            # One copy out of the buffer, so that no view into it outlives this step (an
+            # exception's traceback could hold one and block the buffer from being resized).
+            with memoryview(buffer) as view:
+                body = bytes(view[start : start + total])
             self._offset = start + total
-            yield parse_frame_body(memoryview(body), verify_checksum=self._verify_checksum)
+            yield parse_frame_body(body, verify_checksum=verify)
 
     def eof(self) -> None:
         """Declare the end of the stream; raises TruncatedFrame if a frame was cut short."""
@@ -287,7 +307,7 @@ class FrameDecoder:
             self._break(TruncatedFrame(self.buffered))
 
     def _check_header(self) -> int | None:
-        if self.buffered < 4:
+        if len(self._buffer) - self._offset < 4:
             return None
         (total,) = _U32.unpack_from(self._buffer, self._offset)
         if total > self._max_frame_size:
