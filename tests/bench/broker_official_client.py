@@ -81,6 +81,7 @@ class Result:
     msgs_per_entry: float
     broker_cpu_pct: float  # the standalone process's CPU over the window (100 = one core)
     broker_us_per_msg: float  # its CPU microseconds per published message
+    generator_us_per_msg: float = 0.0  # the producer processes' CPU microseconds per message
     client: str = "official"  # which client generated the load
 
 
@@ -177,7 +178,10 @@ def producer_main(spec: dict[str, Any], ready: Any, window: Any, out: Any) -> No
     start, end = _wait_window(window)
     rate = spec["rate"]
     next_at = time.monotonic()
+    cpu_start = -1.0  # the process's CPU seconds when the window opened
     while (now := time.monotonic()) < end:
+        if cpu_start < 0 and now >= start:
+            cpu_start = time.process_time()
         if rate:
             next_at += 1.0 / rate
             delay = next_at - now
@@ -185,9 +189,10 @@ def producer_main(spec: dict[str, Any], ready: Any, window: Any, out: Any) -> No
                 time.sleep(delay)
         sent = time.monotonic()
         send(build().content(payload).build(), lambda r, m, s=sent: callback(r, m, s))
+    cpu = time.process_time() - cpu_start
     producer.flush()
     latencies = array("d", (lat for at, lat in list(done) if start <= at < end))
-    out.put(("producer", len(latencies), errors[0], latencies.tobytes()))
+    out.put(("producer", len(latencies), errors[0], latencies.tobytes(), cpu))
     producer.close()
     client.close()
 
@@ -214,7 +219,7 @@ def consumer_main(spec: dict[str, Any], ready: Any, window: Any, out: Any) -> No
             consumed += 1
             mid = msg.message_id()
             entries.add((mid.partition(), mid.ledger_id(), mid.entry_id()))
-    out.put(("consumer", consumed, len(entries), b""))
+    out.put(("consumer", consumed, len(entries), b"", 0.0))
     consumer.close()
     client.close()
 
@@ -264,16 +269,20 @@ async def _magnetar_produce(spec: dict[str, Any], ready: Any, window: Any, out: 
     start, end = await asyncio.to_thread(_wait_window, window)
     rate = spec["rate"]
     next_at = clock()
+    cpu_start = -1.0  # the process's CPU seconds when the window opened
     while (now := clock()) < end:
+        if cpu_start < 0 and now >= start:
+            cpu_start = time.process_time()
         if rate:
             next_at += 1.0 / rate
             delay = next_at - now
             if delay > 0.0005:  # a timer per message would cost more than the send
                 await asyncio.sleep(delay)
         await send(payload, on_receipt, clock())
+    cpu = time.process_time() - cpu_start
     await producer.flush()
     kept = array("d", (lat for at, lat in zip(done_at, latency, strict=True) if start <= at < end))
-    out.put(("producer", len(kept), errors[0], kept.tobytes()))
+    out.put(("producer", len(kept), errors[0], kept.tobytes(), cpu))
     await client.close()
 
 
@@ -313,7 +322,7 @@ async def _magnetar_consume(spec: dict[str, Any], ready: Any, window: Any, out: 
             consumed += 1
             mid = msg.message_id
             entries.add((mid.partition, mid.ledger_id, mid.entry_id))
-    out.put(("consumer", consumed, len(entries), b""))
+    out.put(("consumer", consumed, len(entries), b"", 0.0))
     await client.close()
 
 
@@ -373,12 +382,14 @@ def run_scenario(sa: StandaloneProcess, scenario: str, args: argparse.Namespace,
     time.sleep(max(0.0, start + args.seconds - time.monotonic()))
     broker_cpu = process_cpu_s(pid) - cpu_start
     published = errors = consumed = entries = 0
+    generator_cpu = 0.0
     latencies: list[float] = []
     for _ in range(args.producers + len(consumers)):
-        kind, count, errs, blob = out.get(timeout=args.warmup + hold_s + args.seconds + 120)
+        kind, count, errs, blob, cpu = out.get(timeout=args.warmup + hold_s + args.seconds + 120)
         if kind == "consumer":
             consumed, entries = count, errs
         else:
+            generator_cpu += cpu
             published += count
             errors += errs
             values = array("d")
@@ -403,6 +414,7 @@ def run_scenario(sa: StandaloneProcess, scenario: str, args: argparse.Namespace,
         msgs_per_entry=round(consumed / entries, 1) if entries else 0.0,
         broker_cpu_pct=round(100 * broker_cpu / elapsed, 1),
         broker_us_per_msg=round(broker_cpu / published * 1e6, 1) if published else 0.0,
+        generator_us_per_msg=round(generator_cpu / published * 1e6, 1) if published else 0.0,
         client=args.client,
     )
     print(
@@ -410,7 +422,8 @@ def run_scenario(sa: StandaloneProcess, scenario: str, args: argparse.Namespace,
         f"{result.publish_mb_s:>6.2f} MB/s  p50 {result.p50_ms:>7.2f} ms  "
         f"p99 {result.p99_ms:>7.2f} ms  e2e {result.e2e_msg_s:>9.0f} msg/s  "
         f"msgs/entry {result.msgs_per_entry:>5.1f}  broker {result.broker_cpu_pct:>3.0f}% CPU "
-        f"{result.broker_us_per_msg:>6.1f} us/msg"
+        f"{result.broker_us_per_msg:>6.1f} us/msg  "
+        f"producers {result.generator_us_per_msg:.1f} us/msg"
         f"{f'  errors {result.errors}' if result.errors else ''}",
         flush=True,
     )
@@ -420,15 +433,16 @@ def run_scenario(sa: StandaloneProcess, scenario: str, args: argparse.Namespace,
 def table(results: list[Result]) -> str:
     head = (
         "| scenario | run | msg/s | MB/s | p50 publish | p99 publish | e2e msg/s | msgs/entry "
-        "| broker CPU | broker us/msg |"
+        "| broker CPU | broker us/msg | producers us/msg |"
     )
-    lines = [head, "|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [head, "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in results:
         run = "max" if r.mode == "max" else f"half ({r.target_msg_s:,.0f}/s)"
         lines.append(
             f"| {r.scenario} | {run} | {r.publish_msg_s:,.0f} | {r.publish_mb_s:.2f} | "
             f"{r.p50_ms:.1f} ms | {r.p99_ms:.1f} ms | {r.e2e_msg_s:,.0f} | {r.msgs_per_entry:.1f} "
-            f"| {r.broker_cpu_pct:.0f}% | {r.broker_us_per_msg:.1f} |"
+            f"| {r.broker_cpu_pct:.0f}% | {r.broker_us_per_msg:.1f} "
+            f"| {r.generator_us_per_msg:.1f} |"
         )
     return "\n".join(lines)
 

@@ -242,3 +242,26 @@ async def test_send_callback_gets_the_send_timeout_error() -> None:
         assert isinstance(results[0], SendTimeout)
         assert producer.pending_count == 0
         await client.close()
+
+
+async def test_batches_pipeline_without_waiting_for_receipts() -> None:
+    topic = ScriptedTopic()
+    topic.hold = True
+    async with FakeBroker(topic) as broker:
+        client = Client(f"pulsar://{broker.address}", operation_timeout_s=3)
+        producer = await client.create_producer(
+            "t", batching_max_messages=2, batching_max_publish_delay_ms=1000
+        )
+        assert isinstance(producer, Producer)
+        for i in range(6):
+            await producer.send_callback(b"x%d" % i, lambda _c, _r: None)
+        # Three full batches on the wire while none is acknowledged.
+        await broker.wait_until(lambda: len(topic.held) == 3)
+        assert topic.stored == [(42, 2), (44, 2), (46, 2)]
+        topic.hold = False
+        for send in topic.held:
+            topic.receipt(broker, send)
+        async with asyncio.timeout(5):
+            await producer.flush()
+        assert producer.pending_count == 0
+        await client.close()
