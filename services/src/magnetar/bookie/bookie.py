@@ -279,11 +279,34 @@ class Bookie:
 
     # -- adds ------------------------------------------------------------------------------
 
+    def submit_adds_nowait(self, ops: Sequence[AddFields]) -> PendingAdds | None:
+        """:meth:`submit_adds` without a coroutine, or None when the journal has no room now
+        (nothing journalled; call :meth:`submit_adds`, which checks the ops again and waits).
+        """
+        statuses, records = self._accept(ops)
+        if not records:
+            return PendingAdds(statuses, None)
+        future = self._journal.enqueue_many_nowait(records)
+        if future is None:
+            return None
+        return self._journalled(statuses, records, future)
+
     async def submit_adds(self, ops: Sequence[AddFields]) -> PendingAdds:
         """Check and journal ``ops`` in order; returns once all are queued (not yet durable).
 
         The accepted ops of one call go to the journal as one unit with one durability future.
         """
+        pending = self.submit_adds_nowait(ops)
+        if pending is not None:
+            return pending
+        statuses, records = self._accept(ops)
+        if not records:
+            return PendingAdds(statuses, None)
+        future = await self._journal.enqueue_many(records)
+        return self._journalled(statuses, records, future)
+
+    def _accept(self, ops: Sequence[AddFields]) -> tuple[list[Status], list[JournalRecord]]:
+        """Each op's status, and the journal records of the accepted ones, in order."""
         if self._closed:
             raise BookieClosed("the bookie is closing")
         read_only = self.read_only  # once per batch: nothing in the loop below changes it
@@ -304,9 +327,11 @@ class Bookie:
                         op.payload,
                     )
                 )
-        if not records:
-            return PendingAdds(statuses, None)
-        future = await self._journal.enqueue_many(records)
+        return statuses, records
+
+    def _journalled(
+        self, statuses: list[Status], records: list[JournalRecord], future: asyncio.Future[None]
+    ) -> PendingAdds:
         future.add_done_callback(functools.partial(self._adds_completed, records))
         return PendingAdds(statuses, future)
 

@@ -57,6 +57,7 @@ _MARK = struct.Struct(">QQI")
 _MARK_FILE = "lastMark"
 _SEGMENT_SUFFIX = ".log"
 _REPLAY_CHUNK = 1024
+_RECORD_OVERHEAD = _FRAME.size + _RECORD.size  # framed bytes of a record besides key+payload
 
 
 class RecordKind(enum.IntEnum):
@@ -275,6 +276,7 @@ class Journal:
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="journal")
         self._queue: asyncio.Queue[_Pending] = asyncio.Queue(maxsize=config.queue_records)
         self._queued_bytes = 0
+        self._blocked = 0  # enqueue_many callers waiting for room
         self._space = asyncio.Event()
         self._space.set()
         self._segment = 0
@@ -336,16 +338,44 @@ class Journal:
         """
         return await self.enqueue_many((record,))
 
+    def enqueue_many_nowait(self, records: Sequence[JournalRecord]) -> asyncio.Future[None] | None:
+        """:meth:`enqueue_many` without a coroutine: the future, or None (nothing queued) when
+        it would have to wait for room or another caller is waiting for room (call order is
+        write order). Raises like :meth:`enqueue_many`."""
+        if self._closing:
+            raise JournalClosed("the journal is closing")
+        if self._failure is not None:
+            raise JournalFailed("the journal failed earlier") from self._failure
+        size = sum([len(r.master_key) + len(r.payload) for r in records])
+        size += _RECORD_OVERHEAD * len(records)
+        queued = self._queued_bytes
+        if (
+            self._blocked
+            or self._queue.full()
+            or (queued > 0 and queued + size > self._config.queue_bytes)
+        ):
+            return None
+        self._queued_bytes = queued + size
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._queue.put_nowait(_Pending(records, size, future))
+        return future
+
     async def enqueue_many(self, records: Sequence[JournalRecord]) -> asyncio.Future[None]:
         """Queue ``records`` as one unit in order; one future for all of them.
 
         A batch from the add stream costs one queue slot and one future however many entries it
         carries, which keeps the per-entry work on the event loop small.
         """
-        if self._closing:
-            raise JournalClosed("the journal is closing")
-        if self._failure is not None:
-            raise JournalFailed("the journal failed earlier") from self._failure
+        future = self.enqueue_many_nowait(records)
+        if future is not None:
+            return future
+        self._blocked += 1
+        try:
+            return await self._enqueue_waiting(records)
+        finally:
+            self._blocked -= 1
+
+    async def _enqueue_waiting(self, records: Sequence[JournalRecord]) -> asyncio.Future[None]:
         size = sum(record.framed_size() for record in records)
         while self._queued_bytes > 0 and self._queued_bytes + size > self._config.queue_bytes:
             self._space.clear()

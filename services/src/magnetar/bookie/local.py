@@ -7,9 +7,10 @@ client reaches the bookie through a :class:`LocalBookie` instead of a loopback g
 see ``magnetar.ledger.local_bookie``). The gRPC servicer wraps the same methods, so both paths
 answer identically; only the transport differs.
 
-Adds: :meth:`LocalBookie.submit_adds` checks and journals a batch in call order (waiting while
-the journal queue is full) and returns a future of the batch's wire statuses, resolved when the
-journal has fsynced (and applied) it — an OK status is never given before that.
+Adds: :meth:`LocalBookie.submit_adds_nowait` (or :meth:`LocalBookie.submit_adds`, which waits
+while the journal queue is full) checks and journals a batch in call order and returns a
+:class:`WireAdds` whose callback gets the batch's wire statuses when the journal has fsynced
+(and applied) it — an OK status is never given before that.
 
 Errors: :class:`~magnetar.bookie.errors.BookieError` (the bookie is closing, its journal
 failed) propagates; expected conditions are ``Status`` codes in the responses.
@@ -19,10 +20,10 @@ Concurrency: every method runs on the bookie's loop; no state of its own besides
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator, Sequence
+import functools
+from collections.abc import AsyncIterator, Callable, Sequence
 
-from magnetar.bookie.bookie import AddFields, AddOp, Bookie, Status
+from magnetar.bookie.bookie import AddFields, AddOp, Bookie, PendingAdds, Status
 from magnetar.bookie.ledger_storage import StoredEntry
 from magnetar.wire import bookie_pb2 as pb
 
@@ -71,24 +72,39 @@ def add_op(add: pb.AddEntry) -> AddOp:
     )
 
 
+class WireAdds:
+    """A journalled batch as the in-process client sees it: its callback gets the wire
+    statuses once durable (no OK before the fsync). One per batch; callbacks, no futures."""
+
+    __slots__ = ("_pending",)
+
+    def __init__(self, pending: PendingAdds) -> None:
+        self._pending = pending
+
+    def add_done_callback(self, callback: Callable[[list[int]], None]) -> None:
+        self._pending.add_done_callback(functools.partial(_call_with_wire, callback))
+
+
+def _call_with_wire(callback: Callable[[list[int]], None], statuses: list[Status]) -> None:
+    callback(wire_statuses(statuses))
+
+
 class LocalBookie:
     def __init__(self, bookie: Bookie) -> None:
         self._bookie = bookie
 
-    async def submit_adds(self, adds: Sequence[AddFields]) -> asyncio.Future[list[int]]:
-        """Journal ``adds`` in order; the future gets their wire statuses once durable.
+    def submit_adds_nowait(self, adds: Sequence[AddFields]) -> WireAdds | None:
+        """Journal ``adds`` in order at once; None (nothing journalled) when the journal has
+        no room now, then use :meth:`submit_adds`.
 
         The adds are the caller's own values (no wire message in between): anything with the
         fields of :class:`~magnetar.bookie.bookie.AddOp`."""
-        pending = await self._bookie.submit_adds(adds)
-        result: asyncio.Future[list[int]] = asyncio.get_running_loop().create_future()
+        pending = self._bookie.submit_adds_nowait(adds)
+        return None if pending is None else WireAdds(pending)
 
-        def durable(statuses: list[Status]) -> None:
-            if not result.done():
-                result.set_result(wire_statuses(statuses))
-
-        pending.add_done_callback(durable)
-        return result
+    async def submit_adds(self, adds: Sequence[AddFields]) -> WireAdds:
+        """Journal ``adds`` in order, waiting while the journal queue is full."""
+        return WireAdds(await self._bookie.submit_adds(adds))
 
     async def read_entry(
         self, ledger_id: int, entry_id: int, *, fence: bool = False, master_key: bytes = b""

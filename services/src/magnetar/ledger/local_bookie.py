@@ -9,8 +9,9 @@ which the standalone builds from its bookie (``magnetar.bookie.local.LocalBookie
 
 Adds keep :class:`BookieClient`'s contract: ``send_add`` queues (bounded) and returns; one
 sender task submits whatever is queued, in order, as one batch, and each add's callback gets
-its wire ``Status`` once the bookie has journalled it durably (never earlier), or
-:class:`BookieUnavailable` if the bookie refused the batch or this client closed. Calls other
+its wire ``Status`` once the bookie has journalled it durably (never earlier; a failed journal
+write is ``INTERNAL``), or :class:`BookieUnavailable` if the bookie refused the batch or this
+client closed. A batch is handed over without a coroutine when the journal has room. Calls other
 than adds go straight to the bookie; its errors become :class:`BookieUnavailable`.
 
 Concurrency: everything on the one loop. The client owns its sender task (cancelled in
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from typing import Protocol
 
 from magnetar.errors import MagnetarError
@@ -34,12 +35,22 @@ from magnetar.wire import bookie_pb2
 IN_PROCESS_ADDRESS = "in-process"
 
 
+class DurableAdds(Protocol):
+    """A batch the in-process bookie journalled: ``callback(statuses)`` (wire ``Status`` codes,
+    in add order) runs on the loop once the batch is durable."""
+
+    def add_done_callback(self, callback: Callable[[list[int]], None]) -> None: ...
+
+
 class InProcessBookie(Protocol):
     """What the standalone's bookie offers its in-process ledger client: adds as the client's
     own :class:`AddRequest` values (no wire message built and parsed back), answers as wire
-    messages."""
+    messages. ``submit_adds_nowait`` journals at once or returns None (journal full: nothing
+    done), ``submit_adds`` waits for room."""
 
-    async def submit_adds(self, adds: Sequence[AddRequest]) -> asyncio.Future[list[int]]: ...
+    def submit_adds_nowait(self, adds: Sequence[AddRequest]) -> DurableAdds | None: ...
+
+    async def submit_adds(self, adds: Sequence[AddRequest]) -> DurableAdds: ...
 
     async def read_entry(
         self, ledger_id: int, entry_id: int, *, fence: bool = False, master_key: bytes = b""
@@ -98,20 +109,19 @@ class LocalBookieClient:
             batch_id = self._next_batch
             self._batches[batch_id] = callbacks
             try:
-                durable = await self._bookie.submit_adds(adds)
+                durable = self._bookie.submit_adds_nowait(adds)  # no coroutine chain per batch
+                if durable is None:  # the journal is full: wait for room
+                    durable = await self._bookie.submit_adds(adds)
             except MagnetarError as exc:  # closing, journal failed: the bookie is gone for us
                 self._finish(batch_id, BookieUnavailable(self.bookie_id, str(exc)))
                 continue
             durable.add_done_callback(functools.partial(self._durable, batch_id))
 
-    def _durable(self, batch_id: int, future: asyncio.Future[list[int]]) -> None:
-        if future.cancelled() or future.exception() is not None:
-            self._finish(batch_id, BookieUnavailable(self.bookie_id, "journal write failed"))
-            return
+    def _durable(self, batch_id: int, statuses: list[int]) -> None:
         callbacks = self._batches.pop(batch_id, None)
         if callbacks is None:  # failed by close() meanwhile
             return
-        for callback, status in zip(callbacks, future.result(), strict=True):
+        for callback, status in zip(callbacks, statuses, strict=True):
             callback(status)
 
     def _finish(self, batch_id: int, error: BookieUnavailable) -> None:
