@@ -28,6 +28,7 @@ def tight(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StandaloneProces
         data_dir=tmp_path_factory.mktemp("tight") / "data",
         env={
             "MAGNETAR_STANDALONE_MANAGED_LEDGER_MAX_PENDING_ADDS": "2",
+            "MAGNETAR_STANDALONE_MANAGED_LEDGER_MIN_LEDGER_ROLLOVER_TIME_MINUTES": "0",
             "MAGNETAR_STANDALONE_MANAGED_LEDGER_MAX_ENTRIES_PER_LEDGER": "50",
         },
     )

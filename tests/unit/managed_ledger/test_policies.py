@@ -25,6 +25,18 @@ def test_rollover_limits_disabled_at_zero() -> None:
     )
 
 
+def test_rollover_waits_for_the_minimum_age() -> None:
+    # Pulsar's managedLedgerMinLedgerRolloverTimeMinutes: a full ledger younger than the
+    # minimum keeps taking entries.
+    p = RolloverPolicy(max_entries=10, max_bytes=100, max_age_s=50, min_age_s=30)
+    assert not p.should_rollover(10, 0, 29.9)
+    assert not p.should_rollover(1, 100, 29.9)
+    assert p.should_rollover(10, 0, 30)
+    assert p.should_rollover(1, 100, 30)
+    assert not p.should_rollover(1, 0, 49.9)
+    assert p.should_rollover(1, 0, 50)
+
+
 def _ledgers() -> list[LedgerInfo]:
     # three closed ledgers of 10 entries / 100 bytes closed at t=1000, 2000, 3000; current last.
     return [

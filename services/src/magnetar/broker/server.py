@@ -18,6 +18,11 @@ from magnetar.telemetry import get_logger
 
 log = get_logger(__name__)
 
+# The StreamReader stops reading the socket above twice this (and registers it with the
+# selector again when drained): at asyncio's 64 KiB default that is a pair of epoll calls for
+# many reads under load. 1 MiB bounds a connection's unread bytes at 2 MiB.
+_STREAM_LIMIT = 1024 * 1024
+
 
 class BrokerServer:
     def __init__(self, service: BrokerService, host: str, port: int) -> None:
@@ -31,7 +36,9 @@ class BrokerServer:
 
     async def start(self) -> int:
         """Listen; returns the bound port (useful with port 0)."""
-        self._server = await asyncio.start_server(self._serve, self.host, self.port)
+        self._server = await asyncio.start_server(
+            self._serve, self.host, self.port, limit=_STREAM_LIMIT
+        )
         self.port = int(self._server.sockets[0].getsockname()[1])
         log.info("broker_listening", host=self.host, port=self.port)
         return self.port

@@ -36,6 +36,11 @@ class BrokerSettings(BaseSettings):
     managed_ledger_default_write_quorum: int = Field(default=3, ge=1)
     managed_ledger_default_ack_quorum: int = Field(default=2, ge=1)
     managed_ledger_max_entries_per_ledger: int = Field(default=50_000, ge=1)
+    # Pulsar's rollover rule: a full ledger (entries or size) or one older than the maximum is
+    # rolled over, but never before the minimum age.
+    managed_ledger_max_size_per_ledger_mbytes: int = Field(default=2048, ge=0)
+    managed_ledger_min_ledger_rollover_time_minutes: float = Field(default=10.0, ge=0)
+    managed_ledger_max_ledger_rollover_time_minutes: float = Field(default=240.0, ge=0)
     # Magnetar's own: adds a topic's managed ledger keeps queued or in flight; SENDs beyond it
     # wait in order (TCP backpressure reaches the producer through the per-connection bound).
     managed_ledger_max_pending_adds: int = Field(default=10_000, ge=1)
@@ -81,6 +86,9 @@ class BrokerSettings(BaseSettings):
                 write_quorum=self.managed_ledger_default_write_quorum,
                 ack_quorum=self.managed_ledger_default_ack_quorum,
                 max_entries_per_ledger=self.managed_ledger_max_entries_per_ledger,
+                max_ledger_size_bytes=self.managed_ledger_max_size_per_ledger_mbytes * 1024 * 1024,
+                max_ledger_age_s=self.managed_ledger_max_ledger_rollover_time_minutes * 60,
+                min_ledger_age_s=self.managed_ledger_min_ledger_rollover_time_minutes * 60,
                 max_pending_adds=self.managed_ledger_max_pending_adds,
             ),
             close_timeout_s=self.shutdown_step_timeout_s,

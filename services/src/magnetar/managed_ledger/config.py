@@ -24,6 +24,7 @@ class ManagedLedgerConfig:
     max_entries_per_ledger: int = 50_000
     max_ledger_size_bytes: int = 0  # 0: no size limit
     max_ledger_age_s: float = 0.0  # 0: no age limit
+    min_ledger_age_s: float = 0.0  # no rollover before this age, even when a limit is reached
     retention_time_s: float = 0.0  # negative: infinite
     retention_size_bytes: int = 0  # negative: infinite
     max_pending_adds: int = 10_000  # adds queued or in flight; more callers wait (FIFO)
@@ -31,7 +32,10 @@ class ManagedLedgerConfig:
     @property
     def rollover(self) -> RolloverPolicy:
         return RolloverPolicy(
-            self.max_entries_per_ledger, self.max_ledger_size_bytes, self.max_ledger_age_s
+            self.max_entries_per_ledger,
+            self.max_ledger_size_bytes,
+            self.max_ledger_age_s,
+            self.min_ledger_age_s,
         )
 
     @property

@@ -566,13 +566,16 @@ class ManagedLedger:
         if self.layout.entries_of(cur.ledger_id) < entry_id + 1:
             self.layout.set_entries(cur.ledger_id, entry_id + 1)
         cur.confirmed_bytes += len(data)
-        self._last_confirmed = max(self._last_confirmed, pos)
+        if pos > self._last_confirmed:
+            self._last_confirmed = pos
         # Bookies know at least the LAC each confirmed entry carried: entries above the highest
         # such LAC may not be readable from bookies yet, so the cache keeps them.
-        self._last_confirmed_lac_floor = max(self._last_confirmed_lac_floor, floor)
-        self._cache.pinned_from = Position(
-            cur.ledger_id, EntryId(self._last_confirmed_lac_floor + 1)
-        )
+        pinned = self._cache.pinned_from
+        if floor > self._last_confirmed_lac_floor or pinned is None or pinned[0] != cur.ledger_id:
+            self._last_confirmed_lac_floor = max(self._last_confirmed_lac_floor, floor)
+            self._cache.pinned_from = Position(
+                cur.ledger_id, EntryId(self._last_confirmed_lac_floor + 1)
+            )
         self._cache.insert(Entry(pos, data))
         self._signal_new_entries()
         return pos
@@ -585,6 +588,7 @@ class ManagedLedger:
 
     # ================================================================== rollover
     async def _rollover(self) -> None:
+        started = time.monotonic()
         try:
             old = self._current
             if old is not None:
@@ -600,7 +604,13 @@ class ManagedLedger:
             self._current = _CurrentLedger(writer)
             self._last_confirmed_lac_floor = -1
             self.layout.append(writer.ledger_id)
-            log.info("ledger_rolled_over", managed_ledger=self.name, ledger_id=writer.ledger_id)
+            log.info(
+                "ledger_rolled_over",
+                managed_ledger=self.name,
+                ledger_id=writer.ledger_id,
+                duration_ms=round((time.monotonic() - started) * 1000, 1),
+                queued_adds=len(self._queue),
+            )
         except MagnetarError as exc:
             # Fenced, or the store failed: fail what waits; the next add tries again (unless
             # fenced). A closed ledger's final counts stay in ``_ledgers`` for the next write.

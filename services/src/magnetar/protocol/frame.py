@@ -104,6 +104,10 @@ class Frame(NamedTuple):
         return self.command.type
 
 
+# NamedTuple's generated __new__ is a Python-level lambda; the decoder builds frames directly.
+_new_frame = tuple.__new__
+
+
 # Body field name of each command type (the field number equals the type value).
 _BODY_FIELDS: dict[int, str] = {f.number: f.name for f in pb.BaseCommand.DESCRIPTOR.fields}
 
@@ -236,10 +240,10 @@ def parse_frame_body(body: bytes | memoryview, *, verify_checksum: bool = True) 
     command = parse_command(data[4:end])
     if command.type in PAYLOAD_COMMANDS:
         section = parse_payload_section(command, data, verify_checksum=verify_checksum, start=end)
-        return Frame(command, section)
+        return _new_frame(Frame, (command, section))
     if end != size:
         raise MalformedFrame(f"{size - end} unexpected bytes after a simple command", command)
-    return Frame(command)
+    return _new_frame(Frame, (command, None))
 
 
 class FrameDecoder:
