@@ -19,15 +19,15 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from magnetar.broker.consumer import Consumer
-from magnetar.broker.dispatch import HashRange, KeySharedMeta, KeySharedMode
+from magnetar.broker.dispatch import HashRange, KeySharedMeta, KeySharedMode, ack_set_to_mask
 from magnetar.broker.errors import ConsumerNotFound, NotAllowed
 from magnetar.broker.names import NamespaceName, TopicName
 from magnetar.broker.non_persistent_topic import NonPersistentSubscription, NonPersistentTopic
 from magnetar.broker.persistent_topic import PersistentTopic
 from magnetar.broker.subscription import PersistentSubscription
-from magnetar.managed_ledger import InitialPosition
+from magnetar.managed_ledger import InitialPosition, Position
 from magnetar.protocol import commands
-from magnetar.protocol.message_id import MessageId
+from magnetar.protocol.message_id import MessageId, to_signed64
 from magnetar.telemetry import get_logger
 from magnetar.wire import pulsar_api_pb2 as pb
 
@@ -173,7 +173,15 @@ async def ack(cnx: ServerCnx, request: pb.CommandAck) -> None:
         if wants_reply:
             cnx.write_command(commands.ack_response(request.consumer_id, request.request_id))
         return
-    ids = [(MessageId.from_proto(m), list(m.ack_set)) for m in request.message_id]
+    # Positions and ack-set masks straight from the wire ids: an ACK frame carries many ids
+    # and only their entry positions matter here (no MessageId per id).
+    ids = [
+        (
+            Position(to_signed64(m.ledger_id), to_signed64(m.entry_id)),  # type: ignore[arg-type]
+            ack_set_to_mask(m.ack_set) if m.ack_set else None,
+        )
+        for m in request.message_id
+    ]
     sub, consumer = ref.subscription, ref.consumer
 
     async def work() -> None:

@@ -51,7 +51,6 @@ from magnetar.broker.dispatch import (
     RedeliveryQueue,
     SharedSelector,
     SubType,
-    ack_set_to_mask,
     check_sub_type,
     make_key_shared_selector,
     mask_to_ack_set,
@@ -246,35 +245,41 @@ class PersistentSubscription:
     async def _dispatch_once(self) -> bool:
         """One step: read, plan, send. True if anything went out."""
         budget = self._read_budget()
-        replays = await self._read_replays(budget)
+        replays = await self._read_replays(budget) if self._replay else []
         fresh: list[Entry] = []
         if len(replays) < budget:
             fresh = await self.cursor.read_entries(budget - len(replays))
         if not replays and not fresh:
             return False
-        entries = (*replays, *fresh)
-        by_position = {e.position: e for e in entries}
-        infos = {e.position: entry_info(e.data) for e in entries}  # metadata parsed once
-        candidates = [self._candidate(e, infos[e.position]) for e in entries]
+        entries = replays + fresh if replays else fresh
+        # Each entry's metadata is parsed once and its unacked-index mask looked up once, here;
+        # the plan (pure) hands back the candidates, the rest is found by position.
+        masks, batch_unacked = self._masks, self.cursor.batch_unacked
+        prepared: dict[Position, tuple[Entry, EntryInfo, int | None]] = {}
+        candidates: list[Candidate] = []
+        for entry in entries:
+            pos = entry.position
+            info = entry_info(entry.data)
+            mask = masks.get(pos) if masks else None
+            if mask is None:
+                mask = batch_unacked(pos)
+            count = info.messages if mask is None else mask.bit_count()
+            candidates.append(Candidate(pos, max(1, count), info.key or None))
+            prepared[pos] = (entry, info, mask)
         plan = self._plan(candidates, {e.position for e in replays})
+        key_shared = self.sub_type == SubType.KEY_SHARED
         sent = 0
         for key, planned in plan.assignments:
             consumer = self._by_key[key]
             for cand in planned:
-                self._send(consumer, cand, by_position[cand.position], infos[cand.position])
+                entry, info, mask = prepared[cand.position]
+                self._send(consumer, key, cand, entry.data, info.messages, mask, key_shared)
                 sent += 1
         for cand in plan.leftovers:
             self._replay.add(cand.position, self._slot(cand))
         if isinstance(self._selector, SharedSelector):
             self._selector.served(plan.last_served)
         return sent > 0
-
-    def _candidate(self, entry: Entry, info: EntryInfo) -> Candidate:
-        mask = self._masks.get(entry.position)
-        if mask is None:
-            mask = self.cursor.batch_unacked(entry.position)
-        count = info.messages if mask is None else mask.bit_count()
-        return Candidate(entry.position, max(1, count), info.key or None)
 
     def _slot(self, cand: Candidate) -> int | None:
         return cand.sticky_hash if self.sub_type == SubType.KEY_SHARED else None
@@ -305,7 +310,7 @@ class PersistentSubscription:
             candidates,
             active=active,
             redelivery=replayed,
-            blocked_hashes=self._replay.hashes(),
+            blocked_hashes=self._replay.hashes() if self._replay else frozenset(),
             key_shared=view,
         )
 
@@ -314,24 +319,34 @@ class PersistentSubscription:
             return [self._by_key[info.key] for info in self._selector.rotation()]
         return list(self.consumers)
 
-    def _send(self, consumer: Consumer, cand: Candidate, entry: Entry, info: EntryInfo) -> None:
+    def _send(
+        self,
+        consumer: Consumer,
+        key: ConsumerKey,
+        cand: Candidate,
+        data: bytes,
+        batch_size: int,
+        mask: int | None,
+        key_shared: bool,
+    ) -> None:
+        """Send one planned entry; ``mask`` is its unacked-index mask (None: all unacked)."""
         pos = cand.position
-        self._replay.remove(pos)
-        mask = self._masks.pop(pos, None)
-        if mask is None:
-            mask = self.cursor.batch_unacked(pos)
+        if self._replay:
+            self._replay.remove(pos)
+        if self._masks:
+            self._masks.pop(pos, None)
         consumer.deliver(
             pos,
-            entry.data,
+            data,
             cand.message_count,
-            redelivery_count=self._counts.count(pos),
+            redelivery_count=self._counts.count(pos) if self._counts else 0,
             ack_set=mask_to_ack_set(mask) if mask is not None else None,
         )
         self._pending.add(
-            consumer.key,
+            key,
             pos,
-            batch_size=max(1, info.messages),
-            sticky_hash=self._slot(cand),
+            batch_size=max(1, batch_size),
+            sticky_hash=cand.sticky_hash if key_shared else None,
             unacked=mask,
         )
 
@@ -347,21 +362,21 @@ class PersistentSubscription:
         self,
         consumer: Consumer,
         ack_type: pb.CommandAck.AckType.ValueType,
-        ids: Sequence[tuple[MessageId, Sequence[int]]],
+        ids: Sequence[tuple[Position, int | None]],
     ) -> None:
+        """Acks of one ACK frame: each id's entry position and its ack-set mask (bit i set =
+        index i still unacked, ``dispatch.ack_set_to_mask``), None without an ack set."""
         if ack_type == pb.CommandAck.Cumulative:
             if self.sub_type in (SubType.SHARED, SubType.KEY_SHARED) or len(ids) != 1:
                 return
             await self._ack_cumulative(*ids[0])
         else:
             await self._ack_individual(ids)
-        if self._recent.release(self._oldest_unacked()):
-            self._wake.set()
+        if self._recent:  # only Key_Shared consumers that joined with entries unacked
+            self._recent.release(self._oldest_unacked())
         self._wake.set()
 
-    async def _ack_cumulative(self, mid: MessageId, ack_set: Sequence[int]) -> None:
-        pos = Position(mid.ledger_id, mid.entry_id)  # type: ignore[arg-type]
-        mask = ack_set_to_mask(ack_set) if ack_set else None
+    async def _ack_cumulative(self, pos: Position, mask: int | None) -> None:
         outcome = self._pending.ack_cumulative(pos, mask)
         target = pos.before() if outcome.partial else pos
         self._replay.remove_up_to(target)
@@ -377,32 +392,41 @@ class PersistentSubscription:
         await self._persist_partial({r.position: r.unacked for r in outcome.partial})
         self.messages_acked += 1
 
-    async def _ack_individual(self, ids: Sequence[tuple[MessageId, Sequence[int]]]) -> None:
+    async def _ack_individual(self, ids: Sequence[tuple[Position, int | None]]) -> None:
         acked: list[Position] = []
         partial: dict[Position, int] = {}
-        for mid, ack_set in ids:
-            pos = Position(mid.ledger_id, mid.entry_id)  # type: ignore[arg-type]
-            mask = ack_set_to_mask(ack_set) if ack_set else None
-            outcome = self._pending.ack_individual(pos, mask)
-            partial.update((r.position, r.unacked) for r in outcome.partial)
-            if not outcome.acked and mask is not None and pos in self._masks:
-                self._masks[pos] &= mask  # a partly acked batch waiting for redelivery
-                if self._masks[pos]:
-                    partial[pos] = self._masks[pos]
-                    continue
+        pending, replay, masks = self._pending, self._replay, self._masks
+        layout, cursor = self.ml.layout, self.cursor
+        for pos, mask in ids:
+            if mask is None:
+                # The common case (a whole entry): acked whether it was pending or not.
+                pending.discard(pos)
                 outcome_acked: tuple[Position, ...] = (pos,)
             else:
-                outcome_acked = outcome.acked
+                outcome = pending.ack_individual(pos, mask)
+                partial.update((r.position, r.unacked) for r in outcome.partial)
+                if not outcome.acked and pos in masks:
+                    masks[pos] &= mask  # a partly acked batch waiting for redelivery
+                    if masks[pos]:
+                        partial[pos] = masks[pos]
+                        continue
+                    outcome_acked = (pos,)
+                else:
+                    outcome_acked = outcome.acked
             for p in outcome_acked:
-                self._replay.remove(p)
-                self._masks.pop(p, None)
-                if self.ml.layout.contains(p) and not self.cursor.is_acknowledged(p):
+                if replay:
+                    replay.remove(p)
+                if masks:
+                    masks.pop(p, None)
+                if layout.contains(p) and not cursor.is_acknowledged(p):
                     acked.append(p)
-        self._counts.forget(acked)
+        if self._counts:
+            self._counts.forget(acked)
         if acked:
             self.messages_acked += len(acked)
-            await self.cursor.delete(acked)
-        await self._persist_partial({p: m for p, m in partial.items() if p not in acked})
+            await cursor.delete(acked)
+        if partial:
+            await self._persist_partial({p: m for p, m in partial.items() if p not in acked})
 
     async def _persist_partial(self, unacked: dict[Position, int]) -> None:
         """Record partly acked batches with the cursor, so a restart keeps their acked indexes."""

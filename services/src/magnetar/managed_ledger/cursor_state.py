@@ -69,13 +69,26 @@ class CursorState:
     def deleted(self, positions: Iterable[Position], layout: LedgerLayout) -> bool:
         """Individual acks; True if the state changed. Positions <= mark-delete are ignored."""
         changed = False
+        ranges, batches = self.individually_deleted, self.batch_deleted
         for pos in positions:
-            if pos <= self.mark_delete or pos in self.individually_deleted:
+            mark = self.mark_delete
+            if pos <= mark:
                 continue
-            if not layout.contains(pos):
-                raise InvalidPosition(pos, "no such entry")
-            self.individually_deleted.add(pos)
-            self.batch_deleted.pop(pos, None)
+            if not ranges and pos.ledger_id == mark.ledger_id and pos.entry_id == mark.entry_id + 1:
+                # In-order ack of the entry right after the mark-delete, nothing acked above it:
+                # the auto-advance would move the mark-delete onto it, so do that directly
+                # instead of adding a range and removing it again.
+                if not layout.contains(pos):
+                    raise InvalidPosition(pos, "no such entry")
+                self.mark_delete = pos
+            else:
+                if pos in ranges:
+                    continue
+                if not layout.contains(pos):
+                    raise InvalidPosition(pos, "no such entry")
+                ranges.add(pos)
+            if batches:
+                batches.pop(pos, None)
             changed = True
         if changed:
             self._auto_advance(layout)

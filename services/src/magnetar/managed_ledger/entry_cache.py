@@ -75,7 +75,9 @@ class EntryCache:
 
     def __init__(self, budget: CacheBudget) -> None:
         self._budget = budget
-        self._entries: OrderedDict[Position, tuple[bytes, int]] = OrderedDict()
+        # position -> (the entry, its insertion number); the Entry itself is kept so that a
+        # read hands out the stored object rather than building one per cache hit.
+        self._entries: OrderedDict[Position, tuple[Entry, int]] = OrderedDict()
         self.bytes = 0
         self.oldest_seq = 0
         self.pinned_from: Position | None = None
@@ -103,36 +105,45 @@ class EntryCache:
         EntryCache._clock += 1
         if not self._entries:
             self.oldest_seq = EntryCache._clock
-        self._entries[entry.position] = (entry.data, EntryCache._clock)
+        self._entries[entry.position] = (entry, EntryCache._clock)
         self._charge(len(entry.data))
         self._budget._make_room()
 
     def get(self, pos: Position) -> Entry | None:
         found = self._entries.get(pos)
-        return None if found is None else Entry(pos, found[0])
+        return None if found is None else found[0]
 
     def evict_oldest(self) -> bool:
         if not self.evictable():
             return False
-        _, (data, _) = self._entries.popitem(last=False)
-        self._charge(-len(data))
+        _, (entry, _) = self._entries.popitem(last=False)
+        self._charge(-len(entry.data))
         self._refresh_oldest()
         return True
 
     def evict_before(self, pos: Position) -> int:
-        """Drop every entry before ``pos``; return how many."""
-        n = 0
-        while self._entries:
-            first = next(iter(self._entries))
-            if first >= pos or not self.evict_oldest():
+        """Drop every entry before ``pos`` (and before :attr:`pinned_from`); return how many.
+
+        Called after every cursor read and ack: the charge and the oldest-sequence refresh are
+        done once for the whole run of evicted entries."""
+        entries = self._entries
+        pinned = self.pinned_from
+        n = freed = 0
+        for first in entries:
+            if first >= pos or (pinned is not None and first >= pinned):
                 break
             n += 1
+        for _ in range(n):
+            freed += len(entries.popitem(last=False)[1][0].data)
+        if n:
+            self._charge(-freed)
+            self._refresh_oldest()
         return n
 
     def evict_ledger(self, ledger_id: int) -> None:
         for pos in [p for p in self._entries if p.ledger_id == ledger_id]:
-            data, _ = self._entries.pop(pos)
-            self._charge(-len(data))
+            entry, _ = self._entries.pop(pos)
+            self._charge(-len(entry.data))
         self._refresh_oldest()
 
     def clear(self) -> None:

@@ -43,6 +43,13 @@ class RangeSet:
     # ------------------------------------------------------------------ mutation
     def add(self, pos: Position) -> None:
         """Add one entry."""
+        uppers = self._uppers
+        if uppers:
+            last = uppers[-1]
+            if last.entry_id + 1 == pos.entry_id and last.ledger_id == pos.ledger_id:
+                # In-order acks extend the last range (nothing lies after it to merge with).
+                uppers[-1] = pos
+                return
         self.add_range(pos.before(), pos)
 
     def add_range(self, lower: Position, upper: Position) -> None:

@@ -233,6 +233,10 @@ class RecentlyJoined:
     def left(self, key: ConsumerKey) -> None:
         self._limits.pop(key, None)
 
+    def __len__(self) -> int:
+        """Consumers still held back (none: :meth:`release` has nothing to do)."""
+        return len(self._limits)
+
     def release(self, oldest_unacked: Position | None) -> list[ConsumerKey]:
         """Release consumers whose limit is reached by the oldest unacked position."""
         released = [

@@ -122,11 +122,17 @@ class PendingAcks:
         """Record a delivery; a position already pending moves to ``consumer``."""
         if batch_size < 1:
             raise ValueError(f"batch size must be >= 1, got {batch_size}")
-        self._drop(position)
-        mask = full_mask(batch_size) if unacked is None else unacked & full_mask(batch_size)
-        record = PendingAck(position, consumer, batch_size, sticky_hash, mask)
+        if position in self._by_position:
+            self._drop(position)
+        full = (1 << batch_size) - 1
+        record = PendingAck(
+            position, consumer, batch_size, sticky_hash, full if unacked is None else unacked & full
+        )
         self._by_position[position] = record
-        self._by_consumer.setdefault(consumer, set()).add(position)
+        held = self._by_consumer.get(consumer)
+        if held is None:
+            held = self._by_consumer[consumer] = set()
+        held.add(position)
         if sticky_hash is not None:
             holders = self._by_hash.setdefault(sticky_hash, {})
             holders[consumer] = holders.get(consumer, 0) + 1
@@ -146,6 +152,11 @@ class PendingAcks:
                 return AckOutcome(partial=(updated,))
         self._drop(position)
         return AckOutcome(acked=(position,), released=(record,))
+
+    def discard(self, position: Position) -> None:
+        """Individual ACK of a whole entry (no ack set): like ``ack_individual(position)``,
+        whose outcome is always ``acked=(position,)``, without building the outcome."""
+        self._drop(position)
 
     def ack_cumulative(self, position: Position, ack_set: int | None = None) -> AckOutcome:
         covered = sorted(p for p in self._by_position if p <= position)
