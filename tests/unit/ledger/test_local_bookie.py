@@ -19,7 +19,7 @@ from magnetar.ids import BookieId, EntryId
 from magnetar.ledger.bookie_client import AddRequest
 from magnetar.ledger.client import BookKeeper
 from magnetar.ledger.config import LedgerClientConfig
-from magnetar.ledger.errors import BookieUnavailable
+from magnetar.ledger.errors import BookieUnavailable, LedgerError
 from magnetar.ledger.local_bookie import LocalBookieClient
 from magnetar.managed_ledger import ManagedLedgerFactory
 from magnetar.managed_ledger.config import ManagedLedgerConfig
@@ -168,3 +168,56 @@ async def test_adds_go_on_after_the_sender_task_died(bookie: Bookie) -> None:
         assert await send_all(client, [add(8, 1, b"b")]) == [pb.OK]
     finally:
         await client.close()
+
+
+async def test_append_callback_confirms_in_order_and_fails_on_abandon(bookie: Bookie) -> None:
+    """append_callback: outcomes arrive in id order, never before the call returns, mixed with
+    future-based appends; a callback may append again; abandoning fails the rest."""
+    store = await open_store(f"memory://{uuid.uuid4().hex}", session_timeout_s=5.0)
+    registration = Registration(store, BID, "127.0.0.1:9")
+    task = asyncio.create_task(registration.run())
+    try:
+        async with asyncio.timeout(5):
+            await registration.wait_registered()
+        bk = await BookKeeper.start(
+            store, LedgerClientConfig(), local_bookies={BID: LocalBookie(bookie)}
+        )
+        try:
+            handle = await bk.create_ledger(1, 1, 1)
+            results: list[object] = []
+            done = asyncio.get_running_loop().create_future()
+
+            def on_added(result: EntryId | BaseException) -> None:
+                results.append(result)
+                if len(results) == 5:  # re-entrant: append again from inside the completion
+                    assert handle.append_callback(b"again", on_added)
+                if len(results) == 16 and not done.done():
+                    done.set_result(None)
+
+            futures = []
+            for i in range(20):
+                if i % 4 == 3:
+                    future = handle.append_nowait(b"f%d" % i)
+                    assert future is not None
+                    futures.append(future)
+                else:
+                    assert handle.append_callback(b"c%d" % i, on_added)
+                assert len(results) == 0  # never completed inside the call
+            async with asyncio.timeout(10):
+                await done
+                ids = await asyncio.gather(*futures)
+            assert ids == [EntryId(i) for i in range(3, 20, 4)]
+            assert results == [EntryId(i) for i in range(20) if i % 4 != 3] + [EntryId(20)]
+
+            failed: list[object] = []
+            assert handle.append_callback(b"late", failed.append)
+            await handle.abandon()
+            assert len(failed) == 1
+            assert isinstance(failed[0], LedgerError)
+        finally:
+            await bk.close()
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        await registration.unregister()
+        await store.close()

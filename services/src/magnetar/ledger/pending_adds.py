@@ -28,6 +28,7 @@ from magnetar.ledger.metadata import Ensemble
 
 if TYPE_CHECKING:
     import asyncio
+    from collections.abc import Callable
 
     from magnetar.ledger.bookie_client import AddRequest
 
@@ -36,10 +37,19 @@ class PendingAdd:
     """One unconfirmed entry. A ``__slots__`` class, not a dataclass: one is built per add on
     the event loop, and a dataclass with two ``default_factory`` sets costs about twice as much.
 
-    ``request`` and ``future`` are the write handle's (its wire request and its caller's
-    future), kept here so that it needs no per-entry dicts of its own."""
+    ``request``, ``future`` and ``callback`` are the write handle's (its wire request and its
+    caller's future or callback), kept here so that it needs no per-entry dicts of its own."""
 
-    __slots__ = ("acked", "entry_id", "future", "last_add_confirmed", "payload", "request", "sent")
+    __slots__ = (
+        "acked",
+        "callback",
+        "entry_id",
+        "future",
+        "last_add_confirmed",
+        "payload",
+        "request",
+        "sent",
+    )
 
     def __init__(self, entry_id: EntryId, payload: bytes, last_add_confirmed: int) -> None:
         self.entry_id = entry_id
@@ -49,6 +59,7 @@ class PendingAdd:
         self.acked: set[BookieId] = set()
         self.request: AddRequest | None = None
         self.future: asyncio.Future[EntryId] | None = None
+        self.callback: Callable[[EntryId | BaseException], None] | None = None
 
 
 class AddTracker:

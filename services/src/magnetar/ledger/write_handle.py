@@ -1,6 +1,7 @@
 """A ledger open for writing (BookKeeper's ``LedgerHandle`` add path).
 
-``append()`` (or ``append_nowait()``, its task-free form when there is room) assigns entry ids in
+``append()`` (or ``append_nowait()``, its task-free form when there is room, or
+``append_callback()``, its future-free form) assigns entry ids in
 call order (after a FIFO wait for room: pending adds are bounded in count and bytes), sends entry
 ``e`` to the Wq bookies striped from position ``e mod E`` of the current ensemble over each
 bookie's add stream, and returns once the entry and every earlier one has Aq acks (the
@@ -124,7 +125,7 @@ class WriteHandle:
             if self._error is not None or self._closing:
                 self._release(size)
                 self._check_writable()
-            future = self._start(payload)
+            future = self._start_future(payload)
         # No shield: a caller that gives up cancels only this future (nobody else awaits it),
         # and _complete/_fail skip futures that are already done; the add itself goes on.
         return await future
@@ -139,11 +140,37 @@ class WriteHandle:
             return None
         self._reserved_count += 1
         self._reserved_bytes += size
-        return self._start(payload)
+        return self._start_future(payload)
 
-    def _start(self, payload: bytes) -> asyncio.Future[EntryId]:
-        """Assign the next entry id and send it (room is reserved by the caller)."""
+    def append_callback(
+        self, payload: bytes, callback: Callable[[EntryId | BaseException], None]
+    ) -> bool:
+        """:meth:`append_nowait` without a future: ``callback(entry_id)`` once the entry and
+        every earlier one are confirmed, or ``callback(error)`` if the handle fails first.
+        The callback runs synchronously inside the handle's completion (never before this
+        returns; entries in id order), so it must be quick and must not raise; it may append
+        again. False (nothing done) when there is no room now, as :meth:`append_nowait`'s
+        None. Raises like :meth:`append`."""
+        self._check_writable()
+        size = len(payload)
+        if self._waiters or not self._has_room(size):
+            return False
+        self._reserved_count += 1
+        self._reserved_bytes += size
+        self._start(payload, None, callback)
+        return True
+
+    def _start(
+        self,
+        payload: bytes,
+        future: asyncio.Future[EntryId] | None,
+        callback: Callable[[EntryId | BaseException], None] | None,
+    ) -> None:
+        """Assign the next entry id and send it (room is reserved by the caller); ``future``
+        or ``callback`` gets its outcome."""
         add = self._tracker.new_entry(payload)
+        add.future = future
+        add.callback = callback
         entry_id = add.entry_id
         lac = add.last_add_confirmed
         # The request (and its digest: the one checksum of the payload on the add path) is
@@ -157,12 +184,14 @@ class WriteHandle:
             self._master_key,
             self._recovery,
         )
-        future: asyncio.Future[EntryId] = self._loop.create_future()
-        add.future = future
         self._idle.clear()
         if not self._tracker.changing:
             for bookie in self._tracker.targets(entry_id):
                 self._send(add, bookie)
+
+    def _start_future(self, payload: bytes) -> asyncio.Future[EntryId]:
+        future: asyncio.Future[EntryId] = self._loop.create_future()
+        self._start(payload, future, None)
         return future
 
     def _check_writable(self) -> None:
@@ -252,28 +281,27 @@ class WriteHandle:
             )
 
     def _complete(self, confirmed: list[PendingAdd]) -> None:
-        released = 0
-        for add in confirmed:
-            future = add.future
-            if future is not None and not future.done():
-                future.set_result(add.entry_id)
-            released += len(add.payload)
-        self._reserved_count -= len(confirmed)
-        self._reserved_bytes -= released
-        if confirmed and self._waiters:
-            self._wake_waiters()
+        if confirmed:
+            # Room first: a callback below may append again.
+            self._reserved_count -= len(confirmed)
+            self._reserved_bytes -= sum([len(add.payload) for add in confirmed])
+            if self._waiters:
+                self._wake_waiters()
         if self._tracker.pending_count == 0:
             self._idle.set()
+        for add in confirmed:
+            future = add.future
+            if future is not None:
+                if not future.done():
+                    future.set_result(add.entry_id)
+            elif add.callback is not None:
+                add.callback(add.entry_id)
 
     def _fail(self, error: LedgerError) -> None:
         if self._error is not None:
             return
         self._error = error
-        for add in self._tracker.drain():
-            future = add.future
-            if future is not None and not future.done():
-                future.set_exception(error)
-                future.exception()  # mark retrieved: a caller that gave up is not an error
+        drained = self._tracker.drain()
         self._reserved_count = 0
         self._reserved_bytes = 0
         self._wake_waiters()
@@ -281,6 +309,14 @@ class WriteHandle:
         task = self._change_task
         if task is not None and task is not asyncio.current_task():
             task.cancel()
+        for add in drained:
+            future = add.future
+            if future is not None:
+                if not future.done():
+                    future.set_exception(error)
+                    future.exception()  # mark retrieved: a caller that gave up is not an error
+            elif add.callback is not None:
+                add.callback(error)
 
     # ------------------------------------------------------------------ ensemble change
 
