@@ -11,10 +11,10 @@ recorded (an empty one is dropped); then a new ledger is created and added to th
 *before* any entry is written to it; then the cursors are loaded.
 
 Adds: :meth:`add_entry` queues an op (in call order) behind a FIFO gate of
-``max_pending_adds``; :meth:`_pump` dispatches queued ops in order to the current ledger (a done
-callback on the writer's ``append_nowait`` future; a task waiting in ``append`` when the writer
-has no room, and then every later op too until those are done), so positions strictly increase
-in call order. When the rollover policy says so
+``max_pending_adds``; :meth:`_pump` dispatches queued ops in order to the current ledger (the
+writer's ``append_callback``, or a done callback on its ``append_nowait`` future; a task
+waiting in ``append`` when the writer has no room, and then every later op too until those are
+done), so positions strictly increase in call order. When the rollover policy says so
 (counted on dispatched adds), dispatching stops, a rollover task waits for the in-flight appends,
 closes the ledger, creates the next, records both in the info by CAS, and dispatching resumes:
 nothing is lost or reordered. A failed append fails its caller and rolls over; ``LedgerFenced``
@@ -131,6 +131,22 @@ class _CurrentLedger:
     failed: bool = False
     inflight: set[asyncio.Future[Any]] = field(default_factory=set)  # tasks and add futures
     waiting: int = 0  # adds waiting in a task for room in the writer
+    callbacks: int = 0  # adds dispatched with the writer's append_callback, not yet answered
+    drained: asyncio.Future[None] | None = None  # set when ``callbacks`` falls to 0
+
+    def callback_answered(self) -> None:
+        self.callbacks -= 1
+        if self.callbacks == 0 and self.drained is not None and not self.drained.done():
+            self.drained.set_result(None)
+
+    async def settled(self) -> None:
+        """Wait until none of this ledger's adds is in flight (tasks, futures, callbacks)."""
+        while self.inflight or self.callbacks:
+            if self.inflight:
+                await asyncio.wait(set(self.inflight))
+            if self.callbacks:
+                self.drained = asyncio.get_running_loop().create_future()
+                await self.drained
 
     @property
     def ledger_id(self) -> LedgerId:
@@ -489,11 +505,24 @@ class ManagedLedger:
             task.add_done_callback(functools.partial(_waited, cur))
 
     def _append_nowait(self, cur: _CurrentLedger, op: _AddOp) -> bool:
-        """Hand ``op`` to the writer without a task when it has room; False if not done."""
-        nowait = getattr(cur.writer, "append_nowait", None)
-        if cur.waiting or nowait is None:
+        """Hand ``op`` to the writer without a task when it has room; False if not done.
+        A writer with ``append_callback`` answers through a callback (no future per add)."""
+        if cur.waiting:
             return False
         lac_floor = cur.writer.last_add_confirmed
+        append_callback = getattr(cur.writer, "append_callback", None)
+        if append_callback is not None:
+            answer = functools.partial(self._answered, cur, op, lac_floor)
+            try:
+                if not append_callback(op.data, answer):
+                    return False
+            except MagnetarError:  # the task path meets the same error and handles it
+                return False
+            cur.callbacks += 1
+            return True
+        nowait = getattr(cur.writer, "append_nowait", None)
+        if nowait is None:
+            return False
         try:
             future = nowait(op.data)
         except MagnetarError:  # the task path meets the same error and handles it
@@ -514,6 +543,13 @@ class ManagedLedger:
             self._slot_done(cur)
             return
         self._settle(cur, op, lac_floor, future.exception() or future.result())
+
+    def _answered(
+        self, cur: _CurrentLedger, op: _AddOp, lac_floor: int, result: EntryId | BaseException
+    ) -> None:
+        """The writer's verdict on an add dispatched with ``append_callback``."""
+        cur.callback_answered()
+        self._settle(cur, op, lac_floor, result)
 
     async def _append(self, cur: _CurrentLedger, op: _AddOp) -> None:
         """Dispatch ``op`` in a task that waits for room in the writer."""
@@ -624,8 +660,7 @@ class ManagedLedger:
 
     async def _close_current(self, cur: _CurrentLedger) -> None:
         """Wait for in-flight adds, close the writer, record its final counts in the info."""
-        if cur.inflight:
-            await asyncio.wait(set(cur.inflight))
+        await cur.settled()
         self._current = None
         try:
             await cur.writer.close()
@@ -833,8 +868,8 @@ class ManagedLedger:
                 await self._close_current(cur)
             except MagnetarError as exc:
                 log.warning("close_ledger_failed", managed_ledger=self.name, error=str(exc))
-        elif cur is not None and cur.inflight:
-            await asyncio.wait(set(cur.inflight))
+        elif cur is not None:
+            await cur.settled()
         for cursor in [*self._cursors.values(), *self._non_durable]:
             await cursor.flush()
             cursor.close()
