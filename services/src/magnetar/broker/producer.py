@@ -53,8 +53,8 @@ from magnetar.ids import EntryId, LedgerId
 from magnetar.managed_ledger import Position
 from magnetar.protocol import commands
 from magnetar.protocol.errors import server_error_for
+from magnetar.protocol.hand_encoded import send_receipt_frame
 from magnetar.protocol.message_id import EARLIEST, MessageId
-from magnetar.protocol.receipt import send_receipt_frame
 from magnetar.telemetry import get_logger
 from magnetar.wire import pulsar_api_pb2 as pb
 

@@ -1,4 +1,4 @@
-"""The hand-written SEND_RECEIPT frame is byte-for-byte what protobuf writes for the same ids."""
+"""The hand-encoded SEND_RECEIPT and MESSAGE frames are byte-for-byte what protobuf writes."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from magnetar.protocol import commands
-from magnetar.protocol.frame import FrameDecoder, encode_command
+from magnetar.protocol.frame import FrameDecoder, encode_command, encode_message
+from magnetar.protocol.hand_encoded import message_frame, send_receipt_frame, varint
 from magnetar.protocol.message_id import INT64_MAX, INT64_MIN, MessageId
-from magnetar.protocol.receipt import send_receipt_frame, varint
 from magnetar.wire import pulsar_api_pb2 as pb
 
 U64 = st.integers(min_value=0, max_value=(1 << 64) - 1)
@@ -46,3 +46,40 @@ def test_varint_matches_protobuf(value: int) -> None:
         varint(value)
         == pb.CommandFlow(consumer_id=value, message_permits=0).SerializeToString()[1:-2]
     )
+
+
+@settings(max_examples=300)
+@given(consumer_id=U64, ledger_id=I64, entry_id=I64,
+       partition=st.integers(min_value=-1, max_value=(1 << 31) - 1),
+       redelivery=st.integers(min_value=0, max_value=(1 << 32) - 1),
+       ack_set=st.lists(I64, max_size=4), epoch=st.none() | U64,
+       stored=st.binary(max_size=64))  # fmt: skip
+def test_message_bytes_equal_protobuf(
+    consumer_id: int,
+    ledger_id: int,
+    entry_id: int,
+    partition: int,
+    redelivery: int,
+    ack_set: list[int],
+    epoch: int | None,
+    stored: bytes,
+) -> None:
+    command = commands.message(
+        consumer_id,
+        MessageId(ledger_id, entry_id, partition=partition),
+        redelivery_count=redelivery,
+        ack_set=ack_set,
+        consumer_epoch=epoch,
+    )
+    expected = encode_message(command, stored)
+    actual = message_frame(
+        consumer_id,
+        ledger_id,
+        entry_id,
+        partition,
+        stored,
+        redelivery_count=redelivery,
+        ack_set=ack_set,
+        consumer_epoch=epoch,
+    )
+    assert actual == expected
