@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from magnetar.managed_ledger.errors import (
     ManagedLedgerFenced,
     ManagedLedgerNotFound,
 )
+from magnetar.managed_ledger.position import Position
 from magnetar.metadata import keys
 from tests.unit.managed_ledger.stack import Stack, storage_stack
 
@@ -158,4 +160,46 @@ async def test_closed_reader_stops_holding_back_the_cache(stack: Stack) -> None:
     reader.close()
     ml.cursor_moved()
     assert factory.cache_used_bytes < held
+    await factory.close()
+
+
+async def test_add_entry_callback_answers_in_order_across_rollovers(stack: Stack) -> None:
+    factory = ManagedLedgerFactory(stack.store, stack.bk)
+    ml = await factory.open("t", KEEP)  # 4 entries per ledger: 10 adds roll over twice
+    answers: list[tuple[int, Position | None, BaseException | None]] = []
+    done = asyncio.Event()
+
+    def answer(i: int, position: Position | None, error: BaseException | None) -> None:
+        answers.append((i, position, error))
+        if len(answers) == 10:
+            done.set()
+
+    for i in range(10):
+        assert ml.add_entry_callback(f"m{i}".encode(), functools.partial(answer, i))
+    assert answers == []  # never called before the entry is durable
+    await asyncio.wait_for(done.wait(), 10)
+    assert [i for i, _, _ in answers] == list(range(10))
+    assert all(error is None for _, _, error in answers)
+    positions = [position for _, position, _ in answers]
+    assert positions == sorted(positions)  # type: ignore[type-var]
+    assert len({p.ledger_id for p in positions if p is not None}) == 3
+    cursor = await ml.open_cursor("sub", InitialPosition.EARLIEST)
+    assert [e.data for e in await cursor.read_entries(20)] == [f"m{i}".encode() for i in range(10)]
+    await factory.close()
+
+
+async def test_add_entry_callback_refuses_without_a_free_slot_and_fails_on_close(
+    stack: Stack,
+) -> None:
+    factory = ManagedLedgerFactory(stack.store, stack.bk)
+    ml = await factory.open("t", ManagedLedgerConfig(3, 2, 2, max_pending_adds=2))
+    answers: list[tuple[object, object]] = []
+    record = lambda position, error: answers.append((position, error))  # noqa: E731
+    assert ml.add_entry_callback(b"a", record)
+    assert ml.add_entry_callback(b"b", record)
+    assert not ml.add_entry_callback(b"c", record)  # both slots taken: nothing queued
+    await ml.close()  # waits for the two in flight, which were durable
+    assert [error for _, error in answers] == [None, None]
+    with pytest.raises(ManagedLedgerClosed):
+        ml.add_entry_callback(b"d", record)
     await factory.close()
