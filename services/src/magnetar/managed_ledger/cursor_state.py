@@ -136,11 +136,15 @@ class CursorState:
     def next_read(self, layout: LedgerLayout, max_entries: int) -> list[Position]:
         """Up to ``max_entries`` unacknowledged entries from the read position (no advance)."""
         out: list[Position] = []
+        ranges = self.individually_deleted
         pos = layout.first_at_or_after(self.read_position)
         while pos is not None and len(out) < max_entries:
-            if pos not in self.individually_deleted:
-                out.append(pos)
-            pos = layout.next_position(pos)
+            # A run of consecutive entries of one ledger at a time (one layout lookup per run).
+            ledger, first = pos.ledger_id, pos.entry_id
+            end = min(layout.entries_of(ledger), first + max_entries - len(out))
+            run = [Position(ledger, e) for e in range(first, end)]  # type: ignore[arg-type]
+            out.extend([p for p in run if p not in ranges] if ranges else run)
+            pos = layout.next_position(run[-1])
         return out
 
     def advance_read(self, last_read: Position, layout: LedgerLayout) -> None:

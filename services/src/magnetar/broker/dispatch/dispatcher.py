@@ -41,15 +41,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from magnetar.broker.dispatch.consumers import ConsumerKey, SubType
 from magnetar.broker.dispatch.sticky_key import sticky_key_hash
 from magnetar.managed_ledger.position import Position
 
 
-@dataclass(frozen=True, slots=True)
-class Candidate:
-    """An entry that may be dispatched: position, message count (unacked), sticky key."""
+class Candidate(NamedTuple):
+    """An entry that may be dispatched: position, message count (unacked), sticky key.
+
+    A NamedTuple rather than a frozen dataclass: one is built for every entry a dispatch step
+    reads, and a tuple is built in about half the time.
+    """
 
     position: Position
     message_count: int = 1
@@ -106,7 +110,10 @@ class _Assignment:
         self.last: ConsumerKey | None = None
 
     def give(self, key: ConsumerKey, entry: Candidate) -> None:
-        self.entries.setdefault(key, []).append(entry)
+        given = self.entries.get(key)
+        if given is None:
+            given = self.entries[key] = []
+        given.append(entry)
         self.permits[key] -= entry.message_count
         self.last = key
 
@@ -154,19 +161,23 @@ def _plan_shared(
     state: _Assignment, consumers: Sequence[ConsumerSlot], entries: Sequence[Candidate]
 ) -> None:
     order = list(consumers)
+    n = len(order)
+    permits = state.permits
     start = 0
     for i, entry in enumerate(entries):
-        ready = [
-            (c.priority_level, (j - start) % len(order), j)
-            for j, c in enumerate(order)
-            if state.permits[c.key] > 0
-        ]
-        if not ready:
+        # The best (lowest) priority level with permits; within it, the first consumer in
+        # rotation order from ``start`` (ties keep the earlier one: strict ``<``).
+        chosen, level = -1, 0
+        for d in range(n):
+            j = start + d if start + d < n else start + d - n
+            c = order[j]
+            if permits[c.key] > 0 and (chosen < 0 or c.priority_level < level):
+                chosen, level = j, c.priority_level
+        if chosen < 0:
             state.leftovers.extend(entries[i:])
             return
-        _, _, chosen = min(ready)
         state.give(order[chosen].key, entry)
-        start = (chosen + 1) % len(order)
+        start = (chosen + 1) % n
 
 
 def _plan_key_shared(
