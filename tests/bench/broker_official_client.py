@@ -82,6 +82,7 @@ class Result:
     broker_cpu_pct: float  # the standalone process's CPU over the window (100 = one core)
     broker_us_per_msg: float  # its CPU microseconds per published message
     generator_us_per_msg: float = 0.0  # the producer processes' CPU microseconds per message
+    consumer_us_per_msg: float = 0.0  # the consumer process's CPU microseconds per received msg
     client: str = "official"  # which client generated the load
 
 
@@ -217,6 +218,27 @@ def producer_main(spec: dict[str, Any], ready: Any, window: Any, out: Any) -> No
     client.close()
 
 
+class _WindowCpu:
+    """The consumer process's CPU seconds (all threads) over the measured window: read when
+    the window opens and when it closes, by the receive loop (``tick`` per message)."""
+
+    def __init__(self, start: float, end: float) -> None:
+        self.start, self.end = start, end
+        self.at_start = self.at_end = -1.0
+
+    def tick(self, now: float) -> None:
+        if self.at_end >= 0 or now < self.start:
+            return
+        if self.at_start < 0:
+            self.at_start = time.process_time()
+        elif now >= self.end:
+            self.at_end = time.process_time()
+
+    @property
+    def seconds(self) -> float:
+        return max(0.0, self.at_end - self.at_start) if self.at_start >= 0 else 0.0
+
+
 def consumer_main(spec: dict[str, Any], ready: Any, window: Any, out: Any) -> None:
     """The Shared subscription's one consumer: receives and acknowledges everything."""
     import pulsar
@@ -229,7 +251,9 @@ def consumer_main(spec: dict[str, Any], ready: Any, window: Any, out: Any) -> No
     start, end = _wait_window(window)
     consumed = 0
     entries: set[tuple[int, int, int]] = set()
+    cpu = _WindowCpu(start, end)
     while (now := time.monotonic()) < end + 0.5:
+        cpu.tick(now)
         try:
             msg = consumer.receive(timeout_millis=200)
         except pulsar.Timeout:
@@ -239,7 +263,7 @@ def consumer_main(spec: dict[str, Any], ready: Any, window: Any, out: Any) -> No
             consumed += 1
             mid = msg.message_id()
             entries.add((mid.partition(), mid.ledger_id(), mid.entry_id()))
-    out.put(("consumer", consumed, len(entries), b"", 0.0))
+    out.put(("consumer", consumed, len(entries), b"", cpu.seconds))
     consumer.close()
     client.close()
 
@@ -327,7 +351,9 @@ async def _magnetar_consume(spec: dict[str, Any], ready: Any, window: Any, out: 
     start, end = await asyncio.to_thread(_wait_window, window)
     consumed = 0
     entries: set[tuple[int, int, int]] = set()
+    cpu = _WindowCpu(start, end)
     while (now := time.monotonic()) < end + 0.5:
+        cpu.tick(now)
         msg = consumer.poll()
         if msg is None:
             try:
@@ -339,7 +365,7 @@ async def _magnetar_consume(spec: dict[str, Any], ready: Any, window: Any, out: 
             consumed += 1
             mid = msg.message_id
             entries.add((mid.partition, mid.ledger_id, mid.entry_id))
-    out.put(("consumer", consumed, len(entries), b"", 0.0))
+    out.put(("consumer", consumed, len(entries), b"", cpu.seconds))
     await client.close()
 
 
@@ -399,12 +425,12 @@ def run_scenario(sa: StandaloneProcess, scenario: str, args: argparse.Namespace,
     time.sleep(max(0.0, start + args.seconds - time.monotonic()))
     broker_cpu = process_cpu_s(pid) - cpu_start
     published = errors = consumed = entries = 0
-    generator_cpu = 0.0
+    generator_cpu = consumer_cpu = 0.0
     latencies: list[float] = []
     for _ in range(args.producers + len(consumers)):
         kind, count, errs, blob, cpu = out.get(timeout=args.warmup + hold_s + args.seconds + 120)
         if kind == "consumer":
-            consumed, entries = count, errs
+            consumed, entries, consumer_cpu = count, errs, cpu
         else:
             generator_cpu += cpu
             published += count
@@ -432,6 +458,7 @@ def run_scenario(sa: StandaloneProcess, scenario: str, args: argparse.Namespace,
         broker_cpu_pct=round(100 * broker_cpu / elapsed, 1),
         broker_us_per_msg=round(broker_cpu / published * 1e6, 1) if published else 0.0,
         generator_us_per_msg=round(generator_cpu / published * 1e6, 1) if published else 0.0,
+        consumer_us_per_msg=round(consumer_cpu / consumed * 1e6, 1) if consumed else 0.0,
         client=args.client,
     )
     print(
@@ -440,7 +467,8 @@ def run_scenario(sa: StandaloneProcess, scenario: str, args: argparse.Namespace,
         f"p99 {result.p99_ms:>7.2f} ms  e2e {result.e2e_msg_s:>9.0f} msg/s  "
         f"msgs/entry {result.msgs_per_entry:>5.1f}  broker {result.broker_cpu_pct:>3.0f}% CPU "
         f"{result.broker_us_per_msg:>6.1f} us/msg  "
-        f"producers {result.generator_us_per_msg:.1f} us/msg"
+        f"producers {result.generator_us_per_msg:.1f} us/msg  "
+        f"consumer {result.consumer_us_per_msg:.1f} us/msg"
         f"{f'  errors {result.errors}' if result.errors else ''}",
         flush=True,
     )
@@ -450,16 +478,16 @@ def run_scenario(sa: StandaloneProcess, scenario: str, args: argparse.Namespace,
 def table(results: list[Result]) -> str:
     head = (
         "| scenario | run | msg/s | MB/s | p50 publish | p99 publish | e2e msg/s | msgs/entry "
-        "| broker CPU | broker us/msg | producers us/msg |"
+        "| broker CPU | broker us/msg | producers us/msg | consumer us/msg |"
     )
-    lines = [head, "|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [head, "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in results:
         run = "max" if r.mode == "max" else f"half ({r.target_msg_s:,.0f}/s)"
         lines.append(
             f"| {r.scenario} | {run} | {r.publish_msg_s:,.0f} | {r.publish_mb_s:.2f} | "
             f"{r.p50_ms:.1f} ms | {r.p99_ms:.1f} ms | {r.e2e_msg_s:,.0f} | {r.msgs_per_entry:.1f} "
             f"| {r.broker_cpu_pct:.0f}% | {r.broker_us_per_msg:.1f} "
-            f"| {r.generator_us_per_msg:.1f} |"
+            f"| {r.generator_us_per_msg:.1f} | {r.consumer_us_per_msg:.1f} |"
         )
     return "\n".join(lines)
 

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from magnetar.client.compression import compress
 from magnetar.client.errors import DecompressionError, InvalidConfiguration
 from magnetar.client.receiver import ConsumerOptions, ReceiverPermits, is_prior, unpack_entry
-from magnetar.protocol.batch import build_batch
+from magnetar.protocol.batch import build_batch, parse_batch
+from magnetar.protocol.errors import MalformedBatch
 from magnetar.protocol.message_id import EARLIEST, LATEST, MessageId, ack_set_from_bits
 from magnetar.wire import pulsar_api_pb2 as pb
 
@@ -128,3 +129,75 @@ def test_options_are_validated() -> None:
     with pytest.raises(InvalidConfiguration):
         ConsumerOptions(ack_timeout_s=-1)
     assert not ConsumerOptions(subscription_type=1).allows_cumulative_ack  # type: ignore[arg-type]
+
+
+def _reference(meta: pb.MessageMetadata, raw: bytes) -> list[tuple[object, ...]]:
+    """What the protobuf-only batch parser (magnetar.protocol.batch) reads."""
+    out = []
+    for index, item in enumerate(parse_batch(raw, meta.num_messages_in_batch)):
+        s = item.metadata
+        out.append((
+            b"" if s.null_value else item.payload,
+            s.partition_key if s.HasField("partition_key") else None,
+            {kv.key: kv.value for kv in s.properties},
+            s.event_time or None,
+            s.sequence_id if s.HasField("sequence_id") else meta.sequence_id + index,
+            s.ordering_key if s.HasField("ordering_key") else None,
+        ))  # fmt: skip
+    return out
+
+
+_single = st.fixed_dictionaries(
+    {},
+    optional={
+        "sequence_id": st.integers(0, 2**64 - 1),
+        "event_time": st.integers(0, 2**64 - 1),
+        "null_value": st.booleans(),
+        "partition_key": st.text(max_size=3),
+        "ordering_key": st.binary(max_size=3),
+        "null_partition_key": st.booleans(),
+    },
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(_single, st.binary(max_size=300)), min_size=1, max_size=6))
+def test_batch_fast_path_reads_what_protobuf_reads(items: list[tuple[dict, bytes]]) -> None:  # type: ignore[type-arg]
+    raw = build_batch((pb.SingleMessageMetadata(payload_size=0, **f), p) for f, p in items)
+    meta = pb.MessageMetadata(producer_name="p", sequence_id=5, publish_time=7,
+                              num_messages_in_batch=len(items))  # fmt: skip
+    out = unpack_entry(TOPIC, message_command(), meta, raw)
+    got = [(m.data, m.key, dict(m.properties), m.event_time_ms, m.sequence_id, m.ordering_key)
+           for m in out.messages]  # fmt: skip
+    assert got == _reference(meta, raw)
+    assert [m.message_id.batch_index for m in out.messages] == list(range(len(items)))
+
+
+def test_batch_with_properties_and_compacted_out_takes_the_protobuf_path() -> None:
+    a = pb.SingleMessageMetadata(payload_size=0, sequence_id=1, compacted_out=True)
+    b = pb.SingleMessageMetadata(payload_size=0)
+    b.properties.add(key="x", value="y")
+    raw = build_batch([(a, b"gone"), (b, b"kept")])
+    meta = pb.MessageMetadata(producer_name="p", sequence_id=9, publish_time=7,
+                              num_messages_in_batch=2)  # fmt: skip
+    out = unpack_entry(TOPIC, message_command(), meta, raw, partition=3)
+    (m,) = out.messages
+    assert (m.data, dict(m.properties), m.sequence_id, out.charged) == (b"kept", {"x": "y"}, 10, 2)
+    assert m.message_id == MessageId(3, 4, 1, 3)
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b"\x00\x00",  # no metadata size
+        b"\x00\x00\x00\x09\x18\x01",  # metadata longer than the payload
+        b"\x00\x00\x00\x02\x18\x05ab",  # payload does not fit
+        b"\x00\x00\x00\x02\x40\x05",  # no payload_size
+        b"\x00\x00\x00\x02\x18\xff",  # truncated varint
+        b"\x00\x00\x00\x02\x18\x01ab",  # bytes after the last message
+    ],
+)
+def test_malformed_batches_raise(raw: bytes) -> None:
+    meta = pb.MessageMetadata(producer_name="p", num_messages_in_batch=1)
+    with pytest.raises(MalformedBatch):
+        unpack_entry(TOPIC, message_command(), meta, raw)

@@ -30,7 +30,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TypeAlias
 
-from magnetar.protocol import commands
 from magnetar.protocol.message_id import MessageId, ack_set_from_bits, ack_set_to_bits
 from magnetar.wire import pulsar_api_pb2 as pb
 
@@ -39,6 +38,7 @@ INDIVIDUAL: AckType = pb.CommandAck.Individual
 CUMULATIVE: AckType = pb.CommandAck.Cumulative
 
 Entry = tuple[int, int]
+_MASK64 = (1 << 64) - 1
 
 
 @dataclass(frozen=True)
@@ -49,11 +49,26 @@ class AckRequest:
     ids: tuple[tuple[MessageId, tuple[int, ...]], ...]
 
     def to_command(self, consumer_id: int) -> pb.BaseCommand:
-        return commands.ack(
-            consumer_id,
-            [mid.to_proto(ack_set=ack_set) for mid, ack_set in self.ids],
-            ack_type=self.ack_type,
-        )
+        """The ACK command (what ``commands.ack`` builds from ``MessageId.to_proto`` ids),
+        filled in place: one request carries up to ``max_group_size`` ids, and building each
+        id apart and copying it in cost ~1.5 us per id."""
+        command = pb.BaseCommand(type=pb.BaseCommand.ACK)
+        body = command.ack
+        body.consumer_id = consumer_id
+        body.ack_type = self.ack_type
+        add = body.message_id.add
+        for mid, ack_set in self.ids:
+            # MessageIds hold signed int64s: & _MASK64 is to_unsigned64 without its range check
+            data = add(ledger_id=mid.ledger_id & _MASK64, entry_id=mid.entry_id & _MASK64)
+            if mid.partition >= 0:
+                data.partition = mid.partition
+            if mid.batch_index >= 0:
+                data.batch_index = mid.batch_index
+            if mid.batch_size > 0:
+                data.batch_size = mid.batch_size
+            if ack_set:
+                data.ack_set.extend(ack_set)
+        return command
 
 
 @dataclass
@@ -63,7 +78,10 @@ class _Batch:
 
 
 def _entry_id(mid: MessageId) -> MessageId:
-    """The whole-entry id (no batch index) keeping the partition."""
+    """The whole-entry id (no batch index) keeping the partition: ``mid`` itself when it is
+    one already (ids are immutable; an unbatched message's ack makes no new id)."""
+    if mid.batch_index < 0 and mid.batch_size == 0:
+        return mid
     return MessageId(mid.ledger_id, mid.entry_id, partition=mid.partition)
 
 
@@ -99,28 +117,37 @@ class AckTracker:
         return len(self._batches)
 
     # ------------------------------------------------------------------ acks
-    def individual(self, mid: MessageId) -> None:
-        """Acknowledge one message (a batch index, or a whole entry)."""
-        if self._covered_by_cumulative(mid.entry):
-            return
-        batch = self._batches.get(mid.entry)
-        if mid.batch_index >= 0 and batch is None:
-            return  # that batch is already fully acknowledged (or was never delivered)
-        if batch is None or mid.batch_index < 0 or mid.batch_index >= batch.size:
-            self._batches.pop(mid.entry, None)
-            self._individual[mid.entry] = (_entry_id(mid), ())
-            return
-        batch.unacked &= ~(1 << mid.batch_index)
-        if not batch.unacked:
-            del self._batches[mid.entry]
-            self._individual[mid.entry] = (_entry_id(mid), ())
-        elif self.batch_index_ack:
-            previous = self._individual.get(mid.entry)
-            if previous is None or previous[1]:
-                self._individual[mid.entry] = (
-                    _entry_id(mid),
-                    tuple(ack_set_from_bits(batch.unacked)),
-                )
+    def individual(self, mid: MessageId) -> bool:
+        """Acknowledge one message (a batch index, or a whole entry).
+
+        Returns True when ``max_group_size`` entries wait (the caller flushes now). Runs once
+        per acknowledged message: the entry key is built once, no property on the way.
+        """
+        entry = (mid.ledger_id, mid.entry_id)
+        if self._cumulative_mark is not None and self._covered_by_cumulative(entry):
+            return False
+        index = mid.batch_index
+        batch = self._batches.get(entry)
+        if batch is None:
+            if index >= 0:
+                return False  # that batch is already fully acknowledged (or never delivered)
+            self._individual[entry] = (_entry_id(mid), ())
+        elif index < 0 or index >= batch.size:
+            del self._batches[entry]
+            self._individual[entry] = (_entry_id(mid), ())
+        else:
+            batch.unacked &= ~(1 << index)
+            if not batch.unacked:
+                del self._batches[entry]
+                self._individual[entry] = (_entry_id(mid), ())
+            elif self.batch_index_ack:
+                previous = self._individual.get(entry)
+                if previous is None or previous[1]:
+                    self._individual[entry] = (
+                        _entry_id(mid),
+                        tuple(ack_set_from_bits(batch.unacked)),
+                    )
+        return len(self._individual) >= self.max_group_size
 
     def cumulative(self, mid: MessageId) -> None:
         """Acknowledge every message up to and including ``mid``."""
@@ -174,9 +201,10 @@ class AckTracker:
     @property
     def flush_now(self) -> bool:
         """True when the waiting acks should go out without waiting for the group timer."""
-        if not self.pending:
-            return False
-        return self.group_time_s <= 0 or len(self._individual) >= self.max_group_size
+        waiting = len(self._individual)
+        if waiting and waiting >= self.max_group_size:
+            return True
+        return self.group_time_s <= 0 and (waiting > 0 or self._cumulative is not None)
 
     def flush(self) -> list[AckRequest]:
         """The ACK requests to send now (cumulative first); clears what was waiting."""

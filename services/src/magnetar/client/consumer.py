@@ -36,7 +36,6 @@ import asyncio
 import uuid
 from collections import deque
 from collections.abc import Callable
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from magnetar.cancellation import cancel_and_wait
@@ -126,6 +125,7 @@ class Consumer:
         )
         self._nacks = NegativeAckTracker(options.negative_ack_redelivery_delay_s)
         self._unacked = UnackedTracker(options.ack_timeout_s)
+        self._ack_timeout = self._unacked.enabled
         self._dead_letter: DeadLetterRouter | None = None
         if options.dead_letter_policy is not None:
             dlq = options.dead_letter_policy.topic_for(
@@ -308,7 +308,7 @@ class Consumer:
             return
         stale = command.HasField("consumer_epoch") and command.consumer_epoch < self._epoch
         try:
-            unpacked = unpack_entry(self.topic, command, metadata, payload)
+            unpacked = unpack_entry(self.topic, command, metadata, payload, self.partition)
         except (ClientError, MalformedBatch) as exc:
             self._discard_corrupt(command, metadata, exc)
             return
@@ -322,8 +322,6 @@ class Consumer:
         if self._start is not None and not self.options.durable:
             start, inclusive = self._start, self._start_inclusive
             kept = [m for m in kept if not is_prior(m.message_id, start, inclusive=inclusive)]
-        if self.partition >= 0 and kept and kept[0].message_id.partition < 0:
-            kept = [_with_partition(m, self.partition) for m in kept]
         self._queue.extend(kept)
         if unpacked.charged > len(kept):
             self._release(unpacked.charged - len(kept))
@@ -374,8 +372,10 @@ class Consumer:
             return None
         message = self._queue.popleft()
         self._last_dequeued = message.message_id
-        self._release(1)
-        if self._unacked.enabled:
+        permits = self._permits.release(1)  # a FLOW goes once per half queue
+        if permits:
+            self._send_flow(permits)
+        if self._ack_timeout:
             self._unacked.add(message.message_id, asyncio.get_running_loop().time())
             self._timer_wake.set()
         if self._dead_letter is not None:
@@ -397,7 +397,11 @@ class Consumer:
 
     def _release(self, count: int) -> None:
         permits = self._permits.release(count)
-        if permits and self._cnx is not None and self._cnx.is_open:
+        if permits:
+            self._send_flow(permits)
+
+    def _send_flow(self, permits: int) -> None:
+        if self._cnx is not None and self._cnx.is_open:
             self._cnx.send_command(commands.flow(self._id, permits))
 
     def _clear_queue(self) -> int:
@@ -408,13 +412,16 @@ class Consumer:
     # ------------------------------------------------------------------ acknowledging
     def acknowledge(self, target: Message | MessageId) -> None:
         """Acknowledge one message (sent grouped, within ``ack_grouping_time_s``)."""
-        self._check_open()
+        if self._closed:
+            self._check_open()
         mid = target.message_id if isinstance(target, Message) else target
-        self._acks.individual(mid)
-        self._unacked.remove(mid)
+        full = self._acks.individual(mid)
+        if self._ack_timeout:  # without an ack timeout nothing is tracked
+            self._unacked.remove(mid)
         if self._dead_letter is not None:
             self._dead_letter.forget(mid)
-        self._acks_changed()
+        if full or self._ack_due is None:  # else the group timer is already set
+            self._acks_changed()
 
     def acknowledge_cumulative(self, target: Message | MessageId) -> None:
         """Acknowledge everything up to ``target`` (Exclusive and Failover only)."""
@@ -601,10 +608,6 @@ async def wait_for_message(
                 await arrived.wait()
         except TimeoutError:
             raise ReceiveTimeout(f"no message{where} within {timeout_s}s") from None
-
-
-def _with_partition(message: Message, partition: int) -> Message:
-    return replace(message, message_id=message.message_id.with_partition(partition))
 
 
 def _retry_first_attach(error: BaseException) -> bool:
