@@ -20,8 +20,8 @@ from magnetar.broker.stats import RateMeter
 from magnetar.broker.topic import ClientCnx
 from magnetar.managed_ledger.position import Position
 from magnetar.protocol import commands
-from magnetar.protocol.frame import encode_message, strip_checksum
-from magnetar.protocol.message_id import MessageId
+from magnetar.protocol.frame import strip_checksum
+from magnetar.protocol.hand_encoded import message_frame
 from magnetar.wire import pulsar_api_pb2 as pb
 
 SubType: TypeAlias = pb.CommandSubscribe.SubType.ValueType
@@ -72,16 +72,21 @@ class Consumer:
         ack_set: list[int] | None = None,
     ) -> None:
         """Write one MESSAGE frame for the entry at ``pos`` (stored bytes replayed unchanged)."""
-        message_id = MessageId(pos.ledger_id, pos.entry_id, partition=self.partition)
-        command = commands.message(
-            self.consumer_id,
-            message_id,
-            redelivery_count=redelivery_count,
-            ack_set=ack_set or (),
-            consumer_epoch=self.epoch,
-        )
         data = stored if self.cnx.features.wants_checksum_on_message else strip_checksum(stored)
-        self.cnx.write(encode_message(command, data))
+        # Written by hand (the same bytes as commands.message + encode_message, without building
+        # a MessageId and a protobuf command per entry).
+        self.cnx.write(
+            message_frame(
+                self.consumer_id,
+                pos.ledger_id,
+                pos.entry_id,
+                self.partition,
+                data,
+                redelivery_count=redelivery_count,
+                ack_set=ack_set,
+                consumer_epoch=self.epoch,
+            )
+        )
         self.permits -= messages
         self.messages_out += messages
         self.bytes_out += len(stored)

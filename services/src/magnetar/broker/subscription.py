@@ -224,6 +224,8 @@ class PersistentSubscription:
 
     async def _wait_wake(self) -> None:
         """Until new entries, permits or a change (all set ``_wake``), or a timeout."""
+        if self._wake.is_set():
+            return
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(_WAIT_NEW_ENTRIES_S):
                 await self._wake.wait()
@@ -243,7 +245,10 @@ class PersistentSubscription:
         return await self.ml.read_positions(wanted) if wanted else []
 
     async def _dispatch_once(self) -> bool:
-        """One step: read, plan, send. True if anything went out."""
+        """One step: read, plan, send. True if anything went out and another step may send more
+        at once: the read filled the budget, or entries wait for redelivery. Otherwise the
+        dispatcher waits for ``_wake``, which everything that could let more go out sets (new
+        entries, FLOW, acks, membership), also while this step ran."""
         budget = self._read_budget()
         replays = await self._read_replays(budget) if self._replay else []
         fresh: list[Entry] = []
@@ -279,7 +284,7 @@ class PersistentSubscription:
             self._replay.add(cand.position, self._slot(cand))
         if isinstance(self._selector, SharedSelector):
             self._selector.served(plan.last_served)
-        return sent > 0
+        return sent > 0 and (len(entries) >= budget or bool(self._replay))
 
     def _slot(self, cand: Candidate) -> int | None:
         return cand.sticky_hash if self.sub_type == SubType.KEY_SHARED else None

@@ -144,7 +144,7 @@ class CursorState:
             end = min(layout.entries_of(ledger), first + max_entries - len(out))
             run = [Position(ledger, e) for e in range(first, end)]  # type: ignore[arg-type]
             out.extend([p for p in run if p not in ranges] if ranges else run)
-            pos = layout.next_position(run[-1])
+            pos = layout.next_position(run[-1]) if len(out) < max_entries else None
         return out
 
     def advance_read(self, last_read: Position, layout: LedgerLayout) -> None:

@@ -13,6 +13,8 @@ Pure functions; safe from any task.
 
 from __future__ import annotations
 
+import functools
+
 RANGE_SIZE = 1 << 16
 """Number of hash slots; IntRange bounds are inclusive within ``0..RANGE_SIZE - 1``."""
 
@@ -65,6 +67,11 @@ def make_hash(key: bytes) -> int:
     return murmur3_32(key) & 0x7FFFFFFF
 
 
+@functools.lru_cache(maxsize=8192)
 def sticky_key_hash(key: bytes | None) -> int:
-    """The Key_Shared slot (``0..65535``) of a sticky key; ``None`` means no key (``NONE_KEY``)."""
+    """The Key_Shared slot (``0..65535``) of a sticky key; ``None`` means no key (``NONE_KEY``).
+
+    Memoised (bounded): a Key_Shared dispatch asks for every entry's slot more than once (plan,
+    send) and keys repeat, while Murmur3 in Python costs microseconds per key.
+    """
     return make_hash(NONE_KEY if key is None else key) % RANGE_SIZE
