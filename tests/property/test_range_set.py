@@ -63,7 +63,7 @@ class RangeSetMachine(RuleBasedStateMachine):
             mark = position(mark.ledger_id, -1)
             limit = (mark.ledger_id - 1) * PER_LEDGER - 1
         else:
-            limit = i
+            limit = max(i, 0)  # the mark is pos_of(max(i, 0)): i = -1 removes entry 0 too
         self.rs.remove_up_to(mark)
         self.model = {x for x in self.model if x > limit}
 

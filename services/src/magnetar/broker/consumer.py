@@ -72,6 +72,19 @@ class Consumer:
         ack_set: list[int] | None = None,
     ) -> None:
         """Write one MESSAGE frame for the entry at ``pos`` (stored bytes replayed unchanged)."""
+        self.write_message(pos, stored, redelivery_count=redelivery_count, ack_set=ack_set)
+        self.delivered(messages, len(stored))
+
+    def write_message(
+        self,
+        pos: Position,
+        stored: bytes,
+        *,
+        redelivery_count: int = 0,
+        ack_set: list[int] | None = None,
+    ) -> None:
+        """The MESSAGE frame of :meth:`deliver` only; the caller then charges :meth:`delivered`
+        (a dispatch step charges each consumer once for all the entries it sent it)."""
         data = stored if self.cnx.features.wants_checksum_on_message else strip_checksum(stored)
         # Written by hand (the same bytes as commands.message + encode_message, without building
         # a MessageId and a protobuf command per entry).
@@ -87,10 +100,13 @@ class Consumer:
                 consumer_epoch=self.epoch,
             )
         )
+
+    def delivered(self, messages: int, size: int) -> None:
+        """Charge permits and count ``messages`` messages of ``size`` stored bytes sent."""
         self.permits -= messages
         self.messages_out += messages
-        self.bytes_out += len(stored)
-        self.rate_out.record(messages, len(stored))
+        self.bytes_out += size
+        self.rate_out.record(messages, size)
 
     def close_by_broker(self) -> None:
         """Tell the client to resubscribe (CLOSE_CONSUMER with request id -1)."""

@@ -27,7 +27,7 @@ from magnetar.broker.persistent_topic import PersistentTopic
 from magnetar.broker.subscription import PersistentSubscription
 from magnetar.managed_ledger import InitialPosition, Position
 from magnetar.protocol import commands
-from magnetar.protocol.message_id import MessageId, to_signed64
+from magnetar.protocol.message_id import INT64_MAX, MessageId, to_signed64
 from magnetar.telemetry import get_logger
 from magnetar.wire import pulsar_api_pb2 as pb
 
@@ -174,11 +174,15 @@ async def ack(cnx: ServerCnx, request: pb.CommandAck) -> None:
             cnx.write_command(commands.ack_response(request.consumer_id, request.request_id))
         return
     # Positions and ack-set masks straight from the wire ids: an ACK frame carries many ids
-    # and only their entry positions matter here (no MessageId per id).
+    # and only their entry positions matter here (no MessageId per id). Wire ids are uint64;
+    # only those above INT64_MAX (e.g. -1) need the signed conversion.
     ids = [
         (
-            Position(to_signed64(m.ledger_id), to_signed64(m.entry_id)),  # type: ignore[arg-type]
-            ack_set_to_mask(m.ack_set) if m.ack_set else None,
+            Position(
+                lid if (lid := m.ledger_id) <= INT64_MAX else to_signed64(lid),  # type: ignore[arg-type]
+                eid if (eid := m.entry_id) <= INT64_MAX else to_signed64(eid),  # type: ignore[arg-type]
+            ),
+            ack_set_to_mask(words) if (words := m.ack_set) else None,
         )
         for m in request.message_id
     ]

@@ -276,10 +276,14 @@ class PersistentSubscription:
         sent = 0
         for key, planned in plan.assignments:
             consumer = self._by_key[key]
+            messages = size = 0
             for cand in planned:
                 entry, info, mask = prepared[cand.position]
                 self._send(consumer, key, cand, entry.data, info.messages, mask, key_shared)
-                sent += 1
+                messages += cand.message_count
+                size += len(entry.data)
+            consumer.delivered(messages, size)  # once per consumer and step
+            sent += len(planned)
         for cand in plan.leftovers:
             self._replay.add(cand.position, self._slot(cand))
         if isinstance(self._selector, SharedSelector):
@@ -334,16 +338,16 @@ class PersistentSubscription:
         mask: int | None,
         key_shared: bool,
     ) -> None:
-        """Send one planned entry; ``mask`` is its unacked-index mask (None: all unacked)."""
+        """Send one planned entry; ``mask`` is its unacked-index mask (None: all unacked). The
+        caller charges the consumer (:meth:`Consumer.delivered`)."""
         pos = cand.position
         if self._replay:
             self._replay.remove(pos)
         if self._masks:
             self._masks.pop(pos, None)
-        consumer.deliver(
+        consumer.write_message(
             pos,
             data,
-            cand.message_count,
             redelivery_count=self._counts.count(pos) if self._counts else 0,
             ack_set=mask_to_ack_set(mask) if mask is not None else None,
         )
@@ -401,7 +405,8 @@ class PersistentSubscription:
         acked: list[Position] = []
         partial: dict[Position, int] = {}
         pending, replay, masks = self._pending, self._replay, self._masks
-        layout, cursor = self.ml.layout, self.cursor
+        replaying = bool(replay)  # nothing below adds to it
+        contains, is_acknowledged = self.ml.layout.contains, self.cursor.is_acknowledged
         for pos, mask in ids:
             if mask is None:
                 # The common case (a whole entry): acked whether it was pending or not.
@@ -419,19 +424,20 @@ class PersistentSubscription:
                 else:
                     outcome_acked = outcome.acked
             for p in outcome_acked:
-                if replay:
+                if replaying:
                     replay.remove(p)
                 if masks:
                     masks.pop(p, None)
-                if layout.contains(p) and not cursor.is_acknowledged(p):
+                if contains(p) and not is_acknowledged(p):
                     acked.append(p)
         if self._counts:
             self._counts.forget(acked)
         if acked:
             self.messages_acked += len(acked)
-            await cursor.delete(acked)
+            await self.cursor.delete(acked)
         if partial:
-            await self._persist_partial({p: m for p, m in partial.items() if p not in acked})
+            done = set(acked)
+            await self._persist_partial({p: m for p, m in partial.items() if p not in done})
 
     async def _persist_partial(self, unacked: dict[Position, int]) -> None:
         """Record partly acked batches with the cursor, so a restart keeps their acked indexes."""
