@@ -701,10 +701,10 @@ class ManagedLedger:
         out: list[Entry] = []
         i = 0
         while i < len(positions):
-            cached = self._cache.get(positions[i])
-            if cached is not None:
-                out.append(cached)
-                i += 1
+            cached = self._cache.get_run(positions, i)
+            if cached:
+                out.extend(cached)
+                i += len(cached)
                 continue
             j = i + 1
             while (
@@ -791,12 +791,16 @@ class ManagedLedger:
         self._schedule_trim()
 
     def cursor_moved(self, acked: bool = False) -> None:
-        """A cursor read or acked: evict what no active cursor will read from the cache."""
+        """A cursor read: evict what no active cursor will read from the cache. A cursor
+        acked: trim, if a closed ledger could go (the current ledger never does). An ack
+        does not evict: the next read does (this runs for every ACK frame and read step)."""
+        if acked:
+            if len(self._ledgers) > 1:
+                self._schedule_trim()
+            return
         active = [*self._cursors.values(), *self._non_durable]
         if active:
             self._cache.evict_before(min(c.read_position for c in active))
-        if acked:
-            self._schedule_trim()
 
     # ================================================================== trimming
     def _schedule_trim(self) -> None:
