@@ -133,3 +133,44 @@ async def test_async_iteration_and_unsubscribe(ours: Client, client: Any) -> Non
     again = await ours.subscribe(topic, "s", initial_position="Earliest")
     assert len(await drain(again, 3)) == 3  # a fresh subscription starts over
     await again.close()
+
+
+@pytest.mark.parametrize("batched", [False, True])
+async def test_batch_receive_and_acknowledge_a_list(
+    ours: Client, client: Any, batched: bool
+) -> None:
+    topic = topic_name("batch-receive")
+    consumer = await ours.subscribe(topic, "s", initial_position="Earliest",
+                                    receiver_queue_size=10)  # fmt: skip
+    await asyncio.to_thread(produce, client, topic, 30, batched=batched)
+    got: list[Any] = []
+    while len(got) < 30:
+        batch = await consumer.batch_receive(max_messages=7, timeout_s=T)
+        assert 1 <= len(batch) <= 7
+        got += batch
+        consumer.acknowledge(batch)
+    assert [m.data for m in got] == [f"m{i}".encode() for i in range(30)]
+    with pytest.raises(ReceiveTimeout):
+        await consumer.batch_receive(timeout_s=0.2)
+    await consumer.close()
+    consumer = await ours.subscribe(topic, "s", initial_position="Earliest")
+    await nothing_more(consumer)  # every list was acknowledged
+    await consumer.close()
+
+
+async def test_multi_topic_batch_receive_and_list_ack(ours: Client, client: Any) -> None:
+    topics = [topic_name("batch-multi-a"), topic_name("batch-multi-b")]
+    consumer = await ours.subscribe(topics, "s", initial_position="Earliest")
+    for t in topics:
+        await asyncio.to_thread(produce, client, t, 5, prefix=t[-1])
+    got: list[Any] = []
+    while len(got) < 10:
+        got += await consumer.batch_receive(timeout_s=T)
+    consumer.acknowledge(got)
+    assert sorted(m.data for m in got) == sorted(f"{t[-1]}{i}".encode() for t in topics
+                                                 for i in range(5))  # fmt: skip
+    await consumer.close()
+    consumer = await ours.subscribe(topics, "s", initial_position="Earliest")
+    with pytest.raises(ReceiveTimeout):
+        await consumer.receive(0.5)
+    await consumer.close()

@@ -35,7 +35,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from magnetar.cancellation import cancel_and_wait
@@ -306,7 +306,12 @@ class Consumer:
     ) -> None:
         if self._closed:
             return
-        stale = command.HasField("consumer_epoch") and command.consumer_epoch < self._epoch
+        # epoch 0 (no redelivery of everything yet): nothing can be stale
+        stale = (
+            self._epoch > 0
+            and command.HasField("consumer_epoch")
+            and command.consumer_epoch < self._epoch
+        )
         try:
             unpacked = unpack_entry(self.topic, command, metadata, payload, self.partition)
         except (ClientError, MalformedBatch) as exc:
@@ -382,6 +387,46 @@ class Consumer:
             self._dead_letter.observe(message)
         return message
 
+    async def batch_receive(
+        self, max_messages: int | None = None, timeout_s: float | None = None
+    ) -> list[Message]:
+        """The queued messages, at least one and up to ``max_messages`` (None = all).
+
+        Waits for the first as :meth:`receive` does (ReceiveTimeout after ``timeout_s``), then
+        takes what is queued without waiting further (Pulsar's ``batch_receive`` with a policy
+        of ``max_messages`` and no fill timeout). Cheaper per message than ``receive``.
+        """
+        taken = self.poll_many(max_messages)
+        if taken:
+            return taken
+        first = await self.receive(timeout_s)
+        return [first, *self.poll_many(None if max_messages is None else max_messages - 1)]
+
+    def poll_many(self, max_messages: int | None = None) -> list[Message]:
+        """Up to ``max_messages`` (None = all) queued messages without waiting; maybe none."""
+        queue = self._queue
+        count = len(queue) if max_messages is None else min(len(queue), max_messages)
+        if count <= 0:
+            return []
+        if count == len(queue):
+            taken = list(queue)
+            queue.clear()
+        else:
+            taken = [queue.popleft() for _ in range(count)]
+        self._last_dequeued = taken[-1].message_id
+        permits = self._permits.release(count)
+        if permits:
+            self._send_flow(permits)
+        if self._ack_timeout:
+            now = asyncio.get_running_loop().time()
+            for message in taken:
+                self._unacked.add(message.message_id, now)
+            self._timer_wake.set()
+        if self._dead_letter is not None:
+            for message in taken:
+                self._dead_letter.observe(message)
+        return taken
+
     @property
     def queued(self) -> int:
         return len(self._queue)
@@ -410,11 +455,18 @@ class Consumer:
         return cleared
 
     # ------------------------------------------------------------------ acknowledging
-    def acknowledge(self, target: Message | MessageId) -> None:
-        """Acknowledge one message (sent grouped, within ``ack_grouping_time_s``)."""
+    def acknowledge(self, target: Message | MessageId | Iterable[Message | MessageId]) -> None:
+        """Acknowledge one message, or each of several (e.g. a :meth:`batch_receive`'s list);
+        sent grouped, within ``ack_grouping_time_s``."""
         if self._closed:
             self._check_open()
-        mid = target.message_id if isinstance(target, Message) else target
+        if isinstance(target, Message):
+            mid = target.message_id
+        elif isinstance(target, MessageId):
+            mid = target
+        else:
+            self._acknowledge_each(target)
+            return
         full = self._acks.individual(mid)
         if self._ack_timeout:  # without an ack timeout nothing is tracked
             self._unacked.remove(mid)
@@ -422,6 +474,18 @@ class Consumer:
             self._dead_letter.forget(mid)
         if full or self._ack_due is None:  # else the group timer is already set
             self._acks_changed()
+
+    def _acknowledge_each(self, targets: Iterable[Message | MessageId]) -> None:
+        individual = self._acks.individual
+        for target in targets:
+            mid = target.message_id if isinstance(target, Message) else target
+            if individual(mid):
+                self._flush_acks()  # max_group_size reached: one ACK per group, as one by one
+            if self._ack_timeout:
+                self._unacked.remove(mid)
+            if self._dead_letter is not None:
+                self._dead_letter.forget(mid)
+        self._acks_changed()
 
     def acknowledge_cumulative(self, target: Message | MessageId) -> None:
         """Acknowledge everything up to ``target`` (Exclusive and Failover only)."""

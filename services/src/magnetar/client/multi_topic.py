@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from magnetar.cancellation import cancel_and_wait
@@ -177,6 +177,30 @@ class MultiTopicConsumer:
     async def receive(self, timeout_s: float | None = None) -> Message:
         return await wait_for_message(self.poll, self._arrived, self._check_open, timeout_s)
 
+    def poll_many(self, max_messages: int | None = None) -> list[Message]:
+        """Up to ``max_messages`` (None = all) queued messages, children in turn; maybe none."""
+        rotation = self._rotation
+        taken: list[Message] = []
+        for step in range(len(rotation)):
+            left = None if max_messages is None else max_messages - len(taken)
+            if left is not None and left <= 0:
+                break
+            child = rotation[(self._next + step) % len(rotation)]
+            taken += child.poll_many(left)
+        if rotation:
+            self._next = (self._next + 1) % len(rotation)
+        return taken
+
+    async def batch_receive(
+        self, max_messages: int | None = None, timeout_s: float | None = None
+    ) -> list[Message]:
+        """:meth:`Consumer.batch_receive` over every child: at least one message."""
+        taken = self.poll_many(max_messages)
+        if taken:
+            return taken
+        first = await self.receive(timeout_s)
+        return [first, *self.poll_many(None if max_messages is None else max_messages - 1)]
+
     def _check_open(self) -> None:
         if self._closed:
             raise ClientClosed("multi-topic consumer is closed")
@@ -193,6 +217,9 @@ class MultiTopicConsumer:
     # ------------------------------------------------------------------ acknowledging
     def _child(self, target: Message | MessageId, topic: str | None) -> Consumer:
         if isinstance(target, Message):
+            child = self._children.get(target.topic)  # a child's own (full) name: no parse
+            if child is not None:
+                return child
             topic = target.topic
         if topic is None:
             raise InvalidConfiguration("acknowledging a bare MessageId needs its topic")
@@ -201,8 +228,18 @@ class MultiTopicConsumer:
             raise InvalidConfiguration(f"{topic} is not consumed here")
         return child
 
-    def acknowledge(self, target: Message | MessageId, *, topic: str | None = None) -> None:
-        self._child(target, topic).acknowledge(target)
+    def acknowledge(
+        self,
+        target: Message | MessageId | Iterable[Message | MessageId],
+        *,
+        topic: str | None = None,
+    ) -> None:
+        """One message, or each of several (``topic`` applies to bare MessageIds)."""
+        if isinstance(target, (Message, MessageId)):
+            self._child(target, topic).acknowledge(target)
+            return
+        for each in target:
+            self._child(each, topic).acknowledge(each)
 
     def acknowledge_cumulative(
         self, target: Message | MessageId, *, topic: str | None = None

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import enum
 import struct
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from functools import partial
+from typing import NamedTuple, cast
 
 from google.protobuf.message import DecodeError
 
@@ -27,6 +28,7 @@ from magnetar.client.message import NO_PROPERTIES, Message, new_message
 from magnetar.protocol.errors import MalformedBatch
 from magnetar.protocol.message_id import (
     EARLIEST,
+    INT64_MAX,
     LATEST,
     MessageId,
     ack_set_to_bits,
@@ -148,6 +150,11 @@ class Unpacked(NamedTuple):
     batch_size: int  # 0 for a single (non-batch) message
 
 
+_new_unpacked = cast(
+    Callable[[tuple[list[Message], int, int]], Unpacked], partial(tuple.__new__, Unpacked)
+)
+
+
 def unpack_entry(
     topic: str,
     command: pb.CommandMessage,
@@ -161,12 +168,14 @@ def unpack_entry(
     partition of a partitioned topic). Raises DecompressionError or MalformedBatch for a
     payload that cannot be read.
     """
-    if metadata.compression != pb.NONE:
+    if metadata.compression:  # pb.NONE is 0
         payload = decompress(metadata.compression, payload, metadata.uncompressed_size)
     data = command.message_id
-    ledger, entry = to_signed64(data.ledger_id), to_signed64(data.entry_id)
-    if data.partition >= 0:  # the field's default is -1
-        partition = data.partition
+    ledger, entry, wire_partition = data.ledger_id, data.entry_id, data.partition
+    if ledger > INT64_MAX or entry > INT64_MAX:  # uint64 on the wire: earliest/latest
+        ledger, entry = to_signed64(ledger), to_signed64(entry)
+    if wire_partition >= 0:  # the field's default is -1
+        partition = wire_partition
     key_of = metadata.partition_key if metadata.HasField("partition_key") else None
     ordering = metadata.ordering_key if metadata.HasField("ordering_key") else None
     if not metadata.HasField("num_messages_in_batch"):  # is_batch, without the call
@@ -181,7 +190,7 @@ def unpack_entry(
             metadata.publish_time, metadata.event_time or None, command.redelivery_count,
             metadata.producer_name, metadata.sequence_id, ordering,
         ))  # fmt: skip
-        return Unpacked([message], 1, 0)
+        return _new_unpacked(([message], 1, 0))
     size = metadata.num_messages_in_batch
     if size < 0:
         raise MalformedBatch(f"negative message count {size}")
@@ -237,7 +246,7 @@ def unpack_entry(
         )))  # fmt: skip
     if offset != end:
         raise MalformedBatch(f"{end - offset} bytes after the last message")
-    return Unpacked(messages, charged, size)
+    return _new_unpacked((messages, charged, size))
 
 
 # SingleMessageMetadata's varint fields :func:`_scan_single` reads (tag = field << 3):
