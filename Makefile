@@ -46,6 +46,7 @@ proto: setup
 bench: setup
 	$(BIN)/python -m tests.bench.managed_ledger_append
 	$(BIN)/python -m tests.bench.broker_official_client
+	$(BIN)/python -m tests.bench.broker_official_client --client magnetar --no-consumer
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache
