@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from magnetar.client.compression import CompressionType, compress
-from magnetar.protocol.message_id import MessageId
+from magnetar.protocol.message_id import MessageId, unchecked_message_id
 from magnetar.telemetry import get_logger
 from magnetar.wire import pulsar_api_pb2 as pb
 
@@ -31,8 +31,6 @@ log = get_logger(__name__)
 # ``callback(context, result)``: result is the message id, or the error that failed the send.
 ReceiptCallback = Callable[[object, "MessageId | BaseException"], None]
 _U32 = struct.Struct(">I")
-_new_id = object.__new__
-_set = object.__setattr__
 
 
 _NO_PROPERTIES: Mapping[str, str] = MappingProxyType({})
@@ -135,24 +133,9 @@ class OpSend:
         """The id of each message, given the entry id from SEND_RECEIPT."""
         ledger_id, entry_id = receipt.ledger_id, receipt.entry_id
         if not self.is_batch:
-            return [_message_id(ledger_id, entry_id, -1, partition, 0)]
+            return [unchecked_message_id(ledger_id, entry_id, -1, partition, 0)]
         n = self.num_messages
-        return [_message_id(ledger_id, entry_id, i, partition, n) for i in range(n)]
-
-
-def _message_id(
-    ledger_id: int, entry_id: int, batch_index: int, partition: int, batch_size: int
-) -> MessageId:
-    # One id per message acknowledged: built as MessageId.from_proto builds them, without
-    # __init__'s range check (ledger and entry come from a receipt's already converted id),
-    # 0.5 us instead of 1.5 us; a 1000-message batch's ids cost 0.5 ms instead of 1.5 ms.
-    mid: MessageId = _new_id(MessageId)
-    _set(mid, "ledger_id", ledger_id)
-    _set(mid, "entry_id", entry_id)
-    _set(mid, "batch_index", batch_index)
-    _set(mid, "partition", partition)
-    _set(mid, "batch_size", batch_size)
-    return mid
+        return [unchecked_message_id(ledger_id, entry_id, i, partition, n) for i in range(n)]
 
 
 def _compress_into(metadata: pb.MessageMetadata, payload: bytes, codec: CompressionType) -> bytes:

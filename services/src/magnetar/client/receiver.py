@@ -33,12 +33,11 @@ from magnetar.protocol.message_id import (
     MessageId,
     ack_set_to_bits,
     to_signed64,
+    unchecked_message_id,
 )
 from magnetar.wire import pulsar_api_pb2 as pb
 
 _U32 = struct.Struct(">I")
-_new = object.__new__
-_set = object.__setattr__
 
 
 class SubscriptionType(enum.IntEnum):
@@ -185,7 +184,7 @@ def unpack_entry(
             else NO_PROPERTIES
         )
         message = new_message((
-            topic, _message_id(ledger, entry, -1, partition, 0),
+            topic, unchecked_message_id(ledger, entry, -1, partition, 0),
             b"" if metadata.null_value else payload, key_of, properties,
             metadata.publish_time, metadata.event_time or None, command.redelivery_count,
             metadata.producer_name, metadata.sequence_id, ordering,
@@ -239,7 +238,7 @@ def unpack_entry(
         if compacted_out:
             continue
         append(new_message((
-            topic, _message_id(ledger, entry, index, partition, size),
+            topic, unchecked_message_id(ledger, entry, index, partition, size),
             b"" if null_value else payload[meta_end:offset], key, properties, publish_time,
             event_time or None, redeliveries, producer,
             sequence if sequence >= 0 else base_sequence + index, order,
@@ -305,18 +304,6 @@ def _parse_single(data: bytes, offset: int, end: int, index: int) -> pb.SingleMe
     if not single.IsInitialized():
         raise MalformedBatch(f"message {index}: metadata lacks payload_size")
     return single
-
-
-def _message_id(ledger: int, entry: int, index: int, partition: int, size: int) -> MessageId:
-    # One per received message: built as MessageId.from_proto builds them, without __init__'s
-    # range check (ledger and entry come from to_signed64, always in range).
-    mid: MessageId = _new(MessageId)
-    _set(mid, "ledger_id", ledger)
-    _set(mid, "entry_id", entry)
-    _set(mid, "batch_index", index)
-    _set(mid, "partition", partition)
-    _set(mid, "batch_size", size)
-    return mid
 
 
 def is_prior(mid: MessageId, start: MessageId, *, inclusive: bool) -> bool:
