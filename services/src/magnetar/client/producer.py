@@ -323,6 +323,11 @@ class Producer:
     ) -> asyncio.Future[MessageId]:
         """Enqueue ``data`` (waiting for queue space if configured); returns its receipt future."""
         message = self._new_message(data, options)
+        await self._wait_for_permit()
+        return self._enqueue(message)
+
+    async def _wait_for_permit(self) -> None:
+        """Wait for queue space (or raise ProducerQueueIsFull when not blocking)."""
         while self._permits <= 0:
             if not self._options.block_if_queue_full:
                 raise ProducerQueueIsFull(
@@ -331,7 +336,6 @@ class Producer:
             self._space.clear()
             await self._space.wait()
             self._check_usable()
-        return self._enqueue(message)
 
     def send_nowait(
         self,
@@ -364,14 +368,7 @@ class Producer:
         message = self._new_message(data, options, with_future=False)
         message.callback = callback
         message.context = context
-        while self._permits <= 0:
-            if not self._options.block_if_queue_full:
-                raise ProducerQueueIsFull(
-                    f"{self._options.max_pending_messages} messages pending on {self.topic}"
-                )
-            self._space.clear()
-            await self._space.wait()
-            self._check_usable()
+        await self._wait_for_permit()
         self._enqueue(message)
 
     async def flush(self) -> None:
