@@ -323,7 +323,8 @@ class Producer:
     ) -> asyncio.Future[MessageId]:
         """Enqueue ``data`` (waiting for queue space if configured); returns its receipt future."""
         message = self._new_message(data, options)
-        await self._wait_for_permit()
+        if self._permits <= 0:  # no coroutine per send while there is room
+            await self._wait_for_permit()
         return self._enqueue(message)
 
     async def _wait_for_permit(self) -> None:
@@ -368,7 +369,8 @@ class Producer:
         message = self._new_message(data, options, with_future=False)
         message.callback = callback
         message.context = context
-        await self._wait_for_permit()
+        if self._permits <= 0:  # no coroutine per send while there is room
+            await self._wait_for_permit()
         self._enqueue(message)
 
     async def flush(self) -> None:
