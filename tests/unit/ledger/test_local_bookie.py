@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from magnetar.bookie.bookie import Bookie, BookieConfig
+from magnetar.bookie.errors import BookieClosed
 from magnetar.bookie.journal import JournalConfig
 from magnetar.bookie.local import LocalBookie
 from magnetar.bookie.registration import Registration
@@ -90,9 +91,39 @@ async def test_closed_client_and_closed_bookie_fail_adds(tmp_path: Path) -> None
     assert isinstance(result, BookieUnavailable)
     with pytest.raises(BookieUnavailable):
         await client.fence(1, MK)
+    with pytest.raises(BookieUnavailable):
+        await client.read_entry(1, 0, fence=True, master_key=MK)
     await client.close()
     [result] = await send_all(client, [add(1, 1, b"b")])
     assert isinstance(result, BookieUnavailable)
+
+
+class _FailingRangeBookie(LocalBookie):
+    """Fault injection: the bookie fails part-way through a range read."""
+
+    async def read_range(
+        self, ledger_id: int, first: int, last: int, max_bytes: int = 0
+    ) -> AsyncIterator[pb.ReadEntryResponse]:
+        async for response in super().read_range(ledger_id, first, last, max_bytes):
+            yield response
+            raise BookieClosed("the bookie is closing")
+
+
+async def test_a_bookie_error_in_a_range_read_is_bookie_unavailable(bookie: Bookie) -> None:
+    client = LocalBookieClient(BID, _FailingRangeBookie(bookie), LedgerClientConfig())
+    try:
+        assert await send_all(client, [add(1, 0, b"a"), add(1, 1, b"b")]) == [pb.OK, pb.OK]
+        got: list[int] = []
+
+        async def read_all() -> None:
+            async for response in client.read_range(1, 0, 1):
+                got.append(response.entry_id)
+
+        with pytest.raises(BookieUnavailable):
+            await read_all()
+        assert got == [0]
+    finally:
+        await client.close()
 
 
 async def test_bookkeeper_uses_the_in_process_bookie(bookie: Bookie) -> None:

@@ -21,8 +21,9 @@ Concurrency: everything on the one loop. The client owns its sender task (cancel
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator, Sequence
 from typing import Protocol
 
 from magnetar.errors import MagnetarError
@@ -130,48 +131,44 @@ class LocalBookieClient:
 
     # ------------------------------------------------------------------ other calls
 
+    @contextlib.contextmanager
+    def _unavailable(self) -> Iterator[None]:
+        """The bookie's errors as :class:`BookieUnavailable`, as :class:`BookieClient` raises."""
+        try:
+            yield
+        except MagnetarError as exc:
+            raise BookieUnavailable(self.bookie_id, str(exc)) from exc
+
     async def read_entry(
         self, ledger_id: int, entry_id: int, *, fence: bool = False, master_key: bytes = b""
     ) -> bookie_pb2.ReadEntryResponse:
-        try:
+        with self._unavailable():
             return await self._bookie.read_entry(
                 ledger_id, entry_id, fence=fence, master_key=master_key
             )
-        except MagnetarError as exc:
-            raise BookieUnavailable(self.bookie_id, str(exc)) from exc
 
     async def read_range(
         self, ledger_id: int, first: int, last: int, max_bytes: int = 0
     ) -> AsyncGenerator[bookie_pb2.ReadEntryResponse, None]:
-        try:
+        with self._unavailable():
             async for response in self._bookie.read_range(ledger_id, first, last, max_bytes):
                 yield response
-        except MagnetarError as exc:
-            raise BookieUnavailable(self.bookie_id, str(exc)) from exc
 
     async def read_lac(self, ledger_id: int) -> bookie_pb2.ReadLacResponse:
-        try:
+        with self._unavailable():
             return await self._bookie.read_lac(ledger_id)
-        except MagnetarError as exc:
-            raise BookieUnavailable(self.bookie_id, str(exc)) from exc
 
     async def fence(self, ledger_id: int, master_key: bytes) -> bookie_pb2.FenceResponse:
-        try:
+        with self._unavailable():
             return await self._bookie.fence(ledger_id, master_key)
-        except MagnetarError as exc:
-            raise BookieUnavailable(self.bookie_id, str(exc)) from exc
 
     async def delete_ledger(self, ledger_id: int) -> int:
-        try:
+        with self._unavailable():
             return await self._bookie.delete_ledger(ledger_id)
-        except MagnetarError as exc:
-            raise BookieUnavailable(self.bookie_id, str(exc)) from exc
 
     async def list_ledgers(self, include_ranges: bool = False) -> list[bookie_pb2.LedgerListing]:
-        try:
+        with self._unavailable():
             return await self._bookie.list_ledgers(include_ranges)
-        except MagnetarError as exc:
-            raise BookieUnavailable(self.bookie_id, str(exc)) from exc
 
     async def close(self) -> None:
         """Stop sending; queued and unanswered adds fail with :class:`BookieUnavailable`."""
