@@ -197,6 +197,7 @@ def test_non_partitioned_topic_lifecycle(
     base = f"/admin/v2/{domain}/{ns}"
     ok(api.put(f"{base}/t1"))
     refused(api.put(f"{base}/t1"), 409, "exists")
+    refused(api.put(f"{base}/t1/partitions", json=2), 409)  # the name is taken
     assert ok(api.get(base), 200).json() == [f"{domain}://{ns}/t1"]
     assert ok(api.get(f"{base}/t1/partitions"), 200).json() == {"partitions": 0, "deleted": False}
     stats = ok(api.get(f"{base}/t1/stats"), 200).json()
@@ -282,6 +283,10 @@ def test_partitions_check_allow_auto_creation(api: httpx.Client, ns: str) -> Non
     assert got["partitions"] == 3
     assert ok(api.get(f"{base}/partitioned"), 200).json() == [f"persistent://{ns}/a2"]
     assert len(ok(api.get(base), 200).json()) == 3  # its partitions exist
+    # An existing non-partitioned topic of the name is not turned into a partitioned one.
+    ok(api.put(f"{base}/plain"))
+    got = ok(api.get(f"{base}/plain/partitions?checkAllowAutoCreation=true"), 200).json()
+    assert got["partitions"] == 0
     # ... and so does one that forbids auto-creation.
     ok(api.post(f"/admin/v2/namespaces/{ns}/autoTopicCreation", json={
         "allowAutoTopicCreation": False}))  # fmt: skip

@@ -120,7 +120,7 @@ def _domain_router(service: TopicService, domain: str) -> APIRouter:
         tenant: str, namespace: str, topic: str, body: Annotated[int, Body(examples=[4])]
     ) -> None:
         t = await topic_of(tenant, namespace, topic)
-        if str(t) in await service.list_topics(t.namespace, persistent):
+        if await service.topic_exists(t):
             raise TopicExists(str(t))
         await resources.create_partitioned_topic(t, body)
         await create_partitions(t, 0, body)

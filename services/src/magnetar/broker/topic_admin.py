@@ -214,9 +214,6 @@ class TopicAdmin:
     async def unload_topic(self, topic: TopicName) -> None:
         raise NotImplementedError
 
-    async def list_topics(self, namespace: NamespaceName, persistent: bool = True) -> list[str]:
-        raise NotImplementedError
-
     async def _persistent(self, t: TopicName) -> PersistentTopic:
         topic = await self.get_topic(t, create=False)
         if not isinstance(topic, PersistentTopic):
@@ -226,13 +223,16 @@ class TopicAdmin:
     async def _subscription(self, t: TopicName, sub: str) -> PersistentSubscription:
         return (await self._persistent(t)).subscription(sub)
 
+    async def topic_exists(self, t: TopicName) -> bool:
+        """``t`` is loaded here, or (persistent) has a managed ledger: one metadata read at most."""
+        loaded = self.topics.get(str(t))
+        if loaded is not None and loaded.is_open:
+            return True
+        return t.is_persistent and await self.factory.exists(t.managed_ledger_name)
+
     async def create_topic(self, t: TopicName) -> None:
         await self.resources.get_policies(t.namespace)  # NamespaceNotFound when missing
-        loaded = self.topics.get(str(t))
-        exists = loaded is not None and loaded.is_open
-        if t.is_persistent:
-            exists = exists or await self.factory.exists(t.managed_ledger_name)
-        if exists:
+        if await self.topic_exists(t):
             raise TopicExists(str(t))
         await self.get_topic(t, create=True)
 
@@ -357,7 +357,7 @@ class TopicAdmin:
             return 0
         if not (auto.allow_auto_topic_creation and auto.topic_type == "partitioned"):
             return 0
-        if str(t) in await self.list_topics(t.namespace, t.is_persistent):
+        if await self.topic_exists(t):
             return 0
         with contextlib.suppress(PartitionedTopicExists):  # a concurrent creation
             await self.resources.create_partitioned_topic(t, auto.default_num_partitions or 1)
