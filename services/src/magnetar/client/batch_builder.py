@@ -19,9 +19,9 @@ import asyncio
 import struct
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from types import MappingProxyType
 
 from magnetar.client.compression import CompressionType, compress
+from magnetar.client.message import NO_PROPERTIES
 from magnetar.protocol.message_id import MessageId, unchecked_message_id
 from magnetar.telemetry import get_logger
 from magnetar.wire import pulsar_api_pb2 as pb
@@ -31,9 +31,6 @@ log = get_logger(__name__)
 # ``callback(context, result)``: result is the message id, or the error that failed the send.
 ReceiptCallback = Callable[[object, "MessageId | BaseException"], None]
 _U32 = struct.Struct(">I")
-
-
-_NO_PROPERTIES: Mapping[str, str] = MappingProxyType({})
 
 
 class PendingMessage:
@@ -66,7 +63,7 @@ class PendingMessage:
         payload: bytes,
         sequence_id: int,
         key: str | None = None,
-        properties: Mapping[str, str] = _NO_PROPERTIES,
+        properties: Mapping[str, str] = NO_PROPERTIES,
         event_time_ms: int | None = None,
         ordering_key: bytes | None = None,
         deliver_at_ms: int | None = None,
@@ -88,11 +85,6 @@ class PendingMessage:
         self.plain = (
             key is None and not properties and event_time_ms is None and (ordering_key is None)
         )
-
-    @property
-    def batchable(self) -> bool:
-        # Delayed messages go alone, as in the Java client (the broker delays whole entries).
-        return self.deliver_at_ms is None
 
     def settle(self, result: MessageId | BaseException) -> None:
         """Complete the future or call the callback (once; a callback error is logged)."""
@@ -240,12 +232,11 @@ class BatchBuilder:
     def size_bytes(self) -> int:
         return self._bytes
 
-    @property
-    def messages(self) -> list[PendingMessage]:
-        return list(self._messages)
-
     def fits_alone(self, message: PendingMessage) -> bool:
-        """Whether ``message`` may be batched at all (oversized ones go alone)."""
+        """Whether ``message`` may be batched at all (oversized ones go alone).
+
+        Delayed messages go alone too, as in the Java client (the broker delays whole entries).
+        """
         return message.deliver_at_ms is None and message.size <= self.max_bytes
 
     def has_space(self, message: PendingMessage) -> bool:
