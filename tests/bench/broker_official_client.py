@@ -47,7 +47,6 @@ import argparse
 import json
 import multiprocessing
 import os
-import platform
 import sys
 import tempfile
 import time
@@ -58,6 +57,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from tests.bench.report import machine, percentile
 from tests.kit.standalone import StandaloneProcess
 
 SCENARIOS = ("unbatched-1", "batched-1", "unbatched-8", "batched-8")
@@ -94,30 +94,6 @@ def process_cpu_s(pid: int) -> float:
         return 0.0
     fields = stat[stat.rindex(")") + 2 :].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def _percentile(values: list[float], q: float) -> float:
-    if not values:
-        return 0.0
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
-
-
-def machine() -> dict[str, str | int]:
-    cpu = "unknown"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return {
-        "cpu": cpu,
-        "cores": os.cpu_count() or 0,
-        "python": platform.python_version(),
-        "kernel": platform.release(),
-    }
 
 
 def _admin(sa: StandaloneProcess, method: str, path: str, body: Any = None) -> Any:
@@ -441,6 +417,7 @@ def run_scenario(sa: StandaloneProcess, scenario: str, args: argparse.Namespace,
     for proc in consumers + [p for p, _ in producers]:
         proc.join(timeout=30)
     elapsed = args.seconds
+    ordered = sorted(latencies)
     result = Result(
         scenario=scenario,
         mode="half" if rate else "max",
@@ -449,8 +426,8 @@ def run_scenario(sa: StandaloneProcess, scenario: str, args: argparse.Namespace,
         published=published,
         publish_msg_s=round(published / elapsed, 1),
         publish_mb_s=round(published * args.size / elapsed / 1e6, 2),
-        p50_ms=round(_percentile(latencies, 0.50) * 1000, 2),
-        p99_ms=round(_percentile(latencies, 0.99) * 1000, 2),
+        p50_ms=round(percentile(ordered, 0.50) * 1000, 2),
+        p99_ms=round(percentile(ordered, 0.99) * 1000, 2),
         consumed=consumed,
         e2e_msg_s=round(consumed / elapsed, 1),
         errors=errors,

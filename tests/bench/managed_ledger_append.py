@@ -18,7 +18,6 @@ import argparse
 import asyncio
 import json
 import os
-import platform
 import statistics
 import sys
 import tempfile
@@ -29,6 +28,7 @@ from pathlib import Path
 from magnetar.ledger import BookKeeper, LedgerClientConfig
 from magnetar.managed_ledger import ManagedLedgerConfig, ManagedLedgerFactory
 from magnetar.metadata.factory import open_store
+from tests.bench.report import machine, percentile
 from tests.kit.bookie import BookieProcess
 from tests.kit.etcd import EtcdServer
 
@@ -46,30 +46,6 @@ class Result:
     p99_ms: float
     p999_ms: float
     max_ms: float
-
-
-def _percentile(sorted_values: list[float], q: float) -> float:
-    if not sorted_values:
-        return 0.0
-    index = min(len(sorted_values) - 1, int(q * len(sorted_values)))
-    return sorted_values[index]
-
-
-def machine() -> dict[str, str | int]:
-    cpu = "unknown"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return {
-        "cpu": cpu,
-        "cores": os.cpu_count() or 0,
-        "python": platform.python_version(),
-        "kernel": platform.release(),
-    }
 
 
 async def run_size(
@@ -101,8 +77,8 @@ async def run_size(
             recent = sorted(latencies[last:done])
             print(
                 f"  size={size} {rate:10.0f} entries/s {rate * size / 1e6:8.1f} MB/s "
-                f"p50={_percentile(recent, 0.5) * 1e3:6.2f} ms "
-                f"p99={_percentile(recent, 0.99) * 1e3:6.2f} ms",
+                f"p50={percentile(recent, 0.5) * 1e3:6.2f} ms "
+                f"p99={percentile(recent, 0.99) * 1e3:6.2f} ms",
                 file=sys.stderr,
                 flush=True,
             )
@@ -128,8 +104,8 @@ async def run_size(
         entries_per_s=round(done / elapsed, 1),
         mb_per_s=round(done * size / elapsed / 1e6, 2),
         p50_ms=round(statistics.median(ordered) * 1e3, 3),
-        p99_ms=round(_percentile(ordered, 0.99) * 1e3, 3),
-        p999_ms=round(_percentile(ordered, 0.999) * 1e3, 3),
+        p99_ms=round(percentile(ordered, 0.99) * 1e3, 3),
+        p999_ms=round(percentile(ordered, 0.999) * 1e3, 3),
         max_ms=round(ordered[-1] * 1e3, 3),
     )
 

@@ -1,0 +1,34 @@
+"""What every benchmark report records besides its numbers: the machine it ran on, and
+percentiles of a latency sample. Not a test; shared by the scripts in ``tests/bench``."""
+
+from __future__ import annotations
+
+import os
+import platform
+from collections.abc import Sequence
+from pathlib import Path
+
+
+def machine() -> dict[str, str | int]:
+    """CPU model, core count, Python and kernel versions: the label a published number needs."""
+    cpu = "unknown"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count() or 0,
+        "python": platform.python_version(),
+        "kernel": platform.release(),
+    }
+
+
+def percentile(sorted_values: Sequence[float], q: float) -> float:
+    """The ``q`` quantile (0..1) of an ascending sample by the nearest-rank rule; 0 if empty."""
+    if not sorted_values:
+        return 0.0
+    return sorted_values[min(len(sorted_values) - 1, int(q * len(sorted_values)))]
