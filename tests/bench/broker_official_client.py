@@ -244,22 +244,31 @@ def consumer_main(spec: dict[str, Any], ready: Any, window: Any, out: Any) -> No
     client.close()
 
 
-def magnetar_producer_main(spec: dict[str, Any], ready: Any, window: Any, out: Any) -> None:
-    """``producer_main`` with magnetar.client: one asyncio loop, one client, one producer."""
-    import asyncio
-
-    from magnetar.telemetry import configure_logging
-
-    configure_logging("error")
-    asyncio.run(_magnetar_produce(spec, ready, window, out))
-
-
-async def _magnetar_produce(spec: dict[str, Any], ready: Any, window: Any, out: Any) -> None:
+def magnetar_main(body: Any, spec: dict[str, Any], ready: Any, window: Any, out: Any) -> None:
+    """A magnetar.client child process: one asyncio loop and one client, for ``body``
+    (``magnetar_produce``: ``producer_main``'s work; ``magnetar_consume``: ``consumer_main``'s)."""
     import asyncio
 
     from magnetar.client.client import Client
+    from magnetar.telemetry import configure_logging
 
-    client = Client(spec["service_url"], operation_timeout_s=30)
+    async def run() -> None:
+        client = Client(spec["service_url"], operation_timeout_s=30)
+        try:
+            await body(client, spec, ready, window, out)
+        finally:
+            await client.close()
+
+    configure_logging("error")
+    asyncio.run(run())
+
+
+async def magnetar_produce(
+    client: Any, spec: dict[str, Any], ready: Any, window: Any, out: Any
+) -> None:
+    """One producer, paced at ``spec['rate']`` (0: flat out) until the end."""
+    import asyncio
+
     producer = await client.create_producer(
         spec["topic"],
         batching_enabled=spec["batched"],
@@ -300,26 +309,16 @@ async def _magnetar_produce(spec: dict[str, Any], ready: Any, window: Any, out: 
     await producer.flush()
     kept = array("d", (lat for at, lat in zip(done_at, latency, strict=True) if start <= at < end))
     out.put(("producer", len(kept), errors[0], kept.tobytes(), cpu))
-    await client.close()
 
 
-def magnetar_consumer_main(spec: dict[str, Any], ready: Any, window: Any, out: Any) -> None:
-    """``consumer_main`` with magnetar.client."""
+async def magnetar_consume(
+    client: Any, spec: dict[str, Any], ready: Any, window: Any, out: Any
+) -> None:
+    """The Shared subscription's one consumer: receives and acknowledges everything."""
     import asyncio
 
-    from magnetar.telemetry import configure_logging
-
-    configure_logging("error")
-    asyncio.run(_magnetar_consume(spec, ready, window, out))
-
-
-async def _magnetar_consume(spec: dict[str, Any], ready: Any, window: Any, out: Any) -> None:
-    import asyncio
-
-    from magnetar.client.client import Client
     from magnetar.client.errors import ReceiveTimeout
 
-    client = Client(spec["service_url"], operation_timeout_s=30)
     consumer = await client.subscribe(
         spec["topic"], "bench", subscription_type="Shared", receiver_queue_size=5000
     )
@@ -342,7 +341,6 @@ async def _magnetar_consume(spec: dict[str, Any], ready: Any, window: Any, out: 
             entries.update({(m.message_id.partition, m.message_id.ledger_id,
                              m.message_id.entry_id) for m in batch})  # fmt: skip
     out.put(("consumer", consumed, len(entries), b"", cpu.seconds))
-    await client.close()
 
 
 def _wait_window(window: Any) -> tuple[float, float]:
@@ -356,6 +354,13 @@ def _wait_window(window: Any) -> tuple[float, float]:
 
 
 # ---------------------------------------------------------------------- parent
+
+
+def _child(client: str, official: Any, magnetar: Any, args: tuple[Any, ...]) -> Any:
+    """A load-generator process: ``official(*args)``, or ``magnetar`` in :func:`magnetar_main`."""
+    if client == "magnetar":
+        return _CTX.Process(target=magnetar_main, args=(magnetar, *args))
+    return _CTX.Process(target=official, args=args)
 
 
 def run_scenario(sa: StandaloneProcess, scenario: str, args: argparse.Namespace, rate: float,
@@ -373,8 +378,8 @@ def run_scenario(sa: StandaloneProcess, scenario: str, args: argparse.Namespace,
     consumers = []
     if args.consumer:
         consumer_ready = _CTX.Event()
-        target = magnetar_consumer_main if args.client == "magnetar" else consumer_main
-        consumer = _CTX.Process(target=target, args=(spec, consumer_ready, window, out))
+        consumer = _child(args.client, consumer_main, magnetar_consume,
+                          (spec, consumer_ready, window, out))  # fmt: skip
         consumer.start()
         consumers.append(consumer)
         if not consumer_ready.wait(60):
@@ -382,8 +387,7 @@ def run_scenario(sa: StandaloneProcess, scenario: str, args: argparse.Namespace,
     producers = []
     for _ in range(args.producers):
         ready = _CTX.Event()
-        target = magnetar_producer_main if args.client == "magnetar" else producer_main
-        proc = _CTX.Process(target=target, args=(spec, ready, window, out))
+        proc = _child(args.client, producer_main, magnetar_produce, (spec, ready, window, out))
         proc.start()
         producers.append((proc, ready))
     for _, ready in producers:
