@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import time
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator, Callable, Iterator
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -238,18 +239,24 @@ class BookieClient:
 
     # ------------------------------------------------------------------ unary / streaming
 
+    @contextlib.contextmanager
+    def _unavailable(self) -> Iterator[None]:
+        """gRPC errors as :class:`BookieUnavailable`."""
+        try:
+            yield
+        except grpc.RpcError as exc:
+            raise BookieUnavailable(self.bookie_id, _describe(exc)) from exc
+
     async def read_entry(
         self, ledger_id: int, entry_id: int, *, fence: bool = False, master_key: bytes = b""
     ) -> bookie_pb2.ReadEntryResponse:
         request = bookie_pb2.ReadEntryRequest(
             ledger_id=ledger_id, entry_id=entry_id, fence=fence, master_key=master_key
         )
-        try:
+        with self._unavailable():
             response: bookie_pb2.ReadEntryResponse = await self._stub.ReadEntry(
                 request, timeout=self._config.read_timeout_s
             )
-        except grpc.RpcError as exc:
-            raise BookieUnavailable(self.bookie_id, _describe(exc)) from exc
         return response
 
     async def read_range(
@@ -260,40 +267,33 @@ class BookieClient:
         )
         call = self._stub.ReadRange(request, timeout=self._config.read_timeout_s)
         try:
-            async for response in call:
-                yield response
-        except grpc.RpcError as exc:
-            raise BookieUnavailable(self.bookie_id, _describe(exc)) from exc
+            with self._unavailable():
+                async for response in call:
+                    yield response
         finally:
             call.cancel()
 
     async def read_lac(self, ledger_id: int) -> bookie_pb2.ReadLacResponse:
-        try:
+        with self._unavailable():
             response: bookie_pb2.ReadLacResponse = await self._stub.ReadLastAddConfirmed(
                 bookie_pb2.ReadLacRequest(ledger_id=ledger_id), timeout=self._config.read_timeout_s
             )
-        except grpc.RpcError as exc:
-            raise BookieUnavailable(self.bookie_id, _describe(exc)) from exc
         return response
 
     async def fence(self, ledger_id: int, master_key: bytes) -> bookie_pb2.FenceResponse:
-        try:
+        with self._unavailable():
             response: bookie_pb2.FenceResponse = await self._stub.Fence(
                 bookie_pb2.FenceRequest(ledger_id=ledger_id, master_key=master_key),
                 timeout=self._config.read_timeout_s,
             )
-        except grpc.RpcError as exc:
-            raise BookieUnavailable(self.bookie_id, _describe(exc)) from exc
         return response
 
     async def delete_ledger(self, ledger_id: int) -> int:
-        try:
+        with self._unavailable():
             response: bookie_pb2.DeleteLedgerResponse = await self._stub.DeleteLedger(
                 bookie_pb2.DeleteLedgerRequest(ledger_id=ledger_id),
                 timeout=self._config.read_timeout_s,
             )
-        except grpc.RpcError as exc:
-            raise BookieUnavailable(self.bookie_id, _describe(exc)) from exc
         return int(response.status)
 
     async def list_ledgers(self, include_ranges: bool = False) -> list[bookie_pb2.LedgerListing]:
@@ -301,10 +301,8 @@ class BookieClient:
             bookie_pb2.ListLedgersRequest(include_ranges=include_ranges),
             timeout=self._config.read_timeout_s,
         )
-        try:
+        with self._unavailable():
             return [listing async for listing in call]
-        except grpc.RpcError as exc:
-            raise BookieUnavailable(self.bookie_id, _describe(exc)) from exc
 
     async def close(self) -> None:
         self._closed = True
