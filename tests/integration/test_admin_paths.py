@@ -220,6 +220,7 @@ def test_non_partitioned_topic_lifecycle(
     consumer.close()
     refused(api.get(f"/admin/v2/{domain}/{ns}x"), 404)
     refused(api.put(f"/admin/v2/{domain}/{unique('ghost')}/ns/t"), 404)
+    refused(api.put(f"/admin/v2/{domain}/{ns}x/t"), 404, "namespace")
     refused(api.put(f"/admin/v2/{domain}/{ns.split('/')[0]}/bad%20ns/t"), 412)
 
 

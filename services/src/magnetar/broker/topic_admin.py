@@ -231,7 +231,9 @@ class TopicAdmin:
         return t.is_persistent and await self.factory.exists(t.managed_ledger_name)
 
     async def create_topic(self, t: TopicName) -> None:
-        await self.resources.get_policies(t.namespace)  # NamespaceNotFound when missing
+        """Create ``t`` in a namespace the caller found (the admin's ``topic_of``, or
+        ``partitions_auto_created``'s policies read); the load reads the policies it needs,
+        and a namespace deleted meanwhile makes it TopicNotFound."""
         if await self.topic_exists(t):
             raise TopicExists(str(t))
         await self.get_topic(t, create=True)
