@@ -39,7 +39,13 @@ from magnetar.broker.service import SERVER_VERSION, BrokerService
 from magnetar.errors import MagnetarError
 from magnetar.protocol import commands
 from magnetar.protocol.errors import ChecksumMismatch, ProtocolError, server_error_for
-from magnetar.protocol.frame import Frame, FrameDecoder, command_body, encode_command
+from magnetar.protocol.frame import (
+    FRAME_SIZE_PADDING,
+    Frame,
+    FrameDecoder,
+    command_body,
+    encode_command,
+)
 from magnetar.protocol.version import PeerFeatures, server_feature_flags
 from magnetar.telemetry import get_logger
 from magnetar.wire import pulsar_api_pb2 as pb
@@ -69,7 +75,7 @@ class ServerCnx:
         peer = writer.get_extra_info("peername")
         self._address = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
         config = service.config
-        self._decoder = FrameDecoder(max_frame_size=config.max_message_size + 10 * 1024)
+        self._decoder = FrameDecoder(max_frame_size=config.max_message_size + FRAME_SIZE_PADDING)
         self._features: PeerFeatures | None = None
         self._open = True
         self._tasks: set[asyncio.Task[None]] = set()
