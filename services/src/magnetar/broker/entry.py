@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from google.protobuf.message import DecodeError
 
-from magnetar.protocol.batch import message_count
+from magnetar.protocol.batch import is_batch, message_count
 from magnetar.protocol.frame import MAGIC_CRC32C
 from magnetar.wire import pulsar_api_pb2 as pb
 
@@ -59,5 +59,5 @@ def entry_info(stored: bytes) -> EntryInfo:
         messages=max(1, message_count(metadata)),
         key=key,
         publish_time=metadata.publish_time,
-        batched=metadata.HasField("num_messages_in_batch"),
+        batched=is_batch(metadata),
     )
