@@ -49,10 +49,10 @@ class BrokerSettings(BaseSettings):
     session_timeout_s: float = Field(default=10.0, gt=0)
     shutdown_step_timeout_s: float = Field(default=10.0, gt=0)
     stats_update_frequency_s: float = Field(default=60.0, gt=0)  # statsUpdateFrequencyInSecs
-    # Magnetar's own: CPython's youngest-generation GC threshold. A pass pauses the loop for
-    # ~0.5 us per young object: 100k favours throughput (measured: 20-25k msg/s unbatched, but
-    # 40-50 ms pauses that lift p99 at 10k msg/s to 15-40 ms); 25k keeps pauses under ~10 ms
-    # (p99 9-14 ms at 10k msg/s) for 15-25% less peak throughput. docs/benchmarks.md.
+    # Magnetar's own: CPython's youngest-generation GC threshold. Measured (docs/benchmarks.md):
+    # 100k gives 20-25k msg/s unbatched but 40-53 ms pauses at 10k msg/s; 25k cut the pauses to
+    # 3-11 ms (p99 9-14 ms with one producer, still 30-72 ms with four) for 15-25% less peak
+    # unbatched throughput.
     gc_gen0_threshold: int = Field(default=100_000, ge=700)
     log_level: str = "info"
     log_json: bool = False

@@ -139,8 +139,8 @@ def tune_gc(gen0_threshold: int) -> None:
     thresholds ran a collection every few hundred messages, traversing every live object each
     time a pass reached the older generations. Objects that exist once start-up is done
     (modules, settings) are frozen out of the collector's view. ``gen0_threshold`` trades
-    throughput for latency: a youngest-generation pass stops the loop for roughly 0.5 us per
-    object it holds (see ``gc_gen0_threshold`` in the settings)."""
+    throughput for latency: a youngest-generation pass stops the loop for longer the more
+    objects it holds (measurements at ``gc_gen0_threshold`` in the settings)."""
     gc.collect()
     gc.freeze()
     gc.set_threshold(gen0_threshold, 50, 100)
