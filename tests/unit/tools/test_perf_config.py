@@ -8,6 +8,7 @@ import pytest
 
 from magnetar.tools.errors import BadInput
 from magnetar.tools.perf_config import (
+    DRAIN_IDLE_S,
     STAMP,
     PerfConfig,
     PerfResult,
@@ -78,3 +79,25 @@ def test_result_json_and_text() -> None:
     assert text.startswith("client: magnetar")
     assert "produce summary" in text
     assert "e2e summary" in text
+
+
+def test_consumed_enough() -> None:
+    consume = PerfConfig("consume", "t", count=10)
+    assert not consume.consumed_enough(9, None, idle_s=60.0)
+    assert consume.consumed_enough(10, None, idle_s=0.0)
+    assert consume.consumed_enough(10, 3, idle_s=0.0)  # ``produced`` means nothing here
+    assert not PerfConfig("consume", "t").consumed_enough(10**9, None, idle_s=60.0)  # no -n
+    e2e = PerfConfig("e2e", "t", count=10)
+    assert not e2e.consumed_enough(5, None, idle_s=60.0)  # producers still running
+    assert not e2e.consumed_enough(5, 7, idle_s=1.0)
+    assert e2e.consumed_enough(7, 7, idle_s=0.0)
+    assert e2e.consumed_enough(5, 7, idle_s=DRAIN_IDLE_S + 0.1)  # stragglers given up
+
+
+def test_consumer_subscription() -> None:
+    assert PerfConfig("consume", "t", subscription="s").consumer_subscription() == "s"
+    first = PerfConfig("e2e", "t", subscription="s").consumer_subscription()
+    second = PerfConfig("e2e", "t", subscription="s").consumer_subscription()
+    assert first.startswith("s-e2e-")
+    assert second.startswith("s-e2e-")
+    assert first != second

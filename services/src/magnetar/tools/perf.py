@@ -10,7 +10,8 @@ is the payload's stamp (or the publish time) to receive (:mod:`magnetar.tools.pe
 
 Ending. A run ends at ``-n`` messages, after ``--time`` seconds, or on Ctrl-C (SIGINT sets the
 stop event; another Ctrl-C a second later cancels). Producers then flush; an e2e run waits
-until consumers have everything produced (or nothing arrived for ``DRAIN_IDLE_S``). A
+until consumers have everything produced (or nothing arrived for a while:
+:meth:`~magnetar.tools.perf_config.PerfConfig.consumed_enough`). A
 progress line per meter goes to ``progress`` every second; the result holds the totals.
 
 Concurrency: one event loop; every task here is owned by :func:`run_perf` and cancelled (and
@@ -23,7 +24,6 @@ import asyncio
 import contextlib
 import signal
 import time
-import uuid
 from collections.abc import Callable
 
 from magnetar.cancellation import cancel_and_wait
@@ -44,7 +44,6 @@ from magnetar.tools.perf_report import PerfMeter
 from magnetar.tools.rate import Pacer
 from magnetar.tools.session import open_client
 
-DRAIN_IDLE_S = 10.0
 POLL_S = 0.25
 REPEAT_S = 1.0
 
@@ -124,12 +123,9 @@ class PerfRun:
     # ------------------------------------------------------------------ consuming
 
     def _enough(self) -> bool:
-        config = self.config
-        if config.mode == "e2e" and self.producing_done.is_set():
-            produced = self.meters["produce"].messages
-            idle = time.monotonic() - self._last_arrival > DRAIN_IDLE_S
-            return self.received >= produced or idle
-        return bool(config.count) and self.received >= config.count
+        produced = self._produce_meter.messages if self.producing_done.is_set() else None
+        idle_s = time.monotonic() - self._last_arrival
+        return self.config.consumed_enough(self.received, produced, idle_s)
 
     async def consume_loop(self, consumer: AnyConsumer) -> None:
         meter = self.meters["e2e" if self.config.mode == "e2e" else "consume"]
@@ -228,11 +224,9 @@ async def run_perf(config: PerfConfig, progress: Callable[[str], None]) -> PerfR
 
 async def _drive(run: PerfRun, client: Client) -> PerfResult:
     config = run.config
-    e2e_sub = f"{config.subscription}-e2e-{uuid.uuid4().hex[:8]}"
     consumers: list[AnyConsumer] = []
     if config.consumes:
-        sub = e2e_sub if config.mode == "e2e" else config.subscription
-        consumers = await _open_consumers(client, config, sub)
+        consumers = await _open_consumers(client, config, config.consumer_subscription())
     producers = await _open_producers(client, config) if config.produces else []
     run.begin()
     reporter = asyncio.create_task(run.report_loop(), name="perf-report")

@@ -9,13 +9,17 @@ their numbers are comparable line by line.
 Payload stamps: every perf message starts with ``MAGIC`` and the sender's wall clock in
 microseconds (big-endian int64), so a consumer measures end-to-end latency at microsecond
 resolution (:func:`read_stamp`); messages without a stamp fall back to their publish time.
-Values and pure functions; safe from any thread.
+
+When consumers stop (:meth:`PerfConfig.consumed_enough`) and which subscription they use
+(:meth:`PerfConfig.consumer_subscription`) are decided here once for both runners.
+Values and pure functions (bar the random e2e subscription suffix); safe from any thread.
 """
 
 from __future__ import annotations
 
 import json
 import struct
+import uuid
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -27,6 +31,7 @@ MAGIC = b"MGP\x01"
 STAMP = struct.Struct(">4sq")
 COMPRESSIONS = ("none", "lz4", "zlib", "zstd", "snappy")  # also what ``magnetar produce`` takes
 SUBSCRIPTION_TYPES = ("exclusive", "shared", "failover", "key_shared")
+DRAIN_IDLE_S = 10.0  # an e2e run stops waiting for stragglers after this long without one
 
 
 @dataclass(frozen=True)
@@ -98,6 +103,23 @@ class PerfConfig:
     @property
     def consumes(self) -> bool:
         return self.mode in ("consume", "e2e")
+
+    def consumer_subscription(self) -> str:
+        """``--subscription``; an e2e run gets a fresh one, so it sees only what it produced."""
+        if self.mode == "e2e":
+            return f"{self.subscription}-e2e-{uuid.uuid4().hex[:8]}"
+        return self.subscription
+
+    def consumed_enough(self, received: int, produced: int | None, idle_s: float) -> bool:
+        """Whether consumers are done after ``received`` messages, ``idle_s`` since the last.
+
+        ``produced`` is None while producers still run. In e2e mode, once they are done,
+        consumers stop when everything produced arrived or nothing did for ``DRAIN_IDLE_S``;
+        otherwise they stop at ``-n`` (never, without one).
+        """
+        if self.mode == "e2e" and produced is not None:
+            return received >= produced or idle_s > DRAIN_IDLE_S
+        return bool(self.count) and received >= self.count
 
     def new_meters(self, now: float) -> dict[str, PerfMeter]:
         """Fresh meters for this mode: ``produce`` and/or ``consume`` (``e2e`` in e2e mode)."""

@@ -19,7 +19,6 @@ from __future__ import annotations
 import signal
 import threading
 import time
-import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -34,7 +33,6 @@ from magnetar.tools.perf_config import (
 from magnetar.tools.perf_report import PerfMeter
 from magnetar.tools.rate import RateSchedule
 
-DRAIN_IDLE_S = 10.0
 POLL_MS = 250
 REPEAT_S = 1.0
 
@@ -108,10 +106,10 @@ class _OfficialRun:
             producer.send_async(stamp(template, time.time_ns() // 1000), done)
 
     def enough(self) -> bool:
-        if self.config.mode == "e2e" and self.producing_done.is_set():
-            idle = time.monotonic() - self.last_arrival > DRAIN_IDLE_S
-            return self.received >= self.meters["produce"].messages or idle
-        return bool(self.config.count) and self.received >= self.config.count
+        done = self.config.produces and self.producing_done.is_set()
+        produced = self.meters["produce"].messages if done else None
+        idle_s = time.monotonic() - self.last_arrival
+        return self.config.consumed_enough(self.received, produced, idle_s)
 
     def consume_loop(self, consumer: Any) -> None:
         meter = self.meters["e2e" if self.config.mode == "e2e" else "consume"]
@@ -214,9 +212,7 @@ def _drive(
 ) -> PerfResult:
     run = _OfficialRun(pulsar, config, progress, stop)
     producer_options, consumer_options = _options(pulsar, config)
-    subscription = config.subscription
-    if config.mode == "e2e":
-        subscription = f"{config.subscription}-e2e-{uuid.uuid4().hex[:8]}"
+    subscription = config.consumer_subscription()
     topics = config.topic_names()
     consumers = [
         client.subscribe(topic, subscription, **consumer_options)
