@@ -74,10 +74,7 @@ def ns_set_retention(
     ],
 ) -> None:
     """Keep acknowledged messages for a time and up to a size. Example: -t 2d -s 1G"""
-    try:
-        policies = retention_of(time, size)
-    except ValueError as exc:
-        raise typer.BadParameter(str(exc), param_hint="--time/--size") from exc
+    policies = usage_value(lambda t: retention_of(t, size), time, "--time/--size")
     call(ctx, lambda a: a.set_retention(namespace, policies))
 
 
