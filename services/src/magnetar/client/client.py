@@ -149,7 +149,6 @@ class Client:
         return await create_producer(self, topic, options)
 
     # ------------------------------------------------------------------ consumers and readers
-    # ---- Engineer B: add `async def subscribe(...)` and `async def create_reader(...)` here. ----
 
     async def subscribe(
         self,
