@@ -1,10 +1,11 @@
 """A server process under test: spawn, wait for its ready line, stop, kill, restart.
 
-:class:`ServerProcess` is a mixin for the kit's dataclasses (``BookieProcess``,
+:class:`ServerProcess` is a mixin for the kit's dataclasses (``EtcdServer``, ``BookieProcess``,
 ``StandaloneProcess``). They hold the fields (``data_dir``, ``env``, ``process``,
-``_log_offset``) and say what to run (:meth:`command`) and what line means ready; the mixin
-does the rest. Output goes to ``<data_dir>.log`` beside the data dir, appended across restarts,
-so a failure message can show the log of the current start only.
+``_log_offset``) and say what to run (:meth:`command`) and what line means ready (or override
+:meth:`is_ready`, as ``EtcdServer`` does with its health endpoint); the mixin does the rest.
+Output goes to ``<data_dir>.log`` beside the data dir, appended across restarts, so a failure
+message can show the log of the current start only.
 
 :func:`running` is the start-yield-stop shape every fixture wants::
 
@@ -50,6 +51,10 @@ class ServerProcess:
         """How failure messages name this process."""
         return type(self).__name__
 
+    def is_ready(self) -> bool:
+        """Polled by :meth:`start`: by default, whether this start's log holds ``ready_line``."""
+        return self.ready_line in self.log_text(since_start=True)
+
     @property
     def log_path(self) -> Path:
         return self.data_dir.parent / f"{self.data_dir.name}.log"
@@ -85,7 +90,7 @@ class ServerProcess:
         process = self.spawn()
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if self.ready_line in self.log_text(since_start=True):
+            if self.is_ready():
                 return
             if process.poll() is not None:
                 raise self.start_error(
