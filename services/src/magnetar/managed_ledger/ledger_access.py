@@ -4,9 +4,10 @@
 ``LedgerMetadataView``) satisfies these structurally; so can a test double of the ledger layer.
 The contract we rely on beyond the signatures (docs/storage-api.md):
 
-- ``append`` assigns entry ids in call order (the order in which ``append`` coroutines start
-  running) and completes in id order; the managed ledger starts one append task per add, in
-  order, so positions follow ``add_entry`` call order;
+- ``append`` and ``append_callback`` assign entry ids in call order (the order in which
+  ``append`` coroutines start running) and complete in id order; ``append_callback`` returns
+  False (nothing done) when the writer has no room, and then the managed ledger waits in
+  ``append`` tasks (in order) until those are done, so positions follow ``add_entry`` call order;
 - ``open_ledger(recovery=True)`` fences and closes a ledger left OPEN, so its metadata then has
   the final ``last_entry_id`` and ``length``; a CLOSED ledger opens as is;
 - ``read(first, last)`` is inclusive and may raise ``NoSuchEntry`` past what readers can see
@@ -16,7 +17,7 @@ The contract we rely on beyond the signatures (docs/storage-api.md):
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 from magnetar.ids import EntryId, LedgerId
@@ -52,6 +53,10 @@ class LedgerWriter(Protocol):
     def last_add_confirmed(self) -> EntryId: ...
 
     async def append(self, payload: bytes) -> EntryId: ...
+
+    def append_callback(
+        self, payload: bytes, callback: Callable[[EntryId | BaseException], None]
+    ) -> bool: ...
 
     async def close(self) -> None: ...
 

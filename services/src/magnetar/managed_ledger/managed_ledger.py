@@ -12,13 +12,12 @@ recorded (an empty one is dropped); then a new ledger is created and added to th
 
 Adds: :meth:`add_entry` queues an op (in call order) behind a FIFO gate of
 ``max_pending_adds``; :meth:`_pump` dispatches queued ops in order to the current ledger (the
-writer's ``append_callback``, or a done callback on its ``append_nowait`` future; a task
-waiting in ``append`` when the writer has no room, and then every later op too until those are
-done), so positions strictly increase in call order. When the rollover policy says so
-(counted on dispatched adds), dispatching stops, a rollover task waits for the in-flight appends,
-closes the ledger, creates the next, records both in the info by CAS, and dispatching resumes:
-nothing is lost or reordered. A failed append fails its caller and rolls over; ``LedgerFenced``
-fences the managed ledger.
+writer's ``append_callback``; a task waiting in ``append`` when the writer has no room, and
+then every later op too until those are done), so positions strictly increase in call order.
+When the rollover policy says so (counted on dispatched adds), dispatching stops, a rollover
+task waits for the in-flight appends, closes the ledger, creates the next, records both in the
+info by CAS, and dispatching resumes: nothing is lost or reordered. A failed append fails its
+caller and rolls over; ``LedgerFenced`` fences the managed ledger.
 
 Reads go to the entry cache, else to the ledgers (read handles opened without recovery and kept
 per ledger). Trimming (after acks and rollovers, one task at a time) deletes the ledgers wholly
@@ -39,7 +38,6 @@ import functools
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from magnetar.errors import MagnetarError
 from magnetar.ids import EntryId, LedgerId
@@ -129,7 +127,7 @@ class _CurrentLedger:
     dispatched_bytes: int = 0
     confirmed_bytes: int = 0
     failed: bool = False
-    inflight: set[asyncio.Future[Any]] = field(default_factory=set)  # tasks and add futures
+    inflight: set[asyncio.Task[None]] = field(default_factory=set)  # adds waiting for room
     waiting: int = 0  # adds waiting in a task for room in the writer
     callbacks: int = 0  # adds dispatched with the writer's append_callback, not yet answered
     drained: asyncio.Future[None] | None = None  # set when ``callbacks`` falls to 0
@@ -140,7 +138,7 @@ class _CurrentLedger:
             self.drained.set_result(None)
 
     async def settled(self) -> None:
-        """Wait until none of this ledger's adds is in flight (tasks, futures, callbacks)."""
+        """Wait until none of this ledger's adds is in flight (tasks, callbacks)."""
         while self.inflight or self.callbacks:
             if self.inflight:
                 await asyncio.wait(set(self.inflight))
@@ -505,44 +503,18 @@ class ManagedLedger:
             task.add_done_callback(functools.partial(_waited, cur))
 
     def _append_nowait(self, cur: _CurrentLedger, op: _AddOp) -> bool:
-        """Hand ``op`` to the writer without a task when it has room; False if not done.
-        A writer with ``append_callback`` answers through a callback (no future per add)."""
+        """Hand ``op`` to the writer's ``append_callback`` (no task, no future per add) when
+        it has room; False if not done."""
         if cur.waiting:
             return False
-        lac_floor = cur.writer.last_add_confirmed
-        append_callback = getattr(cur.writer, "append_callback", None)
-        if append_callback is not None:
-            answer = functools.partial(self._answered, cur, op, lac_floor)
-            try:
-                if not append_callback(op.data, answer):
-                    return False
-            except MagnetarError:  # the task path meets the same error and handles it
-                return False
-            cur.callbacks += 1
-            return True
-        nowait = getattr(cur.writer, "append_nowait", None)
-        if nowait is None:
-            return False
+        answer = functools.partial(self._answered, cur, op, cur.writer.last_add_confirmed)
         try:
-            future = nowait(op.data)
+            if not cur.writer.append_callback(op.data, answer):
+                return False
         except MagnetarError:  # the task path meets the same error and handles it
             return False
-        if future is None:
-            return False
-        cur.inflight.add(future)
-        future.add_done_callback(functools.partial(self._appended, cur, op, lac_floor))
+        cur.callbacks += 1
         return True
-
-    def _appended(
-        self, cur: _CurrentLedger, op: _AddOp, lac_floor: int, future: asyncio.Future[EntryId]
-    ) -> None:
-        """The writer's verdict on an add dispatched by :meth:`_append_nowait`."""
-        cur.inflight.discard(future)
-        if future.cancelled():
-            op.resolve(None, asyncio.CancelledError())
-            self._slot_done(cur)
-            return
-        self._settle(cur, op, lac_floor, future.exception() or future.result())
 
     def _answered(
         self, cur: _CurrentLedger, op: _AddOp, lac_floor: int, result: EntryId | BaseException
