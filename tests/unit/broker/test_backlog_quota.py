@@ -3,9 +3,13 @@ eviction target, and the ServerError codes the official client maps to its excep
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+from typing import cast
+
 from magnetar.broker.backlog_quota import (
     Backlog,
     BacklogQuotaConfig,
+    BacklogQuotaManager,
     LedgerSize,
     backlog_bytes,
     effective_quotas,
@@ -16,6 +20,8 @@ from magnetar.broker.errors import (
     ProducerBlockedQuotaExceededError,
     ProducerBlockedQuotaExceededException,
 )
+from magnetar.broker.names import NamespaceName, TopicName
+from magnetar.broker.persistent_topic import PersistentTopic
 from magnetar.broker.policies import BacklogQuota, Policies
 from magnetar.managed_ledger.position import position
 from magnetar.protocol.errors import server_error_for
@@ -67,3 +73,22 @@ def test_server_error_codes_are_pulsars() -> None:
     assert server_error_for(fail) == pb.ProducerBlockedQuotaExceededException
     assert hold.retryable
     assert not fail.retryable
+
+
+async def test_new_producer_without_durable_subscription_reads_no_policies() -> None:
+    """No durable subscription, no backlog: even a 0-byte quota cannot refuse the producer, so
+    check_new_producer must not pay a namespace read (it runs on every producer creation)."""
+    reads: list[NamespaceName] = []
+
+    async def policies(ns: NamespaceName) -> Policies:
+        reads.append(ns)
+        return Policies()
+
+    config = BacklogQuotaConfig(default_limit_bytes=0, default_limit_s=0)
+    manager = BacklogQuotaManager(lambda: (), policies, config)
+    reader_only = SimpleNamespace(
+        name=TopicName.parse("persistent://t/ns/x"),
+        subscriptions={"reader": SimpleNamespace(durable=False)},
+    )
+    await manager.check_new_producer(cast(PersistentTopic, reader_only))
+    assert reads == []

@@ -20,7 +20,8 @@ When a quota is exceeded its policy applies:
   every entry older than the limit (:func:`magnetar.broker.message_expiry.expire_subscription`).
 
 Checks run every ``check_interval_s`` (``backlogQuotaCheckIntervalInSeconds``) over the loaded
-persistent topics, and on every producer creation (:meth:`BacklogQuotaManager.check_new_producer`).
+persistent topics, and on every producer creation of a topic with a durable subscription
+(:meth:`BacklogQuotaManager.check_new_producer`).
 
 The arithmetic (:func:`backlog_bytes`, :func:`eviction_position`, :func:`exceeded`) is pure; the
 manager is the I/O shell. Concurrency: on the broker's loop; the manager owns one task, started
@@ -232,7 +233,12 @@ class BacklogQuotaManager(TopicSweep):
                 self._disconnect_producers(topic)
 
     async def check_new_producer(self, topic: PersistentTopic) -> None:
-        """Refuse a new producer while a producer_* quota is exceeded."""
+        """Refuse a new producer while a producer_* quota is exceeded.
+
+        Without a durable subscription there is no backlog to exceed, so the namespace
+        policies are not read at all (the common case of a producer on a fresh topic)."""
+        if not durable_subscriptions(topic):
+            return
         quotas = {
             k: q
             for k, q in effective_quotas(
