@@ -176,13 +176,12 @@ def _parse_message(message: Message, data: bytes) -> str | None:
 
 def parse_payload_section(
     command: pb.BaseCommand,
-    data: bytes | memoryview,
+    body: bytes,
     *,
     verify_checksum: bool = True,
     start: int = 0,
 ) -> PayloadSection:
-    """Parse what follows the command of a payload frame (``data[start:]``)."""
-    body = data if isinstance(data, bytes) else bytes(data)
+    """Parse what follows the command of a payload frame (``body[start:]``)."""
     size = len(body)
     pos = start
     broker_entry_metadata: pb.BrokerEntryMetadata | None = None
@@ -227,9 +226,8 @@ def parse_payload_section(
     )
 
 
-def parse_frame_body(body: bytes | memoryview, *, verify_checksum: bool = True) -> Frame:
+def parse_frame_body(data: bytes, *, verify_checksum: bool = True) -> Frame:
     """Parse one frame given the bytes after its ``total`` field."""
-    data = body if isinstance(body, bytes) else bytes(body)
     size = len(data)
     if size < 4:
         raise MalformedFrame("frame too short for its command size")
