@@ -6,13 +6,13 @@ result is the process's one :class:`~magnetar.bookie.settings.BookieSettings`.
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 from magnetar.cli.main import app
+from magnetar.cli.server_process import run_server
 
 
 @app.command()
@@ -48,9 +48,8 @@ def bookie(
     """
     from magnetar.bookie.server import serve
     from magnetar.bookie.settings import BookieSettings
-    from magnetar.telemetry import configure_logging
 
-    given: dict[str, Any] = {
+    flags: dict[str, Any] = {
         "data_dir": data_dir,
         "port": port,
         "metadata_url": metadata,
@@ -63,7 +62,4 @@ def bookie(
         "session_timeout_s": session_timeout_s,
         "log_level": log_level,
     }
-    settings = BookieSettings(**{k: v for k, v in given.items() if v is not None})
-    configure_logging(settings.log_level, json=settings.log_json)
-    code = asyncio.run(serve(settings))
-    raise typer.Exit(code)
+    run_server(BookieSettings, flags, serve)

@@ -6,12 +6,12 @@ result is the process's one :class:`~magnetar.broker.settings.BrokerSettings`.
 
 from __future__ import annotations
 
-import asyncio
 from typing import Annotated, Any
 
 import typer
 
 from magnetar.cli.main import app
+from magnetar.cli.server_process import run_server
 
 
 @app.command()
@@ -31,9 +31,8 @@ def broker(
     from magnetar.broker.settings import BrokerSettings
     from magnetar.broker.standalone import serve_broker
     from magnetar.cli.standalone_cmd import admin_app
-    from magnetar.telemetry import configure_logging
 
-    given: dict[str, Any] = {
+    flags: dict[str, Any] = {
         "metadata_url": metadata,
         "broker_port": broker_port,
         "web_port": web_port,
@@ -41,7 +40,4 @@ def broker(
         "bind_address": bind_address,
         "log_level": log_level,
     }
-    settings = BrokerSettings(**{k: v for k, v in given.items() if v is not None})
-    configure_logging(settings.log_level, json=settings.log_json)
-    code = asyncio.run(serve_broker(settings, admin_app))
-    raise typer.Exit(code)
+    run_server(BrokerSettings, flags, lambda s: serve_broker(s, admin_app))

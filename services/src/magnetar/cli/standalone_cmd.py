@@ -6,13 +6,13 @@ result is the process's one :class:`~magnetar.broker.settings.StandaloneSettings
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from magnetar.cli.main import app
+from magnetar.cli.server_process import run_server
 
 if TYPE_CHECKING:
     from magnetar.broker.service import BrokerService
@@ -36,9 +36,8 @@ def standalone(
     """Run a broker with its own bookie and metadata store in one process."""
     from magnetar.broker.settings import StandaloneSettings
     from magnetar.broker.standalone import serve_standalone
-    from magnetar.telemetry import configure_logging
 
-    given: dict[str, Any] = {
+    flags: dict[str, Any] = {
         "data_dir": data_dir,
         "broker_port": broker_port,
         "web_port": web_port,
@@ -47,10 +46,7 @@ def standalone(
         "journal_sync": journal_sync,
         "log_level": log_level,
     }
-    settings = StandaloneSettings(**{k: v for k, v in given.items() if v is not None})
-    configure_logging(settings.log_level, json=settings.log_json)
-    code = asyncio.run(serve_standalone(settings, admin_app))
-    raise typer.Exit(code)
+    run_server(StandaloneSettings, flags, lambda s: serve_standalone(s, admin_app))
 
 
 def admin_app(service: BrokerService) -> Any:

@@ -1,0 +1,39 @@
+"""How ``magnetar bookie|broker|standalone`` turn their flags into settings and run.
+
+One rule for all three: a flag that was given overrides the ``MAGNETAR_*`` environment, which
+overrides the defaults (flags left at None are not passed to the settings class, so
+pydantic-settings fills them from the environment). Logging is configured from the resulting
+settings, then the server runs on a fresh event loop until it returns its exit code.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Coroutine
+from typing import Any, NoReturn, Protocol, TypeVar
+
+import typer
+
+
+class LogSettings(Protocol):
+    @property
+    def log_level(self) -> str: ...
+
+    @property
+    def log_json(self) -> bool: ...
+
+
+S = TypeVar("S", bound=LogSettings)
+
+
+def run_server(
+    settings_class: Callable[..., S],
+    flags: dict[str, Any],
+    serve: Callable[[S], Coroutine[Any, Any, int]],
+) -> NoReturn:
+    """Build the settings from the given ``flags``, configure logging, run ``serve``, exit."""
+    from magnetar.telemetry import configure_logging
+
+    settings = settings_class(**{k: v for k, v in flags.items() if v is not None})
+    configure_logging(settings.log_level, json=settings.log_json)
+    raise typer.Exit(asyncio.run(serve(settings)))
