@@ -134,12 +134,8 @@ class WriteHandle:
         """:meth:`append` without a coroutine: the entry's id future, or None (nothing done)
         when the pending-add bounds have no room now or earlier callers are waiting for room
         (then use :meth:`append`, which keeps their FIFO order). Raises like :meth:`append`."""
-        self._check_writable()
-        size = len(payload)
-        if self._waiters or not self._has_room(size):
+        if not self._reserve_now(len(payload)):
             return None
-        self._reserved_count += 1
-        self._reserved_bytes += size
         return self._start_future(payload)
 
     def append_callback(
@@ -151,12 +147,8 @@ class WriteHandle:
         returns; entries in id order), so it must be quick and must not raise; it may append
         again. False (nothing done) when there is no room now, as :meth:`append_nowait`'s
         None. Raises like :meth:`append`."""
-        self._check_writable()
-        size = len(payload)
-        if self._waiters or not self._has_room(size):
+        if not self._reserve_now(len(payload)):
             return False
-        self._reserved_count += 1
-        self._reserved_bytes += size
         self._start(payload, None, callback)
         return True
 
@@ -193,6 +185,16 @@ class WriteHandle:
         future: asyncio.Future[EntryId] = self._loop.create_future()
         self._start(payload, future, None)
         return future
+
+    def _reserve_now(self, size: int) -> bool:
+        """Reserve room for an add of ``size`` at once, if there is room and nobody waits for
+        it; raises like :meth:`append` when the handle is not writable."""
+        self._check_writable()
+        if self._waiters or not self._has_room(size):
+            return False
+        self._reserved_count += 1
+        self._reserved_bytes += size
+        return True
 
     def _check_writable(self) -> None:
         if self._error is not None:

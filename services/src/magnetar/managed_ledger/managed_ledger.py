@@ -423,22 +423,26 @@ class ManagedLedger:
         """Queue ``data`` at once if a pending-add slot is free (no waiter ahead): the future
         resolves to its position once durable. None: no room (nothing queued; use
         :meth:`add_entry`). Positions follow call order across both methods."""
-        self.check_usable()
-        if self._slot_waiters or self._slots_used >= self.config.max_pending_adds:
+        if not self._take_slot():
             return None
-        self._slots_used += 1
         return self._enqueue(data)
 
     def add_entry_callback(self, data: bytes, callback: AddCallback) -> bool:
         """:meth:`add_entry_nowait` without a future: ``callback(position, None)`` once
         durable, or ``callback(None, error)``; called from the writer's completion (never
         before this returns). False: no free slot, nothing queued."""
+        if not self._take_slot():
+            return False
+        self._queue.append(_AddOp(data, None, callback))
+        self._pump()
+        return True
+
+    def _take_slot(self) -> bool:
+        """Take a pending-add slot at once if one is free and nobody waits for one."""
         self.check_usable()
         if self._slot_waiters or self._slots_used >= self.config.max_pending_adds:
             return False
         self._slots_used += 1
-        self._queue.append(_AddOp(data, None, callback))
-        self._pump()
         return True
 
     def _enqueue(self, data: bytes) -> asyncio.Future[Position]:
