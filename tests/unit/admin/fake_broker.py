@@ -17,6 +17,7 @@ from typing import Any
 
 from magnetar.broker.errors import TopicNotFound
 from magnetar.broker.names import NamespaceName, TopicName
+from magnetar.broker.policies import Policies
 from magnetar.broker.resource_errors import TopicExists
 from magnetar.broker.resources import BrokerResources
 
@@ -27,6 +28,7 @@ class FakeTopicService:
         self.topics: set[str] = set()
         self.calls: list[tuple[Any, ...]] = []
         self.fail_with: BaseException | None = None
+        self.announced: Policies | None = None
 
     @property
     def resources(self) -> BrokerResources:
@@ -61,5 +63,6 @@ class FakeTopicService:
             raise TopicNotFound(str(t))
         return {}
 
-    async def policies_changed(self, ns: NamespaceName) -> None:
+    async def policies_changed(self, ns: NamespaceName, policies: Policies) -> None:
         self.calls.append(("policies_changed", str(ns)))
+        self.announced = policies

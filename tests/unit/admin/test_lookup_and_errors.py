@@ -76,3 +76,7 @@ async def test_policy_changes_are_announced_to_the_broker(
         await http.post("/admin/v2/namespaces/acme/orders/retention", json=body)
     ).status_code == 204
     assert ("policies_changed", "acme/orders") in broker.calls
+    # the announcement carries what was stored (the broker applies it without reading it again)
+    assert broker.announced is not None
+    assert broker.announced.retention_policies is not None
+    assert broker.announced.retention_policies.to_json() == body

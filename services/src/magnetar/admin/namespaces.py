@@ -89,7 +89,7 @@ def router(service: TopicService) -> APIRouter:
     @api.get("/{tenant}/{namespace}", summary="Get a namespace's policies")
     @api.get("/{tenant}/{namespace}/", include_in_schema=False)
     async def get_policies(tenant: str, namespace: str) -> dict[str, Any]:
-        return (await resources.get_policies(await ns_of(tenant, namespace))).to_json()
+        return (await get(tenant, namespace)).to_json()
 
     @api.put("/{tenant}/{namespace}", status_code=NO_CONTENT, summary="Create a namespace")
     async def create_namespace(
@@ -108,8 +108,8 @@ def router(service: TopicService) -> APIRouter:
 
     async def change(tenant: str, namespace: str, fn: Any) -> None:
         ns = await ns_of(tenant, namespace)
-        await resources.set_policies(ns, lambda p: _check_retention_covers_quota(fn(p)))
-        await service.policies_changed(ns)
+        stored = await resources.set_policies(ns, lambda p: _check_retention_covers_quota(fn(p)))
+        await service.policies_changed(ns, stored)
 
     # ---- retention
     @api.get("/{tenant}/{namespace}/retention", summary="Get retention")

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from magnetar.broker.names import NamespaceName, TopicName
+from magnetar.broker.policies import Policies
 from magnetar.broker.resources import BrokerResources
 
 MAX_ID = (1 << 63) - 1
@@ -104,6 +105,7 @@ class TopicService(Protocol):
         """``t``'s partition count, creating it as partitioned first where auto-creation says so."""
         ...
 
-    async def policies_changed(self, ns: NamespaceName) -> None:
-        """``ns``'s policies were changed here: apply what applies at once (retention)."""
+    async def policies_changed(self, ns: NamespaceName, policies: Policies) -> None:
+        """``ns``'s policies were changed here to ``policies`` (as stored): apply what applies
+        at once (retention)."""
         ...

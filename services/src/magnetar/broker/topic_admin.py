@@ -371,9 +371,10 @@ class TopicAdmin:
         log.info("partitioned_topic_auto_created", topic=str(t), partitions=n)
         return n
 
-    async def policies_changed(self, ns: NamespaceName) -> None:
-        """Apply ``ns``'s retention to its loaded persistent topics now (TTL: next check)."""
-        retention = effective_retention(await self.resources.get_policies(ns), self.policy_defaults)
+    async def policies_changed(self, ns: NamespaceName, policies: Policies) -> None:
+        """Apply ``ns``'s retention, from the ``policies`` just stored, to its loaded persistent
+        topics now (TTL: next check)."""
+        retention = effective_retention(policies, self.policy_defaults)
         for topic in list(self.topics.values()):
             if isinstance(topic, PersistentTopic) and topic.is_open and topic.name.namespace == ns:
                 try:
