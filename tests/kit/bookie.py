@@ -22,7 +22,6 @@ from __future__ import annotations
 import itertools
 import struct
 import subprocess
-import sys
 import uuid
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
@@ -36,10 +35,9 @@ import grpc
 from magnetar.wire import bookie_pb2 as pb
 from magnetar.wire import bookie_pb2_grpc as pb_grpc
 from tests.kit.ports import free_port
-from tests.kit.process import ProcessStartError, ServerProcess
+from tests.kit.process import MAGNETAR_CLI, ProcessStartError, ServerProcess
 
 READY_LINE = "magnetar bookie ready"
-_LAUNCH = "from magnetar.cli.main import app; app()"
 _MAX_MESSAGE = 64 * 1024 * 1024
 
 
@@ -75,7 +73,7 @@ class BookieProcess(ServerProcess):
 
     def command(self) -> list[str]:
         args = [
-            sys.executable, "-c", _LAUNCH, "bookie",
+            *MAGNETAR_CLI, "bookie",
             "--data-dir", str(self.data_dir),
             "--port", str(self.port),
             "--metadata", self.metadata_url,

@@ -22,11 +22,15 @@ import asyncio
 import os
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import ClassVar, TypeVar
+
+MAGNETAR_CLI = (sys.executable, "-c", "from magnetar.cli.main import app; app()")
+"""The ``magnetar`` command run by this interpreter (no installed console script needed)."""
 
 
 class ProcessStartError(RuntimeError):

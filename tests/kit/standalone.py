@@ -17,17 +17,15 @@ Journals skip fsync by default (tests check the broker, not the disk); pass
 from __future__ import annotations
 
 import subprocess
-import sys
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
 from tests.kit.ports import free_port
-from tests.kit.process import ProcessStartError, ServerProcess
+from tests.kit.process import MAGNETAR_CLI, ProcessStartError, ServerProcess
 
 READY_LINE = "magnetar broker ready"
-_LAUNCH = "from magnetar.cli.main import app; app()"
 
 
 class StandaloneStartError(ProcessStartError):
@@ -61,7 +59,7 @@ class StandaloneProcess(ServerProcess):
 
     def command(self) -> list[str]:
         return [
-            sys.executable, "-c", _LAUNCH, "standalone",
+            *MAGNETAR_CLI, "standalone",
             "--data-dir", str(self.data_dir),
             "--broker-port", str(self.broker_port),
             "--web-port", str(self.web_port),
