@@ -74,19 +74,18 @@ def _stop_event() -> asyncio.Event:
     return stop
 
 
-async def create_defaults(resources: BrokerResources, settings: BrokerSettings) -> None:
+async def create_defaults(service: BrokerService) -> None:
     """Cluster, tenant ``public`` and namespace ``public/default`` (first start only)."""
-    service_url = f"http://{settings.advertised_address}:{settings.web_port}"
-    broker_url = f"pulsar://{settings.advertised_address}:{settings.broker_port}"
+    resources, cluster = service.resources, service.config.cluster_name
     with suppress(ClusterExists):
         await resources.create_cluster(
-            settings.cluster_name,
-            ClusterData(service_url=service_url, broker_service_url=broker_url),
+            cluster,
+            ClusterData(
+                service_url=service.web_service_url, broker_service_url=service.broker_service_url
+            ),
         )
     with suppress(TenantExists):
-        await resources.create_tenant(
-            "public", TenantInfo(allowed_clusters=frozenset({settings.cluster_name}))
-        )
+        await resources.create_tenant("public", TenantInfo(allowed_clusters=frozenset({cluster})))
     with suppress(NamespaceExists):
         await resources.create_namespace(NamespaceName("public", "default"))
 
@@ -100,10 +99,9 @@ async def run_broker(
 ) -> None:
     """Serve the broker over ``store`` and ``bk`` until ``stop`` is set; then close it in order."""
     timeout = settings.shutdown_step_timeout_s
-    resources = BrokerResources(store)
-    await create_defaults(resources, settings)
     factory = ManagedLedgerFactory(store, bk)
-    service = BrokerService(store, factory, settings.broker_config(), resources)
+    service = BrokerService(store, factory, settings.broker_config(), BrokerResources(store))
+    await create_defaults(service)
     server = BrokerServer(service, settings.bind_address, settings.broker_port)
     web: WebServer | None = None
     try:
