@@ -30,6 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TypeAlias
 
+from magnetar.client.message import entry_id_of
 from magnetar.protocol.message_id import MessageId, ack_set_from_bits, ack_set_to_bits
 from magnetar.wire import pulsar_api_pb2 as pb
 
@@ -75,14 +76,6 @@ class AckRequest:
 class _Batch:
     size: int
     unacked: int  # bits; bit i set = index i unacknowledged
-
-
-def _entry_id(mid: MessageId) -> MessageId:
-    """The whole-entry id (no batch index) keeping the partition: ``mid`` itself when it is
-    one already (ids are immutable; an unbatched message's ack makes no new id)."""
-    if mid.batch_index < 0 and mid.batch_size == 0:
-        return mid
-    return MessageId(mid.ledger_id, mid.entry_id, partition=mid.partition)
 
 
 @dataclass
@@ -131,20 +124,20 @@ class AckTracker:
         if batch is None:
             if index >= 0:
                 return False  # that batch is already fully acknowledged (or never delivered)
-            self._individual[entry] = (_entry_id(mid), ())
+            self._individual[entry] = (entry_id_of(mid), ())
         elif index < 0 or index >= batch.size:
             del self._batches[entry]
-            self._individual[entry] = (_entry_id(mid), ())
+            self._individual[entry] = (entry_id_of(mid), ())
         else:
             batch.unacked &= ~(1 << index)
             if not batch.unacked:
                 del self._batches[entry]
-                self._individual[entry] = (_entry_id(mid), ())
+                self._individual[entry] = (entry_id_of(mid), ())
             elif self.batch_index_ack:
                 previous = self._individual.get(entry)
                 if previous is None or previous[1]:
                     self._individual[entry] = (
-                        _entry_id(mid),
+                        entry_id_of(mid),
                         tuple(ack_set_from_bits(batch.unacked)),
                     )
         return len(self._individual) >= self.max_group_size
@@ -160,14 +153,14 @@ class AckTracker:
             batch.unacked = later
             if self.batch_index_ack:
                 self._set_cumulative(
-                    mid.entry, 0, (_entry_id(mid), tuple(ack_set_from_bits(later)))
+                    mid.entry, 0, (entry_id_of(mid), tuple(ack_set_from_bits(later)))
                 )
             elif mid.entry_id > 0:
                 prev = MessageId(mid.ledger_id, mid.entry_id - 1, partition=mid.partition)
                 self._set_cumulative(prev.entry, 1, (prev, ()))
             self._forget_through(mid.entry, inclusive=False)
         else:
-            self._set_cumulative(mid.entry, 1, (_entry_id(mid), ()))
+            self._set_cumulative(mid.entry, 1, (entry_id_of(mid), ()))
             self._forget_through(mid.entry, inclusive=True)
 
     def _set_cumulative(

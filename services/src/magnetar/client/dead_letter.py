@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from magnetar.client.errors import InvalidConfiguration
-from magnetar.client.message import Message
+from magnetar.client.message import Message, entry_id_of
 from magnetar.client.topic_name import parse_topic_name
 from magnetar.protocol.message_id import MessageId
 from magnetar.telemetry import get_logger
@@ -58,10 +58,6 @@ class DeadLetterProducer(Protocol):
     async def close(self) -> None: ...
 
 
-def _entry(mid: MessageId) -> MessageId:
-    return MessageId(mid.ledger_id, mid.entry_id, partition=mid.partition)
-
-
 def origin_id(mid: MessageId) -> str:
     """The C++ client's ``ledger:entry:partition:batch`` form."""
     return f"{mid.ledger_id}:{mid.entry_id}:{mid.partition}:{mid.batch_index}"
@@ -83,12 +79,12 @@ class DeadLetterRouter:
     def observe(self, message: Message) -> None:
         """A message handed to the application; remember it if it reached the limit."""
         if message.redelivery_count >= self.policy.max_redeliver_count:
-            entry = _entry(message.message_id)
+            entry = entry_id_of(message.message_id)
             self._candidates.setdefault(entry, {})[message.message_id] = message
 
     def forget(self, mid: MessageId) -> None:
         """Acknowledged: no longer a candidate (a whole-entry id forgets the entry)."""
-        entry = _entry(mid)
+        entry = entry_id_of(mid)
         held = self._candidates.get(entry)
         if held is None:
             return
@@ -112,7 +108,7 @@ class DeadLetterRouter:
         keep: list[MessageId] = []
         dead: list[Message] = []
         for entry in entries:
-            held = self._candidates.get(_entry(entry))
+            held = self._candidates.get(entry_id_of(entry))
             if not held:
                 keep.append(entry)
                 continue
@@ -127,7 +123,7 @@ class DeadLetterRouter:
                 log.warning("dead_letter_publish_failed", topic=self.topic, error=repr(exc))
                 keep.append(entry)
                 continue
-            del self._candidates[_entry(entry)]
+            del self._candidates[entry_id_of(entry)]
             dead += held.values()
             log.info("dead_lettered", topic=self.topic, entry=origin_id(entry), n=len(held))
         return keep, dead

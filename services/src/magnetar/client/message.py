@@ -48,3 +48,12 @@ class Message(NamedTuple):
 new_message: Callable[[tuple[Any, ...]], Message] = cast(
     Callable[[tuple[Any, ...]], Message], partial(tuple.__new__, Message)
 )
+
+
+def entry_id_of(mid: MessageId) -> MessageId:
+    """The whole-entry id of ``mid`` (no batch index), keeping the partition: what acks,
+    negative acks, ack timeouts and dead-lettering track. ``mid`` itself when it is one
+    already (ids are immutable; an unbatched message makes no new id)."""
+    if mid.batch_index < 0 and mid.batch_size == 0:
+        return mid
+    return MessageId(mid.ledger_id, mid.entry_id, partition=mid.partition)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from magnetar.client.message import entry_id_of
 from magnetar.protocol.message_id import MessageId
 
 
@@ -26,7 +27,7 @@ class NegativeAckTracker:
     _deadlines: dict[MessageId, float] = field(default_factory=dict)
 
     def add(self, mid: MessageId, now: float) -> None:
-        entry = MessageId(mid.ledger_id, mid.entry_id, partition=mid.partition)
+        entry = entry_id_of(mid)
         self._deadlines.pop(entry, None)
         self._deadlines[entry] = now + max(0.0, self.redelivery_delay_s)
 
@@ -41,7 +42,7 @@ class NegativeAckTracker:
         return min(self._deadlines.values(), default=None)
 
     def discard(self, mid: MessageId) -> None:
-        self._deadlines.pop(MessageId(mid.ledger_id, mid.entry_id, partition=mid.partition), None)
+        self._deadlines.pop(entry_id_of(mid), None)
 
     def clear(self) -> None:
         self._deadlines.clear()

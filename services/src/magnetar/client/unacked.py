@@ -18,11 +18,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from magnetar.client.message import entry_id_of
 from magnetar.protocol.message_id import MessageId
-
-
-def _entry_of(mid: MessageId) -> MessageId:
-    return MessageId(mid.ledger_id, mid.entry_id, partition=mid.partition)
 
 
 @dataclass
@@ -63,9 +60,9 @@ class UnackedTracker:
         for mid, deadline in self._deadlines.items():
             if deadline > now:
                 break
-            entries[_entry_of(mid)] = None
+            entries[entry_id_of(mid)] = None
         if entries:
-            for tracked in [m for m in self._deadlines if _entry_of(m) in entries]:
+            for tracked in [m for m in self._deadlines if entry_id_of(m) in entries]:
                 del self._deadlines[tracked]
         return list(entries)
 
