@@ -103,15 +103,7 @@ class BrokerResources:
 
     async def update_cluster(self, name: str, data: ClusterData) -> None:
         key = keys.cluster(check_name("Cluster", name))
-        found = await self.store.get(key)
-        if found is None:
-            raise ClusterNotFound(name)
-        try:
-            await self.store.put(key, dumps(data.to_json()), expected_version=found.version)
-        except BadVersion as exc:
-            if exc.actual is None:
-                raise ClusterNotFound(name) from exc
-            raise
+        await self._replace(key, dumps(data.to_json()), lambda: ClusterNotFound(name))
 
     async def delete_cluster(self, name: str) -> None:
         try:
@@ -157,14 +149,19 @@ class BrokerResources:
     async def update_tenant(self, name: str, info: TenantInfo) -> None:
         key = keys.tenant(check_name("Tenant", name))
         await self._check_clusters(info)
+        await self._replace(key, dumps(info.to_json()), lambda: TenantNotFound(name))
+
+    async def _replace(self, key: str, value: bytes, not_found: Callable[[], Exception]) -> None:
+        """Overwrite an existing ``key`` at the version read (a conflict is raised, not retried);
+        ``not_found()`` is raised when the key is missing or deleted meanwhile."""
         found = await self.store.get(key)
         if found is None:
-            raise TenantNotFound(name)
+            raise not_found()
         try:
-            await self.store.put(key, dumps(info.to_json()), expected_version=found.version)
+            await self.store.put(key, value, expected_version=found.version)
         except BadVersion as exc:
             if exc.actual is None:
-                raise TenantNotFound(name) from exc
+                raise not_found() from exc
             raise
 
     async def delete_tenant(self, name: str) -> None:
