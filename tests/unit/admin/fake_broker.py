@@ -46,6 +46,9 @@ class FakeTopicService:
         domain = "persistent" if persistent else "non-persistent"
         return [n for n in self.topics if n.startswith(f"{domain}://{ns}/")]
 
+    async def topic_exists(self, t: TopicName) -> bool:
+        return str(t) in self.topics
+
     async def create_topic(self, t: TopicName) -> None:
         if str(t) in self.topics:
             raise TopicExists(str(t))
