@@ -89,7 +89,9 @@ async def test_concurrent_opens_of_one_path_share_one_database(tmp_path: Path) -
     try:
         await stores[0].put("/k", b"v")
         for store in stores:
-            assert await store.get("/k") is not None
+            got = await store.get("/k")
+            assert got is not None
+            assert got.value == b"v"
     finally:
         for store in stores:
             await store.close()

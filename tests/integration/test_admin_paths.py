@@ -15,12 +15,11 @@ from collections.abc import Iterator
 from typing import Any
 
 import httpx
+import pulsar
 import pytest
 
 from tests.kit.ports import wait_until
 from tests.kit.standalone import StandaloneProcess
-
-pulsar = pytest.importorskip("pulsar")
 
 RECEIVE_MS = 5000
 EARLIEST = {"ledgerId": -1, "entryId": -1}

@@ -14,12 +14,11 @@ import urllib.request
 import uuid
 from typing import Any
 
+import pulsar
 import pytest
 
 from tests.kit.ports import wait_until
 from tests.kit.standalone import StandaloneProcess
-
-pulsar = pytest.importorskip("pulsar")
 
 RECEIVE_MS = 5000
 

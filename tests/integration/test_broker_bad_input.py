@@ -14,6 +14,7 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
+import pulsar
 import pytest
 
 from magnetar.protocol import commands
@@ -21,8 +22,6 @@ from magnetar.protocol.frame import Frame, FrameDecoder, encode_command, encode_
 from magnetar.wire import pulsar_api_pb2 as pb
 from tests.kit.process import running
 from tests.kit.standalone import StandaloneProcess, official_client
-
-pulsar = pytest.importorskip("pulsar")
 
 T = pb.BaseCommand
 TIMEOUT_S = 5.0

@@ -10,13 +10,12 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pulsar
 import pytest
 
 from tests.kit.ports import wait_until
 from tests.kit.process import running
 from tests.kit.standalone import StandaloneProcess
-
-pulsar = pytest.importorskip("pulsar")
 
 
 def _namespace(web_url: str, dedup: bool | None) -> str:

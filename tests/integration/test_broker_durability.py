@@ -10,11 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
+import pulsar
 
 from tests.kit.standalone import StandaloneProcess, official_client
-
-pulsar = pytest.importorskip("pulsar")
 
 RECEIVE_MS = 10_000
 N = 10_000

@@ -9,11 +9,10 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+import pulsar
 import pytest
 
 from tests.kit.standalone import topic_name
-
-pulsar = pytest.importorskip("pulsar")
 
 RECEIVE_MS = 5000
 

@@ -12,12 +12,11 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
+import pulsar
 import pytest
 
 from tests.kit.process import running
 from tests.kit.standalone import StandaloneProcess, official_client, topic_name
-
-pulsar = pytest.importorskip("pulsar")
 
 N = 600
 

@@ -13,11 +13,10 @@ import time
 import uuid
 from typing import Any
 
+import pulsar
 import pytest
 
 from tests.kit.standalone import topic_name
-
-pulsar = pytest.importorskip("pulsar")
 
 RECEIVE_MS = 5000
 

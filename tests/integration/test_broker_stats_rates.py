@@ -17,8 +17,6 @@ import pytest
 from tests.kit.process import running
 from tests.kit.standalone import StandaloneProcess, official_client, topic_name
 
-pulsar = pytest.importorskip("pulsar")
-
 WINDOW_S = 2.0
 RECEIVE_MS = 5000
 

@@ -11,11 +11,9 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-import pytest
+import pulsar
 
 from tests.kit.standalone import topic_name
-
-pulsar = pytest.importorskip("pulsar")
 
 RECEIVE_MS = 5000
 

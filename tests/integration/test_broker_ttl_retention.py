@@ -14,13 +14,12 @@ from collections.abc import Iterator
 from typing import Any
 
 import httpx
+import pulsar
 import pytest
 
 from tests.kit.ports import wait_until
 from tests.kit.process import running
 from tests.kit.standalone import StandaloneProcess
-
-pulsar = pytest.importorskip("pulsar")
 
 ENTRIES_PER_LEDGER = 5
 ENV = {

@@ -13,23 +13,18 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Callable
 from typing import Any
 
-import pytest
 from typer.testing import CliRunner
 
 from magnetar.cli.main import app
 from magnetar.client.admin import AdminClient
 from tests.kit.ports import free_port
+from tests.kit.process import MAGNETAR_CLI
 from tests.kit.standalone import StandaloneProcess
-
-pulsar = pytest.importorskip("pulsar")
-
-_LAUNCH = "from magnetar.cli.main import app; app()"
 
 
 def magnetar_admin(
@@ -37,7 +32,7 @@ def magnetar_admin(
 ) -> subprocess.CompletedProcess[str]:
     url = [] if standalone is None else ["--admin-url", standalone.web_url]
     return subprocess.run(
-        [sys.executable, "-c", _LAUNCH, "admin", *url, *args],
+        [*MAGNETAR_CLI, "admin", *url, *args],
         capture_output=True,
         text=True,
         timeout=60,
@@ -53,7 +48,7 @@ def in_parallel(
     env = {**os.environ, "MAGNETAR_ADMIN_URL": standalone.web_url}
     procs = [
         subprocess.Popen(
-            [sys.executable, "-c", _LAUNCH, "admin", *args],
+            [*MAGNETAR_CLI, "admin", *args],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,

@@ -4,23 +4,21 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import time
 from typing import Any
 
 import pytest
 
 from tests.kit.ports import free_port
+from tests.kit.process import MAGNETAR_CLI
 from tests.kit.standalone import StandaloneProcess, topic_name
-
-_LAUNCH = "from magnetar.cli.main import app; app()"
 
 
 def magnetar(
     *args: str, stdin: str | None = None, timeout: float = 60.0
 ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-c", _LAUNCH, *args],
+        [*MAGNETAR_CLI, *args],
         input=stdin,
         capture_output=True,
         text=True,
@@ -119,7 +117,6 @@ def test_perf_e2e_json(standalone: StandaloneProcess) -> None:
 
 @pytest.mark.parametrize("mode", ["produce", "e2e"])
 def test_perf_with_the_official_client(standalone: StandaloneProcess, mode: str) -> None:
-    pytest.importorskip("pulsar")
     out = ok("perf", mode, topic_name("official"), "-n", "500", "--json",
              "--use-official-client", "--service-url", standalone.service_url)  # fmt: skip
     doc = _perf_json(out)
@@ -150,7 +147,7 @@ def test_missing_tenant_names_it(standalone: StandaloneProcess) -> None:
 def test_perf_consume_counts_what_is_produced(standalone: StandaloneProcess) -> None:
     topic, url = topic_name("perfc"), standalone.service_url
     consumer = subprocess.Popen(
-        [sys.executable, "-c", _LAUNCH, "perf", "consume", topic, "-n", "300", "--json",
+        [*MAGNETAR_CLI, "perf", "consume", topic, "-n", "300", "--json",
          "--service-url", url],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -39,8 +39,6 @@ from magnetar.client.admin_models import (
 from tests.kit.ports import free_port
 from tests.kit.standalone import StandaloneProcess
 
-pulsar = pytest.importorskip("pulsar")
-
 ALLOWED = frozenset({"standalone"})
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import pulsar
 import pytest
 
 from magnetar.client.client import Client
@@ -12,8 +13,6 @@ from magnetar.client.consumer import Consumer
 from magnetar.client.errors import ConsumerBusy, InvalidConfiguration, ReceiveTimeout
 from magnetar.protocol.message_id import MessageId
 from tests.kit.standalone import StandaloneProcess, topic_name
-
-pulsar = pytest.importorskip("pulsar")
 
 T = 10.0  # every receive has a deadline
 

@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import asyncio
 
-import pytest
+import pulsar
 
 from magnetar.client.client import Client
 from magnetar.client.consumer import Consumer
 from magnetar.protocol.message_id import EARLIEST
 from tests.integration.test_client_consumer import T, produce
 from tests.kit.standalone import StandaloneProcess, topic_name
-
-pulsar = pytest.importorskip("pulsar")
 
 
 def official_produce(url: str, topic: str, n: int, prefix: str) -> None:

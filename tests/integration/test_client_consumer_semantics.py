@@ -17,8 +17,6 @@ from magnetar.client.errors import ReceiveTimeout
 from tests.integration.test_client_consumer import T, drain, nothing_more, produce
 from tests.kit.standalone import StandaloneProcess, topic_name
 
-pytest.importorskip("pulsar")
-
 
 @pytest.fixture
 async def ours(standalone: StandaloneProcess) -> Any:

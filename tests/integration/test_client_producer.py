@@ -15,6 +15,7 @@ import urllib.request
 import uuid
 from typing import Any
 
+import pulsar
 import pytest
 
 from magnetar.client.client import Client
@@ -22,8 +23,6 @@ from magnetar.client.errors import ProducerClosed, ProducerQueueIsFull
 from magnetar.client.producer import PartitionedProducer, Producer
 from magnetar.client.routing import HashingScheme, key_partition
 from tests.kit.standalone import StandaloneProcess, topic_name
-
-pulsar = pytest.importorskip("pulsar")
 
 RECEIVE_MS = 5000
 

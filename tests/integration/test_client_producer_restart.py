@@ -12,13 +12,12 @@ import asyncio
 from collections.abc import Iterator
 from typing import Any
 
+import pulsar
 import pytest
 
 from magnetar.client.client import Client
 from tests.kit.process import running
 from tests.kit.standalone import StandaloneProcess, topic_name
-
-pulsar = pytest.importorskip("pulsar")
 
 
 @pytest.fixture(scope="module")

@@ -18,6 +18,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+import pulsar
 import pytest
 
 from magnetar.protocol import commands
@@ -26,8 +27,6 @@ from magnetar.protocol.frame import Frame, FrameDecoder, encode_command, encode_
 from magnetar.protocol.message_id import MessageId
 from magnetar.protocol.version import negotiate_protocol_version
 from magnetar.wire import pulsar_api_pb2 as pb
-
-pulsar = pytest.importorskip("pulsar")
 
 T = pb.BaseCommand
 LEDGER_ID = 4242

@@ -214,6 +214,7 @@ def test_checksum_not_verified_when_disabled() -> None:
     bad[-1] ^= 0xFF
     (frame,) = decode_all(bytes(bad), verify_checksum=False)
     assert frame.payload is not None
+    assert frame.payload.payload == b"payloa" + bytes([ord("d") ^ 0xFF])  # delivered as received
 
 
 def test_unknown_command_type() -> None:
