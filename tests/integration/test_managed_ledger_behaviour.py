@@ -163,6 +163,24 @@ async def test_closed_reader_stops_holding_back_the_cache(stack: Stack) -> None:
     await factory.close()
 
 
+async def test_entries_are_cached_only_while_a_cursor_exists(stack: Stack) -> None:
+    factory = ManagedLedgerFactory(stack.store, stack.bk)
+    ml = await factory.open("t", KEEP)
+    before = [await ml.add_entry(f"{i:04}".encode() * 250) for i in range(12)]
+    # No cursor: only the tail the bookies cannot serve yet stays (one entry here, as each
+    # add is awaited before the next).
+    assert factory.cache_used_bytes <= 1000
+    sub = await ml.open_cursor("sub", InitialPosition.EARLIEST)
+    got = await sub.read_entries(12)  # from the bookies
+    assert [(e.position, e.data) for e in got] == [
+        (p, f"{i:04}".encode() * 250) for i, p in enumerate(before)
+    ]
+    after = [await ml.add_entry(b"y" * 1000) for _ in range(3)]
+    assert factory.cache_used_bytes >= 3 * 1000, "a cursor exists: new entries are cached"
+    assert [e.position for e in await sub.read_entries(10)] == after
+    await factory.close()
+
+
 async def test_add_entry_callback_answers_in_order_across_rollovers(stack: Stack) -> None:
     factory = ManagedLedgerFactory(stack.store, stack.bk)
     ml = await factory.open("t", KEEP)  # 4 entries per ledger: 10 adds roll over twice

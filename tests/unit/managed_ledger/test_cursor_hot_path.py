@@ -7,6 +7,8 @@ leave exactly the state the general path leaves.
 
 from __future__ import annotations
 
+import gc
+
 import pytest
 
 from magnetar.managed_ledger.cursor_state import CursorState
@@ -77,7 +79,7 @@ def test_cache_get_run_stops_at_the_first_miss() -> None:
     assert [x.position for x in cache.get_run(wanted)] == wanted[:3]
     assert cache.get_run(wanted, 3) == []
     assert cache.get_run(wanted, 4) == [Entry(position(1, 4), b"x")]
-    assert cache.get(position(1, 1)) is cache.get_run(wanted, 1)[0]  # the stored object
+    assert cache.get(position(1, 1)) == cache.get_run(wanted, 1)[0] == Entry(position(1, 1), b"x")
 
 
 def test_evict_before_keeps_pinned_entries_and_accounts_bytes() -> None:
@@ -94,3 +96,16 @@ def test_evict_before_keeps_pinned_entries_and_accounts_bytes() -> None:
     assert [e for e in range(6) if position(1, e) in cache] == [5]
     assert budget.used_bytes == 10
     assert cache.evict_before(position(1, 5)) == 0
+
+
+def test_cached_entries_leave_the_cyclic_gc_after_one_pass() -> None:
+    cache = CacheBudget(max_bytes=1000).cache()
+    cache.insert(Entry(position(1, 0), b"z" * 10))
+    ((key, stored),) = cache._entries.items()
+    assert gc.is_tracked(key)
+    assert gc.is_tracked(stored)
+    gc.collect()
+    # Exact tuples of ints and bytes: later passes no longer traverse them.
+    assert not gc.is_tracked(key)
+    assert not gc.is_tracked(stored)
+    assert cache.get(position(1, 0)) == Entry(position(1, 0), b"z" * 10)

@@ -116,6 +116,7 @@ async def run_broker(
                     # uvicorn offers no readiness event, only this flag.
                     while not web.started:  # noqa: ASYNC110
                         await asyncio.sleep(0.02)
+            freeze_startup_objects()
             log.info("broker_ready", broker_port=port, web_port=settings.web_port)
             print(
                 f"{READY_LINE} service_url=pulsar://{settings.advertised_address}:{port} "
@@ -132,23 +133,36 @@ async def run_broker(
         await _step("close_factory", factory.close(), timeout)
 
 
-def tune_gc(gen0_threshold: int) -> None:
-    """Fewer cyclic-GC passes for a broker: with thousands of messages in flight the default
-    thresholds ran a collection every few hundred messages, traversing every live object each
-    time a pass reached the older generations. Objects that exist once start-up is done
-    (modules, settings) are frozen out of the collector's view. ``gen0_threshold`` trades
-    throughput for latency: a youngest-generation pass stops the loop for longer the more
-    objects it holds (measurements at ``gc_gen0_threshold`` in the settings)."""
+def tune_interpreter(settings: BrokerSettings) -> None:
+    """CPython settings for a broker process (measurements in docs/benchmarks.md):
+
+    - Fewer cyclic-GC passes: with thousands of messages in flight the default thresholds ran
+      a collection every few hundred messages. ``gc_gen0_threshold`` trades throughput for
+      the length of a youngest-generation pass, which grows with the objects it holds.
+      Objects that exist once start-up is done (modules, settings) are frozen out of the
+      collector's view; :func:`freeze_startup_objects` does the same for the broker's own.
+    - A short GIL switch interval (``gil_switch_interval_ms``): the journal thread returns
+      from each write and fdatasync needing the GIL while the event loop is busy, and by
+      default waits up to 5 ms for it at each of those points, on every acknowledgement's
+      path."""
     gc.collect()
     gc.freeze()
-    gc.set_threshold(gen0_threshold, 50, 100)
+    gc.set_threshold(settings.gc_gen0_threshold, 50, 100)
+    sys.setswitchinterval(settings.gil_switch_interval_ms / 1000)
+
+
+def freeze_startup_objects() -> None:
+    """Once the broker serves: move what start-up built (routes, schemas, the default tenant
+    and namespace) to the permanent generation, out of every later full collection."""
+    gc.collect()
+    gc.freeze()
 
 
 async def serve_standalone(
     settings: StandaloneSettings, app_factory: AppFactory | None = None
 ) -> int:
     """Run ``magnetar standalone`` until SIGTERM/SIGINT; return the exit code."""
-    tune_gc(settings.gc_gen0_threshold)
+    tune_interpreter(settings)
     stop = _stop_event()
     timeout = settings.shutdown_step_timeout_s
     settings.data_dir.mkdir(parents=True, exist_ok=True)
@@ -199,7 +213,7 @@ async def serve_standalone(
 
 async def serve_broker(settings: BrokerSettings, app_factory: AppFactory | None = None) -> int:
     """Run ``magnetar broker`` against external metadata and bookies."""
-    tune_gc(settings.gc_gen0_threshold)
+    tune_interpreter(settings)
     stop = _stop_event()
     timeout = settings.shutdown_step_timeout_s
     store = await open_store(settings.metadata_url, session_timeout_s=settings.session_timeout_s)

@@ -585,10 +585,13 @@ class ManagedLedger:
         pinned = self._cache.pinned_from
         if floor > self._last_confirmed_lac_floor or pinned is None or pinned[0] != cur.ledger_id:
             self._last_confirmed_lac_floor = max(self._last_confirmed_lac_floor, floor)
-            self._cache.pinned_from = Position(
-                cur.ledger_id, EntryId(self._last_confirmed_lac_floor + 1)
-            )
+            pinned = Position(cur.ledger_id, EntryId(self._last_confirmed_lac_floor + 1))
+            self._cache.pinned_from = pinned
         self._cache.insert(Entry(pos, data))
+        if not self._cursors and not self._non_durable:
+            # No cursor will read it: keep only the pinned tail (as Pulsar caches an added
+            # entry only when the managed ledger has active cursors).
+            self._cache.evict_before(pinned)
         self._signal_new_entries()
         return pos
 
