@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from magnetar.bookie.errors import JournalClosed
+from magnetar.bookie.errors import JournalClosed, JournalFailed
 from magnetar.bookie.journal import (
     Journal,
     JournalConfig,
@@ -107,8 +107,8 @@ async def test_replay_after_restart(tmp_path: Path) -> None:
     records = [add(1, i, bytes([i % 256]) * 100) for i in range(50)]
     for r in records:
         await journal.append(r)
-    # Simulate a crash: no close, no checkpoint (writer task cancelled, fd left).
-    journal._writer.cancel()  # type: ignore[union-attr]
+    # No checkpoint, as after a crash.
+    await journal.close()  # close writes no log mark: the restart still replays everything
     replayed = ListSink()
     journal2 = await Journal.open(tmp_path, replayed)
     assert replayed.records == records
@@ -171,6 +171,75 @@ async def test_close_refuses_new_records(tmp_path: Path) -> None:
     await journal.close()
     with pytest.raises(JournalClosed, match="closing"):
         await journal.append(add(1, 0))
+
+
+class HeldSink(ListSink):
+    """A sink whose ``apply`` waits for :attr:`release` (so the writer thread is held)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.entered = threading.Event()
+        self.release = threading.Event()
+
+    def apply(self, records: Sequence[JournalRecord]) -> None:
+        self.entered.set()
+        self.release.wait(10)
+        super().apply(records)
+
+
+class FailingSink(ListSink):
+    def apply(self, records: Sequence[JournalRecord]) -> None:
+        raise OSError(28, "No space left on device")
+
+
+async def test_write_failure_fails_the_group_and_refuses_what_follows(tmp_path: Path) -> None:
+    journal = await Journal.open(tmp_path, FailingSink())
+    with pytest.raises(JournalFailed, match="No space left"):
+        await asyncio.wait_for(journal.append(add(1, 0)), 5)
+    assert journal.failed
+    with pytest.raises(JournalFailed, match="failed earlier"):
+        await journal.append(add(1, 1))
+    await asyncio.wait_for(journal.close(), 5)
+
+
+async def test_a_full_queue_makes_callers_wait_and_keeps_call_order(tmp_path: Path) -> None:
+    sink = HeldSink()
+    journal = await Journal.open(tmp_path, sink, JournalConfig(queue_records=2))
+    try:
+        first = await journal.enqueue(add(1, 0))
+        assert await asyncio.to_thread(sink.entered.wait, 5)  # the writer holds record 0
+        second = journal.enqueue_many_nowait([add(1, 1)])
+        assert second is not None
+        assert journal.enqueue_many_nowait([add(1, 2)]) is None  # two units queued: full
+        waiting = [asyncio.create_task(journal.append(add(1, e))) for e in (2, 3, 4)]
+        await asyncio.sleep(0.05)
+        assert not any(t.done() for t in waiting)
+        assert journal.enqueue_many_nowait([add(1, 5)]) is None  # others wait: no overtaking
+        sink.release.set()
+        async with asyncio.timeout(5):
+            await asyncio.gather(first, second, *waiting)
+        assert [r.entry_id for r in sink.records] == [0, 1, 2, 3, 4]
+    finally:
+        sink.release.set()
+        await journal.close()
+
+
+async def test_close_drops_what_the_writer_has_not_taken(tmp_path: Path) -> None:
+    sink = HeldSink()
+    journal = await Journal.open(tmp_path, sink)
+    taken = await journal.enqueue(add(1, 0))
+    assert await asyncio.to_thread(sink.entered.wait, 5)
+    queued = [await journal.enqueue(add(1, e)) for e in (1, 2)]
+    closing = asyncio.create_task(journal.close(drain_timeout_s=0.1))
+    await asyncio.sleep(0.3)  # the drain timed out; the writer is still in record 0's group
+    assert not closing.done()
+    sink.release.set()
+    await asyncio.wait_for(closing, 5)
+    await taken  # written before the close
+    for future in queued:
+        with pytest.raises(JournalClosed, match="was closed"):
+            await future
+    assert [r.entry_id for r in sink.records] == [0]
 
 
 @pytest.mark.parametrize("part_size", [10, 20_000])

@@ -21,24 +21,30 @@ Invariants:
   the mark moves past every replayed record, and a fresh segment is started.
 * A segment is deleted only once the log mark lies in a later segment.
 
-Concurrency: one writer task on the event loop takes records from a queue bounded in count and
-bytes, and hands a whole group to a single-threaded executor that frames it (the records are
-encoded and checksummed there, not on the loop: for big payloads ``crc32c`` runs without the
-GIL), writes it (big payloads with ``writev``, never copied into one buffer) and does one
-``fdatasync`` for the group, then applies it to the sink, so the loop never blocks on the disk
-and never touches a payload. Appenders await a future per enqueued unit.
+Concurrency: appenders on the event loop hand records to one writer thread through a
+thread-safe queue bounded (on the loop side) in count and bytes. The thread takes everything
+queued as one group, frames it (records are encoded and checksummed there, not on the loop: for
+big payloads ``crc32c`` runs without the GIL), writes it (big payloads with ``writev``, never
+copied into one buffer), does one ``fdatasync`` for the group and applies it to the sink, then
+posts the outcome back to the loop and at once takes the next group: the disk never waits for
+the loop to get round to starting a write, which under load cost a group a few milliseconds
+(BookKeeper's journal thread works the same way). Completions posted while the loop is busy
+are delivered together by one callback. Appenders await a future per enqueued unit.
 :meth:`Journal.checkpoint` runs on the loop (its flush in the default executor) concurrently
-with writes. Call everything from the loop that opened it.
+with writes. Call everything but the writer thread from the loop that opened the journal.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import enum
 import os
+import queue
 import struct
+import threading
+from collections import deque
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple, Protocol
@@ -46,7 +52,6 @@ from typing import NamedTuple, Protocol
 import crc32c
 
 from magnetar.bookie.errors import JournalClosed, JournalFailed
-from magnetar.cancellation import cancel_and_wait
 from magnetar.telemetry import get_logger
 
 log = get_logger(__name__)
@@ -166,6 +171,16 @@ class _Pending:
     records: Sequence[JournalRecord]
     size: int  # framed bytes
     future: asyncio.Future[None]
+
+
+class _Written(NamedTuple):
+    """The writer thread's outcome for one group, posted to the loop."""
+
+    group: list[_Pending]
+    size: int  # framed bytes of the group
+    position: JournalPosition | None  # the journal's end after the group (None: not written)
+    rolled: bool
+    error: BaseException | None  # JournalClosed: dropped at close; anything else: I/O failure
 
 
 def _write_all(fd: int, parts: list[bytes]) -> int:
@@ -296,19 +311,26 @@ class Journal:
         self._dir = directory
         self._sink = sink
         self._config = config
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="journal")
-        self._queue: asyncio.Queue[_Pending] = asyncio.Queue(maxsize=config.queue_records)
+        self._handoff: queue.SimpleQueue[_Pending | None] = queue.SimpleQueue()  # None: stop
+        self._written: deque[_Written] = deque()  # outcomes the loop has not delivered yet
+        self._delivery_scheduled = False
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._dropping = False  # set at close after the drain timeout: write nothing more
+        self._queued_items = 0  # enqueued units not yet delivered back (loop side)
         self._queued_bytes = 0
         self._blocked = 0  # enqueue_many callers waiting for room
+        self._enqueue_order = asyncio.Lock()  # FIFO among callers waiting for room
         self._space = asyncio.Event()
         self._space.set()
+        self._idle = asyncio.Event()  # nothing queued or being written
+        self._idle.set()
         self._segment = 0
         self._fd = -1
         self._offset = 0
         self._applied = JournalPosition(0, 0)
         self._failure: BaseException | None = None
         self._closing = False
-        self._writer: asyncio.Task[None] | None = None
         self._checkpoint_lock = asyncio.Lock()
         self.rolled = asyncio.Event()
         """Set when a segment was rolled over; the owner may checkpoint then."""
@@ -319,9 +341,12 @@ class Journal:
     ) -> Journal:
         """Replay what is after the log mark into ``sink``, then start a fresh segment."""
         journal = cls(directory, sink, config or JournalConfig())
-        loop = asyncio.get_running_loop()
-        await loop.run_in_executor(journal._executor, journal._recover)
-        journal._writer = asyncio.create_task(journal._write_loop(), name="journal-writer")
+        await asyncio.to_thread(journal._recover)
+        journal._loop = asyncio.get_running_loop()
+        journal._thread = threading.Thread(
+            target=journal._run_writer, name="journal-writer", daemon=True
+        )
+        journal._thread.start()
         return journal
 
     def _recover(self) -> None:
@@ -365,23 +390,12 @@ class Journal:
         """:meth:`enqueue_many` without a coroutine: the future, or None (nothing queued) when
         it would have to wait for room or another caller is waiting for room (call order is
         write order). Raises like :meth:`enqueue_many`."""
-        if self._closing:
-            raise JournalClosed("the journal is closing")
-        if self._failure is not None:
-            raise JournalFailed("the journal failed earlier") from self._failure
+        self._check_open()
         size = sum([len(r.master_key) + len(r.payload) for r in records])
         size += _RECORD_OVERHEAD * len(records)
-        queued = self._queued_bytes
-        if (
-            self._blocked
-            or self._queue.full()
-            or (queued > 0 and queued + size > self._config.queue_bytes)
-        ):
+        if self._blocked or not self._has_room(size):
             return None
-        self._queued_bytes = queued + size
-        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._queue.put_nowait(_Pending(records, size, future))
-        return future
+        return self._hand_off(records, size)
 
     async def enqueue_many(self, records: Sequence[JournalRecord]) -> asyncio.Future[None]:
         """Queue ``records`` as one unit in order; one future for all of them.
@@ -394,76 +408,128 @@ class Journal:
             return future
         self._blocked += 1
         try:
-            return await self._enqueue_waiting(records)
+            async with self._enqueue_order:
+                size = sum(record.framed_size() for record in records)
+                while not self._has_room(size):
+                    self._space.clear()
+                    await self._space.wait()
+                    self._check_open()
+                return self._hand_off(records, size)
         finally:
             self._blocked -= 1
 
-    async def _enqueue_waiting(self, records: Sequence[JournalRecord]) -> asyncio.Future[None]:
-        size = sum(record.framed_size() for record in records)
-        while self._queued_bytes > 0 and self._queued_bytes + size > self._config.queue_bytes:
-            self._space.clear()
-            await self._space.wait()
-            if self._closing:
-                raise JournalClosed("the journal is closing")
+    def _check_open(self) -> None:
+        if self._closing:
+            raise JournalClosed("the journal is closing")
+        if self._failure is not None:
+            raise JournalFailed("the journal failed earlier") from self._failure
+
+    def _has_room(self, size: int) -> bool:
+        queued = self._queued_bytes
+        return self._queued_items < self._config.queue_records and (
+            queued == 0 or queued + size <= self._config.queue_bytes
+        )
+
+    def _hand_off(self, records: Sequence[JournalRecord], size: int) -> asyncio.Future[None]:
+        self._queued_items += 1
         self._queued_bytes += size
+        self._idle.clear()
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        try:
-            await self._queue.put(_Pending(records, size, future))
-        except BaseException:
-            self._queued_bytes -= size
-            raise
+        self._handoff.put(_Pending(records, size, future))
         return future
 
     async def append(self, record: JournalRecord) -> None:
         """Queue ``record`` and wait until it is durable and applied."""
         await (await self.enqueue(record))
 
-    async def _write_loop(self) -> None:
-        loop = asyncio.get_running_loop()
-        while True:
-            group = [await self._queue.get()]
-            size = group[0].size
-            while (
-                size < self._config.max_group_bytes
-                and len(group) < self._config.max_group_records
-                and not self._queue.empty()
-            ):
-                item = self._queue.get_nowait()
-                group.append(item)
-                size += item.size
-            try:
-                if self._failure is not None:
-                    raise JournalFailed("the journal failed earlier") from self._failure
-                position, rolled = await loop.run_in_executor(
-                    self._executor, self._write_group, group
-                )
-            except asyncio.CancelledError:
-                for item in group:
-                    if not item.future.done():
-                        item.future.set_exception(JournalClosed("the journal was closed"))
-                raise
-            except Exception as exc:
-                if self._failure is None:
-                    log.error("journal_write_failed", directory=str(self._dir), error=repr(exc))
-                    self._failure = exc
-                for item in group:
-                    if not item.future.done():
-                        item.future.set_exception(JournalFailed(f"journal write failed: {exc!r}"))
-            else:
+    # -- the writer thread ------------------------------------------------------------------
+
+    def _run_writer(self) -> None:
+        """Thread: take everything queued as one group (bounded), write it, post the outcome;
+        until the stop sentinel. After a write failure nothing more is written: later groups
+        are posted back failed with the same error."""
+        config = self._config
+        failure: BaseException | None = None
+        stop = False
+        try:
+            while not stop:
+                first = self._handoff.get()
+                if first is None:
+                    return
+                group = [first]
+                size = first.size
+                while size < config.max_group_bytes and len(group) < config.max_group_records:
+                    try:
+                        item = self._handoff.get_nowait()
+                    except queue.Empty:
+                        break
+                    if item is None:
+                        stop = True
+                        break
+                    group.append(item)
+                    size += item.size
+                if self._dropping:
+                    self._post(_Written(group, size, None, False, JournalClosed("closed")))
+                elif failure is not None:
+                    self._post(_Written(group, size, None, False, failure))
+                else:
+                    try:
+                        position, rolled = self._write_group(group)
+                    except Exception as exc:  # an I/O error: reported to every appender
+                        failure = exc
+                        self._post(_Written(group, size, None, False, exc))
+                    else:
+                        self._post(_Written(group, size, position, rolled, None))
+        finally:
+            self._close_fd()
+
+    def _post(self, written: _Written) -> None:
+        """Thread: queue an outcome; wake the loop unless a delivery is already due."""
+        self._written.append(written)
+        if self._delivery_scheduled:
+            return
+        self._delivery_scheduled = True
+        assert self._loop is not None
+        with contextlib.suppress(RuntimeError):  # a closed loop: nobody is waiting any more
+            self._loop.call_soon_threadsafe(self._deliver)
+
+    def _deliver(self) -> None:
+        """Loop: settle every posted group's futures, in write order. The flag is cleared
+        before draining, so an outcome posted meanwhile is either drained now or scheduled
+        anew (a delivery may then find nothing left: harmless)."""
+        self._delivery_scheduled = False
+        written = self._written
+        while written:
+            group, size, position, rolled, error = written.popleft()
+            if error is None:
+                assert position is not None
                 self._applied = position
                 if rolled:
                     self.rolled.set()
                 for item in group:
                     if not item.future.done():
                         item.future.set_result(None)
-            finally:
-                self._queued_bytes -= size
-                self._space.set()
-                for _ in group:
-                    self._queue.task_done()
+            else:
+                if isinstance(error, JournalClosed):
+                    failed: Exception = JournalClosed("the journal was closed")
+                else:
+                    if self._failure is None:
+                        log.error(
+                            "journal_write_failed", directory=str(self._dir), error=repr(error)
+                        )
+                        self._failure = error
+                    failed = JournalFailed(f"journal write failed: {error!r}")
+                for item in group:
+                    if not item.future.done():
+                        item.future.set_exception(failed)
+            self._queued_items -= len(group)
+            self._queued_bytes -= size
+        self._space.set()
+        if self._queued_items == 0:
+            self._idle.set()
 
     def _write_group(self, group: Sequence[_Pending]) -> tuple[JournalPosition, bool]:
-        """Executor: frame and write the group, one fdatasync, then apply to the sink; maybe
+        """Thread: frame and write the group, one fdatasync, then apply to the sink; maybe
         roll over."""
         parts: list[bytes] = []
         for item in group:
@@ -494,29 +560,33 @@ class Journal:
             return mark
 
     async def close(self, drain_timeout_s: float = 10.0) -> None:
-        """Refuse new records, wait (bounded) for queued ones to be written, stop the writer."""
+        """Refuse new records, wait (bounded) for queued ones to be written, stop the writer.
+        What the writer has not taken by the timeout is dropped: its appenders get
+        :class:`JournalClosed`."""
         self._closing = True
-        if self._writer is not None:
+        thread = self._thread
+        if thread is not None:
             if self._failure is None:
                 try:
                     async with asyncio.timeout(drain_timeout_s):
-                        await self._queue.join()
+                        await self._idle.wait()
                 except TimeoutError:
-                    log.warning("journal_drain_timeout", pending=self._queue.qsize())
-            await cancel_and_wait(self._writer)
-            self._writer = None
+                    log.warning("journal_drain_timeout", pending=self._queued_items)
+            self._dropping = True
+            self._handoff.put(None)
+            await asyncio.to_thread(thread.join)
+            self._thread = None
+            self._deliver()  # what the writer posted last, before its call reaches the loop
         self._space.set()
-        while not self._queue.empty():
-            item = self._queue.get_nowait()
-            if not item.future.done():
-                item.future.set_exception(JournalClosed("the journal was closed"))
-        loop = asyncio.get_running_loop()
-        await loop.run_in_executor(self._executor, self._close_fd)
-        self._executor.shutdown(wait=True)
 
     def _close_fd(self) -> None:
-        if self._fd >= 0:
+        if self._fd < 0:
+            return
+        try:
             if self._config.sync:
                 os.fdatasync(self._fd)
+        except OSError as exc:
+            log.warning("journal_close_sync_failed", directory=str(self._dir), error=repr(exc))
+        finally:
             os.close(self._fd)
             self._fd = -1
