@@ -173,6 +173,19 @@ async def test_close_refuses_new_records(tmp_path: Path) -> None:
         await journal.append(add(1, 0))
 
 
+async def test_a_group_waits_max_group_wait_for_more_records(tmp_path: Path) -> None:
+    sink = ListSink()
+    journal = await Journal.open(tmp_path, sink, JournalConfig(max_group_wait_ms=200))
+    try:
+        first = asyncio.create_task(journal.append(add(1, 0)))
+        await asyncio.sleep(0.05)
+        assert not first.done()  # still inside the group's wait
+        await asyncio.wait_for(asyncio.gather(first, journal.append(add(1, 1))), 5)
+        assert sink.groups == [2]
+    finally:
+        await journal.close()
+
+
 class HeldSink(ListSink):
     """A sink whose ``apply`` waits for :attr:`release` (so the writer thread is held)."""
 

@@ -28,6 +28,7 @@ class BookieSettings(BaseSettings):
     advertised_address: str | None = None
     journal_sync: bool = True
     journal_segment_bytes: int = Field(default=64 * 1024 * 1024, gt=0)
+    journal_max_group_wait_ms: float = Field(default=1.0, ge=0, le=1000)  # journalMaxGroupWaitMSec
     session_timeout_s: float = Field(default=10.0, gt=0)
     read_only: bool = False
     min_free_disk_fraction: float = Field(default=0.05, ge=0, lt=1)
@@ -51,7 +52,11 @@ class BookieSettings(BaseSettings):
     def bookie_config(self) -> BookieConfig:
         return BookieConfig(
             data_dir=self.data_dir.absolute(),
-            journal=JournalConfig(sync=self.journal_sync, segment_bytes=self.journal_segment_bytes),
+            journal=JournalConfig(
+                sync=self.journal_sync,
+                segment_bytes=self.journal_segment_bytes,
+                max_group_wait_ms=self.journal_max_group_wait_ms,
+            ),
             force_read_only=self.read_only,
             min_free_disk_fraction=self.min_free_disk_fraction,
             disk_check_interval_s=self.disk_check_interval_s,

@@ -146,6 +146,7 @@ class StandaloneSettings(BrokerSettings):
 
     data_dir: Path = Path("data")
     journal_sync: bool = True
+    journal_max_group_wait_ms: float = Field(default=1.0, ge=0, le=1000)  # journalMaxGroupWaitMSec
     managed_ledger_default_ensemble_size: int = Field(default=1, ge=1)
     managed_ledger_default_write_quorum: int = Field(default=1, ge=1)
     managed_ledger_default_ack_quorum: int = Field(default=1, ge=1)

@@ -172,7 +172,10 @@ async def serve_standalone(
         )
         stack.push_async_callback(_step, "close_metadata", store.close(), timeout)
         config = BookieConfig(
-            data_dir=settings.bookie_dir, journal=JournalConfig(sync=settings.journal_sync)
+            data_dir=settings.bookie_dir,
+            journal=JournalConfig(
+                sync=settings.journal_sync, max_group_wait_ms=settings.journal_max_group_wait_ms
+            ),
         )
         try:
             config.data_dir.mkdir(parents=True, exist_ok=True)
