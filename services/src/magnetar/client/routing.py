@@ -34,10 +34,9 @@ import time
 from collections.abc import Callable
 
 from magnetar.client.errors import InvalidConfiguration
+from magnetar.protocol.hashing import murmur3_32
 
 _M32 = 0xFFFFFFFF
-_C1 = 0xCC9E2D51
-_C2 = 0x1B873593
 
 
 class RoutingMode(enum.StrEnum):
@@ -85,44 +84,6 @@ def boost_hash(data: bytes, seed: int = 0) -> int:
     w = (w + _Q) & _M64
     h ^= _mulx((v + w) & _M64, _K)
     return _mulx((h + w) & _M64, _K)
-
-
-def _rotl(x: int, r: int) -> int:
-    return ((x << r) | (x >> (32 - r))) & _M32
-
-
-def murmur3_32(data: bytes, seed: int = 0) -> int:
-    """MurmurHash3 x86 32-bit of ``data`` as an unsigned 32-bit int."""
-    h = seed & _M32
-    n = len(data)
-    blocks = n // 4
-    for i in range(blocks):
-        k = int.from_bytes(data[4 * i : 4 * i + 4], "little")
-        k = (k * _C1) & _M32
-        k = _rotl(k, 15)
-        k = (k * _C2) & _M32
-        h ^= k
-        h = _rotl(h, 13)
-        h = (h * 5 + 0xE6546B64) & _M32
-    tail = data[4 * blocks :]
-    k = 0
-    if len(tail) == 3:
-        k ^= tail[2] << 16
-    if len(tail) >= 2:
-        k ^= tail[1] << 8
-    if len(tail) >= 1:
-        k ^= tail[0]
-        k = (k * _C1) & _M32
-        k = _rotl(k, 15)
-        k = (k * _C2) & _M32
-        h ^= k
-    h ^= n & _M32
-    h ^= h >> 16
-    h = (h * 0x85EBCA6B) & _M32
-    h ^= h >> 13
-    h = (h * 0xC2B2AE35) & _M32
-    h ^= h >> 16
-    return h
 
 
 def java_string_hash(data: bytes) -> int:

@@ -11,6 +11,7 @@ and Magnetar's asyncio client both drive these pure codecs from their connection
 * :mod:`.batch` — batch payload format.
 * :mod:`.message_id` — MessageId, earliest/latest, ack-set bit helpers.
 * :mod:`.version` — protocol version negotiation, feature flags.
+* :mod:`.hashing` — Murmur3_32, the key hash of Key_Shared and of Murmur3 partition routing.
 * :mod:`.errors` — protocol errors and the one table to ``ServerError`` codes.
 """
 

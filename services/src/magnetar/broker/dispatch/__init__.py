@@ -60,7 +60,7 @@ from magnetar.broker.dispatch.selectors import (
     SharedSelector,
     check_sub_type,
 )
-from magnetar.broker.dispatch.sticky_key import murmur3_32, sticky_key_hash
+from magnetar.broker.dispatch.sticky_key import sticky_key_hash
 
 __all__ = [
     "AckOutcome",
@@ -98,7 +98,6 @@ __all__ = [
     "dead_letter_due",
     "make_key_shared_selector",
     "mask_to_ack_set",
-    "murmur3_32",
     "plan_dispatch",
     "sticky_key_hash",
 ]

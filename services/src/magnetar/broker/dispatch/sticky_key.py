@@ -8,58 +8,20 @@ Pulsar routes a Key_Shared entry by its *sticky key* (``Commands.peekStickyKey``
 (``StickyKeyConsumerSelector.DEFAULT_RANGE_SIZE = 2 << 15``). Masking the top bit does not change
 the low 16 bits, so the slot is the low 16 bits of the raw Murmur3 value.
 
-Pure functions; safe from any task.
+Pure functions; safe from any task. Murmur3 itself is :mod:`magnetar.protocol.hashing`.
 """
 
 from __future__ import annotations
 
 import functools
 
+from magnetar.protocol.hashing import murmur3_32
+
 RANGE_SIZE = 1 << 16
 """Number of hash slots; IntRange bounds are inclusive within ``0..RANGE_SIZE - 1``."""
 
 NONE_KEY = b"NONE_KEY"
 """The sticky key Pulsar uses for an entry with neither ordering key nor partition key."""
-
-_MASK32 = 0xFFFFFFFF
-_C1 = 0xCC9E2D51
-_C2 = 0x1B873593
-
-
-def _rotl32(x: int, r: int) -> int:
-    return ((x << r) | (x >> (32 - r))) & _MASK32
-
-
-def _fmix32(h: int) -> int:
-    h ^= h >> 16
-    h = (h * 0x85EBCA6B) & _MASK32
-    h ^= h >> 13
-    h = (h * 0xC2B2AE35) & _MASK32
-    h ^= h >> 16
-    return h
-
-
-def murmur3_32(data: bytes, seed: int = 0) -> int:
-    """Murmur3_x86_32 of ``data`` as an unsigned 32-bit int (the reference algorithm)."""
-    h = seed & _MASK32
-    tail_start = len(data) - (len(data) % 4)
-    for i in range(0, tail_start, 4):
-        k = int.from_bytes(data[i : i + 4], "little")
-        k = (k * _C1) & _MASK32
-        k = _rotl32(k, 15)
-        k = (k * _C2) & _MASK32
-        h ^= k
-        h = _rotl32(h, 13)
-        h = (h * 5 + 0xE6546B64) & _MASK32
-    tail = data[tail_start:]
-    if tail:
-        k = int.from_bytes(tail, "little")
-        k = (k * _C1) & _MASK32
-        k = _rotl32(k, 15)
-        k = (k * _C2) & _MASK32
-        h ^= k
-    h ^= len(data)
-    return _fmix32(h)
 
 
 def make_hash(key: bytes) -> int:
