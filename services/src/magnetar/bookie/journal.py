@@ -103,10 +103,6 @@ class JournalRecord(NamedTuple):
         )
         return head + self.master_key
 
-    def framed_size(self) -> int:
-        """Bytes this record takes in a segment (frame header included)."""
-        return _FRAME.size + _RECORD.size + len(self.master_key) + len(self.payload)
-
     def frame_into(self, parts: list[bytes]) -> None:
         """Append this record's on-disk form (``frame(self.encode())``) to ``parts`` without
         copying the payload: the CRC runs over the head, then continues over the payload."""
@@ -127,6 +123,12 @@ class JournalRecord(NamedTuple):
             master_key=bytes(data[start : start + mk_len]),
             payload=bytes(data[start + mk_len :]),
         )
+
+
+def framed_size(records: Sequence[JournalRecord]) -> int:
+    """Bytes ``records`` take in a segment (frame headers included)."""
+    size = sum([len(r.master_key) + len(r.payload) for r in records])
+    return size + _RECORD_OVERHEAD * len(records)
 
 
 def frame(payload: bytes) -> bytes:
@@ -397,8 +399,7 @@ class Journal:
         it would have to wait for room or another caller is waiting for room (call order is
         write order). Raises like :meth:`enqueue_many`."""
         self._check_open()
-        size = sum([len(r.master_key) + len(r.payload) for r in records])
-        size += _RECORD_OVERHEAD * len(records)
+        size = framed_size(records)
         if self._blocked or not self._has_room(size):
             return None
         return self._hand_off(records, size)
@@ -415,7 +416,7 @@ class Journal:
         self._blocked += 1
         try:
             async with self._enqueue_order:
-                size = sum(record.framed_size() for record in records)
+                size = framed_size(records)
                 while not self._has_room(size):
                     self._space.clear()
                     await self._space.wait()
@@ -455,8 +456,7 @@ class Journal:
         everything queued as one group (bounded), write it, post the outcome; until the stop
         sentinel. After a write failure nothing more is written: later groups
         are posted back failed with the same error."""
-        config = self._config
-        group_wait_s = config.max_group_wait_ms / 1000
+        group_wait_s = self._config.max_group_wait_ms / 1000
         failure: BaseException | None = None
         stop = False
         try:
@@ -466,32 +466,38 @@ class Journal:
                     return
                 if group_wait_s:
                     time.sleep(group_wait_s)  # let the group grow (GIL released meanwhile)
-                group = [first]
-                size = first.size
-                while size < config.max_group_bytes and len(group) < config.max_group_records:
-                    try:
-                        item = self._handoff.get_nowait()
-                    except queue.Empty:
-                        break
-                    if item is None:
-                        stop = True
-                        break
-                    group.append(item)
-                    size += item.size
+                group, size, stop = self._take_group(first)
                 if self._dropping:
                     self._post(_Written(group, size, None, False, JournalClosed("closed")))
-                elif failure is not None:
-                    self._post(_Written(group, size, None, False, failure))
-                else:
+                    continue
+                if failure is None:
                     try:
                         position, rolled = self._write_group(group)
                     except Exception as exc:  # an I/O error: reported to every appender
                         failure = exc
-                        self._post(_Written(group, size, None, False, exc))
                     else:
                         self._post(_Written(group, size, position, rolled, None))
+                        continue
+                self._post(_Written(group, size, None, False, failure))
         finally:
             self._close_fd()
+
+    def _take_group(self, first: _Pending) -> tuple[list[_Pending], int, bool]:
+        """Thread: ``first`` and what is queued behind it, within the group bounds; the group,
+        its framed bytes, and whether the stop sentinel was met."""
+        config = self._config
+        group = [first]
+        size = first.size
+        while size < config.max_group_bytes and len(group) < config.max_group_records:
+            try:
+                item = self._handoff.get_nowait()
+            except queue.Empty:
+                break
+            if item is None:
+                return group, size, True
+            group.append(item)
+            size += item.size
+        return group, size, False
 
     def _post(self, written: _Written) -> None:
         """Thread: queue an outcome; wake the loop unless a delivery is already due."""
