@@ -64,3 +64,12 @@ def test_collect_only_deleted_ledgers(tmp_path: Path) -> None:
         assert (meta.deleted, meta.collected) == (True, True)
     finally:
         storage.close()
+
+
+def test_rocksdb_writes_sst_files_back_a_mib_at_a_time(tmp_path: Path) -> None:
+    """bytes_per_sync reaches RocksDB (it records the options it opened with): a flush or a
+    compaction is written back gradually, not as one burst in front of the journal's sync."""
+    storage = LedgerStorage(tmp_path)
+    storage.close()
+    options = max(tmp_path.glob("OPTIONS-*")).read_text()
+    assert "  bytes_per_sync=1048576\n" in options
