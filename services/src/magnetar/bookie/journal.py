@@ -167,8 +167,9 @@ class JournalConfig:
     max_group_records: int = 4096
     # BookKeeper's journalMaxGroupWaitMSec (Pulsar's bookkeeper.conf sets 1): the writer waits
     # this long after a group's first record before writing it. At 10k msg/s it halved the
-    # fdatasyncs and cut the broker's CPU by a tenth of a core (each sync costs ~120 us of
-    # kernel CPU here); it adds up to this much to an acknowledgement at low rates.
+    # fdatasyncs and took the broker from 83-85% to 64% of a core (docs/benchmarks.md, round
+    # 4; a small write + fdatasync cost ~120 us of CPU here, measured ad hoc); it adds up to
+    # this much to an acknowledgement at low rates.
     max_group_wait_ms: float = 1.0
     queue_records: int = 16_384
     queue_bytes: int = 64 * 1024 * 1024
