@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import uuid
 
 from magnetar.broker.consumer import Consumer
 from magnetar.broker.deduplication import CURSOR_NAME as DEDUP_CURSOR
@@ -268,7 +267,3 @@ class PersistentTopic:
         await self.deduplication.close()
         await self.ml.close()
         log.info("topic_closed", topic=str(self.name))
-
-    @staticmethod
-    def reader_subscription_name() -> str:
-        return f"reader-{uuid.uuid4().hex[:10]}"

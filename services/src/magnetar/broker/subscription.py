@@ -107,7 +107,6 @@ class PersistentSubscription:
         self._task: asyncio.Task[None] | None = None
         self._unlisten: Callable[[], None] | None = None  # new entries set _wake
         self._closed = False
-        self.messages_acked = 0
         self.rate_expired = RateMeter()  # fed by whoever expires messages (TTL, admin)
 
     # ------------------------------------------------------------------ consumers
@@ -399,7 +398,6 @@ class PersistentSubscription:
             except InvalidPosition as exc:
                 log.info("ack_ignored", topic=self.topic, subscription=self.name, error=str(exc))
         await self._persist_partial({r.position: r.unacked for r in outcome.partial})
-        self.messages_acked += 1
 
     async def _ack_individual(self, ids: Sequence[tuple[Position, int | None]]) -> None:
         acked: list[Position] = []
@@ -433,7 +431,6 @@ class PersistentSubscription:
         if self._counts:
             self._counts.forget(acked)
         if acked:
-            self.messages_acked += len(acked)
             await self.cursor.delete(acked)
         if partial:
             done = set(acked)
