@@ -24,6 +24,7 @@ ADAPTERS: dict[str, set[str]] = {
         "magnetar.protocol.frame",
         "magnetar.ledger.digest",
         "magnetar.bookie.journal",
+        "magnetar.bookie.entry_log",
     },
     "fastapi": {"magnetar.admin"},
     "uvicorn": {"magnetar.broker.web_service"},

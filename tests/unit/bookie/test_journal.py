@@ -16,7 +16,6 @@ from magnetar.bookie.journal import (
     JournalConfig,
     JournalRecord,
     RecordKind,
-    _write_all,
     list_segments,
 )
 
@@ -253,18 +252,3 @@ async def test_close_drops_what_the_writer_has_not_taken(tmp_path: Path) -> None
         with pytest.raises(JournalClosed, match="was closed"):
             await future
     assert [r.entry_id for r in sink.records] == [0]
-
-
-@pytest.mark.parametrize("part_size", [10, 20_000])
-def test_group_write_is_the_parts_in_order(tmp_path: Path, part_size: int) -> None:
-    """Small parts are joined, big ones go out with writev (more than one call's worth here):
-    the file holds exactly the parts, in order."""
-    parts = [
-        bytes([i % 251]) * (part_size + i % 7) for i in range(2500 if part_size < 100 else 1100)
-    ]
-    fd = os.open(tmp_path / "seg", os.O_WRONLY | os.O_CREAT | os.O_APPEND)
-    try:
-        assert _write_all(fd, parts) == sum(len(p) for p in parts)
-    finally:
-        os.close(fd)
-    assert (tmp_path / "seg").read_bytes() == b"".join(parts)

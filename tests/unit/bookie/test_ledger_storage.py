@@ -1,9 +1,12 @@
-"""RocksDB ledger storage: idempotent apply, meta, ranges, GC, reopen."""
+"""Ledger storage: idempotent apply, meta, ranges, GC and compaction, reopen."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from magnetar.bookie.errors import StorageUnavailable
 from magnetar.bookie.journal import JournalRecord, RecordKind
 from magnetar.bookie.ledger_storage import LedgerMeta, LedgerStorage
 
@@ -71,5 +74,74 @@ def test_rocksdb_writes_sst_files_back_a_mib_at_a_time(tmp_path: Path) -> None:
     compaction is written back gradually, not as one burst in front of the journal's sync."""
     storage = LedgerStorage(tmp_path)
     storage.close()
-    options = max(tmp_path.glob("OPTIONS-*")).read_text()
+    options = max((tmp_path / "index").glob("OPTIONS-*")).read_text()
     assert "  bytes_per_sync=1048576\n" in options
+
+
+def entry_log_files(path: Path) -> list[str]:
+    return sorted(p.name for p in (path / "entrylogs").glob("*.log"))
+
+
+def test_compaction_removes_dead_logs_and_moves_live_entries(tmp_path: Path) -> None:
+    """Ledger 1 alone fills the first logs, then 1 and 2 interleave (ledger 2 is a tenth of
+    those bytes). Once 1 is deleted and collected, its own logs go and the mixed ones are
+    rewritten: ledger 2 stays readable, there and after a reopen."""
+    storage = LedgerStorage(tmp_path, entry_log_bytes=4000)
+    try:
+        for first in range(0, 20, 5):  # a log rolls over once an apply leaves it past 4000 B
+            storage.apply([add(1, e, bytes([e]) * 500) for e in range(first, first + 5)])
+        mixed = []
+        for e in range(20):
+            mixed += [add(1, 20 + e, b"1" * 450), add(2, e, bytes([e]) * 50)]
+        for first in range(0, 40, 10):
+            storage.apply(mixed[first : first + 10])
+        storage.close()  # seals the current log, so every log is GC's
+        storage = LedgerStorage(tmp_path, entry_log_bytes=4000)
+        before = entry_log_files(tmp_path)
+        assert storage.compact().rewritten_logs == 0  # nothing is dead yet
+        storage.apply([JournalRecord(RecordKind.DELETE, 1)])
+        assert storage.compact().removed_logs == 0  # deleted but not collected: still live
+        assert storage.collect(1)
+        result = storage.compact()
+        assert (result.removed_logs, result.rewritten_logs, result.moved_entries) == (2, 2, 20)
+        after = entry_log_files(tmp_path)
+        assert len(before) == 5  # four full ones and the current one of this open
+        assert len(after) == 1
+        assert [e.payload for e in storage.read_range(2, 0, 100)] == [
+            bytes([e]) * 50 for e in range(20)
+        ]
+        assert storage.compact() == type(result)()  # nothing left to do
+        storage.close()
+        storage = LedgerStorage(tmp_path, entry_log_bytes=4000)
+        assert [e.entry_id for e in storage.read_range(2, 0, 100)] == list(range(20))
+        entry = storage.get_entry(2, 7)
+        assert entry is not None
+        assert (entry.payload, entry.lac, entry.digest) == (bytes([7]) * 50, -1, 77)
+    finally:
+        storage.close()
+
+
+def test_compaction_skips_copies_the_index_no_longer_points_at(tmp_path: Path) -> None:
+    """Journal replay appends an add again; compaction moves only the copy the index names."""
+    storage = LedgerStorage(tmp_path, entry_log_bytes=1000)
+    try:
+        storage.apply([add(5, 0, b"old" * 100), add(6, 0, b"x" * 700)])  # log 1, now full
+        storage.apply([add(5, 0, b"old" * 100)])  # replayed: a second copy, in log 2
+        storage.apply([JournalRecord(RecordKind.DELETE, 6)])
+        assert storage.collect(6)
+        storage.close()
+        storage = LedgerStorage(tmp_path, entry_log_bytes=1000)
+        result = storage.compact()  # log 1 is 70% dead; its copy of 5:0 is stale
+        assert (result.removed_logs, result.rewritten_logs, result.moved_entries) == (0, 1, 0)
+        assert entry_log_files(tmp_path) == ["00000002.log", "00000003.log"]
+        entry = storage.get_entry(5, 0)
+        assert entry is not None
+        assert entry.payload == b"old" * 100
+    finally:
+        storage.close()
+
+
+def test_refuses_the_old_layout(tmp_path: Path) -> None:
+    (tmp_path / "CURRENT").write_text("MANIFEST-000001\n")
+    with pytest.raises(StorageUnavailable, match="old layout"):
+        LedgerStorage(tmp_path)

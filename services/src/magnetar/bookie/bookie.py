@@ -10,7 +10,8 @@ Rules it enforces (as BookKeeper does):
   ``READ_ONLY``; reads, fences and deletes still work. It becomes writable again when disk
   frees up past the threshold plus a margin.
 * A deleted ledger leaves a tombstone: adds and reads get ``NO_SUCH_LEDGER``; a background GC
-  deletes its entries from storage.
+  deletes its entries from storage, then removes or compacts the entry logs they leave mostly
+  empty.
 * An add is acknowledged only when its journal record is fsynced and applied to storage, so
   every acknowledged entry is readable at once and survives ``kill -9``.
 
@@ -494,7 +495,8 @@ class Bookie:
     # -- background ------------------------------------------------------------------------
 
     async def collect_garbage(self) -> int:
-        """Remove the entries of deleted ledgers from storage; return how many ledgers."""
+        """Remove the entries of deleted ledgers from storage, then reclaim the entry logs
+        they leave (mostly) empty; return how many ledgers were collected."""
         loop = asyncio.get_running_loop()
         collected = 0
         for ledger_id, state in list(self._ledgers.items()):
@@ -504,6 +506,7 @@ class Bookie:
                 state.collected = True
                 collected += 1
                 log.info("ledger_garbage_collected", ledger_id=ledger_id)
+        await loop.run_in_executor(None, self._storage.compact)
         return collected
 
     async def checkpoint(self) -> None:

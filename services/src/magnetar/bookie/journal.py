@@ -53,6 +53,7 @@ from typing import NamedTuple, Protocol
 import crc32c
 
 from magnetar.bookie.errors import JournalClosed, JournalFailed
+from magnetar.bookie.fileio import fsync_dir, write_all
 from magnetar.telemetry import get_logger
 
 log = get_logger(__name__)
@@ -63,8 +64,6 @@ _MARK = struct.Struct(">QQI")
 _MARK_FILE = "lastMark"
 _SEGMENT_SUFFIX = ".log"
 _REPLAY_CHUNK = 1024
-_IOV_MAX = 1024  # buffers per writev call (Linux's limit)
-_WRITEV_MIN_PART = 8192  # mean bytes per buffer from which writev beats one join + write
 _RECORD_OVERHEAD = _FRAME.size + _RECORD.size  # framed bytes of a record besides key+payload
 
 
@@ -192,27 +191,6 @@ class _Written(NamedTuple):
     error: BaseException | None  # JournalClosed: dropped at close; anything else: I/O failure
 
 
-def _write_all(fd: int, parts: list[bytes]) -> int:
-    """Write ``parts`` in order; return the bytes written. Big parts (payloads of batched
-    entries) go out with ``writev``, ``_IOV_MAX`` buffers a call, never copied into one buffer;
-    small ones are joined first (one copy is cheaper than many tiny iovecs)."""
-    total = sum(map(len, parts))
-    if total < _WRITEV_MIN_PART * len(parts):
-        _write_fully(fd, memoryview(b"".join(parts)))
-        return total
-    for start in range(0, len(parts), _IOV_MAX):
-        chunk = parts[start : start + _IOV_MAX]
-        written = os.writev(fd, chunk)
-        if written < sum(map(len, chunk)):  # a short write (rare): finish this chunk plainly
-            _write_fully(fd, memoryview(b"".join(chunk))[written:])
-    return total
-
-
-def _write_fully(fd: int, view: memoryview) -> None:
-    while view:
-        view = view[os.write(fd, view) :]
-
-
 def _segment_path(directory: Path, number: int) -> Path:
     return directory / f"{number:08d}{_SEGMENT_SUFFIX}"
 
@@ -224,14 +202,6 @@ def list_segments(directory: Path) -> list[int]:
         if p.suffix == _SEGMENT_SUFFIX and p.stem.isdigit():
             numbers.append(int(p.stem))
     return sorted(numbers)
-
-
-def _fsync_dir(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def read_mark(directory: Path) -> JournalPosition:
@@ -257,7 +227,7 @@ def write_mark(directory: Path, mark: JournalPosition) -> None:
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, directory / _MARK_FILE)
-    _fsync_dir(directory)
+    fsync_dir(directory)
 
 
 def scan_segment(data: bytes, start: int) -> tuple[list[JournalRecord], int]:
@@ -373,7 +343,7 @@ class Journal:
         path = _segment_path(self._dir, self._segment)
         self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
         self._offset = os.fstat(self._fd).st_size
-        _fsync_dir(self._dir)
+        fsync_dir(self._dir)
 
     def _delete_before(self, segment: int) -> None:
         for number in list_segments(self._dir):
@@ -552,7 +522,7 @@ class Journal:
         for item in group:
             for record in item.records:
                 record.frame_into(parts)
-        self._offset += _write_all(self._fd, parts)
+        self._offset += write_all(self._fd, parts)
         if self._config.sync:
             os.fdatasync(self._fd)
         self._sink.apply([record for item in group for record in item.records])

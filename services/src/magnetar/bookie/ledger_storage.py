@@ -1,22 +1,33 @@
-"""Ledger storage on RocksDB: entries and per-ledger metadata. The package's only rocksdict user.
+"""Ledger storage: entry payloads in entry logs, an index and per-ledger metadata in RocksDB.
+The package's only rocksdict user.
 
-Keys (big-endian so that RocksDB's byte order is (ledger id, entry id) order)::
+Layout under the ledger dir: ``entrylogs/`` (:mod:`magnetar.bookie.entry_log`) and ``index/``
+(RocksDB) with these keys (big-endian so that RocksDB's byte order is (ledger id, entry id)
+order)::
 
-    b"e" | ledger_id (u64) | entry_id (u64) -> lac (i64) | digest (u32) | payload
+    b"e" | ledger_id (u64) | entry_id (u64)
+        -> lac (i64) | digest (u32) | log id (u32) | record offset (u64) | payload length (u32)
     b"m" | ledger_id (u64) -> flags (u8) | lac (i64) | key length (u16) | master key
 
 Flags: 1 fenced, 2 deleted (a tombstone: ledger ids are never reused, so it stays to refuse a
-zombie writer), 4 collected (its entries were removed by GC).
+zombie writer), 4 collected (its entries were removed from the index by GC).
 
-Durability choice: RocksDB's own WAL is **off**. The journal is the write-ahead log: every
-change reaches RocksDB only through :meth:`LedgerStorage.apply` after it was fsynced in the
-journal, and the journal moves its log mark only after :meth:`LedgerStorage.flush` pushed the
-memtable to SST files. A crash loses at most the memtable, which journal replay rebuilds
-(``apply`` is idempotent: puts of equal values, max of LACs, flags only ever set). Writing each
-change twice (journal + RocksDB WAL) would only halve write bandwidth.
+Durability choice: RocksDB's own WAL is **off** and entry logs are not synced per append. The
+journal is the write-ahead log: every change reaches storage only through
+:meth:`LedgerStorage.apply` after it was fsynced in the journal, and the journal moves its log
+mark only after :meth:`LedgerStorage.flush` synced the entry logs and then pushed the memtable
+to SST files. A crash loses at most what was applied since, which journal replay rebuilds
+(``apply`` is idempotent: a replayed add is appended again and the index points at the new
+copy; LACs take the max; flags are only ever set). Writing each change twice more (RocksDB WAL)
+would only cut write bandwidth.
+
+GC: :meth:`LedgerStorage.collect` drops a deleted ledger's index entries;
+:meth:`LedgerStorage.compact` then deletes sealed entry logs that hold nothing live and
+rewrites the live entries of logs that are mostly dead (BookKeeper's GC and compaction).
 
 Concurrency: every method is blocking and thread-safe; call them from executor threads, never
-from the event loop. The meta cache is guarded by a lock; RocksDB handles its own locking.
+from the event loop. ``_lock`` guards the meta cache and makes an index write atomic with the
+check before it (compaction moves an entry only if the index still points at the old copy).
 """
 
 from __future__ import annotations
@@ -26,15 +37,20 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import NamedTuple
 
 from rocksdict import Options, Rdict, WriteBatch, WriteOptions
 
+from magnetar.bookie.entry_log import EntryLocation, EntryLog, ScannedEntry
 from magnetar.bookie.errors import StorageCorrupt, StorageUnavailable
 from magnetar.bookie.journal import JournalRecord, RecordKind
+from magnetar.telemetry import get_logger
+
+log = get_logger(__name__)
 
 _ENTRY_PREFIX = b"e"
 _META_PREFIX = b"m"
-_ENTRY_HEAD = struct.Struct(">qI")
+_INDEX = struct.Struct(">qIIQI")
 _META_HEAD = struct.Struct(">BqH")
 _U64 = struct.Struct(">Q")
 _FENCED = 1
@@ -42,6 +58,10 @@ _DELETED = 2
 _COLLECTED = 4
 _BYTES_PER_SYNC = 1 << 20
 _MAX_U64 = (1 << 64) - 1
+_RELOCATE_CHUNK = 1024
+# Compaction rewrites a sealed entry log whose live bytes are below this share of its bytes
+# (BookKeeper's minor compaction threshold is 0.2, its major one 0.8).
+COMPACTION_THRESHOLD = 0.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,19 +136,45 @@ def meta_key(ledger_id: int) -> bytes:
     return _META_PREFIX + _U64.pack(ledger_id)
 
 
-def _decode_entry(ledger_id: int, entry_id: int, value: bytes) -> StoredEntry:
+class _IndexValue(NamedTuple):
+    lac: int
+    digest: int
+    location: EntryLocation
+
+
+def _encode_index(lac: int, digest: int, location: EntryLocation) -> bytes:
+    return _INDEX.pack(lac, digest, location.log_id, location.offset, location.length)
+
+
+def _decode_index(ledger_id: int, entry_id: int, value: bytes) -> _IndexValue:
     try:
-        lac, digest = _ENTRY_HEAD.unpack_from(value, 0)
+        lac, digest, log_id, offset, length = _INDEX.unpack(value)
     except struct.error as exc:
-        raise StorageCorrupt(f"entry {ledger_id}:{entry_id} does not decode") from exc
-    return StoredEntry(ledger_id, entry_id, lac, digest, value[_ENTRY_HEAD.size :])
+        raise StorageCorrupt(f"index entry {ledger_id}:{entry_id} does not decode") from exc
+    return _IndexValue(lac, digest, EntryLocation(log_id, offset, length))
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionResult:
+    removed_logs: int = 0
+    rewritten_logs: int = 0
+    moved_entries: int = 0
 
 
 class LedgerStorage:
-    """RocksDB-backed entry and ledger-meta store; a :class:`JournalSink`."""
+    """Entry logs plus a RocksDB index and ledger metas; a :class:`JournalSink`."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(
+        self, path: Path, *, entry_log_bytes: int = 256 << 20, writeback_bytes: int = 1 << 20
+    ) -> None:
         path.mkdir(parents=True, exist_ok=True)
+        if (path / "CURRENT").exists():
+            raise StorageUnavailable(
+                f"ledger storage at {path} has the old layout (entries inside RocksDB, before "
+                "entry logs); this version cannot read it. Move the bookie's data dir aside "
+                "and let the ledgers re-replicate, or run the release that wrote it."
+            )
+        index_path = path / "index"
         options = Options(raw_mode=True)
         options.create_if_missing(True)
         # Write SST files back to disk a MiB at a time as they are built, not all at once at
@@ -136,10 +182,10 @@ class LedgerStorage:
         # journal's fdatasync (on every acknowledgement's path) wait up to 20 ms.
         options.set_bytes_per_sync(_BYTES_PER_SYNC)
         try:
-            self._db = Rdict(str(path), options)
+            self._db = Rdict(str(index_path), options)
         except Exception as exc:  # rocksdict raises plain Exception
             raise StorageUnavailable(
-                f"cannot open ledger storage at {path}: {exc}. Is another bookie process "
+                f"cannot open ledger storage at {index_path}: {exc}. Is another bookie process "
                 "using this data dir?"
             ) from exc
         self._no_wal = WriteOptions()
@@ -156,6 +202,9 @@ class LedgerStorage:
             self._metas[_U64.unpack_from(key, 1)[0]] = LedgerMeta.decode(it.value())
             it.next()
         del it
+        self._log = EntryLog(
+            path / "entrylogs", roll_bytes=entry_log_bytes, writeback_bytes=writeback_bytes
+        )
 
     # -- writes (journal sink) ------------------------------------------------------------
 
@@ -163,6 +212,10 @@ class LedgerStorage:
         """Write ``records`` (one RocksDB batch); each touched ledger's meta is merged once per
         call, not rebuilt per record (an add raises the LAC nearly every time)."""
         batch = WriteBatch(raw_mode=True)
+        adds = [r for r in records if r.kind is RecordKind.ADD]
+        locations = iter(
+            self._log.append([(r.ledger_id, r.entry_id, r.payload) for r in adds]) if adds else ()
+        )
         changes: dict[int, _MetaChange] = {}
         for rec in records:
             change = changes.get(rec.ledger_id)
@@ -172,7 +225,7 @@ class LedgerStorage:
                 change.master_key = rec.master_key
             kind = rec.kind
             if kind is RecordKind.ADD:
-                value = _ENTRY_HEAD.pack(rec.lac, rec.digest) + rec.payload
+                value = _encode_index(rec.lac, rec.digest, next(locations))
                 batch.put(entry_key(rec.ledger_id, rec.entry_id), value)
                 if rec.lac > change.lac:
                     change.lac = rec.lac
@@ -192,6 +245,8 @@ class LedgerStorage:
             self._metas.update(changed)
 
     def flush(self) -> None:
+        """Entry logs first, then the index that points into them."""
+        self._log.sync()
         self._db.flush(True)
 
     def collect(self, ledger_id: int) -> bool:
@@ -224,7 +279,9 @@ class LedgerStorage:
         value = self._db.get(entry_key(ledger_id, entry_id))
         if value is None:
             return None
-        return _decode_entry(ledger_id, entry_id, value)
+        index = _decode_index(ledger_id, entry_id, value)
+        payload = self._log.read(ledger_id, entry_id, index.location)
+        return StoredEntry(ledger_id, entry_id, index.lac, index.digest, payload)
 
     def last_entry_id(self, ledger_id: int) -> int:
         """The highest entry id stored for the ledger, -1 if none."""
@@ -243,7 +300,7 @@ class LedgerStorage:
 
         At least one entry is returned when any is stored in the range.
         """
-        out: list[StoredEntry] = []
+        found: list[tuple[int, _IndexValue]] = []
         total = 0
         prefix = _ENTRY_PREFIX + _U64.pack(ledger_id)
         it = self._db.iter()
@@ -255,13 +312,18 @@ class LedgerStorage:
             entry_id = int(_U64.unpack_from(key, 9)[0])
             if entry_id > last:
                 break
-            entry = _decode_entry(ledger_id, entry_id, it.value())
-            if out and max_bytes and total + len(entry.payload) > max_bytes:
+            index = _decode_index(ledger_id, entry_id, it.value())
+            if found and max_bytes and total + index.location.length > max_bytes:
                 break
-            out.append(entry)
-            total += len(entry.payload)
+            found.append((entry_id, index))
+            total += index.location.length
             it.next()
-        return out
+        del it
+        payloads = self._log.read_many([(ledger_id, e, index.location) for e, index in found])
+        return [
+            StoredEntry(ledger_id, entry_id, index.lac, index.digest, payload)
+            for (entry_id, index), payload in zip(found, payloads, strict=True)
+        ]
 
     def entry_ranges(self, ledger_id: int) -> list[tuple[int, int]]:
         """Contiguous runs of stored entry ids, as inclusive (first, last) pairs."""
@@ -281,6 +343,83 @@ class LedgerStorage:
             it.next()
         return ranges
 
+    # -- compaction -----------------------------------------------------------------------
+
+    def compact(self, threshold: float = COMPACTION_THRESHOLD) -> CompactionResult:
+        """Delete sealed entry logs that hold no live entry and rewrite the live entries of
+        those whose live share is below ``threshold``. Live: of a ledger that is not both
+        deleted and collected (collected ledgers have no index entries left)."""
+        with self._lock:
+            dead = {i for i, meta in self._metas.items() if meta.deleted and meta.collected}
+        empty: list[int] = []
+        sparse: list[int] = []
+        for log_id, usage in sorted(self._log.sealed_usage().items()):
+            live = sum(size for ledger_id, size in usage.items() if ledger_id not in dead)
+            if live == 0:
+                empty.append(log_id)
+            elif live < threshold * sum(usage.values()):
+                sparse.append(log_id)
+        if not empty and not sparse:
+            return CompactionResult()
+        moved = 0
+        for log_id in sparse:
+            chunk: list[ScannedEntry] = []
+            for scanned in self._log.scan(log_id):
+                if scanned.ledger_id not in dead:
+                    chunk.append(scanned)
+                if len(chunk) >= _RELOCATE_CHUNK:
+                    moved += self._relocate(chunk)
+                    chunk = []
+            moved += self._relocate(chunk)
+        # The index no longer points into these logs; make that durable before they go.
+        self.flush()
+        for log_id in empty + sparse:
+            self._log.remove(log_id)
+        result = CompactionResult(len(empty), len(sparse), moved)
+        log.info(
+            "entry_logs_compacted",
+            removed=result.removed_logs,
+            rewritten=result.rewritten_logs,
+            moved_entries=result.moved_entries,
+        )
+        return result
+
+    def _relocate(self, scanned: Sequence[ScannedEntry]) -> int:
+        """Copy the entries the index still points at (in ``scanned``'s log) to the current
+        log and repoint the index; return how many moved."""
+        current = [s for s in scanned if self._index_if_at(s) is not None]
+        if not current:
+            return 0
+        payloads = self._log.read_many([(s.ledger_id, s.entry_id, s.location) for s in current])
+        with self._lock:  # apply() and collect() cannot change these keys meanwhile
+            keep: list[tuple[ScannedEntry, _IndexValue, bytes]] = []
+            for s, payload in zip(current, payloads, strict=True):
+                index = self._index_if_at(s)
+                if index is not None and not self._is_deleted(s.ledger_id):
+                    keep.append((s, index, payload))
+            if not keep:
+                return 0
+            locations = self._log.append([(s.ledger_id, s.entry_id, p) for s, _, p in keep])
+            batch = WriteBatch(raw_mode=True)
+            for (s, index, _), location in zip(keep, locations, strict=True):
+                value = _encode_index(index.lac, index.digest, location)
+                batch.put(entry_key(s.ledger_id, s.entry_id), value)
+            self._db.write(batch, self._no_wal)
+        return len(keep)
+
+    def _index_if_at(self, scanned: ScannedEntry) -> _IndexValue | None:
+        """The entry's index value if it points at ``scanned``'s copy, else None."""
+        value = self._db.get(entry_key(scanned.ledger_id, scanned.entry_id))
+        if value is None:
+            return None
+        index = _decode_index(scanned.ledger_id, scanned.entry_id, value)
+        return index if index.location == scanned.location else None
+
+    def _is_deleted(self, ledger_id: int) -> bool:
+        meta = self._metas.get(ledger_id)
+        return meta is not None and meta.deleted
+
     def close(self) -> None:
+        self._log.close()
         self._db.flush(True)
         self._db.close()

@@ -1,0 +1,145 @@
+"""Entry logs: appends and reads, rollover, summaries, torn tails, corruption, writeback."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from magnetar.bookie.entry_log import EntryLocation, EntryLog
+from magnetar.bookie.errors import StorageCorrupt
+
+
+def payload(ledger: int, entry: int, size: int = 100) -> bytes:
+    return bytes([(ledger * 31 + entry) % 251]) * size
+
+
+def test_append_read_and_rollover(tmp_path: Path) -> None:
+    elog = EntryLog(tmp_path, roll_bytes=1000)
+    try:
+        written = {}
+        for entry in range(30):
+            for ledger in (1, 2):
+                (loc,) = elog.append([(ledger, entry, payload(ledger, entry))])
+                written[(ledger, entry)] = loc
+        assert len({loc.log_id for loc in written.values()}) > 3  # rolled over
+        for (ledger, entry), loc in written.items():
+            assert elog.read(ledger, entry, loc) == payload(ledger, entry)
+        wanted = [(ledger, entry, loc) for (ledger, entry), loc in sorted(written.items())]
+        assert elog.read_many(wanted) == [payload(lg, e) for lg, e, _ in wanted]
+    finally:
+        elog.close()
+
+
+def test_read_many_coalesces_but_keeps_order_and_skips(tmp_path: Path) -> None:
+    elog = EntryLog(tmp_path)
+    try:
+        locs = elog.append([(7, e, payload(7, e, 10 + e)) for e in range(50)])
+        picked = [(7, e, locs[e]) for e in (0, 1, 2, 5, 9, 10, 40, 3)]  # gaps, then backwards
+        assert elog.read_many(picked) == [payload(7, e, 10 + e) for _, e, _ in picked]
+    finally:
+        elog.close()
+
+
+def test_reopen_seals_and_summarizes(tmp_path: Path) -> None:
+    elog = EntryLog(tmp_path)
+    loc_a = elog.append([(1, 0, b"a" * 10), (2, 0, b"b" * 20), (1, 1, b"c" * 30)])
+    first = elog.current_log
+    assert elog.sealed_usage() == {}  # the current log is not GC's to touch
+    elog.close()
+    elog = EntryLog(tmp_path)
+    try:
+        assert elog.current_log == first + 1  # never appends to a log of an earlier run
+        usage = elog.sealed_usage()
+        assert usage == {first: {1: 2 * 24 + 40, 2: 24 + 20}}
+        assert elog.read(2, 0, loc_a[1]) == b"b" * 20
+    finally:
+        elog.close()
+
+
+def test_torn_tail_is_not_counted_after_a_crash(tmp_path: Path) -> None:
+    """A log whose summary was never written (the process died) is scanned at open; the scan
+    stops at a half-written record."""
+    elog = EntryLog(tmp_path)
+    elog.append([(1, e, payload(1, e)) for e in range(5)])
+    log_id = elog.current_log
+    elog.close()
+    path = tmp_path / f"{log_id:08d}.log"
+    (tmp_path / f"{log_id:08d}.ledgers").unlink()
+    with open(path, "r+b") as f:
+        f.truncate(os.path.getsize(path) - 50)  # the last record loses its end
+    with open(path, "ab") as f:
+        f.write(bytes(4096))  # and a zeroed tail after it, as a crash can leave
+    elog = EntryLog(tmp_path)
+    try:
+        assert elog.sealed_usage() == {log_id: {1: 4 * 124}}
+        assert [s.entry_id for s in elog.scan(log_id)] == [0, 1, 2, 3]
+    finally:
+        elog.close()
+
+
+def test_a_corrupt_record_is_refused(tmp_path: Path) -> None:
+    elog = EntryLog(tmp_path)
+    try:
+        (loc,) = elog.append([(3, 9, b"x" * 64)])
+        elog.sync()
+        path = tmp_path / f"{loc.log_id:08d}.log"
+        data = bytearray(path.read_bytes())
+        data[loc.offset + 24 + 10] ^= 0xFF
+        path.write_bytes(bytes(data))
+        with pytest.raises(StorageCorrupt, match="3:9"):
+            elog.read(3, 9, loc)
+        with pytest.raises(StorageCorrupt, match="does not match"):
+            elog.read(3, 8, loc)  # the index names another entry than the record holds
+        with pytest.raises(StorageCorrupt, match="missing"):
+            elog.read(3, 9, EntryLocation(loc.log_id + 100, 0, 64))
+    finally:
+        elog.close()
+
+
+def test_remove_only_sealed_logs_and_readers_finish(tmp_path: Path) -> None:
+    elog = EntryLog(tmp_path)
+    (loc,) = elog.append([(1, 0, b"z" * 8)])
+    elog.close()
+    elog = EntryLog(tmp_path)
+    try:
+        with pytest.raises(ValueError, match="not sealed"):
+            elog.remove(elog.current_log)
+        assert elog.read(1, 0, loc) == b"z" * 8  # opens a read fd for the log
+        elog.remove(loc.log_id)
+        assert not (tmp_path / f"{loc.log_id:08d}.log").exists()
+        assert not (tmp_path / f"{loc.log_id:08d}.ledgers").exists()
+        with pytest.raises(StorageCorrupt, match="missing"):
+            elog.read(1, 0, loc)
+    finally:
+        elog.close()
+
+
+def test_writeback_syncs_the_current_log_as_it_grows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Dirty pages are written back every writeback_bytes, by the writeback thread, not left
+    for one big sync (or the kernel) to write at once."""
+    synced: list[str] = []
+    real = os.fdatasync
+
+    def recording(fd: int) -> None:
+        synced.append(threading.current_thread().name)
+        real(fd)
+
+    monkeypatch.setattr(os, "fdatasync", recording)
+    elog = EntryLog(tmp_path, writeback_bytes=64 * 1024)
+    try:
+        elog.append([(1, e, b"w" * 1000) for e in range(10)])
+        time.sleep(0.2)
+        assert "entry-log-writeback" not in synced  # 10 kB: below the threshold
+        elog.append([(1, e, b"w" * 1000) for e in range(10, 80)])
+        deadline = time.monotonic() + 5
+        while "entry-log-writeback" not in synced and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert "entry-log-writeback" in synced
+    finally:
+        elog.close()

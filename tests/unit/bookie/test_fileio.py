@@ -1,0 +1,25 @@
+"""The file helpers the journal and the entry logs write with."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from magnetar.bookie.fileio import write_all
+
+
+@pytest.mark.parametrize("part_size", [10, 20_000])
+def test_group_write_is_the_parts_in_order(tmp_path: Path, part_size: int) -> None:
+    """Small parts are joined, big ones go out with writev (more than one call's worth here):
+    the file holds exactly the parts, in order."""
+    parts = [
+        bytes([i % 251]) * (part_size + i % 7) for i in range(2500 if part_size < 100 else 1100)
+    ]
+    fd = os.open(tmp_path / "seg", os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+    try:
+        assert write_all(fd, parts) == sum(len(p) for p in parts)
+    finally:
+        os.close(fd)
+    assert (tmp_path / "seg").read_bytes() == b"".join(parts)
