@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from magnetar.bookie.fileio import write_all
+from magnetar.bookie.fileio import start_writeback, write_all
 
 
 @pytest.mark.parametrize("part_size", [10, 20_000])
@@ -23,3 +23,14 @@ def test_group_write_is_the_parts_in_order(tmp_path: Path, part_size: int) -> No
     finally:
         os.close(fd)
     assert (tmp_path / "seg").read_bytes() == b"".join(parts)
+
+
+def test_start_writeback_accepts_a_file_and_refuses_a_bad_fd(tmp_path: Path) -> None:
+    fd = os.open(tmp_path / "f", os.O_WRONLY | os.O_CREAT)
+    try:
+        os.write(fd, b"x" * 100_000)
+        start_writeback(fd)  # the real call (sync_file_range on Linux): no error
+    finally:
+        os.close(fd)
+    with pytest.raises(OSError):
+        start_writeback(fd)  # closed

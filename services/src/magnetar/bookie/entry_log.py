@@ -42,7 +42,7 @@ from typing import NamedTuple
 import crc32c
 
 from magnetar.bookie.errors import StorageCorrupt
-from magnetar.bookie.fileio import fsync_dir, write_all
+from magnetar.bookie.fileio import fsync_dir, start_writeback, write_all
 from magnetar.telemetry import get_logger
 
 log = get_logger(__name__)
@@ -230,7 +230,7 @@ class EntryLog:
                     fd = self._state.fd
                 if fd >= 0:
                     try:
-                        os.fdatasync(fd)
+                        start_writeback(fd)
                     except OSError as exc:  # sync() will meet it again and fail the flush
                         log.warning("entry_log_writeback_failed", error=repr(exc))
 
