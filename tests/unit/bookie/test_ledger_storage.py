@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import threading
 from pathlib import Path
 
 import pytest
 
-from magnetar.bookie.errors import StorageUnavailable
-from magnetar.bookie.journal import JournalRecord, RecordKind
+from magnetar.bookie.errors import StorageCorrupt, StorageUnavailable
+from magnetar.bookie.journal import Journal, JournalRecord, RecordKind
 from magnetar.bookie.ledger_storage import LedgerMeta, LedgerStorage
 
 
@@ -145,3 +147,52 @@ def test_refuses_the_old_layout(tmp_path: Path) -> None:
     (tmp_path / "CURRENT").write_text("MANIFEST-000001\n")
     with pytest.raises(StorageUnavailable, match="old layout"):
         LedgerStorage(tmp_path)
+
+
+async def test_journal_replay_repairs_entry_log_data_lost_in_a_crash(tmp_path: Path) -> None:
+    """The index reached disk but the entry log's unsynced pages did not (a power loss can do
+    that: RocksDB flushes a full memtable on its own). The journal's mark had not moved past
+    those adds, so replay appends them again and the index points at the new copies."""
+    storage = LedgerStorage(tmp_path / "ledgers")
+    journal = await Journal.open(tmp_path / "journal", storage)
+    for e in range(50):
+        await journal.append(add(9, e, bytes([e]) * 300, lac=e - 1))
+    await journal.close()  # no checkpoint: the mark stays before these adds
+    storage.close()
+    logs = tmp_path / "ledgers" / "entrylogs"
+    for path in logs.glob("*.log"):
+        os.truncate(path, 0)  # the payloads are gone, the index that names them is not
+    for path in logs.glob("*.ledgers"):
+        path.unlink()
+    storage = LedgerStorage(tmp_path / "ledgers")
+    try:
+        with pytest.raises(StorageCorrupt):
+            storage.get_entry(9, 0)  # refused, not returned wrong
+        journal = await Journal.open(tmp_path / "journal", storage)  # replays
+        await journal.close()
+        entries = storage.read_range(9, 0, 100)
+        assert [e.payload for e in entries] == [bytes([e]) * 300 for e in range(50)]
+        assert entries[-1].lac == 48
+    finally:
+        storage.close()
+
+
+def test_close_waits_for_a_running_compaction(tmp_path: Path) -> None:
+    storage = LedgerStorage(tmp_path, entry_log_bytes=2000)
+    for e in range(40):
+        storage.apply([add(1, e, b"a" * 400), add(2, e, b"b" * 40)])
+    storage.apply([JournalRecord(RecordKind.DELETE, 1)])
+    assert storage.collect(1)
+    storage.close()
+    storage = LedgerStorage(tmp_path, entry_log_bytes=2000)
+    results: list[object] = []
+    worker = threading.Thread(target=lambda: results.append(storage.compact()))
+    worker.start()
+    storage.close()  # must not pull the files from under the compaction
+    worker.join()
+    assert len(results) == 1
+    storage = LedgerStorage(tmp_path, entry_log_bytes=2000)
+    try:
+        assert [e.payload for e in storage.read_range(2, 0, 100)] == [b"b" * 40] * 40
+    finally:
+        storage.close()

@@ -192,6 +192,8 @@ class LedgerStorage:
         # A property at run time; rocksdict's stub wrongly declares a method.
         self._no_wal.disable_wal = True  # type: ignore[method-assign, assignment]
         self._lock = threading.Lock()
+        self._compacting = threading.Lock()
+        self._closing = False
         self._metas: dict[int, LedgerMeta] = {}
         it = self._db.iter()
         it.seek(_META_PREFIX)
@@ -348,7 +350,15 @@ class LedgerStorage:
     def compact(self, threshold: float = COMPACTION_THRESHOLD) -> CompactionResult:
         """Delete sealed entry logs that hold no live entry and rewrite the live entries of
         those whose live share is below ``threshold``. Live: of a ledger that is not both
-        deleted and collected (collected ledgers have no index entries left)."""
+        deleted and collected (collected ledgers have no index entries left). :meth:`close`
+        waits for a running compaction, which stops early (removing nothing) when it sees the
+        close coming: entries it already copied are then simply stored twice."""
+        with self._compacting:
+            if self._closing:
+                return CompactionResult()
+            return self._compact(threshold)
+
+    def _compact(self, threshold: float) -> CompactionResult:
         with self._lock:
             dead = {i for i, meta in self._metas.items() if meta.deleted and meta.collected}
         empty: list[int] = []
@@ -365,6 +375,8 @@ class LedgerStorage:
         for log_id in sparse:
             chunk: list[ScannedEntry] = []
             for scanned in self._log.scan(log_id):
+                if self._closing:
+                    return CompactionResult()
                 if scanned.ledger_id not in dead:
                     chunk.append(scanned)
                 if len(chunk) >= _RELOCATE_CHUNK:
@@ -420,6 +432,9 @@ class LedgerStorage:
         return meta is not None and meta.deleted
 
     def close(self) -> None:
+        self._closing = True
+        with self._compacting:
+            pass
         self._log.close()
         self._db.flush(True)
         self._db.close()
