@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from magnetar.bookie import fileio
 from magnetar.bookie.fileio import start_writeback, write_all
 
 
@@ -34,3 +35,16 @@ def test_start_writeback_accepts_a_file_and_refuses_a_bad_fd(tmp_path: Path) -> 
         os.close(fd)
     with pytest.raises(OSError):
         start_writeback(fd)  # closed
+
+
+def test_remove_gradually_shrinks_step_by_step(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "segment"
+    path.write_bytes(b"s" * 10_000)
+    sizes: list[int] = []
+    monkeypatch.setattr(fileio.time, "sleep", lambda _s: sizes.append(path.stat().st_size))
+    fileio.remove_gradually(path, step_bytes=4_000)
+    assert sizes == [6_000, 2_000]
+    assert not path.exists()
+    fileio.remove_gradually(path)  # already gone: no error

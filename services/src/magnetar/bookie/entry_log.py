@@ -43,7 +43,7 @@ from typing import NamedTuple
 import crc32c
 
 from magnetar.bookie.errors import StorageCorrupt
-from magnetar.bookie.fileio import fsync_dir, start_writeback, write_all
+from magnetar.bookie.fileio import fsync_dir, remove_gradually, start_writeback, write_all
 from magnetar.telemetry import get_logger
 
 log = get_logger(__name__)
@@ -372,7 +372,11 @@ class EntryLog:
             return {log_id: dict(state.usage[log_id]) for log_id in state.summarized}
 
     def remove(self, log_id: int) -> None:
-        """Delete a sealed log whose entries no index entry points to any more (durably)."""
+        """Delete a sealed log whose entries no index entry points to any more (durably).
+        Blocking for a few seconds: the file is shrunk gradually (see
+        :func:`~magnetar.bookie.fileio.remove_gradually`), unless a reader still has it open
+        (it read through an index entry that was current when it looked), which keeps its data
+        until it is done."""
         with self._lock:
             state = self._state
             if log_id not in state.summarized:
@@ -380,12 +384,16 @@ class EntryLog:
             state.summarized.discard(log_id)
             del state.usage[log_id]
             reader = self._readers.pop(log_id, None)
+            in_use = reader is not None and reader.users > 0
             if reader is not None:
                 reader.retired = True
-                if reader.users == 0:
+                if not in_use:
                     os.close(reader.fd)
-        _log_path(self._dir, log_id).unlink(missing_ok=True)
         _usage_path(self._dir, log_id).unlink(missing_ok=True)
+        if in_use:
+            _log_path(self._dir, log_id).unlink(missing_ok=True)
+        else:
+            remove_gradually(_log_path(self._dir, log_id))
         log.info("entry_log_removed", log_id=log_id)
 
     def list_logs(self) -> list[int]:

@@ -5,12 +5,15 @@ from __future__ import annotations
 import ctypes
 import os
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import cast
 
 _IOV_MAX = 1024  # buffers per writev call (Linux's limit)
 _WRITEV_MIN_PART = 8192  # mean bytes per buffer from which writev beats one join + write
+_REMOVE_STEP_BYTES = 4 << 20
+_REMOVE_PAUSE_S = 0.05
 
 
 def write_all(fd: int, parts: list[bytes]) -> int:
@@ -74,3 +77,23 @@ def start_writeback(fd: int) -> None:
     if _sync_file_range(fd, 0, 0, _SYNC_FILE_RANGE_WRITE) != 0:
         err = ctypes.get_errno()
         raise OSError(err, f"sync_file_range: {os.strerror(err)}")
+
+
+def remove_gradually(
+    path: Path, step_bytes: int = _REMOVE_STEP_BYTES, pause_s: float = _REMOVE_PAUSE_S
+) -> None:
+    """Delete a big file by shrinking it ``step_bytes`` at a time, pausing between steps.
+
+    Blocking, and slow on purpose (64 MiB: about 0.8 s). Freeing a file's blocks all at once
+    (one unlink of 64 MiB on ext4 mounted with ``discard``) stalled other files' fdatasync for
+    12-21 ms, once per journal segment; freed 4 MiB at a time the stalls stay under 4 ms
+    (docs/benchmarks.md, round 5). A missing file is not an error."""
+    try:
+        size = path.stat().st_size
+        while size > step_bytes:
+            size -= step_bytes
+            os.truncate(path, size)
+            time.sleep(pause_s)
+        path.unlink()
+    except FileNotFoundError:
+        pass

@@ -53,7 +53,7 @@ from typing import NamedTuple, Protocol
 import crc32c
 
 from magnetar.bookie.errors import JournalClosed, JournalFailed
-from magnetar.bookie.fileio import fsync_dir, write_all
+from magnetar.bookie.fileio import fsync_dir, remove_gradually, write_all
 from magnetar.telemetry import get_logger
 
 log = get_logger(__name__)
@@ -346,9 +346,10 @@ class Journal:
         fsync_dir(self._dir)
 
     def _delete_before(self, segment: int) -> None:
+        """Blocking, about a second per full segment: see :func:`remove_gradually`."""
         for number in list_segments(self._dir):
             if number < segment:
-                _segment_path(self._dir, number).unlink(missing_ok=True)
+                remove_gradually(_segment_path(self._dir, number))
 
     @property
     def directory(self) -> Path:
