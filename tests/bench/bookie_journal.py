@@ -3,8 +3,9 @@
 Run: ``.venv/bin/python -m tests.bench.bookie_journal [--seconds 3] [--inflight 256] [--handle]``
 
 Default: for 1 KiB and 64 KiB entries it appends from many concurrent writers through the real
-journal (group commit, one fdatasync per group) into the real RocksDB ledger storage, in a temp
-dir, each case bounded in time, and prints adds/s, MB/s and the mean group size.
+journal (group commit, one fdatasync per group) into the real ledger storage (entry logs and a
+RocksDB index), in a temp dir, each case bounded in time, and prints adds/s, MB/s and the mean
+group size.
 
 ``--handle``: the whole in-process add path as ``magnetar standalone`` runs it (a
 ``WriteHandle`` over a ``LocalBookieClient`` over a real ``Bookie``, memory metadata store), for
