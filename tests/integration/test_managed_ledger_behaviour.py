@@ -221,3 +221,32 @@ async def test_add_entry_callback_refuses_without_a_free_slot_and_fails_on_close
     with pytest.raises(ManagedLedgerClosed):
         ml.add_entry_callback(b"d", record)
     await factory.close()
+
+
+async def test_a_slot_handed_to_a_waiter_is_not_taken_by_a_later_add(stack: Stack) -> None:
+    """When adds finish, their slots go to the oldest waiters, whose tasks resume a moment
+    later. An add arriving in that moment must queue behind them, not take a slot left free:
+    the broker's publish path relies on this to store SENDs in order when adds must wait.
+    Here "0" and "1" finish together (one journal group): "0" frees the slot "2" waits for,
+    "1" frees another, and "3" arrives before "2"'s task runs."""
+    factory = ManagedLedgerFactory(stack.store, stack.bk)
+    ml = await factory.open("t", ManagedLedgerConfig(3, 2, 2, max_pending_adds=2))
+    loop = asyncio.get_running_loop()
+    late: list[bool] = []
+
+    def try_late_add() -> None:
+        late.append(ml.add_entry_callback(b"3", lambda _position, _error: None))
+
+    def first_done(_position: object, _error: object) -> None:
+        loop.call_soon(try_late_add)  # queued ahead of the waiter's wakeup
+
+    assert ml.add_entry_callback(b"0", first_done)
+    assert ml.add_entry_callback(b"1", lambda _position, _error: None)
+    second = await asyncio.wait_for(ml.add_entry(b"2"), 10)
+    await asyncio.sleep(0.2)  # "3", if it was queued, is durable by now
+    cursor = await ml.open_cursor("sub", InitialPosition.EARLIEST)
+    entries = await cursor.read_entries(10)
+    assert late == [False]  # the waiter's turn came first
+    assert [e.data for e in entries] == [b"0", b"1", b"2"]
+    assert entries[2].position == second
+    await factory.close()

@@ -185,6 +185,8 @@ class ManagedLedger:
         self._queue: collections.deque[_AddOp] = collections.deque()
         self._slots_used = 0
         self._slot_waiters: collections.deque[asyncio.Future[None]] = collections.deque()
+        # Waiters handed a slot whose task has not resumed yet: their adds come first.
+        self._slots_granted = 0
         self._rollover_task: asyncio.Task[None] | None = None
         self._trim_task: asyncio.Task[None] | None = None
         self._trim_again = False
@@ -440,7 +442,11 @@ class ManagedLedger:
     def _take_slot(self) -> bool:
         """Take a pending-add slot at once if one is free and nobody waits for one."""
         self.check_usable()
-        if self._slot_waiters or self._slots_used >= self.config.max_pending_adds:
+        if (
+            self._slot_waiters
+            or self._slots_granted
+            or self._slots_used >= self.config.max_pending_adds
+        ):
             return False
         self._slots_used += 1
         return True
@@ -460,10 +466,13 @@ class ManagedLedger:
             await waiter
         except asyncio.CancelledError:
             if waiter.done() and not waiter.cancelled():
+                self._slots_granted -= 1
                 self._release_slot()
             else:
                 self._slot_waiters.remove(waiter)
             raise
+        # Granted: the caller queues its add before anything else runs, so its order holds.
+        self._slots_granted -= 1
         try:
             self.check_usable()
         except MagnetarError:
@@ -476,6 +485,7 @@ class ManagedLedger:
             waiter = self._slot_waiters.popleft()
             if not waiter.done():
                 self._slots_used += 1
+                self._slots_granted += 1
                 waiter.set_result(None)
 
     def _pump(self) -> None:
