@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from pathlib import Path
 
 import pytest
 
 from magnetar.bookie.errors import StorageCorrupt, StorageUnavailable
 from magnetar.bookie.journal import Journal, JournalRecord, RecordKind
-from magnetar.bookie.ledger_storage import LedgerMeta, LedgerStorage
+from magnetar.bookie.ledger_storage import CompactionResult, LedgerMeta, LedgerStorage
 
 
 def add(ledger: int, entry: int, payload: bytes = b"v", lac: int = -1) -> JournalRecord:
@@ -177,22 +178,46 @@ async def test_journal_replay_repairs_entry_log_data_lost_in_a_crash(tmp_path: P
         storage.close()
 
 
-def test_close_waits_for_a_running_compaction(tmp_path: Path) -> None:
-    storage = LedgerStorage(tmp_path, entry_log_bytes=2000)
-    for e in range(40):
-        storage.apply([add(1, e, b"a" * 400), add(2, e, b"b" * 40)])
+def mostly_dead_log(path: Path) -> None:
+    """One sealed log: ledger 1 (deleted, collected) 300 kB, ledger 2 (live) 2,100 entries."""
+    storage = LedgerStorage(path)
+    storage.apply([add(1, e, b"a" * 1000) for e in range(300)])
+    storage.apply([add(2, e, e.to_bytes(2, "big") * 50) for e in range(2100)])
     storage.apply([JournalRecord(RecordKind.DELETE, 1)])
     assert storage.collect(1)
     storage.close()
-    storage = LedgerStorage(tmp_path, entry_log_bytes=2000)
-    results: list[object] = []
-    worker = threading.Thread(target=lambda: results.append(storage.compact()))
-    worker.start()
-    storage.close()  # must not pull the files from under the compaction
-    worker.join()
-    assert len(results) == 1
-    storage = LedgerStorage(tmp_path, entry_log_bytes=2000)
+
+
+def test_compaction_copies_at_its_rate_limit(tmp_path: Path) -> None:
+    mostly_dead_log(tmp_path)
+    storage = LedgerStorage(tmp_path)
     try:
-        assert [e.payload for e in storage.read_range(2, 0, 100)] == [b"b" * 40] * 40
+        started = time.monotonic()
+        result = storage.compact(bytes_per_s=200_000)  # 210 kB live: about a second
+        assert time.monotonic() - started >= 0.9
+        assert (result.rewritten_logs, result.moved_entries) == (1, 2100)
+    finally:
+        storage.close()
+
+
+def test_close_stops_a_throttled_compaction_and_loses_nothing(tmp_path: Path) -> None:
+    mostly_dead_log(tmp_path)
+    storage = LedgerStorage(tmp_path)
+    results: list[object] = []
+    worker = threading.Thread(
+        target=lambda: results.append(storage.compact(bytes_per_s=10_000))  # ~20 s of copying
+    )
+    worker.start()
+    time.sleep(0.3)
+    started = time.monotonic()
+    storage.close()  # interrupts the throttle's wait, then waits for the compaction to stop
+    worker.join(5)
+    assert time.monotonic() - started < 2
+    assert results == [CompactionResult()]  # stopped early: nothing counted, nothing removed
+    storage = LedgerStorage(tmp_path)
+    try:
+        entries = storage.read_range(2, 0, 5000)
+        assert [e.payload for e in entries] == [e.to_bytes(2, "big") * 50 for e in range(2100)]
+        assert entry_log_files(tmp_path)[0] == "00000001.log"  # the old log was kept
     finally:
         storage.close()

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import struct
 import threading
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -59,6 +60,9 @@ _COLLECTED = 4
 _BYTES_PER_SYNC = 1 << 20
 _MAX_U64 = (1 << 64) - 1
 _RELOCATE_CHUNK = 1024
+# Compaction copies at most this many bytes a second, so that it never competes with the
+# journal for the disk in bursts (BookKeeper throttles it too: compactionRateByBytes).
+COMPACTION_BYTES_PER_S = 16 << 20
 # Compaction rewrites a sealed entry log whose live bytes are below this share of its bytes
 # (BookKeeper's minor compaction threshold is 0.2, its major one 0.8).
 COMPACTION_THRESHOLD = 0.5
@@ -193,7 +197,7 @@ class LedgerStorage:
         self._no_wal.disable_wal = True  # type: ignore[method-assign, assignment]
         self._lock = threading.Lock()
         self._compacting = threading.Lock()
-        self._closing = False
+        self._closing = threading.Event()
         self._metas: dict[int, LedgerMeta] = {}
         it = self._db.iter()
         it.seek(_META_PREFIX)
@@ -347,18 +351,23 @@ class LedgerStorage:
 
     # -- compaction -----------------------------------------------------------------------
 
-    def compact(self, threshold: float = COMPACTION_THRESHOLD) -> CompactionResult:
+    def compact(
+        self,
+        threshold: float = COMPACTION_THRESHOLD,
+        bytes_per_s: float = COMPACTION_BYTES_PER_S,
+    ) -> CompactionResult:
         """Delete sealed entry logs that hold no live entry and rewrite the live entries of
         those whose live share is below ``threshold``. Live: of a ledger that is not both
-        deleted and collected (collected ledgers have no index entries left). :meth:`close`
+        deleted and collected (collected ledgers have no index entries left). Copies run at
+        ``bytes_per_s`` at most. :meth:`close`
         waits for a running compaction, which stops early (removing nothing) when it sees the
         close coming: entries it already copied are then simply stored twice."""
         with self._compacting:
-            if self._closing:
+            if self._closing.is_set():
                 return CompactionResult()
-            return self._compact(threshold)
+            return self._compact(threshold, bytes_per_s)
 
-    def _compact(self, threshold: float) -> CompactionResult:
+    def _compact(self, threshold: float, bytes_per_s: float) -> CompactionResult:
         with self._lock:
             dead = {i for i, meta in self._metas.items() if meta.deleted and meta.collected}
         empty: list[int] = []
@@ -372,16 +381,20 @@ class LedgerStorage:
         if not empty and not sparse:
             return CompactionResult()
         moved = 0
+        started = time.monotonic()
+        copied = 0  # bytes of live candidates so far, for the rate limit
         for log_id in sparse:
             chunk: list[ScannedEntry] = []
             for scanned in self._log.scan(log_id):
-                if self._closing:
-                    return CompactionResult()
                 if scanned.ledger_id not in dead:
                     chunk.append(scanned)
                 if len(chunk) >= _RELOCATE_CHUNK:
                     moved += self._relocate(chunk)
+                    copied += sum(s.location.length for s in chunk)
                     chunk = []
+                    ahead = copied / bytes_per_s - (time.monotonic() - started)
+                    if self._closing.wait(max(0.0, ahead)):
+                        return CompactionResult()  # closing: remove nothing
             moved += self._relocate(chunk)
         # The index no longer points into these logs; make that durable before they go.
         self.flush()
@@ -432,7 +445,7 @@ class LedgerStorage:
         return meta is not None and meta.deleted
 
     def close(self) -> None:
-        self._closing = True
+        self._closing.set()
         with self._compacting:
             pass
         self._log.close()
