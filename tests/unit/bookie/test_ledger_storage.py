@@ -113,7 +113,7 @@ def test_compaction_removes_dead_logs_and_moves_live_entries(tmp_path: Path) -> 
         assert [e.payload for e in storage.read_range(2, 0, 100)] == [
             bytes([e]) * 50 for e in range(20)
         ]
-        assert storage.compact() == type(result)()  # nothing left to do
+        assert storage.compact() == CompactionResult()  # nothing left to do
         storage.close()
         storage = LedgerStorage(tmp_path, entry_log_bytes=4000)
         assert [e.entry_id for e in storage.read_range(2, 0, 100)] == list(range(20))
