@@ -6,9 +6,12 @@ import os
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from magnetar.bookie import ledger_storage
+from magnetar.bookie.entry_log import EntryLog
 from magnetar.bookie.errors import StorageCorrupt, StorageUnavailable
 from magnetar.bookie.journal import Journal, JournalRecord, RecordKind
 from magnetar.bookie.ledger_storage import CompactionResult, LedgerMeta, LedgerStorage
@@ -220,4 +223,39 @@ def test_close_stops_a_throttled_compaction_and_loses_nothing(tmp_path: Path) ->
         assert [e.payload for e in entries] == [e.to_bytes(2, "big") * 50 for e in range(2100)]
         assert entry_log_files(tmp_path)[0] == "00000001.log"  # the old log was kept
     finally:
+        storage.close()
+
+
+def test_compaction_syncs_its_copies_before_the_index_names_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Relocations are not journalled: were the index repointed first and flushed by RocksDB
+    on its own, a power loss before the entry log's sync would leave it pointing at nothing."""
+    mostly_dead_log(tmp_path)
+    storage = LedgerStorage(tmp_path)
+    events: list[str] = []
+    real_append, real_sync = EntryLog.append, EntryLog.sync
+    real_batch = ledger_storage.WriteBatch
+
+    def append(self: EntryLog, entries: Any) -> Any:
+        events.append("copy")
+        return real_append(self, entries)
+
+    def sync(self: EntryLog) -> None:
+        events.append("sync")
+        real_sync(self)
+
+    def batch(*args: Any, **kwargs: Any) -> Any:
+        events.append("index")
+        return real_batch(*args, **kwargs)
+
+    monkeypatch.setattr(EntryLog, "append", append)
+    monkeypatch.setattr(EntryLog, "sync", sync)
+    monkeypatch.setattr(ledger_storage, "WriteBatch", batch)
+    try:
+        result = storage.compact(bytes_per_s=1e12)
+        assert result.moved_entries == 2100
+        assert events[:6] == ["copy", "sync", "index", "copy", "sync", "index"]
+    finally:
+        monkeypatch.undo()
         storage.close()

@@ -411,26 +411,32 @@ class LedgerStorage:
 
     def _relocate(self, scanned: Sequence[ScannedEntry]) -> int:
         """Copy the entries the index still points at (in ``scanned``'s log) to the current
-        log and repoint the index; return how many moved."""
+        log, sync the copies, then repoint the index; return how many moved.
+
+        The copies are durable before any index entry names them: relocations are not in the
+        journal, so if RocksDB flushed a memtable on its own before the entry log was synced,
+        a power loss would leave the index pointing at nothing. Copies whose entry changed
+        meanwhile (re-added, or its ledger deleted) are left unreferenced."""
         current = [s for s in scanned if self._index_if_at(s) is not None]
         if not current:
             return 0
         payloads = self._log.read_many([(s.ledger_id, s.entry_id, s.location) for s in current])
+        locations = self._log.append(
+            [(s.ledger_id, s.entry_id, p) for s, p in zip(current, payloads, strict=True)]
+        )
+        self._log.sync()
+        batch = WriteBatch(raw_mode=True)
+        moved = 0
         with self._lock:  # apply() and collect() cannot change these keys meanwhile
-            keep: list[tuple[ScannedEntry, _IndexValue, bytes]] = []
-            for s, payload in zip(current, payloads, strict=True):
+            for s, location in zip(current, locations, strict=True):
                 index = self._index_if_at(s)
                 if index is not None and not self._is_deleted(s.ledger_id):
-                    keep.append((s, index, payload))
-            if not keep:
-                return 0
-            locations = self._log.append([(s.ledger_id, s.entry_id, p) for s, _, p in keep])
-            batch = WriteBatch(raw_mode=True)
-            for (s, index, _), location in zip(keep, locations, strict=True):
-                value = _encode_index(index.lac, index.digest, location)
-                batch.put(entry_key(s.ledger_id, s.entry_id), value)
-            self._db.write(batch, self._no_wal)
-        return len(keep)
+                    value = _encode_index(index.lac, index.digest, location)
+                    batch.put(entry_key(s.ledger_id, s.entry_id), value)
+                    moved += 1
+            if moved:
+                self._db.write(batch, self._no_wal)
+        return moved
 
     def _index_if_at(self, scanned: ScannedEntry) -> _IndexValue | None:
         """The entry's index value if it points at ``scanned``'s copy, else None."""
