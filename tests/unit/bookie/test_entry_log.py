@@ -143,3 +143,18 @@ def test_writeback_starts_as_the_current_log_grows(
         assert started == [("entry-log-writeback", 80 * 1024)]
     finally:
         elog.close()
+
+
+def test_read_fds_are_bounded(tmp_path: Path) -> None:
+    """A bookie with thousands of logs must not keep a read fd open for each one."""
+    elog = EntryLog(tmp_path, roll_bytes=1)  # every append starts a new log
+    try:
+        locs = [elog.append([(1, e, payload(1, e))])[0] for e in range(100)]
+        assert len({loc.log_id for loc in locs}) == 100
+        before = len(os.listdir("/proc/self/fd"))
+        for e, loc in enumerate(locs):
+            assert elog.read(1, e, loc) == payload(1, e)
+        assert len(os.listdir("/proc/self/fd")) - before <= 64
+        assert elog.read(1, 0, locs[0]) == payload(1, 0)  # its fd was closed: opened again
+    finally:
+        elog.close()

@@ -35,6 +35,7 @@ from __future__ import annotations
 import os
 import struct
 import threading
+from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,6 +57,7 @@ _USAGE_ITEM = struct.Struct(">QQ")
 _LOG_SUFFIX = ".log"
 _USAGE_SUFFIX = ".ledgers"
 _SCAN_CHUNK = 4 << 20
+_MAX_READ_FDS = 64
 _MAX_PAYLOAD = 64 << 20  # a longer length field is a torn or corrupt header
 _COALESCE_SLACK = 64 << 10  # read one span when the gaps in it add up to at most this
 
@@ -126,7 +128,7 @@ class EntryLog:
         self._writeback_bytes = writeback_bytes
         self._lock = threading.Lock()
         self._sync_lock = threading.Lock()
-        self._readers: dict[int, _Reader] = {}
+        self._readers: OrderedDict[int, _Reader] = OrderedDict()
         self._state = _State()
         self._closed = False
         for log_id in self.list_logs():
@@ -318,14 +320,24 @@ class EntryLog:
         return data
 
     def _pin(self, log_id: int) -> _Reader:
+        """The log's read fd, kept open for later reads; the least recently used ones are
+        closed past ``_MAX_READ_FDS`` (a big bookie has thousands of logs)."""
         with self._lock:
-            reader = self._readers.get(log_id)
-            if reader is None or reader.retired:
+            readers = self._readers
+            reader = readers.get(log_id)
+            if reader is None:
                 try:
                     fd = os.open(_log_path(self._dir, log_id), os.O_RDONLY)
                 except FileNotFoundError as exc:
                     raise StorageCorrupt(f"entry log {log_id} is missing") from exc
-                reader = self._readers[log_id] = _Reader(fd)
+                reader = readers[log_id] = _Reader(fd)
+                while len(readers) > _MAX_READ_FDS:
+                    oldest = readers.pop(next(iter(readers)))
+                    oldest.retired = True  # closed now, or by its last user
+                    if oldest.users == 0:
+                        os.close(oldest.fd)
+            else:
+                readers.move_to_end(log_id)
             reader.users += 1
             return reader
 
