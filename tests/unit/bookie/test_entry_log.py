@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import threading
 import time
@@ -156,5 +157,48 @@ def test_read_fds_are_bounded(tmp_path: Path) -> None:
             assert elog.read(1, e, loc) == payload(1, e)
         assert len(os.listdir("/proc/self/fd")) - before <= 64
         assert elog.read(1, 0, locs[0]) == payload(1, 0)  # its fd was closed: opened again
+    finally:
+        elog.close()
+
+
+def test_a_failed_write_does_not_shift_later_locations(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    elog = EntryLog(tmp_path)
+    try:
+        (first,) = elog.append([(1, 0, b"a" * 100)])
+
+        def half_then_full(fd: int, parts: list[bytes]) -> int:
+            data = b"".join(parts)
+            os.write(fd, data[: len(data) // 2])
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+        monkeypatch.setattr(entry_log, "write_all", half_then_full)
+        with pytest.raises(OSError, match="No space"):
+            elog.append([(1, 1, b"b" * 100)])
+        monkeypatch.undo()
+        (third,) = elog.append([(1, 2, b"c" * 100)])
+        assert elog.read(1, 2, third) == b"c" * 100
+        assert elog.read(1, 0, first) == b"a" * 100
+    finally:
+        elog.close()
+
+
+def test_a_log_that_cannot_be_created_leaves_the_current_one_in_use(tmp_path: Path) -> None:
+    elog = EntryLog(tmp_path, roll_bytes=1)
+    (first,) = elog.append([(1, 0, b"a" * 10)])
+    blocker = tmp_path / f"{first.log_id + 1:08d}.log"
+    blocker.write_bytes(b"")  # the next log's name is taken: creating it fails
+    with pytest.raises(FileExistsError):
+        elog.append([(1, 1, b"b" * 10)])
+    blocker.unlink()
+    (second,) = elog.append([(1, 1, b"b" * 10)])
+    assert second.log_id == first.log_id + 1
+    elog.sync()
+    elog.close()
+    elog = EntryLog(tmp_path)
+    try:
+        assert elog.read(1, 0, first) == b"a" * 10
+        assert elog.read(1, 1, second) == b"b" * 10
     finally:
         elog.close()

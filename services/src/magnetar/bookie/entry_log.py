@@ -163,7 +163,13 @@ class EntryLog:
                 self._seal_current()
             log_id = state.current
             offset = state.offset
-            written = write_all(state.fd, parts)
+            try:
+                written = write_all(state.fd, parts)
+            except OSError:
+                # Part of it may be in the file: later records go after it (O_APPEND), so the
+                # offsets must follow the file, not this count.
+                state.offset = os.fstat(state.fd).st_size
+                raise
             state.offset += written
             usage = state.usage[log_id]
             locations = []
@@ -180,21 +186,23 @@ class EntryLog:
         return locations
 
     def _start_log(self, log_id: int) -> None:
-        """Under ``_lock`` (or in the constructor): make ``log_id`` the current log."""
-        state = self._state
-        state.current = log_id
-        state.fd = os.open(
+        """Under ``_lock`` (or in the constructor): make ``log_id`` the current log. If the
+        file cannot be created nothing changes."""
+        fd = os.open(
             _log_path(self._dir, log_id), os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o644
         )
-        state.offset = 0
+        state = self._state
+        state.current, state.fd, state.offset = log_id, fd, 0
         state.usage[log_id] = {}
         state.dir_dirty = True
 
     def _seal_current(self) -> None:
-        """Under ``_lock``: the current log takes no more appends; a new one starts."""
+        """Under ``_lock``: the current log takes no more appends; a new one starts (if it
+        cannot, the current one stays current and the error is raised)."""
         state = self._state
-        state.sealed.append(_Sealed(state.current, state.fd))
+        old = _Sealed(state.current, state.fd)
         self._start_log(state.current + 1)
+        state.sealed.append(old)
 
     # -- durability -----------------------------------------------------------------------
 
