@@ -50,7 +50,7 @@ from magnetar.telemetry import get_logger
 log = get_logger(__name__)
 
 _HEAD = struct.Struct(">IQQI")
-_IDS = struct.Struct(">QQ")  # the CRC starts with ledger id, entry id, then the length
+_CRC_HEAD = struct.Struct(">QQI")  # the CRC covers ledger id, entry id, length, then the payload
 _LEN = struct.Struct(">I")
 _USAGE_HEAD = struct.Struct(">I")
 _USAGE_ITEM = struct.Struct(">QQ")
@@ -77,7 +77,7 @@ class ScannedEntry(NamedTuple):
 
 
 def _crc(ledger_id: int, entry_id: int, payload: bytes | memoryview) -> int:
-    head = _IDS.pack(ledger_id, entry_id) + _LEN.pack(len(payload))
+    head = _CRC_HEAD.pack(ledger_id, entry_id, len(payload))
     return int(crc32c.crc32c(payload, crc32c.crc32c(head)))
 
 
