@@ -22,6 +22,20 @@ N = 10_000
 UNDER_LOAD_ACKED = 30_000
 
 
+def batching_producer(
+    client: Any, topic: str, *, per_batch: int, delay_ms: int, pending: int
+) -> Any:
+    """A batching producer that blocks (rather than fails) when ``pending`` sends are queued."""
+    return client.create_producer(
+        topic,
+        batching_enabled=True,
+        batching_max_messages=per_batch,
+        batching_max_publish_delay_ms=delay_ms,
+        max_pending_messages=pending,
+        block_if_queue_full=True,
+    )
+
+
 def test_acknowledged_messages_survive_kill_9(durable_standalone: StandaloneProcess) -> None:
     topic = "persistent://public/default/durable"
     client = official_client(durable_standalone)
@@ -29,14 +43,7 @@ def test_acknowledged_messages_survive_kill_9(durable_standalone: StandaloneProc
         # Created before producing, so the subscription's cursor exists on disk.
         acked = client.subscribe(topic, "acked", initial_position=pulsar.InitialPosition.Earliest)
         client.subscribe(topic, "all", initial_position=pulsar.InitialPosition.Earliest).close()
-        producer = client.create_producer(
-            topic,
-            batching_enabled=True,
-            batching_max_messages=100,
-            batching_max_publish_delay_ms=5,
-            max_pending_messages=5000,
-            block_if_queue_full=True,
-        )
+        producer = batching_producer(client, topic, per_batch=100, delay_ms=5, pending=5000)
         results: list[Any] = []
         for i in range(N):
             producer.send_async(f"{i:05d}".encode(), lambda res, _mid: results.append(res))
@@ -83,14 +90,7 @@ def test_kill_9_under_load_keeps_every_acknowledged_message(
     client = official_client(durable_standalone, operation_timeout_s=5)
     try:
         client.subscribe(topic, "all", initial_position=pulsar.InitialPosition.Earliest).close()
-        producer = client.create_producer(
-            topic,
-            batching_enabled=True,
-            batching_max_messages=50,
-            batching_max_publish_delay_ms=1,
-            max_pending_messages=2000,
-            block_if_queue_full=True,
-        )
+        producer = batching_producer(client, topic, per_batch=50, delay_ms=1, pending=2000)
 
         def on_receipt(i: int, result: Any, _mid: Any) -> None:
             if result == pulsar.Result.Ok:
