@@ -195,3 +195,27 @@ async def test_journal_failure_makes_bookie_read_only(tmp_path: Path) -> None:
         assert (await b.read_entry(16, 0)).status is Status.OK
     finally:
         await b.close()
+
+
+async def test_gc_reclaims_entry_logs_with_the_configured_size_and_rate(tmp_path: Path) -> None:
+    """The entry-log size limit reaches storage (many small logs here), and the GC pass
+    removes the logs a deleted ledger leaves dead, keeping the live ledger readable."""
+    cfg = config(tmp_path, entry_log_size_limit=2000, compaction_rate_by_bytes=10**9)
+    b = await Bookie.open(cfg)
+    for i in range(20):
+        await b.add(op(20, i, b"x" * 500))
+    await b.add(op(21, 0, b"live"))
+    await b.close()  # seals the current log: every log is GC's now
+    logs = tmp_path / "ledgers" / "entrylogs"
+    before = len(list(logs.glob("*.log")))
+    assert before >= 5
+    b = await Bookie.open(cfg)
+    try:
+        assert await b.delete_ledger(20) is Status.OK
+        assert await b.collect_garbage() == 1
+        assert len(list(logs.glob("*.log"))) <= 2  # the one holding ledger 21, and the current
+        result = await b.read_entry(21, 0)
+        assert result.entry is not None
+        assert result.entry.payload == b"live"
+    finally:
+        await b.close()

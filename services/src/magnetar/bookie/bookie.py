@@ -34,7 +34,13 @@ from typing import Any, Protocol
 
 from magnetar.bookie.errors import BookieClosed, BookieError
 from magnetar.bookie.journal import Journal, JournalConfig, JournalRecord, RecordKind
-from magnetar.bookie.ledger_storage import LedgerStorage, StoredEntry
+from magnetar.bookie.ledger_storage import (
+    COMPACTION_BYTES_PER_S,
+    COMPACTION_THRESHOLD,
+    ENTRY_LOG_SIZE_LIMIT,
+    LedgerStorage,
+    StoredEntry,
+)
 from magnetar.telemetry import get_logger
 
 log = get_logger(__name__)
@@ -123,6 +129,9 @@ class BookieConfig:
     disk_check_interval_s: float = 5.0
     gc_interval_s: float = 30.0
     checkpoint_interval_s: float = 10.0
+    entry_log_size_limit: int = ENTRY_LOG_SIZE_LIMIT  # BookKeeper's logSizeLimit
+    compaction_threshold: float = COMPACTION_THRESHOLD
+    compaction_rate_by_bytes: float = COMPACTION_BYTES_PER_S  # compactionRateByBytes
 
     @property
     def journal_dir(self) -> Path:
@@ -210,7 +219,10 @@ class Bookie:
         """Open storage, replay the journal into it, load ledger state, start background loops."""
         loop = asyncio.get_running_loop()
         config.data_dir.mkdir(parents=True, exist_ok=True)
-        storage = await loop.run_in_executor(None, LedgerStorage, config.ledger_dir)
+        open_storage = functools.partial(
+            LedgerStorage, config.ledger_dir, entry_log_bytes=config.entry_log_size_limit
+        )
+        storage = await loop.run_in_executor(None, open_storage)
         try:
             journal = await Journal.open(config.journal_dir, storage, config.journal)
         except BaseException:
@@ -506,7 +518,12 @@ class Bookie:
                 state.collected = True
                 collected += 1
                 log.info("ledger_garbage_collected", ledger_id=ledger_id)
-        await loop.run_in_executor(None, self._storage.compact)
+        compact = functools.partial(
+            self._storage.compact,
+            self.config.compaction_threshold,
+            self.config.compaction_rate_by_bytes,
+        )
+        await loop.run_in_executor(None, compact)
         return collected
 
     async def checkpoint(self) -> None:

@@ -60,6 +60,7 @@ _COLLECTED = 4
 _BYTES_PER_SYNC = 1 << 20
 _MAX_U64 = (1 << 64) - 1
 _RELOCATE_CHUNK = 1024
+ENTRY_LOG_SIZE_LIMIT = 256 << 20  # a new entry log starts past this many bytes
 # Compaction copies at most this many bytes a second, so that it never competes with the
 # journal for the disk in bursts (BookKeeper throttles it too: compactionRateByBytes).
 COMPACTION_BYTES_PER_S = 16 << 20
@@ -169,7 +170,11 @@ class LedgerStorage:
     """Entry logs plus a RocksDB index and ledger metas; a :class:`JournalSink`."""
 
     def __init__(
-        self, path: Path, *, entry_log_bytes: int = 256 << 20, writeback_bytes: int = 1 << 20
+        self,
+        path: Path,
+        *,
+        entry_log_bytes: int = ENTRY_LOG_SIZE_LIMIT,
+        writeback_bytes: int = 1 << 20,
     ) -> None:
         path.mkdir(parents=True, exist_ok=True)
         if (path / "CURRENT").exists():

@@ -15,6 +15,11 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from magnetar.bookie.bookie import BookieConfig
 from magnetar.bookie.journal import JournalConfig
+from magnetar.bookie.ledger_storage import (
+    COMPACTION_BYTES_PER_S,
+    COMPACTION_THRESHOLD,
+    ENTRY_LOG_SIZE_LIMIT,
+)
 
 
 class BookieSettings(BaseSettings):
@@ -35,6 +40,10 @@ class BookieSettings(BaseSettings):
     disk_check_interval_s: float = Field(default=5.0, gt=0)
     gc_interval_s: float = Field(default=30.0, gt=0)
     checkpoint_interval_s: float = Field(default=10.0, gt=0)
+    entry_log_size_limit: int = Field(default=ENTRY_LOG_SIZE_LIMIT, ge=1 << 20)  # logSizeLimit
+    # A sealed entry log with less than this share of live bytes is compacted.
+    compaction_threshold: float = Field(default=COMPACTION_THRESHOLD, ge=0, le=1)
+    compaction_rate_by_bytes: int = Field(default=COMPACTION_BYTES_PER_S, gt=0)  # bytes per second
     shutdown_step_timeout_s: float = Field(default=10.0, gt=0)
     register_timeout_s: float = Field(default=60.0, gt=0)
     log_level: str = "info"
@@ -62,4 +71,7 @@ class BookieSettings(BaseSettings):
             disk_check_interval_s=self.disk_check_interval_s,
             gc_interval_s=self.gc_interval_s,
             checkpoint_interval_s=self.checkpoint_interval_s,
+            entry_log_size_limit=self.entry_log_size_limit,
+            compaction_threshold=self.compaction_threshold,
+            compaction_rate_by_bytes=self.compaction_rate_by_bytes,
         )

@@ -176,6 +176,9 @@ async def serve_standalone(
             journal=JournalConfig(
                 sync=settings.journal_sync, max_group_wait_ms=settings.journal_max_group_wait_ms
             ),
+            entry_log_size_limit=settings.entry_log_size_limit,
+            compaction_threshold=settings.compaction_threshold,
+            compaction_rate_by_bytes=settings.compaction_rate_by_bytes,
         )
         try:
             config.data_dir.mkdir(parents=True, exist_ok=True)
