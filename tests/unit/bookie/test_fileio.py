@@ -48,3 +48,11 @@ def test_remove_gradually_shrinks_step_by_step(
     assert sizes == [6_000, 2_000]
     assert not path.exists()
     fileio.remove_gradually(path)  # already gone: no error
+
+
+def test_replace_durably_swaps_the_content_and_leaves_no_temp_file(tmp_path: Path) -> None:
+    path = tmp_path / "lastMark"
+    fileio.replace_durably(path, b"one")
+    fileio.replace_durably(path, b"two")
+    assert path.read_bytes() == b"two"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["lastMark"]

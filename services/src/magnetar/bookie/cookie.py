@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import uuid
 from pathlib import Path
 
 from magnetar.bookie.errors import CookieMismatch
+from magnetar.bookie.fileio import replace_durably
 from magnetar.ids import BookieId
 from magnetar.metadata import KeyExists, MetadataStore, keys
 from magnetar.telemetry import get_logger
@@ -59,17 +59,7 @@ def _read_local(path: Path) -> ledger_pb2.BookieCookie | None:
 
 def _write_local(path: Path, cookie: ledger_pb2.BookieCookie) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    with open(tmp, "wb") as f:
-        f.write(cookie.SerializeToString())
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-    fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    replace_durably(path, cookie.SerializeToString())
 
 
 def _describe(cookie: ledger_pb2.BookieCookie) -> str:

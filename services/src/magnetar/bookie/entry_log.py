@@ -44,7 +44,13 @@ from typing import NamedTuple
 import crc32c
 
 from magnetar.bookie.errors import StorageCorrupt
-from magnetar.bookie.fileio import fsync_dir, remove_gradually, start_writeback, write_all
+from magnetar.bookie.fileio import (
+    fsync_dir,
+    remove_gradually,
+    replace_durably,
+    start_writeback,
+    write_all,
+)
 from magnetar.telemetry import get_logger
 
 log = get_logger(__name__)
@@ -226,7 +232,7 @@ class EntryLog:
                     state.summarized.add(item.log_id)
             if fd >= 0:
                 os.fdatasync(fd)
-            if dir_dirty or sealed:
+            if dir_dirty:  # a log was created (summaries are made durable as they are written)
                 fsync_dir(self._dir)
 
     def _run_writeback(self) -> None:
@@ -250,12 +256,7 @@ class EntryLog:
         body = _USAGE_HEAD.pack(len(usage)) + b"".join(
             _USAGE_ITEM.pack(ledger_id, size) for ledger_id, size in sorted(usage.items())
         )
-        tmp = _usage_path(self._dir, log_id).with_suffix(".tmp")
-        with open(tmp, "wb") as f:
-            f.write(body + _LEN.pack(crc32c.crc32c(body)))
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, _usage_path(self._dir, log_id))
+        replace_durably(_usage_path(self._dir, log_id), body + _LEN.pack(crc32c.crc32c(body)))
 
     def _read_usage(self, log_id: int) -> dict[int, int] | None:
         try:
@@ -280,7 +281,6 @@ class EntryLog:
             loc = scanned.location
             usage[scanned.ledger_id] = usage.get(scanned.ledger_id, 0) + _HEAD.size + loc.length
         self._write_usage(log_id, usage)
-        fsync_dir(self._dir)
         log.info("entry_log_summarized_by_scan", log_id=log_id, ledgers=len(usage))
         return usage
 

@@ -46,6 +46,18 @@ def fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
+def replace_durably(path: Path, data: bytes) -> None:
+    """Atomically replace ``path`` with ``data`` so that the new content survives a crash:
+    write a temp file, fsync it, rename it over ``path``, fsync the directory."""
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    fsync_dir(path.parent)
+
+
 def _load_sync_file_range() -> Callable[[int, int, int, int], int] | None:
     if not sys.platform.startswith("linux"):
         return None

@@ -53,7 +53,7 @@ from typing import NamedTuple, Protocol
 import crc32c
 
 from magnetar.bookie.errors import JournalClosed, JournalFailed
-from magnetar.bookie.fileio import fsync_dir, remove_gradually, write_all
+from magnetar.bookie.fileio import fsync_dir, remove_gradually, replace_durably, write_all
 from magnetar.telemetry import get_logger
 
 log = get_logger(__name__)
@@ -221,13 +221,7 @@ def read_mark(directory: Path) -> JournalPosition:
 def write_mark(directory: Path, mark: JournalPosition) -> None:
     """Atomically replace the log mark (write, fsync, rename, fsync dir)."""
     body = struct.pack(">QQ", mark.segment, mark.offset)
-    tmp = directory / (_MARK_FILE + ".tmp")
-    with open(tmp, "wb") as f:
-        f.write(body + struct.pack(">I", crc32c.crc32c(body)))
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, directory / _MARK_FILE)
-    fsync_dir(directory)
+    replace_durably(directory / _MARK_FILE, body + struct.pack(">I", crc32c.crc32c(body)))
 
 
 def scan_segment(data: bytes, start: int) -> tuple[list[JournalRecord], int]:
