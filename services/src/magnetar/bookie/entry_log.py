@@ -77,9 +77,13 @@ class EntryLocation(NamedTuple):
 
 
 class ScannedEntry(NamedTuple):
+    """A record found by :meth:`EntryLog.scan`, CRC checked; ``payload`` is a view into the
+    scan's read buffer (copy it to keep it past the scan's use)."""
+
     ledger_id: int
     entry_id: int
     location: EntryLocation
+    payload: memoryview
 
 
 def _crc(ledger_id: int, entry_id: int, payload: bytes | memoryview) -> int:
@@ -371,9 +375,8 @@ class EntryLog:
                         body = memoryview(buf)[pos + _HEAD.size : end]
                         if _crc(ledger_id, entry_id, body) != crc:
                             return
-                        yield ScannedEntry(
-                            ledger_id, entry_id, EntryLocation(log_id, base + pos, length)
-                        )
+                        location = EntryLocation(log_id, base + pos, length)
+                        yield ScannedEntry(ledger_id, entry_id, location, body)
                         pos = end
                         continue
                 more = f.read(_SCAN_CHUNK)

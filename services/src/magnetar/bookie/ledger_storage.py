@@ -425,10 +425,8 @@ class LedgerStorage:
         current = [s for s in scanned if self._index_if_at(s) is not None]
         if not current:
             return 0
-        payloads = self._log.read_many([(s.ledger_id, s.entry_id, s.location) for s in current])
-        locations = self._log.append(
-            [(s.ledger_id, s.entry_id, p) for s, p in zip(current, payloads, strict=True)]
-        )
+        # The scan read (and checked) the payloads already: no second read per entry.
+        locations = self._log.append([(s.ledger_id, s.entry_id, bytes(s.payload)) for s in current])
         self._log.sync()
         batch = WriteBatch(raw_mode=True)
         moved = 0
