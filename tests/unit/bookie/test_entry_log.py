@@ -36,12 +36,35 @@ def test_append_read_and_rollover(tmp_path: Path) -> None:
         elog.close()
 
 
-def test_read_many_coalesces_but_keeps_order_and_skips(tmp_path: Path) -> None:
-    elog = EntryLog(tmp_path)
+def test_read_many_coalesces_but_keeps_order_and_skips(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Records close together in one log come from one pread; a step backwards, another log
+    or a gap past the slack (64 KiB) starts a new one."""
+    elog = EntryLog(tmp_path, roll_bytes=150_000)
+    preads: list[tuple[int, int, int]] = []
+    real_pread = elog._pread
+
+    def counting(log_id: int, offset: int, size: int) -> bytes:
+        preads.append((log_id, offset, size))
+        return real_pread(log_id, offset, size)
+
+    monkeypatch.setattr(elog, "_pread", counting)
     try:
         locs = elog.append([(7, e, payload(7, e, 10 + e)) for e in range(50)])
         picked = [(7, e, locs[e]) for e in (0, 1, 2, 5, 9, 10, 40, 3)]  # gaps, then backwards
         assert elog.read_many(picked) == [payload(7, e, 10 + e) for _, e, _ in picked]
+        assert len(preads) == 2  # 0..40 in one span, then 3
+        far = elog.append([(8, e, payload(8, e, 40_000)) for e in range(4)])  # same log, big
+        preads.clear()
+        wanted = [(8, 0, far[0]), (8, 3, far[3])]  # 80 kB apart: past the slack
+        assert elog.read_many(wanted) == [payload(8, 0, 40_000), payload(8, 3, 40_000)]
+        assert len(preads) == 2
+        other = elog.append([(9, 0, b"n")])  # the log is past roll_bytes: a new one
+        assert other[0].log_id != far[0].log_id
+        preads.clear()
+        assert elog.read_many([(8, 3, far[3]), (9, 0, other[0])]) == [payload(8, 3, 40_000), b"n"]
+        assert [log_id for log_id, _, _ in preads] == [far[3].log_id, other[0].log_id]
     finally:
         elog.close()
 
