@@ -300,24 +300,21 @@ class EntryLog:
         out: list[bytes] = []
         start = 0
         while start < len(wanted):
+            first = wanted[start][2]
+            span_end = first.offset + _HEAD.size + first.length
+            gaps = 0  # bytes in the span that no wanted record occupies
             end = start + 1
-            log_id = wanted[start][2].log_id
-            span_start = wanted[start][2].offset
-            useful = _HEAD.size + wanted[start][2].length
-            span_end = span_start + useful
             while end < len(wanted):
                 loc = wanted[end][2]
-                if loc.log_id != log_id or loc.offset < span_end:
+                gap = loc.offset - span_end
+                if loc.log_id != first.log_id or gap < 0 or gaps + gap > _COALESCE_SLACK:
                     break
-                new_end = loc.offset + _HEAD.size + loc.length
-                if (new_end - span_start) - (useful + _HEAD.size + loc.length) > _COALESCE_SLACK:
-                    break
-                useful += _HEAD.size + loc.length
-                span_end = new_end
+                gaps += gap
+                span_end = loc.offset + _HEAD.size + loc.length
                 end += 1
-            data = self._pread(log_id, span_start, span_end - span_start)
+            data = self._pread(first.log_id, first.offset, span_end - first.offset)
             for ledger_id, entry_id, loc in wanted[start:end]:
-                out.append(_check(data, loc.offset - span_start, ledger_id, entry_id, loc))
+                out.append(_check(data, loc.offset - first.offset, ledger_id, entry_id, loc))
             start = end
         return out
 
