@@ -81,8 +81,9 @@ def start_writeback(fd: int) -> None:
     which RocksDB's ``bytes_per_sync`` uses too; ``fdatasync`` where that does not exist. Not a
     durability point (that is ``fdatasync``): it keeps the dirty backlog small, so that a later
     sync (the journal's, on every acknowledgement's path) does not queue behind a burst. An
-    ``fdatasync`` instead cost batched publishing a fifth of its throughput (a disk cache flush
-    per MiB; docs/benchmarks.md, round 5)."""
+    ``fdatasync`` per MiB measured the same here (publish p99 and batched throughput, round 5 of
+    docs/benchmarks.md); this call is preferred because it neither waits nor asks the disk to
+    flush its cache, which a durable sync does and writeback does not need."""
     if _sync_file_range is None:
         os.fdatasync(fd)
         return
