@@ -8,6 +8,7 @@ BookKeeper operator would look (``journalSyncData`` -> ``journal_sync``, ``diskU
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from pydantic import Field
@@ -22,7 +23,33 @@ from magnetar.bookie.ledger_storage import (
 )
 
 
-class BookieSettings(BaseSettings):
+class BookieStorageSettings(BaseSettings):
+    """How a bookie's journal and ledger storage are tuned. ``magnetar bookie`` and the
+    standalone's in-process bookie share these fields, each under its own env prefix."""
+
+    model_config = SettingsConfigDict(frozen=True)
+
+    journal_sync: bool = True
+    journal_max_group_wait_ms: float = Field(default=1.0, ge=0, le=1000)  # journalMaxGroupWaitMSec
+    entry_log_size_limit: int = Field(default=ENTRY_LOG_SIZE_LIMIT, ge=1 << 20)  # logSizeLimit
+    # A sealed entry log with less than this share of live bytes is compacted.
+    compaction_threshold: float = Field(default=COMPACTION_THRESHOLD, ge=0, le=1)
+    compaction_rate_by_bytes: int = Field(default=COMPACTION_BYTES_PER_S, gt=0)  # bytes per second
+
+    def storage_config(self, data_dir: Path) -> BookieConfig:
+        """A bookie config with these settings (the rest at their defaults)."""
+        return BookieConfig(
+            data_dir=data_dir,
+            journal=JournalConfig(
+                sync=self.journal_sync, max_group_wait_ms=self.journal_max_group_wait_ms
+            ),
+            entry_log_size_limit=self.entry_log_size_limit,
+            compaction_threshold=self.compaction_threshold,
+            compaction_rate_by_bytes=self.compaction_rate_by_bytes,
+        )
+
+
+class BookieSettings(BookieStorageSettings):
     model_config = SettingsConfigDict(env_prefix="MAGNETAR_BOOKIE_", frozen=True)
 
     data_dir: Path
@@ -31,19 +58,13 @@ class BookieSettings(BaseSettings):
     bind_address: str = "127.0.0.1"
     bookie_id: str | None = None
     advertised_address: str | None = None
-    journal_sync: bool = True
     journal_segment_bytes: int = Field(default=64 * 1024 * 1024, gt=0)
-    journal_max_group_wait_ms: float = Field(default=1.0, ge=0, le=1000)  # journalMaxGroupWaitMSec
     session_timeout_s: float = Field(default=10.0, gt=0)
     read_only: bool = False
     min_free_disk_fraction: float = Field(default=0.05, ge=0, lt=1)
     disk_check_interval_s: float = Field(default=5.0, gt=0)
     gc_interval_s: float = Field(default=30.0, gt=0)
     checkpoint_interval_s: float = Field(default=10.0, gt=0)
-    entry_log_size_limit: int = Field(default=ENTRY_LOG_SIZE_LIMIT, ge=1 << 20)  # logSizeLimit
-    # A sealed entry log with less than this share of live bytes is compacted.
-    compaction_threshold: float = Field(default=COMPACTION_THRESHOLD, ge=0, le=1)
-    compaction_rate_by_bytes: int = Field(default=COMPACTION_BYTES_PER_S, gt=0)  # bytes per second
     shutdown_step_timeout_s: float = Field(default=10.0, gt=0)
     register_timeout_s: float = Field(default=60.0, gt=0)
     log_level: str = "info"
@@ -59,19 +80,13 @@ class BookieSettings(BaseSettings):
         return self.bookie_id or self.address
 
     def bookie_config(self) -> BookieConfig:
-        return BookieConfig(
-            data_dir=self.data_dir.absolute(),
-            journal=JournalConfig(
-                sync=self.journal_sync,
-                segment_bytes=self.journal_segment_bytes,
-                max_group_wait_ms=self.journal_max_group_wait_ms,
-            ),
+        config = self.storage_config(self.data_dir.absolute())
+        return replace(
+            config,
+            journal=replace(config.journal, segment_bytes=self.journal_segment_bytes),
             force_read_only=self.read_only,
             min_free_disk_fraction=self.min_free_disk_fraction,
             disk_check_interval_s=self.disk_check_interval_s,
             gc_interval_s=self.gc_interval_s,
             checkpoint_interval_s=self.checkpoint_interval_s,
-            entry_log_size_limit=self.entry_log_size_limit,
-            compaction_threshold=self.compaction_threshold,
-            compaction_rate_by_bytes=self.compaction_rate_by_bytes,
         )

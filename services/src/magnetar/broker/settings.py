@@ -15,11 +15,7 @@ from typing import Literal
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from magnetar.bookie.ledger_storage import (
-    COMPACTION_BYTES_PER_S,
-    COMPACTION_THRESHOLD,
-    ENTRY_LOG_SIZE_LIMIT,
-)
+from magnetar.bookie.settings import BookieStorageSettings
 from magnetar.broker.backlog_quota import BacklogQuotaConfig
 from magnetar.broker.deduplication import DeduplicationConfig
 from magnetar.broker.policies import AutoTopicCreationOverride, RetentionPolicies
@@ -144,18 +140,13 @@ class BrokerSettings(BaseSettings):
         )
 
 
-class StandaloneSettings(BrokerSettings):
-    """Broker + one bookie + RocksDB metadata in one process, all state under ``data_dir``."""
+class StandaloneSettings(BrokerSettings, BookieStorageSettings):
+    """Broker + one bookie + RocksDB metadata in one process, all state under ``data_dir``;
+    the bookie's journal and storage settings are :class:`BookieStorageSettings`'."""
 
     model_config = SettingsConfigDict(env_prefix="MAGNETAR_STANDALONE_", frozen=True)
 
     data_dir: Path = Path("data")
-    journal_sync: bool = True
-    journal_max_group_wait_ms: float = Field(default=1.0, ge=0, le=1000)  # journalMaxGroupWaitMSec
-    # The in-process bookie's entry logs and their compaction (as the bookie's settings).
-    entry_log_size_limit: int = Field(default=ENTRY_LOG_SIZE_LIMIT, ge=1 << 20)
-    compaction_threshold: float = Field(default=COMPACTION_THRESHOLD, ge=0, le=1)
-    compaction_rate_by_bytes: int = Field(default=COMPACTION_BYTES_PER_S, gt=0)
     managed_ledger_default_ensemble_size: int = Field(default=1, ge=1)
     managed_ledger_default_write_quorum: int = Field(default=1, ge=1)
     managed_ledger_default_ack_quorum: int = Field(default=1, ge=1)

@@ -25,10 +25,9 @@ import sys
 from collections.abc import Awaitable
 from contextlib import AsyncExitStack, suppress
 
-from magnetar.bookie.bookie import Bookie, BookieConfig
+from magnetar.bookie.bookie import Bookie
 from magnetar.bookie.cookie import verify_or_create_cookie
 from magnetar.bookie.errors import CookieMismatch, StorageUnavailable
-from magnetar.bookie.journal import JournalConfig
 from magnetar.bookie.local import LocalBookie
 from magnetar.bookie.registration import Registration
 from magnetar.bookie.servicer import BookieServicer, start_server
@@ -171,15 +170,7 @@ async def serve_standalone(
             f"rocksdb://{settings.metadata_dir}", session_timeout_s=settings.session_timeout_s
         )
         stack.push_async_callback(_step, "close_metadata", store.close(), timeout)
-        config = BookieConfig(
-            data_dir=settings.bookie_dir,
-            journal=JournalConfig(
-                sync=settings.journal_sync, max_group_wait_ms=settings.journal_max_group_wait_ms
-            ),
-            entry_log_size_limit=settings.entry_log_size_limit,
-            compaction_threshold=settings.compaction_threshold,
-            compaction_rate_by_bytes=settings.compaction_rate_by_bytes,
-        )
+        config = settings.storage_config(settings.bookie_dir)
         try:
             config.data_dir.mkdir(parents=True, exist_ok=True)
             await verify_or_create_cookie(
