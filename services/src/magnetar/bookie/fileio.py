@@ -99,8 +99,9 @@ def remove_gradually(
 
     Blocking, and slow on purpose (64 MiB: about 0.8 s). Freeing a file's blocks all at once
     (one unlink of 64 MiB on ext4 mounted with ``discard``) stalled other files' fdatasync for
-    12-21 ms, once per journal segment; freed 4 MiB at a time the stalls stay under 4 ms
-    (docs/benchmarks.md, round 5). A missing file is not an error."""
+    11-35 ms, once per journal segment; freed 4 MiB at a time they were 1-6 ms, one in ten
+    13 ms (``python -m tests.bench.delete_stalls``; docs/benchmarks.md, round 5). A missing
+    file is not an error."""
     try:
         size = path.stat().st_size
         while size > step_bytes:
