@@ -9,8 +9,7 @@ journal segment is) and deletes each one a second later, first with one ``unlink
 the 1.2 s after each delete began, and the sample's p50/p99 over the whole run. On ext4 mounted
 with ``discard`` one 64 MiB unlink stalled the other file's fdatasync 11-35 ms; the gradual
 removal kept it at 1-6 ms, with one 13 ms in ten (docs/benchmarks.md, round 5). Point ``--dir``
-at the disk under
-test: the default is a temporary directory on the one ``tempfile`` picks.
+at the disk under test: the default is a temporary directory on the one ``tempfile`` picks.
 """
 
 from __future__ import annotations

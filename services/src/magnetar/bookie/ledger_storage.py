@@ -364,9 +364,9 @@ class LedgerStorage:
         """Delete sealed entry logs that hold no live entry and rewrite the live entries of
         those whose live share is below ``threshold``. Live: of a ledger that is not both
         deleted and collected (collected ledgers have no index entries left). Copies run at
-        ``bytes_per_s`` at most. :meth:`close`
-        waits for a running compaction, which stops early (removing nothing) when it sees the
-        close coming: entries it already copied are then simply stored twice."""
+        ``bytes_per_s`` at most. :meth:`close` waits for a running compaction, which stops
+        early (removing nothing) when it sees the close coming: entries it already copied are
+        then simply stored twice."""
         with self._compacting:
             if self._closing.is_set():
                 return CompactionResult()
