@@ -10,8 +10,8 @@ from collections.abc import Iterator
 import pytest
 from pydantic import ValidationError
 
-from magnetar.broker.settings import StandaloneSettings
-from magnetar.broker.standalone import freeze_startup_objects, tune_interpreter
+from magnetar.broker.process import freeze_startup_objects, tune_interpreter
+from magnetar.standalone import StandaloneSettings
 
 
 @pytest.fixture

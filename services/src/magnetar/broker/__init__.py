@@ -6,5 +6,5 @@
 * :mod:`.persistent_topic`, :mod:`.non_persistent_topic`, :mod:`.producer`,
   :mod:`.subscription`, :mod:`.consumer` — the data plane.
 * :mod:`.dispatch` — sans-I/O subscription cores (consumer selection, redelivery).
-* :mod:`.standalone` — the standalone process (bookie + metadata + broker in one).
+* :mod:`.process` — the ``magnetar broker`` process: start-up and ordered shutdown.
 """

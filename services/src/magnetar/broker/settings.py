@@ -1,7 +1,8 @@
-"""The settings objects of ``magnetar standalone`` and ``magnetar broker`` (pydantic-settings).
+"""The broker's settings object (pydantic-settings, env prefix ``MAGNETAR_BROKER_``).
 
-Built once by the command from its flags over the environment (``MAGNETAR_STANDALONE_*``,
-``MAGNETAR_BROKER_*``), then passed down; no module reads the environment itself. Names follow
+Built once by ``magnetar broker`` from its flags over the environment, then passed down; no
+module reads the environment itself. The standalone's
+:class:`~magnetar.standalone.StandaloneSettings` extends it under its own prefix. Names follow
 Pulsar's broker.conf where a Pulsar operator would look (``brokerServicePort`` ->
 ``broker_port``, ``advertisedAddress`` -> ``advertised_address``,
 ``managedLedgerDefaultEnsembleSize`` -> ``managed_ledger_default_ensemble_size``).
@@ -9,13 +10,11 @@ Pulsar's broker.conf where a Pulsar operator would look (``brokerServicePort`` -
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Literal
 
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from magnetar.bookie.settings import BookieStorageSettings
 from magnetar.broker.backlog_quota import BacklogQuotaConfig
 from magnetar.broker.deduplication import DeduplicationConfig
 from magnetar.broker.policies import AutoTopicCreationOverride, RetentionPolicies
@@ -138,23 +137,3 @@ class BrokerSettings(BaseSettings):
             ),
             default_num_partitions=self.default_num_partitions,
         )
-
-
-class StandaloneSettings(BrokerSettings, BookieStorageSettings):
-    """Broker + one bookie + RocksDB metadata in one process, all state under ``data_dir``;
-    the bookie's journal and storage settings are :class:`BookieStorageSettings`'."""
-
-    model_config = SettingsConfigDict(env_prefix="MAGNETAR_STANDALONE_", frozen=True)
-
-    data_dir: Path = Path("data")
-    managed_ledger_default_ensemble_size: int = Field(default=1, ge=1)
-    managed_ledger_default_write_quorum: int = Field(default=1, ge=1)
-    managed_ledger_default_ack_quorum: int = Field(default=1, ge=1)
-
-    @property
-    def metadata_dir(self) -> Path:
-        return self.data_dir.absolute() / "metadata"
-
-    @property
-    def bookie_dir(self) -> Path:
-        return self.data_dir.absolute() / "bookie"

@@ -28,8 +28,8 @@ def broker(
     log_level: Annotated[str | None, typer.Option(help="debug, info, warning, error.")] = None,
 ) -> None:
     """Run a broker against an external metadata store and bookies."""
+    from magnetar.broker.process import serve_broker
     from magnetar.broker.settings import BrokerSettings
-    from magnetar.broker.standalone import serve_broker
     from magnetar.cli.standalone_cmd import admin_app
 
     flags: dict[str, Any] = {

@@ -1,7 +1,7 @@
 """``magnetar standalone``: broker + one bookie + RocksDB metadata in one process.
 
 Flags override ``MAGNETAR_STANDALONE_*`` environment variables, which override defaults; the
-result is the process's one :class:`~magnetar.broker.settings.StandaloneSettings`.
+result is the process's one :class:`~magnetar.standalone.StandaloneSettings`.
 """
 
 from __future__ import annotations
@@ -34,8 +34,7 @@ def standalone(
     log_level: Annotated[str | None, typer.Option(help="debug, info, warning, error.")] = None,
 ) -> None:
     """Run a broker with its own bookie and metadata store in one process."""
-    from magnetar.broker.settings import StandaloneSettings
-    from magnetar.broker.standalone import serve_standalone
+    from magnetar.standalone import StandaloneSettings, serve_standalone
 
     flags: dict[str, Any] = {
         "data_dir": data_dir,

@@ -1,19 +1,19 @@
-"""The broker processes: ``magnetar standalone`` (everything in one) and ``magnetar broker``.
+"""The broker process: start-up, the ready line and ordered shutdown of ``magnetar broker``.
 
-Standalone start-up: RocksDB metadata at DIR/metadata -> bookie cookie -> the bookie (journal
-replay) at DIR/bookie, serving gRPC on a loopback port (for external tools), registered -> the
-BookKeeper client, which reaches this bookie in-process (:class:`LocalBookie`, no gRPC) ->
-then the broker as below, with E=Wq=Aq=1 managed ledgers. On first start it creates cluster
-``standalone``, tenant ``public`` and namespace ``public/default``.
+Start-up: ManagedLedgerFactory -> BrokerService -> binary protocol listener -> admin web
+service (the app the command line passes in) -> one ready line on stdout. On first start it
+creates the cluster, tenant ``public`` and namespace ``public/default``. SIGTERM/SIGINT stop it
+in order, each step under a timeout: stop the web service and the listener (closing client
+connections), close topics (managed ledgers), the factory, then the BookKeeper client and the
+metadata store.
 
-Broker start-up (both): ManagedLedgerFactory -> BrokerService -> binary protocol listener ->
-admin web service (the app the command line passes in) -> one ready line on stdout.
-SIGTERM/SIGINT stop it in order, each step under a timeout: stop the web service and the
-listener (closing client connections), close topics (managed ledgers), the factory, the
-BookKeeper client, then (standalone) the bookie and the metadata store.
+:func:`run_broker` serves over a metadata store and a BookKeeper client it is given, so that a
+composition above the broker (:mod:`magnetar.standalone`) can bring its own; it and
+:func:`shutdown_step`, :func:`stop_event` and :func:`tune_interpreter` are that composition's
+building blocks. It reaches bookies only through the BookKeeper client, never imports one.
 
-Concurrency: one loop, one ``asyncio.TaskGroup`` built here; its long-lived tasks are the
-bookie registration and the web server.
+Concurrency: one loop, one ``asyncio.TaskGroup`` built here; its long-lived task is the web
+server.
 """
 
 from __future__ import annotations
@@ -23,23 +23,16 @@ import gc
 import signal
 import sys
 from collections.abc import Awaitable
-from contextlib import AsyncExitStack, suppress
+from contextlib import suppress
 
-from magnetar.bookie.bookie import Bookie
-from magnetar.bookie.cookie import verify_or_create_cookie
-from magnetar.bookie.errors import CookieMismatch, StorageUnavailable
-from magnetar.bookie.local import LocalBookie
-from magnetar.bookie.registration import Registration
-from magnetar.bookie.servicer import BookieServicer, start_server
 from magnetar.broker.names import NamespaceName
 from magnetar.broker.policies import ClusterData, TenantInfo
 from magnetar.broker.resource_errors import ClusterExists, NamespaceExists, TenantExists
 from magnetar.broker.resources import BrokerResources
 from magnetar.broker.server import BrokerServer
 from magnetar.broker.service import BrokerService
-from magnetar.broker.settings import BrokerSettings, StandaloneSettings
+from magnetar.broker.settings import BrokerSettings
 from magnetar.broker.web_service import AppFactory, WebServer, build_web_server
-from magnetar.ids import BookieId
 from magnetar.ledger.client import BookKeeper
 from magnetar.ledger.config import LedgerClientConfig
 from magnetar.managed_ledger import ManagedLedgerFactory
@@ -50,11 +43,9 @@ from magnetar.telemetry import get_logger
 log = get_logger(__name__)
 
 READY_LINE = "magnetar broker ready"
-STANDALONE_BOOKIE_ID = BookieId("standalone-bookie")
-EXIT_REFUSED = 2
 
 
-async def _step(name: str, work: Awaitable[object], timeout_s: float) -> None:
+async def shutdown_step(name: str, work: Awaitable[object], timeout_s: float) -> None:
     """One shutdown step: bounded, logged, never stopping the steps after it."""
     try:
         async with asyncio.timeout(timeout_s):
@@ -65,7 +56,8 @@ async def _step(name: str, work: Awaitable[object], timeout_s: float) -> None:
         log.error("shutdown_step_failed", step=name, error=repr(exc))
 
 
-def _stop_event() -> asyncio.Event:
+def stop_event() -> asyncio.Event:
+    """An event that SIGTERM and SIGINT set: the process's one request to stop."""
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -127,9 +119,9 @@ async def run_broker(
             if web is not None:
                 web.should_exit = True
     finally:
-        await _step("stop_listener", server.close(timeout), timeout)
-        await _step("close_topics", service.close(), timeout * 3)
-        await _step("close_factory", factory.close(), timeout)
+        await shutdown_step("stop_listener", server.close(timeout), timeout)
+        await shutdown_step("close_topics", service.close(), timeout * 3)
+        await shutdown_step("close_factory", factory.close(), timeout)
 
 
 def tune_interpreter(settings: BrokerSettings) -> None:
@@ -157,61 +149,10 @@ def freeze_startup_objects() -> None:
     gc.freeze()
 
 
-async def serve_standalone(
-    settings: StandaloneSettings, app_factory: AppFactory | None = None
-) -> int:
-    """Run ``magnetar standalone`` until SIGTERM/SIGINT; return the exit code."""
-    tune_interpreter(settings)
-    stop = _stop_event()
-    timeout = settings.shutdown_step_timeout_s
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
-    async with AsyncExitStack() as stack:
-        store = await open_store(
-            f"rocksdb://{settings.metadata_dir}", session_timeout_s=settings.session_timeout_s
-        )
-        stack.push_async_callback(_step, "close_metadata", store.close(), timeout)
-        config = settings.storage_config(settings.bookie_dir)
-        try:
-            config.data_dir.mkdir(parents=True, exist_ok=True)
-            await verify_or_create_cookie(
-                store, STANDALONE_BOOKIE_ID, config.data_dir, config.journal_dir, config.ledger_dir
-            )
-            bookie = await Bookie.open(config)
-        except (CookieMismatch, StorageUnavailable) as exc:
-            print(f"magnetar standalone: refusing to start: {exc}", file=sys.stderr, flush=True)
-            return EXIT_REFUSED
-        stack.push_async_callback(_step, "close_bookie", bookie.close(drain_timeout_s=timeout),
-                                  timeout * 2)  # fmt: skip
-        grpc_server, bookie_port = await start_server(
-            BookieServicer(bookie, STANDALONE_BOOKIE_ID), "127.0.0.1:0"
-        )
-        stack.push_async_callback(_step, "stop_bookie_server", grpc_server.stop(1.0), timeout)
-        registration = Registration(store, STANDALONE_BOOKIE_ID, f"127.0.0.1:{bookie_port}")
-        stack.push_async_callback(_step, "unregister", registration.unregister(), timeout)
-        async with asyncio.TaskGroup() as tg:
-            registering = tg.create_task(registration.run(), name="bookie-registration")
-            try:
-                async with asyncio.timeout(30):
-                    await registration.wait_registered()
-                bk = await BookKeeper.start(
-                    store,
-                    LedgerClientConfig(bookie_wait_s=10.0),
-                    local_bookies={STANDALONE_BOOKIE_ID: LocalBookie(bookie)},
-                )
-                try:
-                    await run_broker(settings, store, bk, stop, app_factory)
-                finally:
-                    await _step("close_bookkeeper", bk.close(), timeout)
-            finally:
-                registering.cancel()
-    log.info("standalone_stopped")
-    return 0
-
-
 async def serve_broker(settings: BrokerSettings, app_factory: AppFactory | None = None) -> int:
     """Run ``magnetar broker`` against external metadata and bookies."""
     tune_interpreter(settings)
-    stop = _stop_event()
+    stop = stop_event()
     timeout = settings.shutdown_step_timeout_s
     store = await open_store(settings.metadata_url, session_timeout_s=settings.session_timeout_s)
     try:
@@ -219,8 +160,8 @@ async def serve_broker(settings: BrokerSettings, app_factory: AppFactory | None 
         try:
             await run_broker(settings, store, bk, stop, app_factory)
         finally:
-            await _step("close_bookkeeper", bk.close(), timeout)
+            await shutdown_step("close_bookkeeper", bk.close(), timeout)
     finally:
-        await _step("close_metadata", store.close(), timeout)
+        await shutdown_step("close_metadata", store.close(), timeout)
     log.info("broker_stopped")
     return 0
