@@ -15,7 +15,6 @@ import typer
 
 from magnetar.cli import admin_namespaces_cmd, admin_topics_cmd
 from magnetar.cli.admin_session import AdminOptions, ForceOpt, call, emit_fields, emit_names
-from magnetar.cli.main import app
 from magnetar.client.admin_models import DEFAULT_WEB_SERVICE_URL, TenantInfo
 
 if TYPE_CHECKING:
@@ -31,7 +30,6 @@ admin.add_typer(clusters, name="clusters")
 admin.add_typer(tenants, name="tenants")
 admin.add_typer(admin_namespaces_cmd.namespaces, name="namespaces")
 admin.add_typer(admin_topics_cmd.topics, name="topics")
-app.add_typer(admin, name="admin")
 
 
 @admin.callback()

@@ -11,11 +11,9 @@ from typing import Annotated, Any
 
 import typer
 
-from magnetar.cli.main import app
 from magnetar.cli.server_process import run_server
 
 
-@app.command()
 def bookie(
     data_dir: Annotated[Path | None, typer.Option(help="Journal, ledger storage, cookie.")] = None,
     port: Annotated[int | None, typer.Option(help="gRPC port (default 3181).")] = None,

@@ -10,11 +10,9 @@ from typing import Annotated, Any
 
 import typer
 
-from magnetar.cli.main import app
 from magnetar.cli.server_process import run_server
 
 
-@app.command()
 def broker(
     metadata: Annotated[
         str | None, typer.Option(help="Metadata URL: etcd://host:port[,...], rocksdb:///path.")

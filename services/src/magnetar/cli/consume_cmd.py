@@ -11,7 +11,6 @@ from typing import Annotated
 
 import typer
 
-from magnetar.cli.main import app
 from magnetar.cli.tool_session import ServiceUrlOpt, fail, run_tool
 from magnetar.client.message import Message
 from magnetar.tools.consume import ConsumeRequest, consume
@@ -20,7 +19,6 @@ from magnetar.tools.messages import OUTPUT_FORMATS, OutputFormat, format_message
 from magnetar.tools.session import DEFAULT_SERVICE_URL
 
 
-@app.command("consume")
 def consume_command(
     topic: Annotated[str, typer.Argument(help="Topic (short names go to public/default).")],
     subscription: Annotated[

@@ -1,47 +1,73 @@
-"""The ``magnetar`` command. Each role or tool is a sub-command defined in its own module here.
+"""The ``magnetar`` command: every sub-command is registered here, in one table.
+
+Each role or tool is defined in its own ``*_cmd`` module as a plain function (one command) or a
+``typer.Typer`` (a group of sub-commands); the modules do not know this app, and this module is
+the only place that names them, so a newcomer sees every command here. ``magnetar --help``
+lists the commands in :data:`COMMANDS`' order, then the groups in :data:`GROUPS`' order.
 
 Sub-commands build their process's one settings object, configure logging, then hand over to
-the service package; they hold no logic of their own.
+the service package; they hold no logic of their own and import the services lazily, so that
+``--help`` stays fast. Called by the ``magnetar`` console script (``magnetar.cli.main:app``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import typer
 
 from magnetar import __version__
-
-app = typer.Typer(
-    name="magnetar",
-    help="Magnetar: a Pulsar-compatible messaging platform. Every sub-command has --help.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
+from magnetar.cli import (
+    admin_cmd,
+    bookie_cmd,
+    broker_cmd,
+    consume_cmd,
+    perf_cmd,
+    produce_cmd,
+    standalone_cmd,
 )
 
+HELP = "Magnetar: a Pulsar-compatible messaging platform. Every sub-command has --help."
 
-@app.callback()
+
 def main() -> None:
     """Magnetar: a Pulsar-compatible messaging platform. Every sub-command has --help."""
 
 
-@app.command()
 def version() -> None:
     """Print Magnetar's version."""
     typer.echo(__version__)
 
 
-def _register() -> None:
-    # Sub-command modules register themselves on ``app``; imported here so that
-    # ``magnetar --help`` lists them all.
-    from magnetar.cli import (
-        admin_cmd,  # noqa: F401
-        bookie_cmd,  # noqa: F401
-        broker_cmd,  # noqa: F401
-        consume_cmd,  # noqa: F401
-        perf_cmd,  # noqa: F401
-        produce_cmd,  # noqa: F401
-        standalone_cmd,  # noqa: F401
+COMMANDS: tuple[tuple[str, Callable[..., None]], ...] = (
+    ("version", version),
+    ("bookie", bookie_cmd.bookie),
+    ("broker", broker_cmd.broker),
+    ("consume", consume_cmd.consume_command),
+    ("produce", produce_cmd.produce_command),
+    ("standalone", standalone_cmd.standalone),
+)
+GROUPS: tuple[tuple[str, typer.Typer], ...] = (
+    ("admin", admin_cmd.admin),
+    ("perf", perf_cmd.perf),
+)
+
+
+def build_app() -> typer.Typer:
+    """The ``magnetar`` app with every command of :data:`COMMANDS` and :data:`GROUPS`."""
+    cli = typer.Typer(
+        name="magnetar",
+        help=HELP,
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
     )
+    cli.callback()(main)
+    for name, command in COMMANDS:
+        cli.command(name)(command)
+    for name, group in GROUPS:
+        cli.add_typer(group, name=name)
+    return cli
 
 
-_register()
+app = build_app()

@@ -12,7 +12,6 @@ from typing import Annotated
 
 import typer
 
-from magnetar.cli.main import app
 from magnetar.cli.tool_session import ServiceUrlOpt, fail, reported_errors, run_tool
 from magnetar.client.admin_models import DEFAULT_WEB_SERVICE_URL
 from magnetar.tools.errors import ToolError
@@ -23,7 +22,6 @@ perf = typer.Typer(
     help="Load a topic and measure throughput and latency (like pulsar-perf).",
     no_args_is_help=True,
 )
-app.add_typer(perf, name="perf")
 
 Topic = Annotated[str, typer.Argument(help="Topic (with --topics N: its prefix, suffix -i).")]
 Rate = Annotated[

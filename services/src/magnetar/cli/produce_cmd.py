@@ -12,7 +12,6 @@ from typing import Annotated
 
 import typer
 
-from magnetar.cli.main import app
 from magnetar.cli.tool_session import ServiceUrlOpt, fail, run_tool
 from magnetar.tools.errors import ToolError
 from magnetar.tools.messages import format_message_id, parse_properties
@@ -20,7 +19,6 @@ from magnetar.tools.produce import ProduceRequest, collect_payloads, produce
 from magnetar.tools.session import DEFAULT_SERVICE_URL
 
 
-@app.command("produce")
 def produce_command(
     topic: Annotated[str, typer.Argument(help="Topic (short names go to public/default).")],
     message: Annotated[

@@ -11,14 +11,12 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from magnetar.cli.main import app
 from magnetar.cli.server_process import run_server
 
 if TYPE_CHECKING:
     from magnetar.broker.service import BrokerService
 
 
-@app.command()
 def standalone(
     data_dir: Annotated[Path | None, typer.Option(help="All state (default ./data).")] = None,
     broker_port: Annotated[int | None, typer.Option(help="Binary protocol port (6650).")] = None,
