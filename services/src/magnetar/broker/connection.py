@@ -336,7 +336,7 @@ class ServerCnx:
         async def work() -> pb.BaseCommand:
             topic = TopicName.parse(request.topic)
             if request.metadata_auto_creation_enabled:
-                partitions = await self.service.partitions_auto_created(topic)
+                partitions = await self.service.admin.partitions_auto_created(topic)
             else:
                 partitions = await self.service.partitions(topic)
             return commands.partitioned_metadata_response(request.request_id, partitions)
