@@ -65,6 +65,9 @@ _connection_ids = itertools.count(1)
 
 
 class ServerCnx:
+    """One client connection: the reader loop, the write queue, keep-alive and the
+    connection's tasks; a :class:`~magnetar.broker.transport_cnx.TransportCnx` for its handlers."""
+
     def __init__(
         self,
         service: BrokerService,
@@ -89,7 +92,7 @@ class ServerCnx:
         self._producers = ProducerRequests(self, service)
         self._consumers = ConsumerRequests(self, service)
 
-    # ------------------------------------------------------------------ ClientCnx
+    # ------------------------------------------------------------------ TransportCnx
     @property
     def address(self) -> str:
         return self._address
