@@ -1,6 +1,6 @@
 """A TEST DOUBLE of the broker's TopicService, for HTTP-mapping tests of the admin layer only.
 
-The real implementation is ``magnetar.broker.service.BrokerService``, and every admin path
+The real implementation is ``magnetar.broker.topic_admin.TopicAdmin``, and every admin path
 (topics, subscriptions, cursor operations, stats, lookup) is verified against it in
 ``tests/integration/test_admin_paths.py`` (a real standalone process). This double keeps only
 what the unit tests here still need the broker for: a seat for the admin app in fast tests of

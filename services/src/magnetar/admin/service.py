@@ -1,11 +1,11 @@
 """What the admin API needs from the broker: the ``TopicService`` protocol.
 
-The broker's ``BrokerService`` implements it (checked by mypy where the two are wired). Clusters,
-tenants, namespaces and partitioned-topic metadata go through ``resources`` directly; everything
-that touches a live topic (its managed ledger, cursors, connected clients) goes through the
-methods here. Names passed in are already parsed and validated; partitioned topics are fanned out
-to their partitions by the admin layer, so every ``TopicName`` here is a non-partitioned topic or
-one partition.
+The broker's ``TopicAdmin`` (``BrokerService.admin``) implements it (checked by mypy where the
+two are wired). Clusters, tenants, namespaces and partitioned-topic metadata go through
+``resources`` directly; everything that touches a live topic (its managed ledger, cursors,
+connected clients) goes through the methods here. Names passed in are already parsed and
+validated; partitioned topics are fanned out to their partitions by the admin layer, so every
+``TopicName`` here is a non-partitioned topic or one partition.
 
 Errors the implementation raises, mapped to HTTP statuses in :mod:`magnetar.admin.errors`:
 ``TopicNotFound``/``SubscriptionNotFound`` (404), ``TopicExists``/``SubscriptionExists`` (409),

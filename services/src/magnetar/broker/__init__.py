@@ -2,7 +2,10 @@
 
 * :mod:`.names` — topic and namespace names.
 * :mod:`.server` / :mod:`.connection` — the TCP listener and one ServerCnx per client.
-* :mod:`.service` — BrokerService: topics by name, lookup, the admin's TopicService.
+* :mod:`.producer_requests` / :mod:`.consumer_requests` — a ServerCnx's producer and consumer
+  commands, each seeing the connection as a :mod:`.transport_cnx` TransportCnx.
+* :mod:`.service` — BrokerService: topics by name, lookup; it composes
+  :mod:`.topic_admin`'s TopicAdmin, the admin's TopicService.
 * :mod:`.persistent_topic`, :mod:`.non_persistent_topic`, :mod:`.producer`,
   :mod:`.subscription`, :mod:`.consumer` — the data plane.
 * :mod:`.dispatch` — sans-I/O subscription cores (consumer selection, redelivery).

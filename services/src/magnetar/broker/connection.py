@@ -3,7 +3,12 @@
 The reader loop feeds bytes to a :class:`~magnetar.protocol.frame.FrameDecoder` and handles
 frames in arrival order. Fast commands (FLOW, SEND, PING, ...) are handled inline so their order
 is kept; requests that wait on storage (PRODUCER, SUBSCRIBE, SEEK, ...) run as tasks the
-connection owns, answered by request id. Consumer-side requests live in :mod:`.consumer_requests`.
+connection owns, answered by request id. The connection itself handles CONNECT, PING/PONG,
+LOOKUP and PARTITIONED_METADATA; producer commands go to its
+:class:`~magnetar.broker.producer_requests.ProducerRequests` and consumer commands to its
+:class:`~magnetar.broker.consumer_requests.ConsumerRequests`. Each of the two owns its registry
+by id and sees the connection only as a :class:`~magnetar.broker.transport_cnx.TransportCnx`;
+the connection reaches them only through their methods.
 
 Frame errors: a fatal one (framing lost, frame over the size limit) closes the connection; a
 frame-local one is answered — ``SEND_ERROR(ChecksumError)`` for a SEND with a bad checksum (the
@@ -14,11 +19,13 @@ Writes: :meth:`ServerCnx.write` queues a frame and the queue is flushed once per
 with one ``writelines`` (receipts, MESSAGE frames and replies of one iteration share a syscall);
 ``close`` and ``drain`` flush first, so frame order is the write order.
 
-Bounds: at most ``max_pending_sends_per_connection`` SENDs in flight; beyond that the reader
-stops reading (TCP backpressure on the producer). Keep-alive: a PING after an idle interval, and
-the connection is closed when the client stays silent for two intervals.
+Bounds: at most ``max_pending_sends_per_connection`` SENDs in flight (counted by
+ProducerRequests); beyond that the reader stops reading (TCP backpressure on the producer).
+Keep-alive: a PING after an idle interval, and the connection is closed when the client stays
+silent for two intervals.
 
 Concurrency: everything on the broker's loop; the connection's tasks are cancelled on close.
+Created and run by :class:`~magnetar.broker.server.BrokerServer`, one per accepted socket.
 """
 
 from __future__ import annotations
@@ -26,16 +33,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Coroutine
 from typing import Any
 
-from magnetar.broker.consumer_requests import ConsumerRef, handle_consumer_command, release
-from magnetar.broker.deduplication import MessageDeduplication
+from magnetar.broker.consumer_requests import ConsumerRequests
 from magnetar.broker.errors import InvalidTopicName, ServiceNotReady
 from magnetar.broker.names import TopicName
-from magnetar.broker.persistent_topic import PersistentTopic
-from magnetar.broker.producer import Producer
+from magnetar.broker.producer_requests import ProducerRequests
 from magnetar.broker.service import SERVER_VERSION, BrokerService
+from magnetar.broker.transport_cnx import ErrorReply, RequestWork
 from magnetar.errors import MagnetarError
 from magnetar.protocol import commands
 from magnetar.protocol.errors import ChecksumMismatch, ProtocolError, server_error_for
@@ -55,18 +61,20 @@ log = get_logger(__name__)
 T = pb.BaseCommand
 _READ_CHUNK = 256 * 1024
 _MAX_TASKS = 10_000
-_producer_names = itertools.count()
 _connection_ids = itertools.count(1)
 
 
 class ServerCnx:
+    """One client connection: the reader loop, the write queue, keep-alive and the
+    connection's tasks; a :class:`~magnetar.broker.transport_cnx.TransportCnx` for its handlers."""
+
     def __init__(
         self,
         service: BrokerService,
         reader: asyncio.StreamReader,
         writer: asyncio.StreamWriter,
     ) -> None:
-        self.service = service
+        self._service = service
         self.connection_id = next(_connection_ids)
         self._reader = reader
         self._writer = writer
@@ -80,16 +88,11 @@ class ServerCnx:
         self._open = True
         self._tasks: set[asyncio.Task[None]] = set()
         self._task_slots = asyncio.Semaphore(_MAX_TASKS)
-        self._max_sends = config.max_pending_sends_per_connection
-        self._sends = 0  # SENDs in flight (each releases its slot through _send_done)
-        self._send_room: asyncio.Future[None] | None = None  # the reader waiting for a slot
         self._last_received = self._loop.time()
-        self.producers: dict[int, Producer] = {}
-        self._pending_producers: set[int] = set()
-        self._closed_producers: set[int] = set()
-        self.consumers: dict[int, ConsumerRef] = {}
+        self._producers = ProducerRequests(self, service)
+        self._consumers = ConsumerRequests(self, service)
 
-    # ------------------------------------------------------------------ ClientCnx
+    # ------------------------------------------------------------------ TransportCnx
     @property
     def address(self) -> str:
         return self._address
@@ -126,12 +129,10 @@ class ServerCnx:
                 await self._writer.drain()
 
     def forget_producer(self, producer_id: int) -> None:
-        producer = self.producers.pop(producer_id, None)
-        if producer is not None:
-            self._closed_producers.add(producer_id)
+        self._producers.forget(producer_id)
 
     def forget_consumer(self, consumer_id: int) -> None:
-        self.consumers.pop(consumer_id, None)
+        self._consumers.forget(consumer_id)
 
     # ------------------------------------------------------------------ life cycle
     async def run(self) -> None:
@@ -157,16 +158,17 @@ class ServerCnx:
             except ProtocolError as exc:
                 self._fatal(exc)
                 return
+            producers = self._producers
             while self._open:
                 try:
                     for frame in self._decoder.frames():
                         # A SEND with a free slot is handled without a coroutine per frame.
                         if (
                             frame.command.type == T.SEND
-                            and self._sends < self._max_sends
+                            and producers.has_send_room
                             and self._features is not None
                         ):
-                            self._send_now(frame)
+                            producers.send_now(frame)
                         else:
                             await self._handle(frame)
                         if not self.is_open:
@@ -208,12 +210,8 @@ class ServerCnx:
             task.cancel()
         if self._tasks:
             await asyncio.wait(set(self._tasks))
-        for producer in list(self.producers.values()):
-            await self._release_producer(producer)
-        self.producers.clear()
-        for ref in list(self.consumers.values()):
-            await release(ref)
-        self.consumers.clear()
+        await self._producers.release_all()
+        await self._consumers.release_all()
         with contextlib.suppress(Exception):
             await asyncio.wait_for(self._writer.wait_closed(), timeout=2.0)
         log.info("connection_closed", client=self._address)
@@ -222,7 +220,7 @@ class ServerCnx:
         # Pulsar's keep-alive: each interval, a client that has not answered (with anything)
         # the PING sent at the previous tick is dropped; an idle one gets a PING. So a client
         # always has a whole interval to answer, however late the timer fires.
-        interval = self.service.config.keep_alive_interval_s
+        interval = self._service.config.keep_alive_interval_s
         ping_sent_at: float | None = None
         while self._open:
             await asyncio.sleep(interval)
@@ -259,8 +257,8 @@ class ServerCnx:
     async def request(
         self,
         request_id: int,
-        work: Callable[[], Awaitable[pb.BaseCommand | None]],
-        on_error: Callable[[int, pb.ServerError.ValueType, str], pb.BaseCommand] = commands.error,
+        work: RequestWork,
+        on_error: ErrorReply = commands.error,
     ) -> None:
         """Spawn ``work``; write its reply, or ``on_error(...)`` if it raises a MagnetarError."""
 
@@ -286,9 +284,7 @@ class ServerCnx:
             self._connect(cmd.connect)
             return
         kind = cmd.type
-        if kind == T.SEND:
-            await self._send(frame)
-        elif kind == T.PING:
+        if kind == T.PING:
             self.write_command(commands.pong())
         elif kind == T.PONG:
             pass
@@ -296,15 +292,11 @@ class ServerCnx:
             await self._partitioned_metadata(cmd.partition_metadata)
         elif kind == T.LOOKUP:
             self._lookup(cmd.lookup_topic)
-        elif kind == T.PRODUCER:
-            await self._producer(cmd.producer)
-        elif kind == T.CLOSE_PRODUCER:
-            await self._close_producer(cmd.close_producer)
         elif kind == T.CONNECT:
             self.write_command(
                 commands.error(commands.BROKER_REQUEST_ID, pb.NotAllowedError, "already connected")
             )
-        elif not await handle_consumer_command(self, cmd):
+        elif not (await self._producers.handle(frame) or await self._consumers.handle(frame)):
             self._unsupported(cmd)
 
     def _unsupported(self, cmd: pb.BaseCommand) -> None:
@@ -321,7 +313,7 @@ class ServerCnx:
             commands.connected(
                 server_version=SERVER_VERSION,
                 protocol_version=self._features.protocol_version,
-                max_message_size=self.service.config.max_message_size,
+                max_message_size=self._service.config.max_message_size,
                 feature_flags=server_feature_flags(),
             )
         )
@@ -336,9 +328,9 @@ class ServerCnx:
         async def work() -> pb.BaseCommand:
             topic = TopicName.parse(request.topic)
             if request.metadata_auto_creation_enabled:
-                partitions = await self.service.partitions_auto_created(topic)
+                partitions = await self._service.admin.partitions_auto_created(topic)
             else:
-                partitions = await self.service.partitions(topic)
+                partitions = await self._service.partitions(topic)
             return commands.partitioned_metadata_response(request.request_id, partitions)
 
         await self.request(request.request_id, work, commands.partitioned_metadata_failed)
@@ -353,116 +345,8 @@ class ServerCnx:
         self.write_command(
             commands.lookup_response(
                 request.request_id,
-                broker_service_url=self.service.lookup_url(topic),
-                broker_service_url_tls=self.service.broker_service_url_tls,
+                broker_service_url=self._service.lookup_url(topic),
+                broker_service_url_tls=self._service.broker_service_url_tls,
                 authoritative=True,
             )
         )
-
-    # ------------------------------------------------------------------ producers
-    async def _producer(self, request: pb.CommandProducer) -> None:
-        producer_id = request.producer_id
-        existing = self.producers.get(producer_id)
-        if existing is not None:
-            reply = commands.producer_success(
-                request.request_id, existing.name, last_sequence_id=_last_sequence_id(existing)
-            )
-            self.write_command(reply)
-            return
-        if producer_id in self._pending_producers:
-            self.write_command(commands.error(request.request_id, pb.ServiceNotReady,
-                                              "producer is already being created"))  # fmt: skip
-            return
-        self._pending_producers.add(producer_id)
-
-        async def work() -> pb.BaseCommand:
-            try:
-                topic = await self.service.get_topic(TopicName.parse(request.topic))
-                name = request.producer_name or (
-                    f"{self.service.config.cluster_name}-{next(_producer_names)}"
-                )
-                dedup = await self._admit_producer(topic)
-                producer = Producer(
-                    self, producer_id, name, str(topic.name), topic.publish, deduplication=dedup
-                )
-                topic.add_producer(producer)
-                self.producers[producer_id] = producer
-                self._closed_producers.discard(producer_id)
-            finally:
-                self._pending_producers.discard(producer_id)
-            log.info("producer_created", client=self._address, topic=request.topic, name=name)
-            return commands.producer_success(
-                request.request_id, name, last_sequence_id=_last_sequence_id(producer)
-            )
-
-        await self.request(request.request_id, work)
-
-    async def _admit_producer(self, topic: object) -> MessageDeduplication | None:
-        """Backlog quota check (may refuse) and deduplication readiness, persistent topics only."""
-        if not isinstance(topic, PersistentTopic):
-            return None
-        await self.service.backlog_quota.check_new_producer(topic)
-        await topic.deduplication.wait_ready()
-        return topic.deduplication
-
-    async def _send(self, frame: Frame) -> None:
-        while self._sends >= self._max_sends:  # stop reading until a SEND finishes
-            room: asyncio.Future[None] = self._loop.create_future()
-            self._send_room = room
-            try:
-                await room
-            finally:
-                self._send_room = None
-        self._send_now(frame)
-
-    def _send_now(self, frame: Frame) -> None:
-        """Hand a SEND to its producer (call with a free slot, in frame order)."""
-        send = frame.command.send
-        producer = self.producers.get(send.producer_id)
-        if producer is None:
-            if send.producer_id in self._closed_producers:
-                return
-            log.warning("send_unknown_producer", client=self._address, producer=send.producer_id)
-            self.close()
-            return
-        assert frame.payload is not None  # the decoder guarantees a payload for SEND
-        self._sends += 1
-        highest = send.highest_sequence_id if send.HasField("highest_sequence_id") else None
-        producer.publish(
-            send.sequence_id,
-            highest,
-            max(1, send.num_messages),
-            frame.payload.stored,
-            self._send_done,
-        )
-
-    def _send_done(self) -> None:
-        self._sends -= 1
-        room = self._send_room
-        if room is not None and not room.done():
-            room.set_result(None)
-
-    async def _close_producer(self, request: pb.CommandCloseProducer) -> None:
-        producer = self.producers.pop(request.producer_id, None)
-        if producer is None:
-            self.write_command(commands.success(request.request_id))
-            return
-        self._closed_producers.add(request.producer_id)
-
-        async def work() -> pb.BaseCommand:
-            await self._release_producer(producer)
-            return commands.success(request.request_id)
-
-        await self.request(request.request_id, work)
-
-    async def _release_producer(self, producer: Producer) -> None:
-        topic = self.service.loaded(TopicName.parse(producer.topic))
-        if topic is not None:
-            topic.remove_producer(producer)
-        await producer.close()
-
-
-def _last_sequence_id(producer: Producer) -> int:
-    """What PRODUCER_SUCCESS tells a (re)connecting producer it last stored (-1: unknown)."""
-    dedup = producer.deduplication
-    return -1 if dedup is None else dedup.last_sequence_id(producer.name)

@@ -1,8 +1,11 @@
 """The consumer side of a ServerCnx: SUBSCRIBE, FLOW, ACK, SEEK and the other consumer commands.
 
-:func:`handle_consumer_command` is called by the connection's reader, in arrival order, for
-every command the connection does not handle itself; it returns False for those it does not
-know either.
+:class:`ConsumerRequests` owns one connection's consumers by id; the connection
+(:mod:`.connection`) calls :meth:`ConsumerRequests.handle` from its reader, in arrival order,
+for every command neither it nor its :class:`~magnetar.broker.producer_requests.ProducerRequests`
+handles; it returns False for those it does not know either. It sees the connection only
+through :class:`~.transport_cnx.TransportCnx`.
+
 FLOW and REDELIVER are applied inline (their order matters, they never wait); the others are
 requests answered by request id from a task of the connection. ACK changes the cursor state
 at once (in order) and waits for persistence in a task.
@@ -10,13 +13,15 @@ at once (in order) and waits for persistence in a task.
 Answers follow the reference's traps: SUCCESS for SUBSCRIBE / CLOSE_CONSUMER / UNSUBSCRIBE /
 SEEK; ACK_RESPONSE only when the ACK carried a request id; nothing for FLOW and REDELIVER;
 GET_SCHEMA answers "no schema" inside GET_SCHEMA_RESPONSE.
+
+Concurrency: on the broker's loop; :meth:`ConsumerRequests.release_all` runs once, after the
+connection's tasks are done.
 """
 
 from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from magnetar.broker.consumer import Consumer
 from magnetar.broker.dispatch import HashRange, KeySharedMeta, KeySharedMode, ack_set_to_mask
@@ -24,15 +29,15 @@ from magnetar.broker.errors import ConsumerNotFound, NotAllowed
 from magnetar.broker.names import NamespaceName, TopicName
 from magnetar.broker.non_persistent_topic import NonPersistentSubscription, NonPersistentTopic
 from magnetar.broker.persistent_topic import PersistentTopic
+from magnetar.broker.service import BrokerService
 from magnetar.broker.subscription import PersistentSubscription
+from magnetar.broker.transport_cnx import TransportCnx
 from magnetar.managed_ledger import InitialPosition, Position
 from magnetar.protocol import commands
+from magnetar.protocol.frame import Frame
 from magnetar.protocol.message_id import INT64_MAX, MessageId, to_signed64
 from magnetar.telemetry import get_logger
 from magnetar.wire import pulsar_api_pb2 as pb
-
-if TYPE_CHECKING:
-    from magnetar.broker.connection import ServerCnx
 
 log = get_logger(__name__)
 T = pb.BaseCommand
@@ -49,7 +54,7 @@ class ConsumerRef:
     acks: set[asyncio.Task[None]] = field(default_factory=set)
 
 
-async def release(ref: ConsumerRef) -> None:
+async def _release(ref: ConsumerRef) -> None:
     """The consumer is gone (closed or disconnected)."""
     if ref.acks:
         await asyncio.wait(set(ref.acks), timeout=_ACK_DRAIN_S)
@@ -62,91 +67,260 @@ async def release(ref: ConsumerRef) -> None:
         ref.topic.consumer_left(ref.subscription, ref.consumer)
 
 
-def _ref(cnx: ServerCnx, consumer_id: int) -> ConsumerRef:
-    ref = cnx.consumers.get(consumer_id)
-    if ref is None:
-        raise ConsumerNotFound(consumer_id)
-    return ref
+class ConsumerRequests:
+    """One connection's consumers by id, and the consumer commands that use them."""
 
+    def __init__(self, cnx: TransportCnx, service: BrokerService) -> None:
+        self._cnx = cnx
+        self._service = service
+        self._consumers: dict[int, ConsumerRef] = {}
 
-async def handle_consumer_command(cnx: ServerCnx, cmd: pb.BaseCommand) -> bool:
-    kind = cmd.type
-    if kind == T.FLOW:
-        flow(cnx, cmd.flow)
-    elif kind == T.ACK:
-        await ack(cnx, cmd.ack)
-    elif kind == T.SUBSCRIBE:
-        await subscribe(cnx, cmd.subscribe)
-    elif kind == T.REDELIVER_UNACKNOWLEDGED_MESSAGES:
-        redeliver(cnx, cmd.redeliver_unacknowledged_messages)
-    elif kind == T.CLOSE_CONSUMER:
-        await close_consumer(cnx, cmd.close_consumer)
-    elif kind == T.UNSUBSCRIBE:
-        await unsubscribe(cnx, cmd.unsubscribe)
-    elif kind == T.SEEK:
-        await seek(cnx, cmd.seek)
-    elif kind == T.GET_LAST_MESSAGE_ID:
-        await last_message_id(cnx, cmd.get_last_message_id)
-    elif kind == T.GET_TOPICS_OF_NAMESPACE:
-        await topics_of_namespace(cnx, cmd.get_topics_of_namespace)
-    elif kind == T.GET_SCHEMA:
-        cnx.write_command(commands.get_schema_error(cmd.get_schema.request_id))
-    elif kind == T.CONSUMER_STATS:
-        consumer_stats(cnx, cmd.consumer_stats)
-    else:
-        return False
-    return True
-
-
-async def subscribe(cnx: ServerCnx, request: pb.CommandSubscribe) -> None:
-    consumer_id = request.consumer_id
-    if consumer_id in cnx.consumers:
-        cnx.write_command(commands.success(request.request_id))
-        return
-
-    async def work() -> pb.BaseCommand:
-        topic = await cnx.service.get_topic(TopicName.parse(request.topic))
-        consumer = Consumer(
-            cnx,
-            consumer_id,
-            request.consumer_name or f"consumer-{consumer_id}",
-            request.subscription,
-            request.sub_type,
-            partition=topic.name.partition_index,
-            priority=request.priority_level,
-            read_compacted=request.read_compacted,
-            key_shared=_key_shared_meta(request),
-        )
-        sub: PersistentSubscription | NonPersistentSubscription
-        if isinstance(topic, PersistentTopic):
-            initial = (
-                InitialPosition.EARLIEST
-                if request.initial_position == pb.CommandSubscribe.Earliest
-                else InitialPosition.LATEST
-            )
-            start = (
-                MessageId.from_proto(request.start_message_id)
-                if request.HasField("start_message_id")
-                else None
-            )
-            sub = await topic.subscribe(
-                consumer, durable=request.durable, initial_position=initial, start_message_id=start
-            )
+    async def handle(self, frame: Frame) -> bool:
+        """Handle a consumer command; False if ``frame`` is not one."""
+        cmd = frame.command
+        kind = cmd.type
+        if kind == T.FLOW:
+            self._flow(cmd.flow)
+        elif kind == T.ACK:
+            await self._ack(cmd.ack)
+        elif kind == T.SUBSCRIBE:
+            await self._subscribe(cmd.subscribe)
+        elif kind == T.REDELIVER_UNACKNOWLEDGED_MESSAGES:
+            self._redeliver(cmd.redeliver_unacknowledged_messages)
+        elif kind == T.CLOSE_CONSUMER:
+            await self._close_consumer(cmd.close_consumer)
+        elif kind == T.UNSUBSCRIBE:
+            await self._unsubscribe(cmd.unsubscribe)
+        elif kind == T.SEEK:
+            await self._seek(cmd.seek)
+        elif kind == T.GET_LAST_MESSAGE_ID:
+            await self._last_message_id(cmd.get_last_message_id)
+        elif kind == T.GET_TOPICS_OF_NAMESPACE:
+            await self._topics_of_namespace(cmd.get_topics_of_namespace)
+        elif kind == T.GET_SCHEMA:
+            self._cnx.write_command(commands.get_schema_error(cmd.get_schema.request_id))
+        elif kind == T.CONSUMER_STATS:
+            self._consumer_stats(cmd.consumer_stats)
         else:
-            sub = topic.subscribe(consumer)
-        cnx.consumers[consumer_id] = ConsumerRef(consumer, topic, sub)
-        if not cnx.is_open:
-            await release(cnx.consumers.pop(consumer_id))
-        log.info(
-            "consumer_subscribed",
-            client=cnx.address,
-            topic=request.topic,
-            subscription=request.subscription,
-            sub_type=request.sub_type,
-        )
-        return commands.success(request.request_id)
+            return False
+        return True
 
-    await cnx.request(request.request_id, work)
+    def forget(self, consumer_id: int) -> None:
+        """The broker closed the consumer (CLOSE_CONSUMER sent to the client)."""
+        self._consumers.pop(consumer_id, None)
+
+    async def release_all(self) -> None:
+        """The connection is gone: every consumer leaves its subscription."""
+        for ref in list(self._consumers.values()):
+            await _release(ref)
+        self._consumers.clear()
+
+    def _ref(self, consumer_id: int) -> ConsumerRef:
+        ref = self._consumers.get(consumer_id)
+        if ref is None:
+            raise ConsumerNotFound(consumer_id)
+        return ref
+
+    # ------------------------------------------------------------------ SUBSCRIBE
+    async def _subscribe(self, request: pb.CommandSubscribe) -> None:
+        cnx = self._cnx
+        consumer_id = request.consumer_id
+        if consumer_id in self._consumers:
+            cnx.write_command(commands.success(request.request_id))
+            return
+
+        async def work() -> pb.BaseCommand:
+            topic = await self._service.get_topic(TopicName.parse(request.topic))
+            consumer = Consumer(
+                cnx,
+                consumer_id,
+                request.consumer_name or f"consumer-{consumer_id}",
+                request.subscription,
+                request.sub_type,
+                partition=topic.name.partition_index,
+                priority=request.priority_level,
+                read_compacted=request.read_compacted,
+                key_shared=_key_shared_meta(request),
+            )
+            sub: PersistentSubscription | NonPersistentSubscription
+            if isinstance(topic, PersistentTopic):
+                initial = (
+                    InitialPosition.EARLIEST
+                    if request.initial_position == pb.CommandSubscribe.Earliest
+                    else InitialPosition.LATEST
+                )
+                start = (
+                    MessageId.from_proto(request.start_message_id)
+                    if request.HasField("start_message_id")
+                    else None
+                )
+                sub = await topic.subscribe(
+                    consumer,
+                    durable=request.durable,
+                    initial_position=initial,
+                    start_message_id=start,
+                )
+            else:
+                sub = topic.subscribe(consumer)
+            self._consumers[consumer_id] = ConsumerRef(consumer, topic, sub)
+            if not cnx.is_open:
+                await _release(self._consumers.pop(consumer_id))
+            log.info(
+                "consumer_subscribed",
+                client=cnx.address,
+                topic=request.topic,
+                subscription=request.subscription,
+                sub_type=request.sub_type,
+            )
+            return commands.success(request.request_id)
+
+        await cnx.request(request.request_id, work)
+
+    # ------------------------------------------------------------------ FLOW, ACK, REDELIVER
+    def _flow(self, request: pb.CommandFlow) -> None:
+        ref = self._consumers.get(request.consumer_id)
+        if ref is not None:
+            ref.subscription.flow(ref.consumer, request.message_permits)
+
+    async def _ack(self, request: pb.CommandAck) -> None:
+        cnx = self._cnx
+        ref = self._consumers.get(request.consumer_id)
+        wants_reply = request.HasField("request_id")
+        if ref is None or not isinstance(ref.subscription, PersistentSubscription):
+            if wants_reply:
+                cnx.write_command(commands.ack_response(request.consumer_id, request.request_id))
+            return
+        # Positions and ack-set masks straight from the wire ids: an ACK frame carries many ids
+        # and only their entry positions matter here (no MessageId per id). Wire ids are uint64;
+        # only those above INT64_MAX (e.g. -1) need the signed conversion.
+        ids = [
+            (
+                Position(
+                    lid if (lid := m.ledger_id) <= INT64_MAX else to_signed64(lid),  # type: ignore[arg-type]
+                    eid if (eid := m.entry_id) <= INT64_MAX else to_signed64(eid),  # type: ignore[arg-type]
+                ),
+                ack_set_to_mask(words) if (words := m.ack_set) else None,
+            )
+            for m in request.message_id
+        ]
+        sub, consumer = ref.subscription, ref.consumer
+
+        async def work() -> None:
+            await sub.acknowledge(consumer, request.ack_type, ids)
+            if wants_reply:
+                cnx.write_command(commands.ack_response(request.consumer_id, request.request_id))
+
+        task = await cnx.spawn(work())
+        ref.acks.add(task)
+        task.add_done_callback(ref.acks.discard)
+
+    def _redeliver(self, request: pb.CommandRedeliverUnacknowledgedMessages) -> None:
+        ref = self._consumers.get(request.consumer_id)
+        if ref is None or not isinstance(ref.subscription, PersistentSubscription):
+            return
+        ids = [MessageId.from_proto(m) for m in request.message_ids]
+        epoch = request.consumer_epoch if request.HasField("consumer_epoch") else None
+        ref.subscription.redeliver(ref.consumer, ids, epoch)
+
+    # ------------------------------------------------------------------ CLOSE, UNSUBSCRIBE
+    async def _close_consumer(self, request: pb.CommandCloseConsumer) -> None:
+        ref = self._consumers.pop(request.consumer_id, None)
+        if ref is None:
+            self._cnx.write_command(commands.success(request.request_id))
+            return
+
+        async def work() -> pb.BaseCommand:
+            await _release(ref)
+            return commands.success(request.request_id)
+
+        await self._cnx.request(request.request_id, work)
+
+    async def _unsubscribe(self, request: pb.CommandUnsubscribe) -> None:
+        async def work() -> pb.BaseCommand:
+            ref = self._ref(request.consumer_id)
+            if isinstance(ref.topic, PersistentTopic):
+                assert isinstance(ref.subscription, PersistentSubscription)
+                await ref.topic.unsubscribe(ref.subscription, ref.consumer)
+            else:
+                await _release(ref)
+            self._consumers.pop(request.consumer_id, None)
+            ref.consumer.closed = True
+            return commands.success(request.request_id)
+
+        await self._cnx.request(request.request_id, work)
+
+    # ------------------------------------------------------------------ SEEK, queries
+    async def _seek(self, request: pb.CommandSeek) -> None:
+        async def work() -> pb.BaseCommand:
+            ref = self._ref(request.consumer_id)
+            if not isinstance(ref.topic, PersistentTopic):
+                raise NotAllowed("seek is not supported on non-persistent topics")
+            assert isinstance(ref.subscription, PersistentSubscription)
+            if request.HasField("message_publish_time"):
+                pos = await ref.topic.position_for_time(request.message_publish_time)
+            else:
+                pos = ref.topic.start_position(MessageId.from_proto(request.message_id))
+            await ref.subscription.reset_cursor(pos)
+            log.info("subscription_seek", topic=str(ref.topic.name),
+                     subscription=ref.subscription.name, position=str(pos))  # fmt: skip
+            return commands.success(request.request_id)
+
+        await self._cnx.request(request.request_id, work)
+
+    async def _last_message_id(self, request: pb.CommandGetLastMessageId) -> None:
+        async def work() -> pb.BaseCommand:
+            ref = self._ref(request.consumer_id)
+            if not isinstance(ref.topic, PersistentTopic):
+                raise NotAllowed("no last message id on non-persistent topics")
+            assert isinstance(ref.subscription, PersistentSubscription)
+            partition = ref.topic.name.partition_index
+            last = (await ref.topic.last_message_id()).with_partition(partition)
+            mark = ref.subscription.cursor.mark_delete_position
+            return commands.get_last_message_id_response(
+                request.request_id,
+                last,
+                mark_delete_position=MessageId(mark.ledger_id, mark.entry_id, partition=partition),
+            )
+
+        await self._cnx.request(request.request_id, work)
+
+    async def _topics_of_namespace(self, request: pb.CommandGetTopicsOfNamespace) -> None:
+        async def work() -> pb.BaseCommand:
+            namespace = NamespaceName.parse(request.namespace)
+            topics: list[str] = []
+            if request.mode in (Mode.PERSISTENT, Mode.ALL):
+                topics += await self._service.list_topics(namespace, persistent=True)
+            if request.mode in (Mode.NON_PERSISTENT, Mode.ALL):
+                topics += await self._service.list_topics(namespace, persistent=False)
+            return commands.get_topics_of_namespace_response(request.request_id, topics)
+
+        await self._cnx.request(request.request_id, work)
+
+    def _consumer_stats(self, request: pb.CommandConsumerStats) -> None:
+        cnx = self._cnx
+        ref = self._consumers.get(request.consumer_id)
+        if ref is None:
+            cnx.write_command(
+                commands.consumer_stats_error(
+                    request.request_id, pb.ConsumerNotFound, "consumer not found"
+                )
+            )
+            return
+        consumer = ref.consumer
+        backlog = (
+            ref.subscription.backlog if isinstance(ref.subscription, PersistentSubscription) else 0
+        )
+        cnx.write_command(
+            commands.consumer_stats_response(
+                request.request_id,
+                consumer_name=consumer.name,
+                available_permits=consumer.permits,
+                unacked_messages=consumer.unacked_messages,
+                address=cnx.address,
+                type_=pb.CommandSubscribe.SubType.Name(consumer.sub_type),
+                msg_backlog=backlog,
+            )
+        )
 
 
 def _key_shared_meta(request: pb.CommandSubscribe) -> KeySharedMeta | None:
@@ -157,154 +331,4 @@ def _key_shared_meta(request: pb.CommandSubscribe) -> KeySharedMeta | None:
         mode=KeySharedMode(meta.key_shared_mode),
         hash_ranges=tuple(HashRange(r.start, r.end) for r in meta.hash_ranges),
         allow_out_of_order_delivery=meta.allow_out_of_order_delivery,
-    )
-
-
-def flow(cnx: ServerCnx, request: pb.CommandFlow) -> None:
-    ref = cnx.consumers.get(request.consumer_id)
-    if ref is not None:
-        ref.subscription.flow(ref.consumer, request.message_permits)
-
-
-async def ack(cnx: ServerCnx, request: pb.CommandAck) -> None:
-    ref = cnx.consumers.get(request.consumer_id)
-    wants_reply = request.HasField("request_id")
-    if ref is None or not isinstance(ref.subscription, PersistentSubscription):
-        if wants_reply:
-            cnx.write_command(commands.ack_response(request.consumer_id, request.request_id))
-        return
-    # Positions and ack-set masks straight from the wire ids: an ACK frame carries many ids
-    # and only their entry positions matter here (no MessageId per id). Wire ids are uint64;
-    # only those above INT64_MAX (e.g. -1) need the signed conversion.
-    ids = [
-        (
-            Position(
-                lid if (lid := m.ledger_id) <= INT64_MAX else to_signed64(lid),  # type: ignore[arg-type]
-                eid if (eid := m.entry_id) <= INT64_MAX else to_signed64(eid),  # type: ignore[arg-type]
-            ),
-            ack_set_to_mask(words) if (words := m.ack_set) else None,
-        )
-        for m in request.message_id
-    ]
-    sub, consumer = ref.subscription, ref.consumer
-
-    async def work() -> None:
-        await sub.acknowledge(consumer, request.ack_type, ids)
-        if wants_reply:
-            cnx.write_command(commands.ack_response(request.consumer_id, request.request_id))
-
-    task = await cnx.spawn(work())
-    ref.acks.add(task)
-    task.add_done_callback(ref.acks.discard)
-
-
-def redeliver(cnx: ServerCnx, request: pb.CommandRedeliverUnacknowledgedMessages) -> None:
-    ref = cnx.consumers.get(request.consumer_id)
-    if ref is None or not isinstance(ref.subscription, PersistentSubscription):
-        return
-    ids = [MessageId.from_proto(m) for m in request.message_ids]
-    epoch = request.consumer_epoch if request.HasField("consumer_epoch") else None
-    ref.subscription.redeliver(ref.consumer, ids, epoch)
-
-
-async def close_consumer(cnx: ServerCnx, request: pb.CommandCloseConsumer) -> None:
-    ref = cnx.consumers.pop(request.consumer_id, None)
-    if ref is None:
-        cnx.write_command(commands.success(request.request_id))
-        return
-
-    async def work() -> pb.BaseCommand:
-        await release(ref)
-        return commands.success(request.request_id)
-
-    await cnx.request(request.request_id, work)
-
-
-async def unsubscribe(cnx: ServerCnx, request: pb.CommandUnsubscribe) -> None:
-    async def work() -> pb.BaseCommand:
-        ref = _ref(cnx, request.consumer_id)
-        if isinstance(ref.topic, PersistentTopic):
-            assert isinstance(ref.subscription, PersistentSubscription)
-            await ref.topic.unsubscribe(ref.subscription, ref.consumer)
-        else:
-            await release(ref)
-        cnx.consumers.pop(request.consumer_id, None)
-        ref.consumer.closed = True
-        return commands.success(request.request_id)
-
-    await cnx.request(request.request_id, work)
-
-
-async def seek(cnx: ServerCnx, request: pb.CommandSeek) -> None:
-    async def work() -> pb.BaseCommand:
-        ref = _ref(cnx, request.consumer_id)
-        if not isinstance(ref.topic, PersistentTopic):
-            raise NotAllowed("seek is not supported on non-persistent topics")
-        assert isinstance(ref.subscription, PersistentSubscription)
-        if request.HasField("message_publish_time"):
-            pos = await ref.topic.position_for_time(request.message_publish_time)
-        else:
-            pos = ref.topic.start_position(MessageId.from_proto(request.message_id))
-        await ref.subscription.reset_cursor(pos)
-        log.info("subscription_seek", topic=str(ref.topic.name),
-                 subscription=ref.subscription.name, position=str(pos))  # fmt: skip
-        return commands.success(request.request_id)
-
-    await cnx.request(request.request_id, work)
-
-
-async def last_message_id(cnx: ServerCnx, request: pb.CommandGetLastMessageId) -> None:
-    async def work() -> pb.BaseCommand:
-        ref = _ref(cnx, request.consumer_id)
-        if not isinstance(ref.topic, PersistentTopic):
-            raise NotAllowed("no last message id on non-persistent topics")
-        assert isinstance(ref.subscription, PersistentSubscription)
-        partition = ref.topic.name.partition_index
-        last = (await ref.topic.last_message_id()).with_partition(partition)
-        mark = ref.subscription.cursor.mark_delete_position
-        return commands.get_last_message_id_response(
-            request.request_id,
-            last,
-            mark_delete_position=MessageId(mark.ledger_id, mark.entry_id, partition=partition),
-        )
-
-    await cnx.request(request.request_id, work)
-
-
-async def topics_of_namespace(cnx: ServerCnx, request: pb.CommandGetTopicsOfNamespace) -> None:
-    async def work() -> pb.BaseCommand:
-        namespace = NamespaceName.parse(request.namespace)
-        topics: list[str] = []
-        if request.mode in (Mode.PERSISTENT, Mode.ALL):
-            topics += await cnx.service.list_topics(namespace, persistent=True)
-        if request.mode in (Mode.NON_PERSISTENT, Mode.ALL):
-            topics += await cnx.service.list_topics(namespace, persistent=False)
-        return commands.get_topics_of_namespace_response(request.request_id, topics)
-
-    await cnx.request(request.request_id, work)
-
-
-def consumer_stats(cnx: ServerCnx, request: pb.CommandConsumerStats) -> None:
-    ref = cnx.consumers.get(request.consumer_id)
-    if ref is None:
-        cnx.write_command(
-            commands.consumer_stats_error(
-                request.request_id, pb.ConsumerNotFound, "consumer not found"
-            )
-        )
-        return
-    consumer = ref.consumer
-    backlog = (
-        ref.subscription.backlog if isinstance(ref.subscription, PersistentSubscription) else 0
-    )
-    cnx.write_command(
-        commands.consumer_stats_response(
-            request.request_id,
-            consumer_name=consumer.name,
-            available_permits=consumer.permits,
-            unacked_messages=consumer.unacked_messages,
-            address=cnx.address,
-            type_=pb.CommandSubscribe.SubType.Name(consumer.sub_type),
-            msg_backlog=backlog,
-        )
     )

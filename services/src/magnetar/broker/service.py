@@ -1,6 +1,9 @@
 """BrokerService: the broker's topics by name, lookup answers, and the seam to ownership.
 
-It is also the admin's ``TopicService`` (operations in :mod:`.topic_admin`).
+It composes :class:`~magnetar.broker.topic_admin.TopicAdmin` (``service.admin``, the admin's
+``TopicService``), which sees it only through the ``BrokerTopics`` protocol. Callers: the
+connections (:mod:`.connection` and its request handlers) load topics and answer lookups here;
+the admin app is given ``service.admin``; the process entry point builds and closes it.
 
 Topics load on first use (auto-creation): a persistent topic opens (or creates) the managed
 ledger named from the topic; a non-persistent one is just an in-memory fan-out. Concurrent
@@ -12,7 +15,7 @@ Partition counts come from the resources (``BrokerResources.get_partitions``); a
 auto-created only in an existing namespace (else TopicNotFound).
 
 Concurrency: on the broker's loop. The service owns its load tasks and its topics and closes
-them in :meth:`close`.
+them in :meth:`close`; only the service writes into ``topics``.
 """
 
 from __future__ import annotations
@@ -28,7 +31,11 @@ from magnetar.broker.names import NamespaceName, TopicName
 from magnetar.broker.non_persistent_topic import NonPersistentTopic
 from magnetar.broker.persistent_topic import PersistentTopic
 from magnetar.broker.policies import Policies
-from magnetar.broker.policy_defaults import BrokerPolicyDefaults
+from magnetar.broker.policy_defaults import (
+    BrokerPolicyDefaults,
+    effective_retention,
+    with_retention,
+)
 from magnetar.broker.resource_errors import NamespaceNotFound
 from magnetar.broker.resources import BrokerResources
 from magnetar.broker.topic_admin import AnyTopic, TopicAdmin
@@ -62,7 +69,7 @@ class BrokerConfig:
     policy_defaults: BrokerPolicyDefaults = field(default_factory=BrokerPolicyDefaults)
 
 
-class BrokerService(TopicAdmin):
+class BrokerService:
     def __init__(
         self,
         store: MetadataStore,
@@ -84,6 +91,7 @@ class BrokerService(TopicAdmin):
         self.message_expiry = MessageExpiryMonitor(
             lambda: self.topics.values(), resources.get_policies, config.policy_defaults
         )
+        self.admin = TopicAdmin(self, config.policy_defaults, config.stats_window_s)
 
     # ------------------------------------------------------------------ urls / lookup
     @property
@@ -155,6 +163,18 @@ class BrokerService(TopicAdmin):
         self.message_expiry.start()
         log.info("topic_loaded", topic=str(topic))
         return loaded
+
+    async def topic_exists(self, topic: TopicName) -> bool:
+        """``topic`` is loaded here, or (persistent) has a managed ledger: one metadata read
+        at most."""
+        if self.loaded(topic) is not None:
+            return True
+        return topic.is_persistent and await self.factory.exists(topic.managed_ledger_name)
+
+    def managed_ledger_config_for(self, policies: Policies) -> ManagedLedgerConfig:
+        """The broker's managed-ledger config with ``policies``' effective retention."""
+        retention = effective_retention(policies, self.config.policy_defaults)
+        return with_retention(self.config.managed_ledger, retention)
 
     async def list_topics(self, namespace: NamespaceName, persistent: bool = True) -> list[str]:
         """Topics of ``namespace`` (persistent: every managed ledger, loaded or not)."""

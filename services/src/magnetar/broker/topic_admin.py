@@ -1,23 +1,30 @@
-"""The admin's topic operations (``magnetar.admin.service.TopicService``), mixed into BrokerService.
+"""TopicAdmin: the admin's topic operations (``magnetar.admin.service.TopicService``).
+
+A separate object composed by :class:`~magnetar.broker.service.BrokerService` (``service.admin``)
+that sees the broker's topics only through the :class:`BrokerTopics` protocol: load, look up,
+unload, list. The admin app is given ``service.admin``; the binary protocol's connection calls
+its :meth:`TopicAdmin.partitions_auto_created` for PARTITIONED_METADATA requests.
 
 Stats follow Pulsar's JSON shapes (TopicStats, PersistentTopicInternalStats) with the fields a
 Pulsar user reads most; rates are over the broker's ``stats_window_s`` (:mod:`.stats`). Cursor
-operations go through the
-subscription so its dispatcher state stays consistent: a reset disconnects the consumers (they
-resubscribe, as in Pulsar); skip and expire only move the mark-delete forward.
+operations go through the subscription so its dispatcher state stays consistent: a reset
+disconnects the consumers (they resubscribe, as in Pulsar); skip and expire only move the
+mark-delete forward.
 
 Errors: TopicNotFound / SubscriptionNotFound (404), TopicExists / SubscriptionExists (409),
 TopicBusy / SubscriptionBusy (412, delete without force), NotAllowed (405, cursor operations on a
 non-persistent topic).
 
-Concurrency: called from the admin's request tasks on the broker's loop.
+Concurrency: called from the admin's request tasks and the connections' request tasks, on the
+broker's loop.
 """
 
 from __future__ import annotations
 
 import contextlib
 import time
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import Any, Protocol
 
 from magnetar.broker.errors import NotAllowed, SubscriptionNotFound
 from magnetar.broker.message_expiry import expire_subscription
@@ -29,7 +36,6 @@ from magnetar.broker.policy_defaults import (
     BrokerPolicyDefaults,
     effective_auto_topic_creation,
     effective_retention,
-    with_retention,
 )
 from magnetar.broker.resource_errors import (
     NamespaceNotFound,
@@ -44,12 +50,9 @@ from magnetar.broker.retention import apply_retention
 from magnetar.broker.stats import DEFAULT_WINDOW_S, total
 from magnetar.broker.subscription import PersistentSubscription
 from magnetar.errors import MagnetarError
-from magnetar.managed_ledger import ManagedLedgerConfig, ManagedLedgerFactory, Position
+from magnetar.managed_ledger import Position
 from magnetar.protocol.message_id import MessageId
 from magnetar.telemetry import get_logger
-
-if TYPE_CHECKING:
-    from magnetar.broker.service import BrokerConfig
 
 log = get_logger(__name__)
 
@@ -200,22 +203,67 @@ def _sub_type_name(sub_type: int) -> str:
     return {0: "Exclusive", 1: "Shared", 2: "Failover", 3: "Key_Shared"}.get(sub_type, "Exclusive")
 
 
+class BrokerTopics(Protocol):
+    """What TopicAdmin needs of the broker's topics (implemented by BrokerService)."""
+
+    @property
+    def resources(self) -> BrokerResources: ...
+
+    @property
+    def web_service_url(self) -> str: ...
+
+    @property
+    def broker_service_url(self) -> str: ...
+
+    @property
+    def topics(self) -> Mapping[str, AnyTopic]:
+        """The loaded topics by full name (read only)."""
+        ...
+
+    async def get_topic(self, topic: TopicName, *, create: bool = True) -> AnyTopic: ...
+
+    async def topic_exists(self, topic: TopicName) -> bool: ...
+
+    async def unload_topic(self, topic: TopicName) -> None: ...
+
+    async def list_topics(self, namespace: NamespaceName, persistent: bool = True) -> list[str]: ...
+
+
 class TopicAdmin:
-    """The TopicService operations; BrokerService provides the attributes declared here."""
+    """The TopicService operations over ``broker``'s topics."""
 
-    config: BrokerConfig
-    factory: ManagedLedgerFactory
-    resources: BrokerResources
-    topics: dict[str, AnyTopic]
+    def __init__(
+        self, broker: BrokerTopics, policy_defaults: BrokerPolicyDefaults, stats_window_s: float
+    ) -> None:
+        self._broker = broker
+        self._policy_defaults = policy_defaults
+        self._stats_window_s = stats_window_s
 
-    async def get_topic(self, topic: TopicName, *, create: bool = True) -> AnyTopic:
-        raise NotImplementedError
+    # ------------------------------------------------------------------ the broker's answers
+    @property
+    def resources(self) -> BrokerResources:
+        return self._broker.resources
 
-    async def unload_topic(self, topic: TopicName) -> None:
-        raise NotImplementedError
+    @property
+    def web_service_url(self) -> str:
+        return self._broker.web_service_url
 
+    @property
+    def broker_service_url(self) -> str:
+        return self._broker.broker_service_url
+
+    async def list_topics(self, ns: NamespaceName, persistent: bool) -> list[str]:
+        return await self._broker.list_topics(ns, persistent)
+
+    async def topic_exists(self, t: TopicName) -> bool:
+        return await self._broker.topic_exists(t)
+
+    async def unload_topic(self, t: TopicName) -> None:
+        await self._broker.unload_topic(t)
+
+    # ------------------------------------------------------------------ topics and cursors
     async def _persistent(self, t: TopicName) -> PersistentTopic:
-        topic = await self.get_topic(t, create=False)
+        topic = await self._broker.get_topic(t, create=False)
         if not isinstance(topic, PersistentTopic):
             raise NotAllowed(f"{t} is not a persistent topic")
         return topic
@@ -223,23 +271,16 @@ class TopicAdmin:
     async def _subscription(self, t: TopicName, sub: str) -> PersistentSubscription:
         return (await self._persistent(t)).subscription(sub)
 
-    async def topic_exists(self, t: TopicName) -> bool:
-        """``t`` is loaded here, or (persistent) has a managed ledger: one metadata read at most."""
-        loaded = self.topics.get(str(t))
-        if loaded is not None and loaded.is_open:
-            return True
-        return t.is_persistent and await self.factory.exists(t.managed_ledger_name)
-
     async def create_topic(self, t: TopicName) -> None:
         """Create ``t`` in a namespace the caller found (the admin's ``topic_of``, or
         ``partitions_auto_created``'s policies read); the load reads the policies it needs,
         and a namespace deleted meanwhile makes it TopicNotFound."""
         if await self.topic_exists(t):
             raise TopicExists(str(t))
-        await self.get_topic(t, create=True)
+        await self._broker.get_topic(t, create=True)
 
     async def delete_topic(self, t: TopicName, force: bool) -> None:
-        topic = await self.get_topic(t, create=False)
+        topic = await self._broker.get_topic(t, create=False)
         busy = topic.producers or any(s.consumers for s in topic.subscriptions.values())
         if busy and not force:
             raise TopicBusy(str(t))
@@ -250,10 +291,10 @@ class TopicAdmin:
             await topic.ml.delete()
 
     async def topic_stats(self, t: TopicName) -> dict[str, Any]:
-        return topic_stats(await self.get_topic(t, create=False), self.config.stats_window_s)
+        return topic_stats(await self._broker.get_topic(t, create=False), self._stats_window_s)
 
     async def topic_internal_stats(self, t: TopicName) -> dict[str, Any]:
-        topic = await self.get_topic(t, create=False)
+        topic = await self._broker.get_topic(t, create=False)
         if isinstance(topic, NonPersistentTopic):
             # Pulsar's NonPersistentTopic.getInternalStats: a counter and empty cursor stats.
             return {
@@ -263,7 +304,7 @@ class TopicAdmin:
         return internal_stats(topic)
 
     async def list_subscriptions(self, t: TopicName) -> list[str]:
-        return sorted((await self.get_topic(t, create=False)).subscriptions)
+        return sorted((await self._broker.get_topic(t, create=False)).subscriptions)
 
     async def create_subscription(self, t: TopicName, sub: str, position: Any) -> None:
         if not t.is_persistent:
@@ -272,14 +313,14 @@ class TopicAdmin:
             )
         # Pulsar creates the topic too when auto-creation allows it.
         allowed = (await self.auto_topic_creation(t.namespace)).allow_auto_topic_creation
-        topic = await self.get_topic(t, create=allowed)
+        topic = await self._broker.get_topic(t, create=allowed)
         assert isinstance(topic, PersistentTopic)
         if sub in topic.subscriptions:
             raise SubscriptionExists(str(t), sub)
         await topic.create_subscription(sub, MessageId(position.ledger_id, position.entry_id))
 
     async def delete_subscription(self, t: TopicName, sub: str, force: bool) -> None:
-        found = await self.get_topic(t, create=False)
+        found = await self._broker.get_topic(t, create=False)
         if isinstance(found, NonPersistentTopic):
             await _delete_non_persistent_subscription(found, sub, force)
             return
@@ -328,19 +369,10 @@ class TopicAdmin:
         await expire_subscription(topic.ml, topic.subscription(sub), seconds)
 
     # ------------------------------------------------------------------ namespace policies
-    @property
-    def policy_defaults(self) -> BrokerPolicyDefaults:
-        return self.config.policy_defaults
-
-    def managed_ledger_config_for(self, policies: Policies) -> ManagedLedgerConfig:
-        """The broker's managed-ledger config with ``policies``' effective retention."""
-        retention = effective_retention(policies, self.policy_defaults)
-        return with_retention(self.config.managed_ledger, retention)
-
     async def auto_topic_creation(self, ns: NamespaceName) -> AutoTopicCreationOverride:
         """The namespace's autoTopicCreation override, else the broker's setting."""
         policies = await self.resources.get_policies(ns)
-        return effective_auto_topic_creation(policies, self.policy_defaults)
+        return effective_auto_topic_creation(policies, self._policy_defaults)
 
     async def partitions_auto_created(self, t: TopicName) -> int:
         """``t``'s partition count, first creating it as a partitioned topic when Pulsar would.
@@ -374,8 +406,8 @@ class TopicAdmin:
     async def policies_changed(self, ns: NamespaceName, policies: Policies) -> None:
         """Apply ``ns``'s retention, from the ``policies`` just stored, to its loaded persistent
         topics now (TTL: next check)."""
-        retention = effective_retention(policies, self.policy_defaults)
-        for topic in list(self.topics.values()):
+        retention = effective_retention(policies, self._policy_defaults)
+        for topic in list(self._broker.topics.values()):
             if isinstance(topic, PersistentTopic) and topic.is_open and topic.name.namespace == ns:
                 try:
                     await apply_retention(topic.ml, retention)

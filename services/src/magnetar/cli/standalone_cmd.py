@@ -47,7 +47,7 @@ def standalone(
 
 
 def admin_app(service: BrokerService) -> Any:
-    """The admin REST app over ``service`` (mypy checks BrokerService is a TopicService)."""
+    """The admin REST app over ``service.admin`` (mypy checks TopicAdmin is a TopicService)."""
     from magnetar.admin.app import create_app
 
-    return create_app(service)
+    return create_app(service.admin)

@@ -1,0 +1,198 @@
+"""The producer side of a ServerCnx: PRODUCER, SEND and CLOSE_PRODUCER.
+
+:class:`ProducerRequests` owns one connection's producers by id and its SENDs in flight; the
+connection (:mod:`.connection`) calls :meth:`ProducerRequests.handle` from its reader, in
+arrival order, and :meth:`ProducerRequests.send_now` for a SEND it hands over without a
+coroutine. It sees the connection only through :class:`~.transport_cnx.TransportCnx`;
+:class:`~magnetar.broker.consumer_requests.ConsumerRequests` is its consumer-side twin.
+
+PRODUCER and CLOSE_PRODUCER are requests answered by request id from a task of the connection;
+a PRODUCER for an id that exists is answered at once (a retried request), one for an id being
+created gets ServiceNotReady. SEND is applied inline (order is everything) and answered by the
+producer (receipts in sequence order, :mod:`.producer`). A SEND for a producer the broker or the
+client closed is dropped; one for an id never created closes the connection.
+
+Bounds: at most ``max_pending_sends_per_connection`` SENDs in flight; :meth:`handle` waits for
+a slot before the next SEND, so the reader stops reading (TCP backpressure on the producer).
+
+Concurrency: on the broker's loop; :meth:`release_all` runs once, after the connection's
+tasks are done.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+
+from magnetar.broker.deduplication import MessageDeduplication
+from magnetar.broker.names import TopicName
+from magnetar.broker.persistent_topic import PersistentTopic
+from magnetar.broker.producer import Producer
+from magnetar.broker.service import BrokerService
+from magnetar.broker.transport_cnx import TransportCnx
+from magnetar.protocol import commands
+from magnetar.protocol.frame import Frame
+from magnetar.telemetry import get_logger
+from magnetar.wire import pulsar_api_pb2 as pb
+
+log = get_logger(__name__)
+
+T = pb.BaseCommand
+_producer_names = itertools.count()
+
+
+class ProducerRequests:
+    """One connection's producers by id, and the producer commands that change them."""
+
+    def __init__(self, cnx: TransportCnx, service: BrokerService) -> None:
+        self._cnx = cnx
+        self._service = service
+        self._producers: dict[int, Producer] = {}
+        self._pending: set[int] = set()  # ids whose PRODUCER request is running
+        self._closed: set[int] = set()  # ids closed here: their late SENDs are dropped
+        self._max_sends = service.config.max_pending_sends_per_connection
+        self._sends = 0  # SENDs in flight (each releases its slot through _send_done)
+        self._send_room: asyncio.Future[None] | None = None  # the reader waiting for a slot
+
+    @property
+    def has_send_room(self) -> bool:
+        """A SEND may be handed over now (:meth:`send_now`) without waiting for a slot."""
+        return self._sends < self._max_sends
+
+    async def handle(self, frame: Frame) -> bool:
+        """Handle a producer command; False if ``frame`` is not one."""
+        cmd = frame.command
+        kind = cmd.type
+        if kind == T.SEND:
+            await self._send(frame)
+        elif kind == T.PRODUCER:
+            await self._producer(cmd.producer)
+        elif kind == T.CLOSE_PRODUCER:
+            await self._close_producer(cmd.close_producer)
+        else:
+            return False
+        return True
+
+    def forget(self, producer_id: int) -> None:
+        """The broker closed the producer (CLOSE_PRODUCER sent to the client)."""
+        if self._producers.pop(producer_id, None) is not None:
+            self._closed.add(producer_id)
+
+    async def release_all(self) -> None:
+        """The connection is gone: detach and close every producer."""
+        producers = list(self._producers.values())
+        for producer in producers:
+            await self._release(producer)
+        self._producers.clear()
+
+    # ------------------------------------------------------------------ PRODUCER
+    async def _producer(self, request: pb.CommandProducer) -> None:
+        cnx = self._cnx
+        producer_id = request.producer_id
+        existing = self._producers.get(producer_id)
+        if existing is not None:
+            reply = commands.producer_success(
+                request.request_id, existing.name, last_sequence_id=_last_sequence_id(existing)
+            )
+            cnx.write_command(reply)
+            return
+        if producer_id in self._pending:
+            cnx.write_command(commands.error(request.request_id, pb.ServiceNotReady,
+                                             "producer is already being created"))  # fmt: skip
+            return
+        self._pending.add(producer_id)
+
+        async def work() -> pb.BaseCommand:
+            try:
+                topic = await self._service.get_topic(TopicName.parse(request.topic))
+                name = request.producer_name or (
+                    f"{self._service.config.cluster_name}-{next(_producer_names)}"
+                )
+                dedup = await self._admit(topic)
+                producer = Producer(
+                    cnx, producer_id, name, str(topic.name), topic.publish, deduplication=dedup
+                )
+                topic.add_producer(producer)
+                self._producers[producer_id] = producer
+                self._closed.discard(producer_id)
+            finally:
+                self._pending.discard(producer_id)
+            log.info("producer_created", client=cnx.address, topic=request.topic, name=name)
+            return commands.producer_success(
+                request.request_id, name, last_sequence_id=_last_sequence_id(producer)
+            )
+
+        await cnx.request(request.request_id, work)
+
+    async def _admit(self, topic: object) -> MessageDeduplication | None:
+        """Backlog quota check (may refuse) and deduplication readiness, persistent topics only."""
+        if not isinstance(topic, PersistentTopic):
+            return None
+        await self._service.backlog_quota.check_new_producer(topic)
+        await topic.deduplication.wait_ready()
+        return topic.deduplication
+
+    # ------------------------------------------------------------------ SEND
+    async def _send(self, frame: Frame) -> None:
+        while self._sends >= self._max_sends:  # stop reading until a SEND finishes
+            room: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            self._send_room = room
+            try:
+                await room
+            finally:
+                self._send_room = None
+        self.send_now(frame)
+
+    def send_now(self, frame: Frame) -> None:
+        """Hand a SEND to its producer (call with a free slot, in frame order)."""
+        send = frame.command.send
+        producer = self._producers.get(send.producer_id)
+        if producer is None:
+            if send.producer_id in self._closed:
+                return
+            log.warning("send_unknown_producer", client=self._cnx.address,
+                        producer=send.producer_id)  # fmt: skip
+            self._cnx.close()
+            return
+        assert frame.payload is not None  # the decoder guarantees a payload for SEND
+        self._sends += 1
+        highest = send.highest_sequence_id if send.HasField("highest_sequence_id") else None
+        producer.publish(
+            send.sequence_id,
+            highest,
+            max(1, send.num_messages),
+            frame.payload.stored,
+            self._send_done,
+        )
+
+    def _send_done(self) -> None:
+        self._sends -= 1
+        room = self._send_room
+        if room is not None and not room.done():
+            room.set_result(None)
+
+    # ------------------------------------------------------------------ CLOSE_PRODUCER
+    async def _close_producer(self, request: pb.CommandCloseProducer) -> None:
+        producer = self._producers.pop(request.producer_id, None)
+        if producer is None:
+            self._cnx.write_command(commands.success(request.request_id))
+            return
+        self._closed.add(request.producer_id)
+
+        async def work() -> pb.BaseCommand:
+            await self._release(producer)
+            return commands.success(request.request_id)
+
+        await self._cnx.request(request.request_id, work)
+
+    async def _release(self, producer: Producer) -> None:
+        topic = self._service.loaded(TopicName.parse(producer.topic))
+        if topic is not None:
+            topic.remove_producer(producer)
+        await producer.close()
+
+
+def _last_sequence_id(producer: Producer) -> int:
+    """What PRODUCER_SUCCESS tells a (re)connecting producer it last stored (-1: unknown)."""
+    dedup = producer.deduplication
+    return -1 if dedup is None else dedup.last_sequence_id(producer.name)
