@@ -20,7 +20,8 @@ import pytest
 
 from magnetar.client.client import Client
 from magnetar.client.errors import ProducerClosed, ProducerQueueIsFull
-from magnetar.client.producer import PartitionedProducer, Producer
+from magnetar.client.partitioned_producer import PartitionedProducer
+from magnetar.client.producer import Producer
 from magnetar.client.routing import HashingScheme, key_partition
 from tests.kit.standalone import StandaloneProcess, topic_name
 

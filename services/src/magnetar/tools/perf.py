@@ -31,7 +31,8 @@ from magnetar.client.client import Client
 from magnetar.client.consumer import Consumer
 from magnetar.client.errors import ClientClosed, ClientError, ReceiveTimeout
 from magnetar.client.multi_topic import MultiTopicConsumer
-from magnetar.client.producer import PartitionedProducer, Producer
+from magnetar.client.partitioned_producer import PartitionedProducer
+from magnetar.client.producer import Producer
 from magnetar.protocol.message_id import MessageId
 from magnetar.tools.perf_config import (
     PerfConfig,
