@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import enum
 import time
 from collections import deque
 from typing import Unpack
@@ -69,12 +70,20 @@ from magnetar.wire import pulsar_api_pb2 as pb
 log = get_logger(__name__)
 
 
-class _State:
+class _State(enum.Enum):
+    """A producer's lifecycle: CONNECTING <-> READY, then CLOSING -> CLOSED, or FAILED."""
+
     CONNECTING = "connecting"
     READY = "ready"
     CLOSING = "closing"
     CLOSED = "closed"
     FAILED = "failed"
+
+
+# Checked on every send: a module-level tuple is as fast as the string constants were
+# (an enum member looked up on its class is not).
+_UNUSABLE = (_State.FAILED, _State.CLOSING, _State.CLOSED)
+_WRITABLE = (_State.READY, _State.CLOSING)
 
 
 class Producer:
@@ -339,10 +348,10 @@ class Producer:
     # ------------------------------------------------------------------ internals: enqueue
 
     def _check_usable(self) -> None:
-        if self._state is _State.FAILED:
-            assert self._fatal is not None
-            raise ProducerClosed(f"producer on {self.topic} failed: {self._fatal}")
-        if self._state in (_State.CLOSING, _State.CLOSED):
+        if self._state in _UNUSABLE:
+            if self._state is _State.FAILED:
+                assert self._fatal is not None
+                raise ProducerClosed(f"producer on {self.topic} failed: {self._fatal}")
             raise ProducerClosed(f"producer on {self.topic} is closed")
 
     def _new_message(
@@ -434,7 +443,7 @@ class Producer:
         op.push_index = self._pushed
         self._pushed += 1
         self._pending.append(op)
-        if self._state in (_State.READY, _State.CLOSING) and self._conn is not None:
+        if self._state in _WRITABLE and self._conn is not None:
             self._write(op)
 
     def _write(self, op: OpSend) -> None:
