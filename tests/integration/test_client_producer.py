@@ -18,9 +18,9 @@ from typing import Any
 import pulsar
 import pytest
 
+from magnetar.client import PartitionedProducer, Producer
 from magnetar.client.client import Client
 from magnetar.client.errors import ProducerClosed, ProducerQueueIsFull
-from magnetar.client.producer import PartitionedProducer, Producer
 from magnetar.client.routing import HashingScheme, key_partition
 from tests.kit.standalone import StandaloneProcess, topic_name
 

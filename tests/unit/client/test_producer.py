@@ -10,15 +10,15 @@ import asyncio
 
 import pytest
 
-from magnetar.client.client import Client
-from magnetar.client.errors import (
+from magnetar.client import (
     ChecksumError,
+    Client,
     MessageTooBig,
+    Producer,
     ProducerClosed,
     SendTimeout,
     TopicTerminated,
 )
-from magnetar.client.producer import Producer
 from magnetar.protocol import commands
 from magnetar.protocol.envelope import wrap
 from magnetar.protocol.frame import Frame

@@ -9,7 +9,8 @@
 A client owns its connections and every producer, consumer and reader created from it
 (:meth:`Client.track`); :meth:`Client.close` closes the handles first, then the connections.
 Producer and consumer ids are unique per client (the broker keys them per connection, and a
-handle keeps its id across reconnects).
+handle keeps its id across reconnects). The handles see the client only through
+:class:`~magnetar.client.context.ClientContext`, so this module sits above all of them.
 
 Concurrency: one event loop; create and use a client from coroutines on that loop only.
 """
@@ -20,29 +21,33 @@ import asyncio
 import itertools
 from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
-from typing import TYPE_CHECKING, Protocol
 
+from magnetar.client import multi_topic, partitioned_producer
 from magnetar.client.compression import CompressionType
+from magnetar.client.consumer import Consumer
+from magnetar.client.context import Closable
+from magnetar.client.dead_letter import DeadLetterPolicy
 from magnetar.client.errors import ClientClosed
 from magnetar.client.lookup import LookupService
+from magnetar.client.multi_topic import MultiTopicConsumer
+from magnetar.client.partitioned_producer import PartitionedProducer
 from magnetar.client.pool import ConnectionPool
+from magnetar.client.producer import Producer
+from magnetar.client.producer_options import ProducerOptions
+from magnetar.client.reader import Reader
+from magnetar.client.receiver import (
+    ConsumerOptions,
+    InitialPosition,
+    SubscriptionType,
+    parse_initial_position,
+    parse_subscription_type,
+)
 from magnetar.client.routing import HashingScheme, RoutingMode
 from magnetar.client.settings import Authentication, TlsOptions
+from magnetar.protocol.message_id import MessageId
 from magnetar.telemetry import get_logger
 
-if TYPE_CHECKING:
-    from magnetar.client.consumer import Consumer, InitialPosition, SubscriptionType
-    from magnetar.client.dead_letter import DeadLetterPolicy
-    from magnetar.client.multi_topic import MultiTopicConsumer
-    from magnetar.client.producer import PartitionedProducer, Producer
-    from magnetar.client.reader import Reader
-    from magnetar.protocol.message_id import MessageId
-
 log = get_logger(__name__)
-
-
-class Closable(Protocol):
-    async def close(self) -> None: ...
 
 
 class Client:
@@ -127,8 +132,6 @@ class Client:
         Options follow the official clients (see docs/client.md); ``message_router`` is
         ``(key, num_partitions) -> partition`` and overrides ``routing_mode``.
         """
-        from magnetar.client.producer import ProducerOptions, create_producer
-
         self.check_open()
         options = ProducerOptions(
             producer_name=producer_name,
@@ -146,7 +149,7 @@ class Client:
             message_router=message_router,
             properties=dict(properties or {}),
         )
-        return await create_producer(self, topic, options)
+        return await partitioned_producer.create_producer(self, topic, options)
 
     # ------------------------------------------------------------------ consumers and readers
 
@@ -176,13 +179,6 @@ class Client:
         A :class:`MultiTopicConsumer` for lists, patterns and partitioned topics, else a
         :class:`Consumer`; both receive, acknowledge and close alike (see docs/client.md).
         """
-        from magnetar.client import multi_topic
-        from magnetar.client.consumer import (
-            ConsumerOptions,
-            parse_initial_position,
-            parse_subscription_type,
-        )
-
         self.check_open()
         options = ConsumerOptions(
             subscription_type=parse_subscription_type(subscription_type),
@@ -216,8 +212,6 @@ class Client:
         read_compacted: bool = False,
     ) -> Reader:
         """A reader of ``topic`` from ``start_message_id`` (EARLIEST, LATEST or an id)."""
-        from magnetar.client.reader import Reader
-
         self.check_open()
         reader = Reader(
             self,

@@ -25,6 +25,11 @@ the last message handed out as the start and drop anything up to it. Acks waitin
 tracker survive and are sent on the new connection. SEEK makes the broker close the consumer
 too; messages from before the seek are dropped until the resubscribe.
 
+Created by ``Client.subscribe`` (directly or through a
+:class:`~magnetar.client.multi_topic.MultiTopicConsumer`) and by a
+:class:`~magnetar.client.reader.Reader`; it sees the client as a
+:class:`~magnetar.client.context.ClientContext`.
+
 Concurrency: one event loop. Connection callbacks (``on_message`` ...) run synchronously in the
 connection's reader task and only touch in-memory state; the application calls the public
 methods from its own tasks. Owned tasks: the timer and the reconnector, both stopped by close.
@@ -36,12 +41,12 @@ import asyncio
 import uuid
 from collections import deque
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any
 
 from magnetar.cancellation import cancel_and_wait
 from magnetar.client.acks import AckTracker
 from magnetar.client.connection import Connection
-from magnetar.client.dead_letter import DeadLetterRouter
+from magnetar.client.context import ClientContext
+from magnetar.client.dead_letter import DeadLetterProducer, DeadLetterRouter
 from magnetar.client.errors import (
     ClientClosed,
     ClientError,
@@ -55,12 +60,9 @@ from magnetar.client.message import Message
 from magnetar.client.negative_acks import NegativeAckTracker
 from magnetar.client.receiver import (
     ConsumerOptions,
-    InitialPosition,
     ReceiverPermits,
     SubscriptionType,
     is_prior,
-    parse_initial_position,
-    parse_subscription_type,
     unpack_entry,
 )
 from magnetar.client.reconnect import Reconnector, default_backoff, is_retryable
@@ -75,21 +77,7 @@ from magnetar.protocol.message_id import (
 from magnetar.telemetry import get_logger
 from magnetar.wire import pulsar_api_pb2 as pb
 
-if TYPE_CHECKING:
-    from magnetar.client.client import Client
-
 log = get_logger(__name__)
-
-__all__ = [  # the receive-side names stay importable from here
-    "Consumer",
-    "ConsumerOptions",
-    "InitialPosition",
-    "ReceiveTimeout",
-    "SubscriptionType",
-    "parse_initial_position",
-    "parse_subscription_type",
-]
-
 
 # ---------------------------------------------------------------------- the consumer
 
@@ -99,7 +87,7 @@ class Consumer:
 
     def __init__(
         self,
-        client: Client,
+        client: ClientContext,
         topic: str,
         subscription: str,
         options: ConsumerOptions,
@@ -584,7 +572,7 @@ class Consumer:
         cnx.send_command(command)
         self._release(cleared)
 
-    async def _create_dead_letter_producer(self, topic: str) -> Any:
+    async def _create_dead_letter_producer(self, topic: str) -> DeadLetterProducer:
         return await self._client.create_producer(topic, batching_enabled=False)
 
     # ------------------------------------------------------------------ broker queries
@@ -676,15 +664,3 @@ async def wait_for_message(
 
 def _retry_first_attach(error: BaseException) -> bool:
     return not isinstance(error, ConsumerBusy) and is_retryable(error)
-
-
-__all__ = [
-    "Consumer",
-    "ConsumerOptions",
-    "InitialPosition",
-    "ReceiveTimeout",
-    "ReceiverPermits",
-    "SubscriptionType",
-    "is_prior",
-    "unpack_entry",
-]

@@ -18,18 +18,16 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING
 
 from magnetar.cancellation import cancel_and_wait
-from magnetar.client.consumer import Consumer, ConsumerOptions, wait_for_message
+from magnetar.client.consumer import Consumer, wait_for_message
+from magnetar.client.context import ClientContext
 from magnetar.client.errors import ClientClosed, ClientError, InvalidConfiguration
 from magnetar.client.message import Message
+from magnetar.client.receiver import ConsumerOptions
 from magnetar.client.topic_name import full_topic_name, parse_topic_name, partition_name
 from magnetar.protocol.message_id import MessageId
 from magnetar.telemetry import get_logger
-
-if TYPE_CHECKING:
-    from magnetar.client.client import Client
 
 log = get_logger(__name__)
 
@@ -39,7 +37,7 @@ class MultiTopicConsumer:
 
     def __init__(
         self,
-        client: Client,
+        client: ClientContext,
         subscription: str,
         options: ConsumerOptions,
         *,
@@ -263,7 +261,7 @@ class MultiTopicConsumer:
 
 
 async def subscribe(
-    client: Client,
+    client: ClientContext,
     topic: str | Sequence[str] | None,
     subscription: str,
     options: ConsumerOptions,

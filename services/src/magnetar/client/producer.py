@@ -19,8 +19,11 @@ start after PRODUCER_SUCCESS's ``last_sequence_id`` unless ``initial_sequence_id
 (broker deduplication can then drop resent duplicates). A send that got no receipt within
 ``send_timeout_ms`` fails with SendTimeout (0 disables the timeout).
 
-:class:`PartitionedProducer` routes each message to one of N partition producers
-(:mod:`magnetar.client.routing`).
+Its configuration is :class:`~magnetar.client.producer_options.ProducerOptions`; a partitioned
+topic gets one Producer per partition under a
+:class:`~magnetar.client.partitioned_producer.PartitionedProducer`. Producers are created by
+``Client.create_producer`` and see the client only as a
+:class:`~magnetar.client.context.ClientContext`.
 
 Concurrency: one event loop. Connection callbacks (receipts, errors, close) run in the
 connection's reader task and never block; the only background tasks are the send-timeout
@@ -31,11 +34,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import enum
 import time
 from collections import deque
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, TypedDict, Unpack
+from typing import Unpack
 
 from magnetar.cancellation import cancel_and_wait
 from magnetar.client.batch_builder import (
@@ -45,83 +47,32 @@ from magnetar.client.batch_builder import (
     ReceiptCallback,
     build_single,
 )
-from magnetar.client.compression import CompressionType, compression_type
+from magnetar.client.compression import compression_type
 from magnetar.client.connection import Connection
+from magnetar.client.context import ClientContext
 from magnetar.client.errors import (
     ClientError,
     ConnectionLost,
-    InvalidConfiguration,
     MessageTooBig,
     ProducerClosed,
     ProducerQueueIsFull,
     SendTimeout,
     server_error,
 )
+from magnetar.client.producer_options import ProducerOptions, SendOptions
 from magnetar.client.reconnect import Reconnector, retry_until
-from magnetar.client.routing import HashingScheme, MessageRouter, RoutingMode
-from magnetar.client.topic_name import full_topic_name, parse_topic_name, partition_name
+from magnetar.client.topic_name import full_topic_name, parse_topic_name
 from magnetar.protocol import commands
 from magnetar.protocol.message_id import MessageId
 from magnetar.telemetry import get_logger
 from magnetar.wire import pulsar_api_pb2 as pb
 
-if TYPE_CHECKING:
-    from magnetar.client.client import Client
-
 log = get_logger(__name__)
 
 
-class SendOptions(TypedDict, total=False):
-    """What one message may carry besides its payload (every ``send*`` method's keywords).
+class _State(enum.Enum):
+    """A producer's lifecycle: CONNECTING <-> READY, then CLOSING -> CLOSED, or FAILED."""
 
-    ``key`` and ``partition_key`` are aliases (the official clients use both names); the key
-    routes the message on a partitioned topic. ``deliver_after_ms`` is relative to now,
-    ``deliver_at_ms`` absolute (epoch milliseconds). ``sequence_id`` overrides the producer's
-    own counter (for deduplication).
-    """
-
-    key: str | None
-    partition_key: str | None
-    properties: Mapping[str, str] | None
-    event_time_ms: int | None
-    sequence_id: int | None
-    ordering_key: bytes | None
-    deliver_at_ms: int | None
-    deliver_after_ms: int | None
-
-
-@dataclass(frozen=True)
-class ProducerOptions:
-    """A producer's configuration; names and defaults follow the official clients."""
-
-    producer_name: str | None = None
-    initial_sequence_id: int | None = None
-    send_timeout_ms: int = 30_000
-    max_pending_messages: int = 1000
-    block_if_queue_full: bool = True
-    batching_enabled: bool = True
-    batching_max_messages: int = 1000
-    batching_max_bytes: int = 128 * 1024
-    batching_max_publish_delay_ms: int = 10
-    compression_type: CompressionType | int | str | None = CompressionType.NONE
-    routing_mode: RoutingMode | str = RoutingMode.ROUND_ROBIN
-    hashing_scheme: HashingScheme | str = HashingScheme.BOOST
-    message_router: Callable[[str | None, int], int] | None = None
-    properties: Mapping[str, str] = field(default_factory=dict)
-
-    def validate(self) -> None:
-        if self.max_pending_messages < 1:
-            raise InvalidConfiguration("max_pending_messages must be at least 1")
-        if self.send_timeout_ms < 0:
-            raise InvalidConfiguration("send_timeout_ms cannot be negative")
-        if self.batching_max_messages < 1 or self.batching_max_bytes < 1:
-            raise InvalidConfiguration("batching limits must be positive")
-        if self.batching_max_publish_delay_ms < 0:
-            raise InvalidConfiguration("batching_max_publish_delay_ms cannot be negative")
-        compression_type(self.compression_type)
-
-
-class _State:
     CONNECTING = "connecting"
     READY = "ready"
     CLOSING = "closing"
@@ -129,11 +80,17 @@ class _State:
     FAILED = "failed"
 
 
+# Checked on every send: a module-level tuple is as fast as the string constants were
+# (an enum member looked up on its class is not).
+_UNUSABLE = (_State.FAILED, _State.CLOSING, _State.CLOSED)
+_WRITABLE = (_State.READY, _State.CLOSING)
+
+
 class Producer:
     """Publishes to one topic or partition. Create with ``Client.create_producer``."""
 
     def __init__(
-        self, client: Client, topic: str, options: ProducerOptions, *, partition: int = -1
+        self, client: ClientContext, topic: str, options: ProducerOptions, *, partition: int = -1
     ) -> None:
         options.validate()
         self._client = client
@@ -160,7 +117,8 @@ class Producer:
         self._batching = options.batching_enabled
         self._pushed = 0  # ops pushed so far: the next op's push_index
         # SEND commands reused for every frame (their fields are set before each encode):
-        # building a new one costs 2.5 us, setting its fields 0.1-0.4 us.
+        # setting fields is much cheaper than building a command (see docs/benchmarks.md,
+        # "Client producer").
         self._send_single = commands.send(self.producer_id, 0)
         self._send_batch = commands.send(self.producer_id, 0, num_messages=1, highest_sequence_id=0)
         self._permits = options.max_pending_messages
@@ -390,10 +348,10 @@ class Producer:
     # ------------------------------------------------------------------ internals: enqueue
 
     def _check_usable(self) -> None:
-        if self._state is _State.FAILED:
-            assert self._fatal is not None
-            raise ProducerClosed(f"producer on {self.topic} failed: {self._fatal}")
-        if self._state in (_State.CLOSING, _State.CLOSED):
+        if self._state in _UNUSABLE:
+            if self._state is _State.FAILED:
+                assert self._fatal is not None
+                raise ProducerClosed(f"producer on {self.topic} failed: {self._fatal}")
             raise ProducerClosed(f"producer on {self.topic} is closed")
 
     def _new_message(
@@ -485,7 +443,7 @@ class Producer:
         op.push_index = self._pushed
         self._pushed += 1
         self._pending.append(op)
-        if self._state in (_State.READY, _State.CLOSING) and self._conn is not None:
+        if self._state in _WRITABLE and self._conn is not None:
             self._write(op)
 
     def _write(self, op: OpSend) -> None:
@@ -600,115 +558,3 @@ class Producer:
             task = asyncio.get_running_loop().create_task(conn.close())
             self._background.add(task)
             task.add_done_callback(self._background.discard)
-
-
-class PartitionedProducer:
-    """One producer per partition, with a router choosing the partition of each message."""
-
-    def __init__(
-        self, client: Client, topic: str, num_partitions: int, options: ProducerOptions
-    ) -> None:
-        self._client = client
-        self.topic = full_topic_name(topic)
-        self.num_partitions = num_partitions
-        self.router = MessageRouter(
-            num_partitions,
-            mode=options.routing_mode,
-            hashing_scheme=options.hashing_scheme,
-            batching_enabled=options.batching_enabled,
-            batching_max_messages=options.batching_max_messages,
-            batching_max_bytes=options.batching_max_bytes,
-            batching_max_publish_delay_ms=options.batching_max_publish_delay_ms,
-            custom=options.message_router,
-        )
-        self.producers = [
-            Producer(client, partition_name(self.topic, i), options, partition=i)
-            for i in range(num_partitions)
-        ]
-
-    async def start(self) -> None:
-        results = await asyncio.gather(*(p.start() for p in self.producers), return_exceptions=True)
-        errors = [r for r in results if isinstance(r, BaseException)]
-        if errors:
-            await asyncio.gather(*(p.close() for p in self.producers), return_exceptions=True)
-            raise errors[0]
-
-    @property
-    def producer_name(self) -> str:
-        return self.producers[0].producer_name
-
-    @property
-    def last_sequence_id(self) -> int:
-        return max(p.last_sequence_id for p in self.producers)
-
-    def _route(self, data: bytes, options: SendOptions) -> Producer:
-        key = options.get("key")
-        chosen = key if key is not None else options.get("partition_key")
-        return self.producers[self.router.choose(chosen, len(data))]
-
-    async def send(
-        self,
-        data: bytes,
-        **options: Unpack[SendOptions],
-    ) -> MessageId:
-        return await self._route(data, options).send(data, **options)
-
-    async def send_async(
-        self,
-        data: bytes,
-        **options: Unpack[SendOptions],
-    ) -> asyncio.Future[MessageId]:
-        return await self._route(data, options).send_async(data, **options)
-
-    def send_nowait(
-        self,
-        data: bytes,
-        **options: Unpack[SendOptions],
-    ) -> asyncio.Future[MessageId]:
-        return self._route(data, options).send_nowait(data, **options)
-
-    async def send_callback(
-        self,
-        data: bytes,
-        callback: ReceiptCallback,
-        context: object = None,
-        **options: Unpack[SendOptions],
-    ) -> None:
-        await self._route(data, options).send_callback(data, callback, context, **options)
-
-    async def flush(self) -> None:
-        await asyncio.gather(*(p.flush() for p in self.producers))
-
-    async def close(self) -> None:
-        await asyncio.gather(*(p.close() for p in self.producers), return_exceptions=True)
-        self._client.untrack(self)
-
-
-async def create_producer(
-    client: Client, topic: str, options: ProducerOptions
-) -> Producer | PartitionedProducer:
-    """A started producer for ``topic``, partitioned when the broker says it has partitions."""
-    options.validate()
-    topic = full_topic_name(topic)
-    partitions = await retry_until(
-        lambda: client.lookup.partitions(topic),
-        timeout_s=client.operation_timeout_s,
-        what=f"partitioned metadata of {topic}",
-    )
-    handle: Producer | PartitionedProducer
-    if partitions > 0:
-        handle = PartitionedProducer(client, topic, partitions, options)
-    else:
-        handle = Producer(client, topic, options)
-    await handle.start()
-    client.track(handle)
-    return handle
-
-
-__all__ = [
-    "PartitionedProducer",
-    "Producer",
-    "ProducerOptions",
-    "SendOptions",
-    "create_producer",
-]

@@ -15,14 +15,12 @@ Concurrency: one event loop; a thin wrapper over one :class:`~magnetar.client.co
 from __future__ import annotations
 
 import uuid
-from typing import TYPE_CHECKING
 
-from magnetar.client.consumer import Consumer, ConsumerOptions, SubscriptionType
+from magnetar.client.consumer import Consumer
+from magnetar.client.context import ClientContext
 from magnetar.client.message import Message
+from magnetar.client.receiver import ConsumerOptions, SubscriptionType
 from magnetar.protocol.message_id import EARLIEST, LATEST, MessageId
-
-if TYPE_CHECKING:
-    from magnetar.client.client import Client
 
 
 def _order(mid: MessageId) -> tuple[int, int, int]:
@@ -30,9 +28,11 @@ def _order(mid: MessageId) -> tuple[int, int, int]:
 
 
 class Reader:
+    """Reads a topic from a chosen message on; never acknowledges. Create with ``create_reader``."""
+
     def __init__(
         self,
-        client: Client,
+        client: ClientContext,
         topic: str,
         start_message_id: MessageId,
         *,

@@ -15,9 +15,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from magnetar.client.consumer import parse_initial_position, parse_subscription_type
-from magnetar.client.errors import InvalidConfiguration, ReceiveTimeout
-from magnetar.client.message import Message
+from magnetar.client import InvalidConfiguration, Message, ReceiveTimeout
+from magnetar.client.receiver import parse_initial_position, parse_subscription_type
 from magnetar.tools.errors import BadInput, ConsumeTimeout
 from magnetar.tools.session import DEFAULT_SERVICE_URL, open_client
 

@@ -27,11 +27,16 @@ import time
 from collections.abc import Callable
 
 from magnetar.cancellation import cancel_and_wait
-from magnetar.client.client import Client
-from magnetar.client.consumer import Consumer
-from magnetar.client.errors import ClientClosed, ClientError, ReceiveTimeout
-from magnetar.client.multi_topic import MultiTopicConsumer
-from magnetar.client.producer import PartitionedProducer, Producer
+from magnetar.client import (
+    Client,
+    ClientClosed,
+    ClientError,
+    Consumer,
+    MultiTopicConsumer,
+    PartitionedProducer,
+    Producer,
+    ReceiveTimeout,
+)
 from magnetar.protocol.message_id import MessageId
 from magnetar.tools.perf_config import (
     PerfConfig,

@@ -15,7 +15,7 @@ import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from magnetar.client.producer import PartitionedProducer, Producer
+from magnetar.client import PartitionedProducer, Producer
 from magnetar.protocol.message_id import MessageId
 from magnetar.tools.errors import BadInput
 from magnetar.tools.messages import split_lines

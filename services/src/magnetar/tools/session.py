@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from magnetar.client.client import Client
+from magnetar.client import Client
 
 DEFAULT_SERVICE_URL = "pulsar://127.0.0.1:6650"
 

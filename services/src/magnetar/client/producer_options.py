@@ -1,0 +1,71 @@
+"""A producer's configuration and a message's send options, checked before any I/O.
+
+:class:`ProducerOptions` holds what ``Client.create_producer`` accepts (names and defaults follow
+the official clients; docs/client.md has the table); :meth:`ProducerOptions.validate` raises
+InvalidConfiguration for values no producer could honour. :class:`SendOptions` types the
+keywords of every ``send*`` method of :class:`~magnetar.client.producer.Producer` and
+:class:`~magnetar.client.partitioned_producer.PartitionedProducer`.
+
+Values only: frozen, no I/O, safe from any task. Built by ``client.py``; read by the producers
+and, for the routing fields, by :mod:`magnetar.client.partitioned_producer`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TypedDict
+
+from magnetar.client.compression import CompressionType, compression_type
+from magnetar.client.errors import InvalidConfiguration
+from magnetar.client.routing import HashingScheme, RoutingMode
+
+
+class SendOptions(TypedDict, total=False):
+    """What one message may carry besides its payload (every ``send*`` method's keywords).
+
+    ``key`` and ``partition_key`` are aliases (the official clients use both names); the key
+    routes the message on a partitioned topic. ``deliver_after_ms`` is relative to now,
+    ``deliver_at_ms`` absolute (epoch milliseconds). ``sequence_id`` overrides the producer's
+    own counter (for deduplication).
+    """
+
+    key: str | None
+    partition_key: str | None
+    properties: Mapping[str, str] | None
+    event_time_ms: int | None
+    sequence_id: int | None
+    ordering_key: bytes | None
+    deliver_at_ms: int | None
+    deliver_after_ms: int | None
+
+
+@dataclass(frozen=True)
+class ProducerOptions:
+    """A producer's configuration; names and defaults follow the official clients."""
+
+    producer_name: str | None = None
+    initial_sequence_id: int | None = None
+    send_timeout_ms: int = 30_000
+    max_pending_messages: int = 1000
+    block_if_queue_full: bool = True
+    batching_enabled: bool = True
+    batching_max_messages: int = 1000
+    batching_max_bytes: int = 128 * 1024
+    batching_max_publish_delay_ms: int = 10
+    compression_type: CompressionType | int | str | None = CompressionType.NONE
+    routing_mode: RoutingMode | str = RoutingMode.ROUND_ROBIN
+    hashing_scheme: HashingScheme | str = HashingScheme.BOOST
+    message_router: Callable[[str | None, int], int] | None = None
+    properties: Mapping[str, str] = field(default_factory=dict)
+
+    def validate(self) -> None:
+        if self.max_pending_messages < 1:
+            raise InvalidConfiguration("max_pending_messages must be at least 1")
+        if self.send_timeout_ms < 0:
+            raise InvalidConfiguration("send_timeout_ms cannot be negative")
+        if self.batching_max_messages < 1 or self.batching_max_bytes < 1:
+            raise InvalidConfiguration("batching limits must be positive")
+        if self.batching_max_publish_delay_ms < 0:
+            raise InvalidConfiguration("batching_max_publish_delay_ms cannot be negative")
+        compression_type(self.compression_type)
