@@ -31,12 +31,12 @@ from typing import Any
 
 from magnetar.broker.consumer_requests import ConsumerRef, handle_consumer_command, release
 from magnetar.broker.deduplication import MessageDeduplication
-from magnetar.broker.errors import InvalidTopicName, ServiceNotReady
-from magnetar.broker.names import TopicName
+from magnetar.broker.errors import ServiceNotReady
 from magnetar.broker.persistent_topic import PersistentTopic
 from magnetar.broker.producer import Producer
 from magnetar.broker.service import SERVER_VERSION, BrokerService
 from magnetar.errors import MagnetarError
+from magnetar.naming import InvalidTopicName, TopicName
 from magnetar.protocol import commands
 from magnetar.protocol.errors import ChecksumMismatch, ProtocolError, server_error_for
 from magnetar.protocol.frame import (

@@ -31,8 +31,6 @@ from magnetar.bookie.errors import CookieMismatch, StorageUnavailable
 from magnetar.bookie.local import LocalBookie
 from magnetar.bookie.registration import Registration
 from magnetar.bookie.servicer import BookieServicer, start_server
-from magnetar.broker.names import NamespaceName
-from magnetar.broker.policies import ClusterData, TenantInfo
 from magnetar.broker.resource_errors import ClusterExists, NamespaceExists, TenantExists
 from magnetar.broker.resources import BrokerResources
 from magnetar.broker.server import BrokerServer
@@ -45,6 +43,8 @@ from magnetar.ledger.config import LedgerClientConfig
 from magnetar.managed_ledger import ManagedLedgerFactory
 from magnetar.metadata.factory import open_store
 from magnetar.metadata.store import MetadataStore
+from magnetar.naming import NamespaceName
+from magnetar.policies import ClusterData, TenantInfo
 from magnetar.telemetry import get_logger
 
 log = get_logger(__name__)
