@@ -28,14 +28,8 @@ from magnetar.client.admin_errors import (
     PreconditionFailed,
     Unprocessable,
 )
-from magnetar.client.admin_models import (
-    EARLIEST,
-    AutoTopicCreationOverride,
-    BacklogQuota,
-    MessageId,
-    RetentionPolicies,
-    TenantInfo,
-)
+from magnetar.client.admin_models import EARLIEST, MessageId
+from magnetar.policies import AutoTopicCreationOverride, BacklogQuota, RetentionPolicies, TenantInfo
 from tests.kit.ports import free_port
 from tests.kit.standalone import StandaloneProcess
 

@@ -16,10 +16,10 @@ from __future__ import annotations
 from typing import Any
 
 from magnetar.broker.errors import TopicNotFound
-from magnetar.broker.names import NamespaceName, TopicName
-from magnetar.broker.policies import Policies
 from magnetar.broker.resource_errors import TopicExists
 from magnetar.broker.resources import BrokerResources
+from magnetar.naming import NamespaceName, TopicName
+from magnetar.policies import Policies
 
 
 class FakeTopicService:

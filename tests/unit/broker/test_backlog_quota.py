@@ -20,10 +20,10 @@ from magnetar.broker.errors import (
     ProducerBlockedQuotaExceededError,
     ProducerBlockedQuotaExceededException,
 )
-from magnetar.broker.names import NamespaceName, TopicName
 from magnetar.broker.persistent_topic import PersistentTopic
-from magnetar.broker.policies import BacklogQuota, Policies
 from magnetar.managed_ledger.position import position
+from magnetar.naming import NamespaceName, TopicName
+from magnetar.policies import BacklogQuota, Policies
 from magnetar.protocol.errors import server_error_for
 from magnetar.wire import pulsar_api_pb2 as pb
 

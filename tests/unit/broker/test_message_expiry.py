@@ -4,7 +4,6 @@ unacknowledged entries the binary search walks, and the effective namespace poli
 from __future__ import annotations
 
 from magnetar.broker.message_expiry import is_expired, position_at, unacked_span
-from magnetar.broker.policies import AutoTopicCreationOverride, Policies, RetentionPolicies
 from magnetar.broker.policy_defaults import (
     MB,
     BrokerPolicyDefaults,
@@ -16,6 +15,7 @@ from magnetar.broker.policy_defaults import (
 from magnetar.ids import EntryId, LedgerId
 from magnetar.managed_ledger import ManagedLedgerConfig, Position
 from magnetar.managed_ledger.layout import LedgerLayout
+from magnetar.policies import AutoTopicCreationOverride, Policies, RetentionPolicies
 
 
 def pos(ledger: int, entry: int) -> Position:

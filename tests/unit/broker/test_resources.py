@@ -13,14 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from magnetar.broker.names import NamespaceName, TopicName
-from magnetar.broker.policies import (
-    BacklogQuota,
-    ClusterData,
-    Policies,
-    RetentionPolicies,
-    TenantInfo,
-)
 from magnetar.broker.resource_errors import (
     ClusterExists,
     ClusterNotFound,
@@ -38,6 +30,14 @@ from magnetar.broker.resource_errors import (
 )
 from magnetar.broker.resources import BrokerResources
 from magnetar.metadata import MetadataStore, open_store
+from magnetar.naming import NamespaceName, TopicName
+from magnetar.policies import (
+    BacklogQuota,
+    ClusterData,
+    Policies,
+    RetentionPolicies,
+    TenantInfo,
+)
 
 NS = NamespaceName("acme", "orders")
 

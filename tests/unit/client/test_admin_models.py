@@ -1,4 +1,4 @@
-"""Names, message ids, JSON of the admin client's values, and the status -> error table."""
+"""Message ids, JSON of the admin client's values, and the status -> error table."""
 
 from __future__ import annotations
 
@@ -13,48 +13,9 @@ from magnetar.client.admin_errors import (
     ServiceUnavailable,
     error_for_status,
 )
-from magnetar.client.admin_models import (
-    EARLIEST,
-    LATEST,
-    BacklogQuota,
-    MessageId,
-    NamespaceRef,
-    RetentionPolicies,
-    TenantInfo,
-    TopicRef,
-)
-from magnetar.client.errors import InvalidTopicName
-from magnetar.client.topic_name import parse_topic_name
+from magnetar.client.admin_models import EARLIEST, LATEST, MessageId
 from magnetar.errors import MagnetarError
-
-
-@pytest.mark.parametrize(
-    ("text", "full", "path"),
-    [
-        ("my-topic", "persistent://public/default/my-topic", "persistent/public/default/my-topic"),
-        ("acme/orders/in", "persistent://acme/orders/in", "persistent/acme/orders/in"),
-        ("non-persistent://a/b/c", "non-persistent://a/b/c", "non-persistent/a/b/c"),
-        ("a/b/c d", "persistent://a/b/c d", "persistent/a/b/c%20d"),
-        ("a/b/x/y", "persistent://a/b/x/y", "persistent/a/b/x%2Fy"),
-    ],
-)
-def test_topic_names_as_pulsar_admin_takes_them(text: str, full: str, path: str) -> None:
-    ref = TopicRef.parse(text)
-    assert str(ref) == full
-    assert ref.path == path
-
-
-@pytest.mark.parametrize("text", ["", "a/b", "a//c", "kafka://a/b/c", "persistent://a/b"])
-def test_bad_topic_names(text: str) -> None:
-    with pytest.raises(ValueError):
-        TopicRef.parse(text)
-
-
-def test_namespaces() -> None:
-    assert str(NamespaceRef.parse("acme/orders")) == "acme/orders"
-    for bad in ("acme", "acme/", "a/b/c"):
-        with pytest.raises(ValueError, match="tenant/namespace"):
-            NamespaceRef.parse(bad)
+from magnetar.policies import BacklogQuota, RetentionPolicies, TenantInfo
 
 
 def test_message_ids() -> None:
@@ -97,13 +58,3 @@ def test_errors_by_status_carry_reason_and_status() -> None:
     assert isinstance(unavailable, ServiceUnavailable)
     assert unavailable.retryable
     assert not error_for_status(404, "x").retryable
-
-
-def test_topic_ref_is_the_client_topic_parser_without_the_legacy_form() -> None:
-    legacy = parse_topic_name("persistent://a/b/x/y")
-    assert (legacy.namespace, legacy.local_name) == ("b/x", "y")
-    ref = TopicRef.parse("persistent://a/b/x/y")
-    assert (ref.namespace, ref.local_name) == ("b", "x/y")
-    assert ref == parse_topic_name("persistent://a/b/x/y", legacy_cluster=False)
-    with pytest.raises(InvalidTopicName):  # a ValueError too, for the CLI's usage errors
-        TopicRef.parse("kafka://a/b/c")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from magnetar.cli.admin_output import render_fields, render_json, render_table
-from magnetar.client.admin_models import BacklogQuota, TenantInfo
+from magnetar.policies import BacklogQuota, TenantInfo
 
 
 def test_table_columns_are_aligned_without_trailing_blanks() -> None:

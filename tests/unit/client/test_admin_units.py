@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from magnetar.client.admin_models import RetentionPolicies
 from magnetar.client.admin_units import (
     format_duration_s,
     format_size_bytes,
@@ -12,6 +11,7 @@ from magnetar.client.admin_units import (
     parse_size_bytes,
     retention_of,
 )
+from magnetar.policies import RetentionPolicies
 
 
 @pytest.mark.parametrize(

@@ -6,8 +6,8 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Body
 
-from magnetar.broker.policies import ClusterData
 from magnetar.broker.resources import BrokerResources
+from magnetar.policies import ClusterData
 
 CLUSTER_EXAMPLE = {
     "serviceUrl": "http://127.0.0.1:8080",

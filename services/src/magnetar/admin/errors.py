@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from magnetar.broker.errors import (
     ConsumerBusy,
-    InvalidTopicName,
     NotAllowed,
     ServiceNotReady,
     SubscriptionNotFound,
@@ -23,7 +22,6 @@ from magnetar.broker.resource_errors import (
     ClusterExists,
     ClusterNotFound,
     InvalidPartitionCount,
-    InvalidPolicies,
     InvalidResourceName,
     NamespaceExists,
     NamespaceNotEmpty,
@@ -43,6 +41,8 @@ from magnetar.broker.resource_errors import (
 from magnetar.errors import MagnetarError, Timeout, Unavailable
 from magnetar.managed_ledger.errors import CursorNotFound
 from magnetar.metadata.errors import BadVersion, StoreUnavailable
+from magnetar.naming import InvalidTopicName
+from magnetar.policies import InvalidPolicies
 
 
 class AdminError(MagnetarError):

@@ -16,8 +16,8 @@ from typing import Any
 from fastapi import APIRouter
 
 from magnetar.admin.service import TopicService
-from magnetar.broker.names import TopicName
 from magnetar.broker.resource_errors import NamespaceNotFound
+from magnetar.naming import TopicName
 
 
 def router(service: TopicService) -> APIRouter:

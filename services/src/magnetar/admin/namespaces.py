@@ -13,18 +13,19 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Body, Response
 
 from magnetar.admin.service import TopicService
-from magnetar.broker.names import NamespaceName, TopicName
-from magnetar.broker.policies import (
+from magnetar.broker.resource_errors import NamespaceNotEmpty, TenantNotFound
+from magnetar.broker.resources import BrokerResources
+from magnetar.naming import NamespaceName, TopicName
+from magnetar.policies import (
     BACKLOG_QUOTA_TYPES,
     SCHEMA_COMPATIBILITY_STRATEGIES,
     AutoTopicCreationOverride,
     BacklogQuota,
+    InvalidPolicies,
     Policies,
     RetentionPolicies,
     parse_actions,
 )
-from magnetar.broker.resource_errors import InvalidPolicies, NamespaceNotEmpty, TenantNotFound
-from magnetar.broker.resources import BrokerResources
 
 JsonObject = Annotated[dict[str, Any], Body()]
 NO_CONTENT = 204

@@ -19,9 +19,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from magnetar.broker.names import NamespaceName, TopicName
-from magnetar.broker.policies import Policies
 from magnetar.broker.resources import BrokerResources
+from magnetar.naming import NamespaceName, TopicName
+from magnetar.policies import Policies
 
 MAX_ID = (1 << 63) - 1
 

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Body
 
 from magnetar.admin.namespaces import delete_namespace
 from magnetar.admin.service import TopicService
-from magnetar.broker.policies import TenantInfo
+from magnetar.policies import TenantInfo
 
 TENANT_EXAMPLE = {"adminRoles": ["admin"], "allowedClusters": ["standalone"]}
 TenantBody = Annotated[dict[str, Any] | None, Body(examples=[TENANT_EXAMPLE])]

@@ -21,12 +21,12 @@ from magnetar.admin.namespaces import parse_namespace
 from magnetar.admin.partitioned_stats import aggregate
 from magnetar.admin.service import LATEST, MessageIdSpec, TopicService
 from magnetar.broker.errors import TopicNotFound
-from magnetar.broker.names import NON_PERSISTENT, PERSISTENT, NamespaceName, TopicName
 from magnetar.broker.resource_errors import (
     NamespaceNotFound,
     PartitionedTopicNotFound,
     TopicExists,
 )
+from magnetar.naming import NON_PERSISTENT, PERSISTENT, NamespaceName, TopicName
 
 NO_CONTENT = 204
 MESSAGE_ID_EXAMPLE = {"ledgerId": 12, "entryId": 0, "partitionIndex": -1}

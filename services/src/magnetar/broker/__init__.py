@@ -1,6 +1,7 @@
 """The Pulsar broker: serves the binary protocol on port 6650 over managed ledgers.
 
-* :mod:`.names` — topic and namespace names.
+* Names and policy documents are the common layer's: :mod:`magnetar.naming`,
+  :mod:`magnetar.policies`.
 * :mod:`.server` / :mod:`.connection` — the TCP listener and one ServerCnx per client.
 * :mod:`.producer_requests` / :mod:`.consumer_requests` — a ServerCnx's producer and consumer
   commands, each seeing the connection as a :mod:`.transport_cnx` TransportCnx.

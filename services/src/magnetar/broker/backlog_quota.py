@@ -40,13 +40,13 @@ from magnetar.broker.errors import (
     ProducerBlockedQuotaExceededException,
 )
 from magnetar.broker.message_expiry import expire_subscription
-from magnetar.broker.names import NamespaceName
 from magnetar.broker.persistent_topic import PersistentTopic
-from magnetar.broker.policies import BacklogQuota, Policies
 from magnetar.broker.subscription import PersistentSubscription
 from magnetar.broker.topic_sweep import TopicSweep
 from magnetar.ids import EntryId
 from magnetar.managed_ledger import ManagedLedger, Position
+from magnetar.naming import NamespaceName
+from magnetar.policies import BacklogQuota, Policies
 from magnetar.telemetry import get_logger
 
 log = get_logger(__name__)

@@ -37,12 +37,12 @@ from collections.abc import Coroutine
 from typing import Any
 
 from magnetar.broker.consumer_requests import ConsumerRequests
-from magnetar.broker.errors import InvalidTopicName, ServiceNotReady
-from magnetar.broker.names import TopicName
+from magnetar.broker.errors import ServiceNotReady
 from magnetar.broker.producer_requests import ProducerRequests
 from magnetar.broker.service import SERVER_VERSION, BrokerService
 from magnetar.broker.transport_cnx import ErrorReply, RequestWork
 from magnetar.errors import MagnetarError
+from magnetar.naming import InvalidTopicName, TopicName
 from magnetar.protocol import commands
 from magnetar.protocol.errors import ChecksumMismatch, ProtocolError, server_error_for
 from magnetar.protocol.frame import (

@@ -26,13 +26,13 @@ from dataclasses import dataclass, field
 from magnetar.broker.consumer import Consumer
 from magnetar.broker.dispatch import HashRange, KeySharedMeta, KeySharedMode, ack_set_to_mask
 from magnetar.broker.errors import ConsumerNotFound, NotAllowed
-from magnetar.broker.names import NamespaceName, TopicName
 from magnetar.broker.non_persistent_topic import NonPersistentSubscription, NonPersistentTopic
 from magnetar.broker.persistent_topic import PersistentTopic
 from magnetar.broker.service import BrokerService
 from magnetar.broker.subscription import PersistentSubscription
 from magnetar.broker.transport_cnx import TransportCnx
 from magnetar.managed_ledger import InitialPosition, Position
+from magnetar.naming import NamespaceName, TopicName
 from magnetar.protocol import commands
 from magnetar.protocol.frame import Frame
 from magnetar.protocol.message_id import INT64_MAX, MessageId, to_signed64

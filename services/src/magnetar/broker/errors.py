@@ -1,9 +1,9 @@
 """Errors of the broker, and their rows in THE ServerError table (``magnetar.protocol.errors``).
 
-Importing this module registers every broker error, and the managed-ledger errors a client can
-meet, with :func:`magnetar.protocol.errors.register_server_error`; the connection answers a
-failed request with ``server_error_for(exc)``. ``retryable`` says whether the same request may
-succeed later without any other change (a client reconnect, a topic reload).
+Importing this module registers every broker error, and the managed-ledger and naming errors a
+client can meet, with :func:`magnetar.protocol.errors.register_server_error`; the connection
+answers a failed request with ``server_error_for(exc)``. ``retryable`` says whether the same
+request may succeed later without any other change (a client reconnect, a topic reload).
 """
 
 from __future__ import annotations
@@ -16,19 +16,13 @@ from magnetar.managed_ledger.errors import (
     ManagedLedgerFenced,
     TooManyPendingAdds,
 )
+from magnetar.naming import InvalidTopicName
 from magnetar.protocol.errors import register_server_error
 from magnetar.wire import pulsar_api_pb2 as pb
 
 
 class BrokerError(MagnetarError):
     """Base class of broker errors."""
-
-
-class InvalidTopicName(BrokerError):
-    def __init__(self, name: str, reason: str) -> None:
-        super().__init__(f"invalid topic name {name!r}: {reason}")
-        self.name = name
-        self.reason = reason
 
 
 class TopicNotFound(BrokerError):

@@ -27,9 +27,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 
 from magnetar.broker.entry import entry_info
-from magnetar.broker.names import NamespaceName
 from magnetar.broker.persistent_topic import PersistentTopic
-from magnetar.broker.policies import Policies
 from magnetar.broker.policy_defaults import (
     BrokerPolicyDefaults,
     effective_retention,
@@ -41,6 +39,8 @@ from magnetar.broker.topic_sweep import TopicSweep
 from magnetar.ids import EntryId
 from magnetar.managed_ledger import ManagedLedger, Position
 from magnetar.managed_ledger.layout import LedgerLayout
+from magnetar.naming import NamespaceName
+from magnetar.policies import Policies
 from magnetar.telemetry import get_logger
 
 log = get_logger(__name__)

@@ -15,10 +15,10 @@ import zlib
 from magnetar.broker.consumer import Consumer
 from magnetar.broker.entry import entry_info
 from magnetar.broker.errors import ConsumerBusy, ProducerBusy, TopicClosed
-from magnetar.broker.names import TopicName
 from magnetar.broker.producer import Producer
 from magnetar.ids import EntryId, LedgerId
 from magnetar.managed_ledger import Position
+from magnetar.naming import TopicName
 from magnetar.protocol.message_id import MessageId
 from magnetar.telemetry import get_logger
 from magnetar.wire import pulsar_api_pb2 as pb

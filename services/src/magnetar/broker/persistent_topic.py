@@ -22,11 +22,11 @@ from magnetar.broker.deduplication import CURSOR_NAME as DEDUP_CURSOR
 from magnetar.broker.deduplication import DeduplicationConfig, MessageDeduplication
 from magnetar.broker.entry import entry_info
 from magnetar.broker.errors import MetadataProblem, ProducerBusy, SubscriptionNotFound, TopicClosed
-from magnetar.broker.names import TopicName
 from magnetar.broker.producer import Producer, Published
 from magnetar.broker.subscription import PersistentSubscription
 from magnetar.ids import EntryId
 from magnetar.managed_ledger import InitialPosition, ManagedLedger, Position
+from magnetar.naming import TopicName
 from magnetar.protocol.message_id import EARLIEST, LATEST, MessageId
 from magnetar.telemetry import get_logger
 from magnetar.wire import pulsar_api_pb2 as pb

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from magnetar.broker.policies import AutoTopicCreationOverride, Policies, RetentionPolicies
 from magnetar.managed_ledger import ManagedLedgerConfig
+from magnetar.policies import AutoTopicCreationOverride, Policies, RetentionPolicies
 
 MB = 1024 * 1024
 

@@ -25,8 +25,6 @@ import sys
 from collections.abc import Awaitable
 from contextlib import suppress
 
-from magnetar.broker.names import NamespaceName
-from magnetar.broker.policies import ClusterData, TenantInfo
 from magnetar.broker.resource_errors import ClusterExists, NamespaceExists, TenantExists
 from magnetar.broker.resources import BrokerResources
 from magnetar.broker.server import BrokerServer
@@ -38,6 +36,8 @@ from magnetar.ledger.config import LedgerClientConfig
 from magnetar.managed_ledger import ManagedLedgerFactory
 from magnetar.metadata.factory import open_store
 from magnetar.metadata.store import MetadataStore
+from magnetar.naming import NamespaceName
+from magnetar.policies import ClusterData, TenantInfo
 from magnetar.telemetry import get_logger
 
 log = get_logger(__name__)

@@ -25,11 +25,11 @@ import asyncio
 import itertools
 
 from magnetar.broker.deduplication import MessageDeduplication
-from magnetar.broker.names import TopicName
 from magnetar.broker.persistent_topic import PersistentTopic
 from magnetar.broker.producer import Producer
 from magnetar.broker.service import BrokerService
 from magnetar.broker.transport_cnx import TransportCnx
+from magnetar.naming import TopicName
 from magnetar.protocol import commands
 from magnetar.protocol.frame import Frame
 from magnetar.telemetry import get_logger

@@ -1,5 +1,6 @@
 """Errors of the broker's persisted resources: clusters, tenants, namespaces, policies and
-partitioned-topic metadata (:mod:`magnetar.broker.resources`).
+partitioned-topic metadata (:mod:`magnetar.broker.resources`). A malformed policy document is
+:class:`magnetar.policies.InvalidPolicies`, shared with the admin client.
 
 Kept apart from :mod:`magnetar.broker.errors` only because the two were written in parallel;
 they belong to the same package and may be merged into it. None is retryable: each names a state
@@ -111,10 +112,6 @@ class PartitionCountNotIncreased(ResourceError):
         self.topic = topic
         self.current = current
         self.requested = requested
-
-
-class InvalidPolicies(ResourceError):
-    """A policy value (or a tenant/cluster document) that is malformed or out of range."""
 
 
 class InvalidResourceName(ResourceError):

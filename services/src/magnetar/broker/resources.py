@@ -1,6 +1,6 @@
 """The broker's persisted admin resources: clusters, tenants, namespaces with their policies, and
 partitioned-topic metadata, kept in the metadata store (keys from :mod:`magnetar.metadata.keys`,
-values the JSON of :mod:`magnetar.broker.policies`).
+values the JSON of :mod:`magnetar.policies`).
 
 Invariants:
 - Every read-modify-write is a compare-and-set on the key's version: ``set_policies`` and
@@ -28,13 +28,10 @@ import re
 from collections.abc import Callable
 
 from magnetar.backoff import Backoff
-from magnetar.broker.names import NamespaceName, TopicName
-from magnetar.broker.policies import ClusterData, Policies, TenantInfo, dumps, loads
 from magnetar.broker.resource_errors import (
     ClusterExists,
     ClusterNotFound,
     InvalidPartitionCount,
-    InvalidPolicies,
     InvalidResourceName,
     NamespaceExists,
     NamespaceNotFound,
@@ -49,6 +46,8 @@ from magnetar.broker.resource_errors import (
 from magnetar.metadata import keys
 from magnetar.metadata.errors import BadVersion, KeyExists, NotFound
 from magnetar.metadata.store import MetadataStore
+from magnetar.naming import NamespaceName, TopicName
+from magnetar.policies import ClusterData, InvalidPolicies, Policies, TenantInfo, dumps, loads
 from magnetar.telemetry import get_logger
 
 log = get_logger(__name__)

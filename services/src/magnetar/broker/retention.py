@@ -11,9 +11,9 @@ Concurrency: on the broker's loop; ``trim_ledgers`` serialises with the ledger's
 
 from __future__ import annotations
 
-from magnetar.broker.policies import RetentionPolicies
 from magnetar.broker.policy_defaults import with_retention
 from magnetar.managed_ledger import ManagedLedger
+from magnetar.policies import RetentionPolicies
 from magnetar.telemetry import get_logger
 
 log = get_logger(__name__)

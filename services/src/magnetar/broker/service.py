@@ -27,10 +27,8 @@ from magnetar.broker.backlog_quota import BacklogQuotaConfig, BacklogQuotaManage
 from magnetar.broker.deduplication import DeduplicationConfig, DeduplicationPolicyWatch
 from magnetar.broker.errors import ServiceNotReady, TopicNotFound
 from magnetar.broker.message_expiry import MessageExpiryMonitor
-from magnetar.broker.names import NamespaceName, TopicName
 from magnetar.broker.non_persistent_topic import NonPersistentTopic
 from magnetar.broker.persistent_topic import PersistentTopic
-from magnetar.broker.policies import Policies
 from magnetar.broker.policy_defaults import (
     BrokerPolicyDefaults,
     effective_retention,
@@ -43,6 +41,8 @@ from magnetar.broker.topic_sweep import sweep_once
 from magnetar.managed_ledger import ManagedLedgerConfig, ManagedLedgerFactory
 from magnetar.metadata import keys
 from magnetar.metadata.store import MetadataStore
+from magnetar.naming import NamespaceName, TopicName
+from magnetar.policies import Policies
 from magnetar.telemetry import get_logger
 
 log = get_logger(__name__)

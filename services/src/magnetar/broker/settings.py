@@ -17,10 +17,10 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from magnetar.broker.backlog_quota import BacklogQuotaConfig
 from magnetar.broker.deduplication import DeduplicationConfig
-from magnetar.broker.policies import AutoTopicCreationOverride, RetentionPolicies
 from magnetar.broker.policy_defaults import BrokerPolicyDefaults
 from magnetar.broker.service import BrokerConfig
 from magnetar.managed_ledger import ManagedLedgerConfig
+from magnetar.policies import AutoTopicCreationOverride, RetentionPolicies
 
 
 class BrokerSettings(BaseSettings):

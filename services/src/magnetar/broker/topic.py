@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from magnetar.broker.names import TopicName
+from magnetar.naming import TopicName
 from magnetar.protocol.version import PeerFeatures
 from magnetar.wire import pulsar_api_pb2 as pb
 

@@ -28,10 +28,8 @@ from typing import Any, Protocol
 
 from magnetar.broker.errors import NotAllowed, SubscriptionNotFound
 from magnetar.broker.message_expiry import expire_subscription
-from magnetar.broker.names import NamespaceName, TopicName
 from magnetar.broker.non_persistent_topic import NonPersistentTopic
 from magnetar.broker.persistent_topic import PersistentTopic
-from magnetar.broker.policies import AutoTopicCreationOverride, Policies
 from magnetar.broker.policy_defaults import (
     BrokerPolicyDefaults,
     effective_auto_topic_creation,
@@ -51,6 +49,8 @@ from magnetar.broker.stats import DEFAULT_WINDOW_S, total
 from magnetar.broker.subscription import PersistentSubscription
 from magnetar.errors import MagnetarError
 from magnetar.managed_ledger import Position
+from magnetar.naming import NamespaceName, TopicName
+from magnetar.policies import AutoTopicCreationOverride, Policies
 from magnetar.protocol.message_id import MessageId
 from magnetar.telemetry import get_logger
 

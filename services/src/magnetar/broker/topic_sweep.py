@@ -17,11 +17,11 @@ import abc
 import asyncio
 from collections.abc import Awaitable, Callable, Iterable
 
-from magnetar.broker.names import NamespaceName
 from magnetar.broker.persistent_topic import PersistentTopic
-from magnetar.broker.policies import Policies
 from magnetar.cancellation import cancel_and_wait
 from magnetar.errors import MagnetarError
+from magnetar.naming import NamespaceName
+from magnetar.policies import Policies
 from magnetar.telemetry import get_logger
 
 log = get_logger(__name__)

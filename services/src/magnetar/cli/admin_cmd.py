@@ -15,7 +15,8 @@ import typer
 
 from magnetar.cli import admin_namespaces_cmd, admin_topics_cmd
 from magnetar.cli.admin_session import AdminOptions, ForceOpt, call, emit_fields, emit_names
-from magnetar.client.admin_models import DEFAULT_WEB_SERVICE_URL, TenantInfo
+from magnetar.client.admin_models import DEFAULT_WEB_SERVICE_URL
+from magnetar.policies import TenantInfo
 
 if TYPE_CHECKING:
     from magnetar.client.admin import AdminClient

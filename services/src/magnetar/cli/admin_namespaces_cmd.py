@@ -13,18 +13,18 @@ import typer
 
 from magnetar.cli.admin_output import render_fields, render_table
 from magnetar.cli.admin_session import ForceOpt, NamespaceArg, call, emit, emit_names, usage_value
-from magnetar.client.admin_models import (
-    BACKLOG_QUOTA_POLICIES,
-    BACKLOG_QUOTA_TYPES,
-    AutoTopicCreationOverride,
-    BacklogQuota,
-)
 from magnetar.client.admin_units import (
     format_duration_s,
     format_size_bytes,
     parse_duration_s,
     parse_size_bytes,
     retention_of,
+)
+from magnetar.policies import (
+    BACKLOG_QUOTA_POLICIES,
+    BACKLOG_QUOTA_TYPES,
+    AutoTopicCreationOverride,
+    BacklogQuota,
 )
 
 namespaces = typer.Typer(help="Namespaces and their policies.", no_args_is_help=True)

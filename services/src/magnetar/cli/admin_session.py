@@ -8,7 +8,7 @@ are usage errors: :func:`usage_value` raises ``typer.BadParameter`` and click ex
 :func:`emit` prints a value as JSON under ``--json`` and as the command's table otherwise
 (:func:`emit_names` for a list of names, :func:`emit_fields` for one object).
 
-Wiring only: parsing lives in ``magnetar.client.admin_units``/``admin_models`` and rendering in
+Wiring only: parsing lives in ``magnetar.client.admin_units`` and ``magnetar.naming``, rendering in
 ``magnetar.cli.admin_output``.
 """
 
@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Annotated, Any, Protocol, TypeVar
 
 import typer
@@ -24,7 +25,8 @@ import typer
 from magnetar.cli.admin_output import render_fields, render_json
 from magnetar.cli.tool_session import fail
 from magnetar.client.admin_errors import AdminError
-from magnetar.client.admin_models import DEFAULT_WEB_SERVICE_URL, NamespaceRef, TopicRef
+from magnetar.client.admin_models import DEFAULT_WEB_SERVICE_URL
+from magnetar.naming import NamespaceName, TopicName
 
 if TYPE_CHECKING:
     from magnetar.client.admin import AdminClient
@@ -99,12 +101,12 @@ def usage_value(parse: Callable[[str], V], text: str, option: str) -> V:
 
 
 def _check_topic(text: str) -> str:
-    usage_value(TopicRef.parse, text, "TOPIC")
+    usage_value(partial(TopicName.parse, strict=False), text, "TOPIC")
     return text
 
 
 def _check_namespace(text: str) -> str:
-    usage_value(NamespaceRef.parse, text, "NAMESPACE")
+    usage_value(partial(NamespaceName.parse, strict=False), text, "NAMESPACE")
     return text
 
 

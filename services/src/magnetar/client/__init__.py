@@ -32,7 +32,6 @@ from magnetar.client.errors import (
     DecompressionError,
     IncompatibleSchema,
     InvalidConfiguration,
-    InvalidTopicName,
     InvalidTopicNameResponse,
     MessageTooBig,
     MetadataError,
@@ -63,6 +62,7 @@ from magnetar.client.reader import Reader
 from magnetar.client.receiver import InitialPosition, SubscriptionType
 from magnetar.client.routing import HashingScheme, RoutingMode
 from magnetar.client.settings import Authentication, AuthenticationToken, TlsOptions
+from magnetar.naming import InvalidTopicName
 from magnetar.protocol.message_id import EARLIEST, LATEST, MessageId
 
 __all__ = [

@@ -9,9 +9,11 @@
         stats = await admin.get_stats("persistent://acme/orders/in")
 
 Works against Magnetar and Apache Pulsar alike: paths and bodies are Pulsar's. Namespaces are
-``"tenant/ns"`` strings and topics whatever :meth:`TopicRef.parse` takes (``persistent://t/n/x``,
-``t/n/x`` or a bare name in ``public/default``). Values are the frozen dataclasses of
-:mod:`magnetar.client.admin_models`; stats are the server's JSON as a read-only mapping.
+``"tenant/ns"`` strings and topics whatever :meth:`magnetar.naming.TopicName.parse` takes
+(``persistent://t/n/x``, ``t/n/x`` or a bare name in ``public/default``); only their shape is
+checked here, the server validates the characters. Values are the frozen dataclasses of
+:mod:`magnetar.policies` (shared with the broker) and :mod:`magnetar.client.admin_models`; stats
+are the server's JSON as a read-only mapping.
 
 Errors: an HTTP error answer raises the :mod:`magnetar.client.admin_errors` class for its status,
 carrying the server's ``reason``; no answer raises ``AdminUnreachable``; a call that runs past
@@ -29,9 +31,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from types import TracebackType
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import quote
 
 import httpx
@@ -45,20 +47,22 @@ from magnetar.client.admin_errors import (
 from magnetar.client.admin_models import (
     DEFAULT_WEB_SERVICE_URL,
     LATEST,
+    LookupData,
+    MessageId,
+    PartitionedTopicMetadata,
+)
+from magnetar.naming import NON_PERSISTENT, PERSISTENT, NamespaceName, TopicName
+from magnetar.policies import (
     AutoTopicCreationOverride,
     BacklogQuota,
     ClusterData,
-    LookupData,
-    MessageId,
-    NamespaceRef,
-    PartitionedTopicMetadata,
+    InvalidPolicies,
     RetentionPolicies,
     TenantInfo,
-    TopicRef,
 )
-from magnetar.client.topic_name import NON_PERSISTENT, PERSISTENT
 
 V2 = "/admin/v2"
+T = TypeVar("T")
 
 
 def _tenant(tenant: str) -> str:
@@ -66,11 +70,11 @@ def _tenant(tenant: str) -> str:
 
 
 def _ns(namespace: str) -> str:
-    return f"{V2}/namespaces/{NamespaceRef.parse(namespace).path}"
+    return f"{V2}/namespaces/{NamespaceName.parse(namespace, strict=False).rest_path}"
 
 
 def _topic(topic: str) -> str:
-    return f"{V2}/{TopicRef.parse(topic).path}"
+    return f"{V2}/{TopicName.parse(topic, strict=False).rest_path}"
 
 
 def _sub(topic: str, sub: str) -> str:
@@ -81,6 +85,14 @@ def _str_list(value: object) -> list[str]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise UnexpectedResponse(f"expected a JSON list of strings, got {value!r:.200}")
     return value
+
+
+def _read(from_json: Callable[[object], T], value: object) -> T:
+    """A shared shape from a server's answer; a malformed one is an unexpected response."""
+    try:
+        return from_json(value)
+    except InvalidPolicies as exc:
+        raise UnexpectedResponse(f"malformed answer: {exc.reason}") from exc
 
 
 def _mapping(value: object) -> Mapping[str, Any]:
@@ -175,9 +187,8 @@ class AdminClient:
         return _str_list(await self._call("GET", f"{V2}/clusters"))
 
     async def get_cluster(self, cluster: str) -> ClusterData:
-        return ClusterData.from_json(
-            await self._call("GET", f"{V2}/clusters/{quote(cluster, safe='')}")
-        )
+        path = f"{V2}/clusters/{quote(cluster, safe='')}"
+        return _read(ClusterData.from_json, await self._call("GET", path))
 
     # ------------------------------------------------------------------ tenants
 
@@ -185,7 +196,7 @@ class AdminClient:
         return _str_list(await self._call("GET", f"{V2}/tenants"))
 
     async def get_tenant(self, tenant: str) -> TenantInfo:
-        return TenantInfo.from_json(await self._call("GET", _tenant(tenant)))
+        return _read(TenantInfo.from_json, await self._call("GET", _tenant(tenant)))
 
     async def create_tenant(self, tenant: str, info: TenantInfo | None = None) -> None:
         await self._call("PUT", _tenant(tenant), body=(info or TenantInfo()).to_json())
@@ -214,7 +225,7 @@ class AdminClient:
 
     async def get_retention(self, namespace: str) -> RetentionPolicies | None:
         value = await self._call("GET", f"{_ns(namespace)}/retention")
-        return None if value is None else RetentionPolicies.from_json(value)
+        return None if value is None else _read(RetentionPolicies.from_json, value)
 
     async def set_retention(self, namespace: str, retention: RetentionPolicies) -> None:
         await self._call("POST", f"{_ns(namespace)}/retention", body=retention.to_json())
@@ -234,7 +245,7 @@ class AdminClient:
 
     async def get_backlog_quotas(self, namespace: str) -> dict[str, BacklogQuota]:
         value = _mapping(await self._call("GET", f"{_ns(namespace)}/backlogQuotaMap"))
-        return {kind: BacklogQuota.from_json(q) for kind, q in value.items()}
+        return {kind: _read(BacklogQuota.from_json, q) for kind, q in value.items()}
 
     async def set_backlog_quota(
         self, namespace: str, quota: BacklogQuota, quota_type: str = "destination_storage"
@@ -260,7 +271,7 @@ class AdminClient:
 
     async def get_auto_topic_creation(self, namespace: str) -> AutoTopicCreationOverride | None:
         value = await self._call("GET", f"{_ns(namespace)}/autoTopicCreation")
-        return None if value is None else AutoTopicCreationOverride.from_json(value)
+        return None if value is None else _read(AutoTopicCreationOverride.from_json, value)
 
     async def set_auto_topic_creation(
         self, namespace: str, override: AutoTopicCreationOverride
@@ -299,7 +310,7 @@ class AdminClient:
         return await self._list(namespace, domain, "/partitioned")
 
     async def _list(self, namespace: str, domain: str | None, suffix: str) -> list[str]:
-        ns = NamespaceRef.parse(namespace).path
+        ns = NamespaceName.parse(namespace, strict=False).rest_path
         names: list[str] = []
         for d in (domain,) if domain else (PERSISTENT, NON_PERSISTENT):
             names += _str_list(await self._call("GET", f"{V2}/{d}/{ns}{suffix}"))
@@ -381,7 +392,7 @@ class AdminClient:
         await self._call("PUT", f"{_topic(topic)}/unload")
 
     async def lookup_topic(self, topic: str) -> LookupData:
-        path = f"/lookup/v2/topic/{TopicRef.parse(topic).path}"
+        path = f"/lookup/v2/topic/{TopicName.parse(topic, strict=False).rest_path}"
         return LookupData.from_json(await self._call("GET", path))
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-from magnetar.client.admin_models import RetentionPolicies
+from magnetar.policies import RetentionPolicies
 
 UNLIMITED = -1
 

@@ -66,8 +66,8 @@ from magnetar.client.receiver import (
     unpack_entry,
 )
 from magnetar.client.reconnect import Reconnector, default_backoff, is_retryable
-from magnetar.client.topic_name import full_topic_name, parse_topic_name
 from magnetar.client.unacked import UnackedTracker
+from magnetar.naming import client_topic_name, full_topic_name
 from magnetar.protocol import commands
 from magnetar.protocol.batch import is_batch
 from magnetar.protocol.errors import MalformedBatch
@@ -100,7 +100,7 @@ class Consumer:
         self.subscription = subscription
         self.options = options
         self.consumer_name = options.consumer_name or f"magnetar-{uuid.uuid4().hex[:10]}"
-        self.partition = parse_topic_name(self.topic).partition_index
+        self.partition = client_topic_name(self.topic).partition_index
         self._id = client.new_consumer_id()
         self._on_arrival = on_arrival
         self._queue: deque[Message] = deque()

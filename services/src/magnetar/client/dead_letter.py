@@ -23,7 +23,7 @@ from typing import Any, Protocol
 
 from magnetar.client.errors import InvalidConfiguration
 from magnetar.client.message import Message, entry_id_of
-from magnetar.client.topic_name import parse_topic_name
+from magnetar.naming import client_topic_name
 from magnetar.protocol.message_id import MessageId
 from magnetar.telemetry import get_logger
 
@@ -47,7 +47,7 @@ class DeadLetterPolicy:
     def topic_for(self, topic: str, subscription: str) -> str:
         if self.dead_letter_topic:
             return self.dead_letter_topic
-        return f"{parse_topic_name(topic).partitioned_topic}-{subscription}-DLQ"
+        return f"{client_topic_name(topic).partitioned_topic_name}-{subscription}-DLQ"
 
 
 class DeadLetterProducer(Protocol):

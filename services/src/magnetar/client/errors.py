@@ -5,7 +5,9 @@ says through ``retryable`` whether the same call may succeed later without any o
 
 Errors a broker reports (``ERROR``, ``SEND_ERROR``, failed lookups ...) become
 :class:`ServerErrorResponse` subclasses chosen by :func:`server_error` from the ``ServerError``
-code; the code and the broker's message are kept as fields. Values only; safe from any task.
+code; the code and the broker's message are kept as fields. A name the client cannot parse
+raises :class:`magnetar.naming.InvalidTopicName`, shared with the broker. Values only; safe from
+any task.
 """
 
 from __future__ import annotations
@@ -66,10 +68,6 @@ class MessageTooBig(ClientError):
 
 class InvalidConfiguration(ClientError):
     """An option value makes no sense (negative limits, unknown codec, bad URL ...)."""
-
-
-class InvalidTopicName(ClientError, ValueError):
-    """A topic name that cannot be parsed into domain://tenant/namespace/topic."""
 
 
 class TooManyRedirects(ClientError):

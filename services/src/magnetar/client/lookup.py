@@ -14,9 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from magnetar.client.errors import ServerErrorResponse, TooManyRedirects
+from magnetar.client.errors import InvalidConfiguration, ServerErrorResponse, TooManyRedirects
 from magnetar.client.pool import ConnectionPool
-from magnetar.client.topic_name import full_topic_name, service_address
+from magnetar.naming import full_topic_name
 from magnetar.protocol import commands
 from magnetar.wire import pulsar_api_pb2 as pb
 
@@ -27,6 +27,18 @@ _MODES = {
     "non_persistent": pb.CommandGetTopicsOfNamespace.NON_PERSISTENT,
     "all": pb.CommandGetTopicsOfNamespace.ALL,
 }
+
+
+def service_address(url: str) -> str:
+    """``host:port`` from ``pulsar://host:port`` or ``pulsar+ssl://host:port`` (or a bare one)."""
+    address = url.partition("://")[2] if "://" in url else url
+    address = address.rstrip("/")
+    if "," in address:
+        address = address.split(",")[0]
+    host, sep, port = address.rpartition(":")
+    if not sep or not host or not port.isdigit():
+        raise InvalidConfiguration(f"invalid service URL {url!r}")
+    return address
 
 
 @dataclass(frozen=True)

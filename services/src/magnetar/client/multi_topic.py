@@ -25,7 +25,7 @@ from magnetar.client.context import ClientContext
 from magnetar.client.errors import ClientClosed, ClientError, InvalidConfiguration
 from magnetar.client.message import Message
 from magnetar.client.receiver import ConsumerOptions
-from magnetar.client.topic_name import full_topic_name, parse_topic_name, partition_name
+from magnetar.naming import client_topic_name, full_topic_name, partition_name
 from magnetar.protocol.message_id import MessageId
 from magnetar.telemetry import get_logger
 
@@ -54,8 +54,8 @@ class MultiTopicConsumer:
         # partition counts the caller already looked up (by full name), to skip a second lookup
         self._known_partitions = dict(known_partitions or {})
         # short patterns ("orders-.*") match in public/default, like topic names
-        self._pattern = re.compile(parse_topic_name(pattern).full) if pattern else None
-        self._namespace = parse_topic_name(pattern).namespace_name if pattern else None
+        self._pattern = re.compile(full_topic_name(pattern)) if pattern else None
+        self._namespace = str(client_topic_name(pattern).namespace) if pattern else None
         self._children: dict[str, Consumer] = {}  # by full (partition) topic name
         self._by_parent: dict[str, list[str]] = {}
         self._rotation: list[Consumer] = []
@@ -121,7 +121,7 @@ class MultiTopicConsumer:
         assert self._pattern is not None
         assert self._namespace is not None
         listed = await self._client.lookup.topics_of_namespace(self._namespace, "persistent")
-        parents = {parse_topic_name(t).partitioned_topic for t in listed}
+        parents = {str(client_topic_name(t).partitioned_topic_name) for t in listed}
         wanted = {t for t in parents if self._pattern.fullmatch(t)}
         for topic in sorted(wanted - self._by_parent.keys()):
             await self._add_topic(topic)

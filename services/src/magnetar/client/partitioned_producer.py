@@ -21,7 +21,7 @@ from magnetar.client.producer import Producer
 from magnetar.client.producer_options import ProducerOptions, SendOptions
 from magnetar.client.reconnect import retry_until
 from magnetar.client.routing import MessageRouter
-from magnetar.client.topic_name import full_topic_name, partition_name
+from magnetar.naming import full_topic_name, partition_name
 from magnetar.protocol.message_id import MessageId
 
 

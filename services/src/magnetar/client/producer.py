@@ -61,7 +61,7 @@ from magnetar.client.errors import (
 )
 from magnetar.client.producer_options import ProducerOptions, SendOptions
 from magnetar.client.reconnect import Reconnector, retry_until
-from magnetar.client.topic_name import full_topic_name, parse_topic_name
+from magnetar.naming import client_topic_name, full_topic_name
 from magnetar.protocol import commands
 from magnetar.protocol.message_id import MessageId
 from magnetar.telemetry import get_logger
@@ -95,7 +95,7 @@ class Producer:
         options.validate()
         self._client = client
         self.topic = full_topic_name(topic)
-        self.partition = partition if partition >= 0 else parse_topic_name(topic).partition_index
+        self.partition = partition if partition >= 0 else client_topic_name(topic).partition_index
         self._options = options
         self._codec = compression_type(options.compression_type)
         self.producer_id = client.new_producer_id()

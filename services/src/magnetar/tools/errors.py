@@ -9,8 +9,8 @@ Values only; safe from any task or thread.
 from __future__ import annotations
 
 from magnetar.client import errors as client_errors
-from magnetar.client.topic_name import parse_topic_name
 from magnetar.errors import MagnetarError
+from magnetar.naming import InvalidTopicName, client_topic_name
 
 
 class ToolError(MagnetarError):
@@ -42,11 +42,11 @@ def _namespace_hint(topic: str | None) -> str:
     if topic is None:
         return ""
     try:
-        name = parse_topic_name(topic)
-    except client_errors.ClientError:
+        name = client_topic_name(topic)
+    except InvalidTopicName:
         return ""
     return (
-        f"; check that tenant '{name.tenant}' and namespace '{name.namespace_name}' exist"
+        f"; check that tenant '{name.tenant}' and namespace '{name.namespace}' exist"
         f" (magnetar admin namespaces list {name.tenant})"
     )
 
@@ -62,7 +62,7 @@ def explain(error: BaseException, *, service_url: str, topic: str | None = None)
         )
     if isinstance(error, client_errors.InvalidConfiguration):
         return f"{error}; a service URL looks like pulsar://127.0.0.1:6650"
-    if isinstance(error, client_errors.InvalidTopicName):
+    if isinstance(error, InvalidTopicName):
         return f"{error}; use persistent://tenant/namespace/topic or a short name"
     if isinstance(error, client_errors.TopicNotFound):
         return f"the broker says {error.server_message or error}{_namespace_hint(topic)}"

@@ -1,23 +1,26 @@
-"""Value types of the broker's admin resources, with Pulsar's JSON field names.
+"""A namespace's ``Policies`` and their parts, with Pulsar's admin v2 JSON field names.
 
-``ClusterData``, ``TenantInfo``, ``Policies`` (a namespace's policies) and their parts
-(``RetentionPolicies``, ``BacklogQuota``, ``AutoTopicCreationOverride``, ``AuthPolicies``) are
-frozen dataclasses. ``to_json()`` gives the dict Pulsar's REST API shows (camelCase or
-snake_case exactly as Pulsar spells each field); ``from_json()`` accepts that dict, ignores fields
-it does not know (as Pulsar's JSON mapper does) and raises :class:`InvalidPolicies` with a reason
-for a wrong type or an out-of-range value. The stored form in the metadata store is the same JSON.
+``Policies`` is what ``GET /admin/v2/namespaces/{tenant}/{namespace}`` returns;
+``RetentionPolicies``, ``BacklogQuota``, ``AutoTopicCreationOverride`` and ``AuthPolicies`` are
+its parts and the bodies of the per-policy routes. Each field keeps Pulsar's spelling
+(``retention_policies`` / ``retentionTimeInMinutes``, ``backlog_quota_map`` / ``limitSize``,
+``deduplicationEnabled``). ``to_json()`` gives that dict; ``from_json()`` accepts it, ignores
+fields it does not know (as Pulsar's JSON mapper does) and raises
+:class:`~magnetar.policies.errors.InvalidPolicies` for a wrong type or an out-of-range value.
 
-Pure values; safe from any task or thread.
+In ``Policies``, ``None`` means "not set here": what applies then (the broker's defaults) is
+the broker's business, not this module's. Used by the broker, the admin API and the admin
+client. Pure values; safe from any task.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from magnetar.broker.resource_errors import InvalidPolicies
+from magnetar.policies.errors import InvalidPolicies
+from magnetar.policies.fields import choice, integer, obj, opt_bool, opt_int, str_set
 
 BACKLOG_QUOTA_POLICIES = (
     "producer_request_hold",
@@ -40,135 +43,6 @@ SCHEMA_COMPATIBILITY_STRATEGIES = (
 )
 
 
-# ------------------------------------------------------------------ JSON field readers
-
-
-def _obj(value: object, what: str) -> Mapping[str, Any]:
-    if not isinstance(value, dict):
-        raise InvalidPolicies(f"{what} must be a JSON object")
-    return value
-
-
-def _int(doc: Mapping[str, Any], key: str, default: int | None, *, minimum: int) -> int:
-    value = doc.get(key, default)
-    if value is None or isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidPolicies(f"{key} must be an integer")
-    if value < minimum:
-        raise InvalidPolicies(f"{key} must be >= {minimum}, got {value}")
-    return value
-
-
-def _opt_int(value: object, what: str, *, minimum: int) -> int | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidPolicies(f"{what} must be an integer")
-    if value < minimum:
-        raise InvalidPolicies(f"Invalid value for {what}: {value}")
-    return value
-
-
-def _opt_bool(value: object, what: str) -> bool | None:
-    if value is not None and not isinstance(value, bool):
-        raise InvalidPolicies(f"{what} must be true or false")
-    return value
-
-
-def _str_list(value: object, what: str) -> frozenset[str]:
-    if value is None:
-        return frozenset()
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise InvalidPolicies(f"{what} must be a list of strings")
-    return frozenset(value)
-
-
-def _opt_str(doc: Mapping[str, Any], key: str) -> str | None:
-    value = doc.get(key)
-    if value is not None and not isinstance(value, str):
-        raise InvalidPolicies(f"{key} must be a string")
-    return value
-
-
-def _choice(value: object, what: str, choices: tuple[str, ...]) -> str:
-    if not isinstance(value, str):
-        raise InvalidPolicies(f"{what} must be one of {list(choices)}")
-    for choice in choices:  # Pulsar's enums parse case-insensitively
-        if value.lower() == choice.lower():
-            return choice
-    raise InvalidPolicies(f"{what} must be one of {list(choices)}, got {value!r}")
-
-
-def dumps(doc: Mapping[str, Any]) -> bytes:
-    return json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()
-
-
-def loads(data: bytes) -> Any:
-    return json.loads(data)
-
-
-# ------------------------------------------------------------------ clusters and tenants
-
-_CLUSTER_FIELDS = {
-    "service_url": "serviceUrl",
-    "service_url_tls": "serviceUrlTls",
-    "broker_service_url": "brokerServiceUrl",
-    "broker_service_url_tls": "brokerServiceUrlTls",
-    "proxy_service_url": "proxyServiceUrl",
-    "proxy_protocol": "proxyProtocol",
-}
-
-
-@dataclass(frozen=True, slots=True)
-class ClusterData:
-    service_url: str | None = None
-    service_url_tls: str | None = None
-    broker_service_url: str | None = None
-    broker_service_url_tls: str | None = None
-    proxy_service_url: str | None = None
-    proxy_protocol: str | None = None
-    peer_cluster_names: frozenset[str] = frozenset()
-
-    def to_json(self) -> dict[str, Any]:
-        doc: dict[str, Any] = {
-            key: getattr(self, attr)
-            for attr, key in _CLUSTER_FIELDS.items()
-            if getattr(self, attr) is not None
-        }
-        if self.peer_cluster_names:
-            doc["peerClusterNames"] = sorted(self.peer_cluster_names)
-        return doc
-
-    @classmethod
-    def from_json(cls, value: object) -> ClusterData:
-        doc = _obj(value, "ClusterData")
-        fields = {attr: _opt_str(doc, key) for attr, key in _CLUSTER_FIELDS.items()}
-        peers = _str_list(doc.get("peerClusterNames"), "peerClusterNames")
-        return cls(**fields, peer_cluster_names=peers)
-
-
-@dataclass(frozen=True, slots=True)
-class TenantInfo:
-    admin_roles: frozenset[str] = frozenset()
-    allowed_clusters: frozenset[str] = frozenset()
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "adminRoles": sorted(self.admin_roles),
-            "allowedClusters": sorted(self.allowed_clusters),
-        }
-
-    @classmethod
-    def from_json(cls, value: object) -> TenantInfo:
-        doc = _obj(value, "TenantInfo")
-        return cls(
-            admin_roles=_str_list(doc.get("adminRoles"), "adminRoles"),
-            allowed_clusters=_str_list(doc.get("allowedClusters"), "allowedClusters"),
-        )
-
-
-# ------------------------------------------------------------------ namespace policies
-
-
 @dataclass(frozen=True, slots=True)
 class RetentionPolicies:
     """-1 means unlimited; 0/0 keeps nothing beyond what subscriptions still need."""
@@ -184,10 +58,10 @@ class RetentionPolicies:
 
     @classmethod
     def from_json(cls, value: object) -> RetentionPolicies:
-        doc = _obj(value, "RetentionPolicies")
+        doc = obj(value, "RetentionPolicies")
         return cls(
-            _int(doc, "retentionTimeInMinutes", 0, minimum=-1),
-            _int(doc, "retentionSizeInMB", 0, minimum=-1),
+            integer(doc, "retentionTimeInMinutes", 0, minimum=-1),
+            integer(doc, "retentionSizeInMB", 0, minimum=-1),
         )
 
 
@@ -204,12 +78,12 @@ class BacklogQuota:
 
     @classmethod
     def from_json(cls, value: object) -> BacklogQuota:
-        doc = _obj(value, "BacklogQuota")
+        doc = obj(value, "BacklogQuota")
         size_key = "limitSize" if "limitSize" in doc or "limit" not in doc else "limit"
         return cls(
-            limit_size=_int(doc, size_key, -1, minimum=-1),
-            limit_time=_int(doc, "limitTime", -1, minimum=-1),
-            policy=_choice(
+            limit_size=integer(doc, size_key, -1, minimum=-1),
+            limit_time=integer(doc, "limitTime", -1, minimum=-1),
+            policy=choice(
                 doc.get("policy", "producer_request_hold"), "policy", BACKLOG_QUOTA_POLICIES
             ),
         )
@@ -232,12 +106,12 @@ class AutoTopicCreationOverride:
 
     @classmethod
     def from_json(cls, value: object) -> AutoTopicCreationOverride:
-        doc = _obj(value, "AutoTopicCreationOverride")
-        allow = _opt_bool(doc.get("allowAutoTopicCreation"), "allowAutoTopicCreation")
+        doc = obj(value, "AutoTopicCreationOverride")
+        allow = opt_bool(doc.get("allowAutoTopicCreation"), "allowAutoTopicCreation")
         if allow is None:
             raise InvalidPolicies("allowAutoTopicCreation is required")
-        topic_type = _choice(doc.get("topicType", "non-partitioned"), "topicType", TOPIC_TYPES)
-        partitions = _opt_int(doc.get("defaultNumPartitions"), "defaultNumPartitions", minimum=1)
+        topic_type = choice(doc.get("topicType", "non-partitioned"), "topicType", TOPIC_TYPES)
+        partitions = opt_int(doc.get("defaultNumPartitions"), "defaultNumPartitions", minimum=1)
         if allow and topic_type == "partitioned" and partitions is None:
             raise InvalidPolicies("defaultNumPartitions is required for partitioned topics")
         if topic_type == "non-partitioned" and partitions is not None:
@@ -260,8 +134,8 @@ class AuthPolicies:
 
     @classmethod
     def from_json(cls, value: object) -> AuthPolicies:
-        doc = _obj(value, "auth_policies")
-        grants = _obj(doc.get("namespace_auth", {}), "namespace_auth")
+        doc = obj(value, "auth_policies")
+        grants = obj(doc.get("namespace_auth", {}), "namespace_auth")
         return cls({role: parse_actions(actions) for role, actions in grants.items()})
 
 
@@ -269,7 +143,7 @@ def parse_actions(value: object) -> frozenset[str]:
     """A JSON list of Pulsar AuthActions (``produce``, ``consume``, ...)."""
     if not isinstance(value, list):
         raise InvalidPolicies(f"actions must be a list of {list(AUTH_ACTIONS)}")
-    return frozenset(_choice(v, "action", AUTH_ACTIONS) for v in value)
+    return frozenset(choice(v, "action", AUTH_ACTIONS) for v in value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -309,35 +183,33 @@ class Policies:
 
     @classmethod
     def from_json(cls, value: object) -> Policies:
-        doc = _obj(value, "Policies")
-        quotas = _obj(doc.get("backlog_quota_map") or {}, "backlog_quota_map")
+        doc = obj(value, "Policies")
+        quotas = obj(doc.get("backlog_quota_map") or {}, "backlog_quota_map")
         retention = doc.get("retention_policies")
         auto = doc.get("autoTopicCreationOverride")
         return cls(
             auth_policies=AuthPolicies.from_json(doc.get("auth_policies") or {}),
-            replication_clusters=_str_list(doc.get("replication_clusters"), "replication_clusters"),
+            replication_clusters=str_set(doc.get("replication_clusters"), "replication_clusters"),
             backlog_quota_map={
-                _choice(k, "backlogQuotaType", BACKLOG_QUOTA_TYPES): BacklogQuota.from_json(q)
+                choice(k, "backlogQuotaType", BACKLOG_QUOTA_TYPES): BacklogQuota.from_json(q)
                 for k, q in quotas.items()
             },
-            message_ttl_in_seconds=_opt_int(
+            message_ttl_in_seconds=opt_int(
                 doc.get("message_ttl_in_seconds"), "message TTL", minimum=0
             ),
             retention_policies=None
             if retention is None
             else RetentionPolicies.from_json(retention),
-            deduplication_enabled=_opt_bool(
-                doc.get("deduplicationEnabled"), "deduplicationEnabled"
-            ),
+            deduplication_enabled=opt_bool(doc.get("deduplicationEnabled"), "deduplicationEnabled"),
             auto_topic_creation_override=(
                 None if auto is None else AutoTopicCreationOverride.from_json(auto)
             ),
-            schema_compatibility_strategy=_choice(
+            schema_compatibility_strategy=choice(
                 doc.get("schema_compatibility_strategy", "UNDEFINED"),
                 "schema_compatibility_strategy",
                 SCHEMA_COMPATIBILITY_STRATEGIES,
             ),
-            deleted=bool(_opt_bool(doc.get("deleted"), "deleted")),
+            deleted=bool(opt_bool(doc.get("deleted"), "deleted")),
         )
 
     # Small pure updates used with BrokerResources.set_policies(ns, fn).

@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import pytest
 
-from magnetar.broker.policies import (
+from magnetar.policies import (
     AutoTopicCreationOverride,
     BacklogQuota,
     ClusterData,
+    InvalidPolicies,
     Policies,
     RetentionPolicies,
     TenantInfo,
 )
-from magnetar.broker.resource_errors import InvalidPolicies
 
 
 def test_tenant_info_json_shape() -> None:

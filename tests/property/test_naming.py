@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from magnetar.broker.names import DOMAINS, NamespaceName, TopicName
+from magnetar.naming import DOMAINS, NamespaceName, TopicName, client_topic_name, full_topic_name
 
 part = st.from_regex(r"\A[-=:.a-zA-Z0-9_]{1,12}\Z")
 local = st.text(
@@ -36,3 +36,14 @@ def test_partitions_know_their_topic(tenant: str, ns: str, name: str, index: int
 def test_namespace_name_round_trips(tenant: str, ns: str) -> None:
     name = NamespaceName.parse(f"{tenant}/{ns}")
     assert NamespaceName.parse(str(name)) == name
+
+
+@given(st.sampled_from(DOMAINS), part, part, local.filter(lambda s: "/" not in s))
+def test_the_client_views_agree_with_the_broker_on_valid_names(
+    domain: str, tenant: str, ns: str, name: str
+) -> None:
+    full = f"{domain}://{tenant}/{ns}/{name}"
+    broker = TopicName.parse(full)
+    assert TopicName.parse(full, strict=False) == broker
+    assert client_topic_name(full) == broker
+    assert full_topic_name(full) == str(broker)

@@ -1,12 +1,19 @@
 """TopicName / NamespaceName parsing: full and short forms, partition suffixes, the managed
-ledger name, and invalid names (InvalidTopicName with a reason)."""
+ledger name, and invalid names (InvalidTopicName with a reason); the views of the admin client
+(shape only) and of the protocol client (legacy four-part names, partition names)."""
 
 from __future__ import annotations
 
 import pytest
 
-from magnetar.broker.errors import InvalidTopicName
-from magnetar.broker.names import NamespaceName, TopicName
+from magnetar.naming import (
+    InvalidTopicName,
+    NamespaceName,
+    TopicName,
+    client_topic_name,
+    full_topic_name,
+    partition_name,
+)
 
 
 @pytest.mark.parametrize(
@@ -99,3 +106,66 @@ def test_namespace_names() -> None:
         with pytest.raises(InvalidTopicName) as raised:
             NamespaceName.parse(bad)
         assert reason in raised.value.reason
+
+
+@pytest.mark.parametrize(
+    ("text", "full", "path"),
+    [
+        ("my-topic", "persistent://public/default/my-topic", "persistent/public/default/my-topic"),
+        ("acme/orders/in", "persistent://acme/orders/in", "persistent/acme/orders/in"),
+        ("non-persistent://a/b/c", "non-persistent://a/b/c", "non-persistent/a/b/c"),
+        ("a/b/c d", "persistent://a/b/c d", "persistent/a/b/c%20d"),
+        ("a/b/x/y", "persistent://a/b/x/y", "persistent/a/b/x%2Fy"),
+    ],
+)
+def test_topic_names_as_pulsar_admin_takes_them(text: str, full: str, path: str) -> None:
+    ref = TopicName.parse(text, strict=False)
+    assert str(ref) == full
+    assert ref.rest_path == path
+
+
+@pytest.mark.parametrize("text", ["", "a/b", "a//c", "kafka://a/b/c", "persistent://a/b"])
+def test_bad_topic_names_for_pulsar_admin(text: str) -> None:
+    with pytest.raises(ValueError):
+        TopicName.parse(text, strict=False)
+
+
+def test_namespaces_as_pulsar_admin_takes_them() -> None:
+    assert str(NamespaceName.parse("acme/orders", strict=False)) == "acme/orders"
+    for bad in ("acme", "acme/", "a/b/c"):
+        with pytest.raises(ValueError, match="tenant/namespace"):
+            NamespaceName.parse(bad, strict=False)
+
+
+def test_the_admin_view_is_the_client_parser_without_the_legacy_form() -> None:
+    legacy = client_topic_name("persistent://a/b/x/y")
+    assert (legacy.namespace_local, legacy.local_name) == ("b/x", "y")
+    assert str(legacy) == "persistent://a/b/x/y"
+    ref = TopicName.parse("persistent://a/b/x/y", strict=False)
+    assert (ref.namespace_local, ref.local_name) == ("b", "x/y")
+    assert ref == TopicName.parse("persistent://a/b/x/y", legacy_cluster=False)
+    with pytest.raises(InvalidTopicName):  # a ValueError too, for the CLI's usage errors
+        TopicName.parse("kafka://a/b/c", strict=False)
+
+
+def test_clients_check_the_shape_and_leave_characters_to_the_broker() -> None:
+    with pytest.raises(InvalidTopicName, match="invalid tenant name 'ac me'"):
+        TopicName.parse("ac me/orders/t")
+    assert str(TopicName.parse("ac me/orders/t", strict=False)) == "persistent://ac me/orders/t"
+    assert full_topic_name("ac me/orders/t") == "persistent://ac me/orders/t"
+    assert str(NamespaceName.parse("public/bad$name", strict=False)) == "public/bad$name"
+    for bad in ("", "acme/t", "kafka://a/b/c", "a//c"):
+        with pytest.raises(ValueError):
+            full_topic_name(bad)
+
+
+def test_client_partition_names() -> None:
+    assert full_topic_name("t") == "persistent://public/default/t"
+    assert partition_name("t", 2) == "persistent://public/default/t-partition-2"
+    assert client_topic_name(partition_name("a/b/t", 7)).partition_index == 7
+    assert (
+        partition_name("t-partition-1", 0)
+        == "persistent://public/default/t-partition-1-partition-0"
+    )
+    with pytest.raises(InvalidTopicName, match="negative partition index"):
+        partition_name("t", -1)
