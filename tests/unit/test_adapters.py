@@ -23,7 +23,8 @@ ADAPTERS: dict[str, set[str]] = {
     "crc32c": {
         "magnetar.protocol.frame",
         "magnetar.ledger.digest",
-        "magnetar.bookie.journal",
+        "magnetar.bookie.journal_record",
+        "magnetar.bookie.journal_replay",
         "magnetar.bookie.entry_log",
     },
     "fastapi": {"magnetar.admin"},

@@ -33,7 +33,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from magnetar.bookie.errors import BookieClosed, BookieError
-from magnetar.bookie.journal import Journal, JournalConfig, JournalRecord, RecordKind
+from magnetar.bookie.journal import Journal, JournalConfig
+from magnetar.bookie.journal_record import JournalRecord, RecordKind
 from magnetar.bookie.ledger_storage import (
     COMPACTION_BYTES_PER_S,
     COMPACTION_THRESHOLD,
