@@ -1,9 +1,10 @@
 """A managed ledger (Pulsar's ManagedLedgerImpl): a topic's log as a chain of ledgers.
 
-Persisted state: ``keys.managed_ledger_info(name)`` holds the chain (ManagedLedgerInfo), every
-change by compare-and-set on the version this owner last wrote; a ``BadVersion`` means another
-owner took over and the managed ledger becomes *fenced* (every call raises
-:class:`ManagedLedgerFenced`). Cursors persist themselves (see :mod:`.cursor`).
+This module orchestrates; the parts it drives live beside it. Persisted state: the chain
+(ManagedLedgerInfo) is read and written by :mod:`.meta_store`, every change by compare-and-set
+on the version this owner last wrote; a conflict means another owner took over and the
+managed ledger becomes *fenced* (every call raises :class:`ManagedLedgerFenced`). Cursors
+persist themselves (see :mod:`.cursor`).
 
 Open (:meth:`ManagedLedger.open`): load the info; the last ledger may have been left OPEN by a
 crash, so it is opened with recovery (which fences and closes it) and its final entry count is
@@ -25,8 +26,10 @@ per ledger). Trimming (after acks and rollovers, one task at a time) deletes the
 behind every durable cursor and outside retention: from the info by CAS first, then from the
 ledger layer.
 
-Concurrency: everything runs on one event loop. Info writes are serialised by ``_info_lock``.
-The managed ledger owns its append, rollover and trim tasks and cancels them on close.
+Concurrency: everything runs on one event loop; callers are the broker's topics, cursors and
+subscriptions (from their tasks and from the writer's completion callbacks). Info writes are
+serialised by the meta store's lock. The managed ledger owns its append, rollover and trim
+tasks and cancels them on close.
 """
 
 from __future__ import annotations
@@ -43,12 +46,7 @@ from magnetar.errors import MagnetarError
 from magnetar.ids import EntryId, LedgerId
 from magnetar.ledger.errors import LedgerFenced, NoSuchEntry, NoSuchLedger
 from magnetar.managed_ledger.add_queue import AddCallback, AddOp, AddQueue
-from magnetar.managed_ledger.codec import (
-    decode_cursor_info,
-    decode_ledger_info,
-    encode_ledger_info,
-    ledger_info_of,
-)
+from magnetar.managed_ledger.codec import decode_cursor_info
 from magnetar.managed_ledger.config import InitialPosition, ManagedLedgerConfig
 from magnetar.managed_ledger.cursor import ManagedCursor
 from magnetar.managed_ledger.cursor_state import CursorState
@@ -60,10 +58,11 @@ from magnetar.managed_ledger.errors import (
 )
 from magnetar.managed_ledger.layout import LedgerLayout
 from magnetar.managed_ledger.ledger_access import LedgerAccess, LedgerReader, LedgerWriter
+from magnetar.managed_ledger.meta_store import MetaStore
 from magnetar.managed_ledger.position import Position
 from magnetar.managed_ledger.trimming import LedgerInfo, ledgers_to_trim
 from magnetar.metadata import keys
-from magnetar.metadata.errors import BadVersion, KeyExists, NotFound
+from magnetar.metadata.errors import KeyExists, NotFound
 from magnetar.metadata.store import MetadataStore, Versioned
 from magnetar.telemetry import get_logger
 
@@ -135,10 +134,7 @@ class ManagedLedger:
         self._on_close = on_close
         self._state = State.OPEN
         self._fence_reason = ""
-        self._info_key = keys.managed_ledger_info(name)
-        self._info_version = -1
-        self._info_lock = asyncio.Lock()
-        self._ledgers: list[LedgerInfo] = []
+        self._meta = MetaStore(store, name)
         self.layout = LedgerLayout()
         self._current: _CurrentLedger | None = None
         self._adds = AddQueue(config.max_pending_adds)
@@ -174,7 +170,7 @@ class ManagedLedger:
         return ml
 
     async def _initialize(self) -> None:
-        ledgers = await self._load_info()
+        ledgers = await self._meta.load()
         ledgers, dropped = await self._recover_last(ledgers)
         writer = await self._create_writer()
         ledgers.append(LedgerInfo(writer.ledger_id))
@@ -192,21 +188,6 @@ class ManagedLedger:
             current_ledger=writer.ledger_id,
             cursors=len(self._cursors),
         )
-
-    async def _load_info(self) -> list[LedgerInfo]:
-        found = await self.store.get(self._info_key)
-        if found is None:
-            try:
-                self._info_version = await self.store.create(
-                    self._info_key, encode_ledger_info(ledger_info_of([]))
-                )
-                return []
-            except KeyExists:
-                found = await self.store.get(self._info_key)
-                if found is None:
-                    raise ManagedLedgerFenced(self.name, "info vanished while opening") from None
-        self._info_version = found.version
-        return list(decode_ledger_info(self._info_key, found.value).ledgers)
 
     async def _recover_last(
         self, ledgers: list[LedgerInfo]
@@ -269,16 +250,12 @@ class ManagedLedger:
 
     # ================================================================== info
     async def _write_info(self, ledgers: Sequence[LedgerInfo]) -> None:
-        """CAS the chain; BadVersion fences us. Callers hold ``_info_lock`` (or are opening)."""
-        data = encode_ledger_info(ledger_info_of(ledgers))
+        """CAS the chain; a conflict fences us. Callers hold the info lock (or are opening)."""
         try:
-            self._info_version = await self.store.put(
-                self._info_key, data, expected_version=self._info_version
-            )
-        except (BadVersion, NotFound) as exc:
+            await self._meta.write(ledgers)
+        except ManagedLedgerFenced:
             self.fence("managed ledger info changed by another owner")
-            raise ManagedLedgerFenced(self.name, str(exc)) from exc
-        self._ledgers = list(ledgers)
+            raise
 
     # ================================================================== state
     @property
@@ -288,7 +265,7 @@ class ManagedLedger:
     @property
     def ledgers(self) -> list[LedgerInfo]:
         """The chain as last persisted (the current ledger's counts are 0 until closed)."""
-        return list(self._ledgers)
+        return list(self._meta.ledgers)
 
     @property
     def current_ledger_id(self) -> LedgerId | None:
@@ -548,8 +525,8 @@ class ManagedLedger:
                 log.warning("ledger_create_failed", managed_ledger=self.name, error=str(exc))
                 self._adds.fail_all(exc)
                 return
-            async with self._info_lock:
-                await self._write_info([*self._ledgers, LedgerInfo(writer.ledger_id)])
+            async with self._meta.lock:
+                await self._write_info([*self._meta.ledgers, LedgerInfo(writer.ledger_id)])
             self._current = _CurrentLedger(writer)
             self._last_confirmed_lac_floor = -1
             self.layout.append(writer.ledger_id)
@@ -562,7 +539,8 @@ class ManagedLedger:
             )
         except MagnetarError as exc:
             # Fenced, or the store failed: fail what waits; the next add tries again (unless
-            # fenced). A closed ledger's final counts stay in ``_ledgers`` for the next write.
+            # fenced). A closed ledger's final counts stay in the meta store's chain for the
+            # next write.
             log.warning("rollover_failed", managed_ledger=self.name, error=str(exc))
             self._adds.fail_all(exc)
         finally:
@@ -587,12 +565,10 @@ class ManagedLedger:
         entries = self.layout.entries_of(cur.ledger_id)
         closed = LedgerInfo(cur.ledger_id, entries, cur.confirmed_bytes, _now_ms())
         self._cache.pinned_from = None
-        async with self._info_lock:
+        async with self._meta.lock:
             # Recorded in memory first: if this write fails, the next info write carries it.
-            self._ledgers = [
-                closed if li.ledger_id == cur.ledger_id else li for li in self._ledgers
-            ]
-            await self._write_info(self._ledgers)
+            self._meta.record_closed(closed)
+            await self._write_info(self._meta.ledgers)
         reader = self._readers.pop(cur.ledger_id, None)
         if reader is not None:
             await _close_quietly(reader.close)
@@ -708,7 +684,7 @@ class ManagedLedger:
         acked: trim, if a closed ledger could go (the current ledger never does). An ack
         does not evict: the next read does (this runs for every ACK frame and read step)."""
         if acked:
-            if len(self._ledgers) > 1:
+            if len(self._meta.ledgers) > 1:
                 self._schedule_trim()
             return
         active = [*self._cursors.values(), *self._non_durable]
@@ -740,14 +716,15 @@ class ManagedLedger:
     async def trim_ledgers(self) -> list[LedgerId]:
         """Delete the ledgers behind every durable cursor and outside retention; return them."""
         self.check_usable()
-        async with self._info_lock:
+        async with self._meta.lock:
             durable = [c.mark_delete_position for c in self._cursors.values()]
             slowest = min(durable) if durable else None
-            doomed = ledgers_to_trim(self._ledgers, slowest, self.config.retention, _now_ms())
+            chain = self._meta.ledgers
+            doomed = ledgers_to_trim(chain, slowest, self.config.retention, _now_ms())
             if not doomed:
                 return []
             gone = set(doomed)
-            await self._write_info([li for li in self._ledgers if li.ledger_id not in gone])
+            await self._write_info([li for li in chain if li.ledger_id not in gone])
             for lid in doomed:
                 self.layout.remove(lid)
                 self._cache.evict_ledger(lid)
@@ -812,14 +789,13 @@ class ManagedLedger:
 
     async def delete(self) -> None:
         """Close, then remove cursors and info from the store, then delete every ledger."""
-        ledgers = [li.ledger_id for li in self._ledgers]
+        ledgers = [li.ledger_id for li in self._meta.ledgers]
         cursor_names = list(self._cursors)
         await self.close()
         for name in cursor_names:
             with contextlib.suppress(NotFound):
                 await self.store.delete(keys.cursor(self.name, name))
-        with contextlib.suppress(NotFound):
-            await self.store.delete(self._info_key)
+        await self._meta.delete()
         for lid in ledgers:
             await self._delete_ledger_quietly(lid)
         log.info("managed_ledger_deleted", managed_ledger=self.name, ledgers=len(ledgers))
