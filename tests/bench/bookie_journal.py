@@ -26,7 +26,8 @@ import uuid
 from collections.abc import Sequence
 from pathlib import Path
 
-from magnetar.bookie.bookie import Bookie, BookieConfig
+from magnetar.bookie.bookie import Bookie
+from magnetar.bookie.config import BookieConfig
 from magnetar.bookie.journal import Journal, JournalConfig
 from magnetar.bookie.journal_record import JournalRecord, RecordKind
 from magnetar.bookie.ledger_storage import LedgerStorage

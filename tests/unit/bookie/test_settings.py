@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from magnetar.bookie.bookie import BookieConfig
+from magnetar.bookie.config import BookieConfig
 from magnetar.bookie.journal import JournalConfig
 from magnetar.bookie.settings import BookieSettings
 from magnetar.broker.settings import StandaloneSettings
