@@ -26,8 +26,10 @@ import uuid
 from collections.abc import Sequence
 from pathlib import Path
 
-from magnetar.bookie.bookie import Bookie, BookieConfig
-from magnetar.bookie.journal import Journal, JournalConfig, JournalRecord, RecordKind
+from magnetar.bookie.bookie import Bookie
+from magnetar.bookie.config import BookieConfig
+from magnetar.bookie.journal import Journal, JournalConfig
+from magnetar.bookie.journal_record import JournalRecord, RecordKind
 from magnetar.bookie.ledger_storage import LedgerStorage
 from magnetar.bookie.local import LocalBookie
 from magnetar.bookie.registration import Registration

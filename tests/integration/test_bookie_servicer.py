@@ -9,7 +9,8 @@ from pathlib import Path
 import grpc
 import pytest
 
-from magnetar.bookie.bookie import Bookie, BookieConfig
+from magnetar.bookie.bookie import Bookie
+from magnetar.bookie.config import BookieConfig
 from magnetar.bookie.servicer import BookieServicer, start_server
 from magnetar.wire import bookie_pb2 as pb
 from magnetar.wire import bookie_pb2_grpc as pb_grpc

@@ -7,7 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from magnetar.bookie.bookie import AddOp, Bookie, BookieConfig, DiskUsage, Status
+from magnetar.bookie.bookie import Bookie
+from magnetar.bookie.bookie_protocol import AddOp, Status
+from magnetar.bookie.config import BookieConfig
+from magnetar.bookie.disk_monitor import DiskUsage
 from magnetar.bookie.journal import JournalConfig
 
 MK = b"key-1"

@@ -11,13 +11,9 @@ from pathlib import Path
 import pytest
 
 from magnetar.bookie.errors import JournalClosed, JournalFailed
-from magnetar.bookie.journal import (
-    Journal,
-    JournalConfig,
-    JournalRecord,
-    RecordKind,
-    list_segments,
-)
+from magnetar.bookie.journal import Journal, JournalConfig
+from magnetar.bookie.journal_record import JournalRecord, RecordKind
+from magnetar.bookie.journal_replay import list_segments
 
 
 class ListSink:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from magnetar.bookie.journal import JournalRecord, RecordKind, frame, scan_segment
+from magnetar.bookie.journal_record import JournalRecord, RecordKind, frame, scan_segment
 
 records_st = st.lists(
     st.builds(

@@ -13,7 +13,8 @@ import pytest
 from magnetar.bookie import ledger_storage
 from magnetar.bookie.entry_log import EntryLog
 from magnetar.bookie.errors import StorageCorrupt, StorageUnavailable
-from magnetar.bookie.journal import Journal, JournalRecord, RecordKind
+from magnetar.bookie.journal import Journal
+from magnetar.bookie.journal_record import JournalRecord, RecordKind
 from magnetar.bookie.ledger_storage import CompactionResult, LedgerMeta, LedgerStorage
 
 

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from magnetar.bookie.bookie import Bookie, BookieConfig
+from magnetar.bookie.bookie import Bookie
+from magnetar.bookie.config import BookieConfig
 from magnetar.bookie.errors import BookieClosed
 from magnetar.bookie.journal import JournalConfig
 from magnetar.bookie.local import LocalBookie

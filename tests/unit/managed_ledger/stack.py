@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from magnetar.bookie.bookie import Bookie, BookieConfig
+from magnetar.bookie.bookie import Bookie
+from magnetar.bookie.config import BookieConfig
 from magnetar.bookie.journal import JournalConfig
 from magnetar.bookie.registration import Registration
 from magnetar.bookie.servicer import BookieServicer, start_server

@@ -8,7 +8,9 @@ servicer exposes it; cookies and an ephemeral registration tie the process to it
 the cluster's metadata. :mod:`magnetar.bookie.server` runs it all.
 """
 
-from magnetar.bookie.bookie import AddOp, Bookie, BookieConfig, Status
+from magnetar.bookie.bookie import Bookie
+from magnetar.bookie.bookie_protocol import AddOp, Status
+from magnetar.bookie.config import BookieConfig
 from magnetar.bookie.journal import JournalConfig
 
 __all__ = ["AddOp", "Bookie", "BookieConfig", "JournalConfig", "Status"]

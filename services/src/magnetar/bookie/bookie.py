@@ -15,131 +15,46 @@ Rules it enforces (as BookKeeper does):
 * An add is acknowledged only when its journal record is fsynced and applied to storage, so
   every acknowledged entry is readable at once and survives ``kill -9``.
 
-Concurrency: every method runs on the event loop. In-memory ledger state (``_LedgerState``) is
-touched only there. Storage reads run in the default executor; journal writes in the journal's
-thread. Background loops (checkpoint, GC, disk check) are tasks owned by the bookie, started
-by :meth:`Bookie.open` and cancelled by :meth:`Bookie.close`.
+Beside it: its requests and results (:mod:`magnetar.bookie.bookie_protocol`), its configuration
+(:mod:`magnetar.bookie.config`), the free-space rules of read-only mode
+(:mod:`magnetar.bookie.disk_monitor`), the journal and ledger storage it drives.
+
+Concurrency: every method runs on the event loop; the callers are the gRPC servicer and
+:mod:`magnetar.bookie.local` (which also serves the standalone's in-process path), and whoever
+runs the bookie (the bookie server, the standalone: open, mode listener, close). In-memory
+ledger state (``_LedgerState``) is touched only there. Storage reads run in the default
+executor; journal writes in the journal's thread. Background loops (checkpoint, GC, disk check)
+are tasks owned by the bookie, started by :meth:`Bookie.open` and cancelled by
+:meth:`Bookie.close`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import enum
 import functools
-import shutil
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
-from magnetar.bookie.errors import BookieClosed, BookieError
-from magnetar.bookie.journal import Journal, JournalConfig, JournalRecord, RecordKind
-from magnetar.bookie.ledger_storage import (
-    COMPACTION_BYTES_PER_S,
-    COMPACTION_THRESHOLD,
-    ENTRY_LOG_SIZE_LIMIT,
-    LedgerStorage,
-    StoredEntry,
+from magnetar.bookie.bookie_protocol import (
+    AddFields,
+    AddOp,
+    LacResult,
+    LedgerListing,
+    PendingAdds,
+    ReadResult,
+    Status,
 )
+from magnetar.bookie.config import BookieConfig
+from magnetar.bookie.disk_monitor import DiskMonitor, DiskUsage, disk_usage
+from magnetar.bookie.errors import BookieClosed, BookieError
+from magnetar.bookie.journal import Journal
+from magnetar.bookie.journal_record import JournalRecord, RecordKind
+from magnetar.bookie.ledger_storage import LedgerStorage, StoredEntry
 from magnetar.telemetry import get_logger
 
 log = get_logger(__name__)
-
-
-class Status(enum.Enum):
-    """Outcome of a bookie operation; mirrors the wire's ``Status``."""
-
-    OK = "ok"
-    NO_SUCH_LEDGER = "no_such_ledger"
-    NO_SUCH_ENTRY = "no_such_entry"
-    FENCED = "fenced"
-    READ_ONLY = "read_only"
-    UNAUTHORIZED = "unauthorized"
-    BAD_REQUEST = "bad_request"
-    INTERNAL = "internal"
-    TOO_MANY_REQUESTS = "too_many_requests"
-
-
-@dataclass(frozen=True, slots=True)
-class AddOp:
-    ledger_id: int
-    entry_id: int
-    lac: int
-    payload: bytes
-    digest: int
-    master_key: bytes
-    recovery: bool = False
-
-
-class AddFields(Protocol):
-    """What an add needs: :class:`AddOp`, or an in-process client's own add value."""
-
-    @property
-    def ledger_id(self) -> int: ...
-    @property
-    def entry_id(self) -> int: ...
-    @property
-    def lac(self) -> int: ...
-    @property
-    def payload(self) -> bytes: ...
-    @property
-    def digest(self) -> int: ...
-    @property
-    def master_key(self) -> bytes: ...
-    @property
-    def recovery(self) -> bool: ...
-
-
-@dataclass(frozen=True, slots=True)
-class ReadResult:
-    status: Status
-    entry: StoredEntry | None = None
-    lac: int = -1
-
-
-@dataclass(frozen=True, slots=True)
-class LacResult:
-    status: Status
-    lac: int = -1
-    last_entry_id: int = -1
-
-
-@dataclass(frozen=True, slots=True)
-class LedgerListing:
-    ledger_id: int
-    entry_count: int
-    last_entry_id: int
-    fenced: bool
-    ranges: tuple[tuple[int, int], ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class DiskUsage:
-    free_bytes: int
-    total_bytes: int
-
-
-@dataclass(frozen=True, slots=True)
-class BookieConfig:
-    data_dir: Path
-    journal: JournalConfig = field(default_factory=JournalConfig)
-    force_read_only: bool = False
-    min_free_disk_fraction: float = 0.05
-    writable_margin_fraction: float = 0.02
-    disk_check_interval_s: float = 5.0
-    gc_interval_s: float = 30.0
-    checkpoint_interval_s: float = 10.0
-    entry_log_size_limit: int = ENTRY_LOG_SIZE_LIMIT  # BookKeeper's logSizeLimit
-    compaction_threshold: float = COMPACTION_THRESHOLD
-    compaction_rate_by_bytes: float = COMPACTION_BYTES_PER_S  # compactionRateByBytes
-
-    @property
-    def journal_dir(self) -> Path:
-        return self.data_dir / "journal"
-
-    @property
-    def ledger_dir(self) -> Path:
-        return self.data_dir / "ledgers"
 
 
 @dataclass(slots=True)
@@ -152,50 +67,6 @@ class _LedgerState:
     last_entry_id: int = -1
 
 
-class PendingAdds:
-    """Adds of one batch, submitted in order; :meth:`wait` gives their statuses in order.
-
-    ``statuses`` holds the check result of every op; the OK ones share ``durable``, the
-    journal's future for the whole batch.
-    """
-
-    def __init__(self, statuses: list[Status], durable: asyncio.Future[None] | None) -> None:
-        self._statuses = statuses
-        self._durable = durable
-
-    def add_done_callback(self, callback: Callable[[list[Status]], None]) -> None:
-        """Call ``callback(statuses)`` once durable (soon, on the loop, if nothing was accepted).
-
-        A failed or cancelled journal write turns every OK into ``INTERNAL``, as :meth:`wait`.
-        """
-        statuses = self._statuses
-        if self._durable is None:
-            asyncio.get_running_loop().call_soon(callback, list(statuses))
-            return
-
-        def done(future: asyncio.Future[None]) -> None:
-            if future.cancelled() or future.exception() is not None:
-                callback([Status.INTERNAL if s is Status.OK else s for s in statuses])
-            else:
-                callback(list(statuses))
-
-        self._durable.add_done_callback(done)
-
-    async def wait(self) -> list[Status]:
-        if self._durable is None:
-            return list(self._statuses)
-        try:
-            await self._durable
-        except BookieError:
-            return [Status.INTERNAL if s is Status.OK else s for s in self._statuses]
-        return list(self._statuses)
-
-
-def _disk_usage(path: Path) -> DiskUsage:
-    usage = shutil.disk_usage(path)
-    return DiskUsage(free_bytes=usage.free, total_bytes=usage.total)
-
-
 class Bookie:
     """One bookie's storage and rules. Build with :meth:`open`; end with :meth:`close`."""
 
@@ -204,14 +75,15 @@ class Bookie:
         self._storage = storage
         self._journal = journal
         self._ledgers: dict[int, _LedgerState] = {}
-        self._disk_low = False
-        self._announced_read_only = config.force_read_only
-        self._disk = DiskUsage(0, 0)
+        self._disk = DiskMonitor(
+            config.min_free_disk_fraction,
+            config.writable_margin_fraction,
+            announced=config.force_read_only,
+        )
         self._closed = False
         self._gc_wake = asyncio.Event()
-        self._mode_listeners: list[Callable[[bool], None]] = []
         self._tasks: list[asyncio.Task[None]] = []
-        self.disk_usage_probe: Callable[[Path], DiskUsage] = _disk_usage
+        self.disk_usage_probe: Callable[[Path], DiskUsage] = disk_usage
         """Replaceable in tests to simulate a full disk."""
 
     @classmethod
@@ -258,15 +130,15 @@ class Bookie:
     @property
     def read_only(self) -> bool:
         """Refusing adds: forced, disk low, or the journal failed (durability not promised)."""
-        return self.config.force_read_only or self._disk_low or self._journal.failed
+        return self.config.force_read_only or self._disk.low or self._journal.failed
 
     @property
     def disk(self) -> DiskUsage:
-        return self._disk
+        return self._disk.usage
 
     def add_mode_listener(self, listener: Callable[[bool], None]) -> None:
         """Call ``listener(read_only)`` on the loop whenever the mode changes."""
-        self._mode_listeners.append(listener)
+        self._disk.add_listener(listener)
 
     async def check_disk(self) -> None:
         """Measure free disk, switch read-only mode on or off (with hysteresis), tell listeners.
@@ -275,20 +147,8 @@ class Bookie:
         """
         loop = asyncio.get_running_loop()
         usage = await loop.run_in_executor(None, self.disk_usage_probe, self.config.data_dir)
-        self._disk = usage
-        fraction = usage.free_bytes / usage.total_bytes if usage.total_bytes else 1.0
-        if not self._disk_low and fraction < self.config.min_free_disk_fraction:
-            self._disk_low = True
-            log.warning("bookie_disk_low_read_only", free_fraction=round(fraction, 4))
-        elif self._disk_low and fraction >= (
-            self.config.min_free_disk_fraction + self.config.writable_margin_fraction
-        ):
-            self._disk_low = False
-            log.info("bookie_disk_freed_writable", free_fraction=round(fraction, 4))
-        if self.read_only != self._announced_read_only:
-            self._announced_read_only = self.read_only
-            for listener in self._mode_listeners:
-                listener(self.read_only)
+        self._disk.observe(usage)
+        self._disk.announce(self.read_only)
 
     # -- adds ------------------------------------------------------------------------------
 

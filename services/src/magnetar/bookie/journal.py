@@ -1,11 +1,9 @@
-"""The bookie's journal: an append-only write-ahead log with group commit and fdatasync.
+"""The bookie's journal: the write-ahead log's writer thread, group commit and checkpoints.
 
-Layout: ``<dir>/00000001.log``, ``00000002.log``, ... Each segment is a sequence of records::
-
-    length (u32 BE) | crc32c(payload) (u32 BE) | payload (length bytes)
-
-The payload is a :class:`JournalRecord` (an add, a fence or a ledger delete). ``<dir>/lastMark``
-holds the *log mark*: the position up to which every record is also durable in ledger storage.
+The bytes on disk are :mod:`magnetar.bookie.journal_record`'s (records, frames, the scan) and
+:mod:`magnetar.bookie.journal_replay`'s (segment files, the log mark, replay on open); this
+module writes them. A :class:`Journal` replays what lies after the log mark into its
+:class:`JournalSink` (ledger storage), starts a fresh segment, then appends records in groups.
 
 Invariants:
 
@@ -13,12 +11,10 @@ Invariants:
   ``sync`` is off) and applied to the :class:`JournalSink` (ledger storage). So a record whose
   append completed survives ``kill -9`` and is readable at once.
 * Records are written, synced and applied in the order they were enqueued.
-* Replay on open reads every record after the log mark in order and applies it to the sink.
-  It stops a segment at its first torn or corrupt record (short record, zero length, CRC
-  mismatch), truncates the segment there and logs a warning: every valid record before it is
-  replayed, nothing after it is (a record after a torn one was never acknowledged, because the
-  one before it had not been synced when it was written). After replay the sink is flushed,
-  the mark moves past every replayed record, and a fresh segment is started.
+* The queue between the loop and the writer is bounded in count and bytes
+  (``queue_records``, ``queue_bytes``); a caller over the bound waits, in call order.
+* After replay on open the sink is flushed, the mark moves past every replayed record, and a
+  fresh segment is started.
 * A segment is deleted only once the log mark lies in a later segment.
 
 Concurrency: appenders on the event loop hand records to one writer thread through a
@@ -27,135 +23,41 @@ queued as one group, frames it (records are encoded and checksummed there, not o
 big payloads ``crc32c`` runs without the GIL), writes it (big payloads with ``writev``, never
 copied into one buffer), does one ``fdatasync`` for the group and applies it to the sink, then
 posts the outcome back to the loop and at once takes the next group: the disk never waits for
-the loop to get round to starting a write, which under load cost a group a few milliseconds
-(BookKeeper's journal thread works the same way). Completions posted while the loop is busy
-are delivered together by one callback. Appenders await a future per enqueued unit.
-:meth:`Journal.checkpoint` runs on the loop (its flush in the default executor) concurrently
-with writes. Call everything but the writer thread from the loop that opened the journal.
+the loop to get round to starting a write (what that wait cost: docs/benchmarks.md, broker
+round 4, "Journal writer thread"; BookKeeper's journal thread works the same way). Completions
+posted while the loop is busy are delivered together by one callback. Appenders await a future
+per enqueued unit. :meth:`Journal.checkpoint` runs on the loop (its flush in the default
+executor) concurrently with writes. Call everything but the writer thread from the loop that
+opened the journal: the bookie core (:mod:`magnetar.bookie.bookie`) does.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import enum
 import os
 import queue
-import struct
 import threading
 import time
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple, Protocol
-
-import crc32c
+from typing import NamedTuple
 
 from magnetar.bookie.errors import JournalClosed, JournalFailed
-from magnetar.bookie.fileio import fsync_dir, remove_gradually, replace_durably, write_all
+from magnetar.bookie.fileio import fsync_dir, remove_gradually, write_all
+from magnetar.bookie.journal_record import JournalRecord, JournalSink, framed_size
+from magnetar.bookie.journal_replay import (
+    JournalPosition,
+    list_segments,
+    replay,
+    segment_path,
+    write_mark,
+)
 from magnetar.telemetry import get_logger
 
 log = get_logger(__name__)
-
-_FRAME = struct.Struct(">II")
-_RECORD = struct.Struct(">BQqqIH")
-_MARK = struct.Struct(">QQI")
-_MARK_FILE = "lastMark"
-_SEGMENT_SUFFIX = ".log"
-_REPLAY_CHUNK = 1024
-_RECORD_OVERHEAD = _FRAME.size + _RECORD.size  # framed bytes of a record besides key+payload
-
-
-class RecordKind(enum.IntEnum):
-    ADD = 1
-    FENCE = 2
-    DELETE = 3
-
-
-class JournalRecord(NamedTuple):
-    """One journalled change. ``entry_id``/``lac``/``digest``/``payload`` matter for ADD only.
-
-    A NamedTuple rather than a frozen dataclass: the bookie builds one per add on the event
-    loop, and a tuple is built in a third of the time."""
-
-    kind: RecordKind
-    ledger_id: int
-    entry_id: int = -1
-    lac: int = -1
-    digest: int = 0
-    master_key: bytes = b""
-    payload: bytes = b""
-
-    def encode(self) -> bytes:
-        return b"".join((self._head(), self.payload))
-
-    def _head(self) -> bytes:
-        """The encoded record up to its payload."""
-        head = _RECORD.pack(
-            self.kind,
-            self.ledger_id,
-            self.entry_id,
-            self.lac,
-            self.digest,
-            len(self.master_key),
-        )
-        return head + self.master_key
-
-    def frame_into(self, parts: list[bytes]) -> None:
-        """Append this record's on-disk form (``frame(self.encode())``) to ``parts`` without
-        copying the payload: the CRC runs over the head, then continues over the payload."""
-        head = self._head()
-        crc = crc32c.crc32c(self.payload, crc32c.crc32c(head))
-        parts += (_FRAME.pack(len(head) + len(self.payload), crc), head, self.payload)
-
-    @classmethod
-    def decode(cls, data: bytes | memoryview) -> JournalRecord:
-        kind, ledger_id, entry_id, lac, digest, mk_len = _RECORD.unpack_from(data, 0)
-        start = _RECORD.size
-        return cls(
-            kind=RecordKind(kind),
-            ledger_id=ledger_id,
-            entry_id=entry_id,
-            lac=lac,
-            digest=digest,
-            master_key=bytes(data[start : start + mk_len]),
-            payload=bytes(data[start + mk_len :]),
-        )
-
-
-def framed_size(records: Sequence[JournalRecord]) -> int:
-    """Bytes ``records`` take in a segment (frame headers included)."""
-    size = sum([len(r.master_key) + len(r.payload) for r in records])
-    return size + _RECORD_OVERHEAD * len(records)
-
-
-def frame(payload: bytes) -> bytes:
-    """The on-disk form of one record payload."""
-    return _FRAME.pack(len(payload), crc32c.crc32c(payload)) + payload
-
-
-@dataclass(frozen=True, slots=True, order=True)
-class JournalPosition:
-    """A byte position in the journal: (segment number, offset within it)."""
-
-    segment: int
-    offset: int
-
-
-class JournalSink(Protocol):
-    """Where journalled records go after they are durable (ledger storage).
-
-    Both methods are called from executor threads, never from the loop.
-    """
-
-    def apply(self, records: Sequence[JournalRecord]) -> None:
-        """Apply records in order. Must be idempotent: replay may apply a record again."""
-        ...
-
-    def flush(self) -> None:
-        """Make every record applied so far durable without the journal."""
-        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,10 +67,9 @@ class JournalConfig:
     max_group_bytes: int = 4 * 1024 * 1024
     max_group_records: int = 4096
     # BookKeeper's journalMaxGroupWaitMSec (Pulsar's bookkeeper.conf sets 1): the writer waits
-    # this long after a group's first record before writing it. At 10k msg/s it halved the
-    # fdatasyncs and took the broker from 83-85% to 64% of a core (docs/benchmarks.md, round
-    # 4; a small write + fdatasync cost ~120 us of CPU here, measured ad hoc); it adds up to
-    # this much to an acknowledgement at low rates.
+    # this long after a group's first record before writing it, so fewer, bigger groups are
+    # synced under load (what it saved: docs/benchmarks.md, broker round 4, "Group wait"); it
+    # adds up to this much to an acknowledgement at low rates.
     max_group_wait_ms: float = 1.0
     queue_records: int = 16_384
     queue_bytes: int = 64 * 1024 * 1024
@@ -189,92 +90,6 @@ class _Written(NamedTuple):
     position: JournalPosition | None  # the journal's end after the group (None: not written)
     rolled: bool
     error: BaseException | None  # JournalClosed: dropped at close; anything else: I/O failure
-
-
-def _segment_path(directory: Path, number: int) -> Path:
-    return directory / f"{number:08d}{_SEGMENT_SUFFIX}"
-
-
-def list_segments(directory: Path) -> list[int]:
-    """Segment numbers present in ``directory``, ascending."""
-    numbers = []
-    for p in directory.iterdir():
-        if p.suffix == _SEGMENT_SUFFIX and p.stem.isdigit():
-            numbers.append(int(p.stem))
-    return sorted(numbers)
-
-
-def read_mark(directory: Path) -> JournalPosition:
-    """The log mark, or (0, 0) when there is none (a new or never-checkpointed journal)."""
-    try:
-        data = (directory / _MARK_FILE).read_bytes()
-    except FileNotFoundError:
-        return JournalPosition(0, 0)
-    if len(data) != _MARK.size:
-        raise JournalFailed(f"journal mark file {directory / _MARK_FILE} has a bad size")
-    segment, offset, crc = _MARK.unpack(data)
-    if crc != crc32c.crc32c(data[:16]):
-        raise JournalFailed(f"journal mark file {directory / _MARK_FILE} fails its checksum")
-    return JournalPosition(segment, offset)
-
-
-def write_mark(directory: Path, mark: JournalPosition) -> None:
-    """Atomically replace the log mark (write, fsync, rename, fsync dir)."""
-    body = struct.pack(">QQ", mark.segment, mark.offset)
-    replace_durably(directory / _MARK_FILE, body + struct.pack(">I", crc32c.crc32c(body)))
-
-
-def scan_segment(data: bytes, start: int) -> tuple[list[JournalRecord], int]:
-    """Decode records from ``start``; return them and the offset just after the last good one."""
-    records: list[JournalRecord] = []
-    view = memoryview(data)
-    pos = start
-    while pos + _FRAME.size <= len(data):
-        length, crc = _FRAME.unpack_from(data, pos)
-        body_start = pos + _FRAME.size
-        if length == 0 or body_start + length > len(data):
-            break
-        body = view[body_start : body_start + length]
-        if crc32c.crc32c(body) != crc:
-            break
-        try:
-            records.append(JournalRecord.decode(body))
-        except (struct.error, ValueError):
-            break
-        pos = body_start + length
-    return records, pos
-
-
-def replay(directory: Path, sink: JournalSink) -> tuple[int, int]:
-    """Apply every record after the mark to ``sink``; truncate torn tails. Blocking.
-
-    Returns (records replayed, highest segment number seen).
-    """
-    mark = read_mark(directory)
-    replayed = 0
-    segments = list_segments(directory)
-    for number in segments:
-        if number < mark.segment:
-            continue
-        path = _segment_path(directory, number)
-        data = path.read_bytes()
-        start = mark.offset if number == mark.segment else 0
-        records, end = scan_segment(data, start)
-        for i in range(0, len(records), _REPLAY_CHUNK):
-            sink.apply(records[i : i + _REPLAY_CHUNK])
-        replayed += len(records)
-        if end < len(data):
-            log.warning(
-                "journal_torn_tail_truncated",
-                segment=str(path),
-                valid_bytes=end,
-                dropped_bytes=len(data) - end,
-                records_replayed=len(records),
-            )
-            with open(path, "r+b") as f:
-                f.truncate(end)
-                os.fsync(f.fileno())
-    return replayed, (segments[-1] if segments else 0)
 
 
 class Journal:
@@ -334,7 +149,7 @@ class Journal:
         log.info("journal_opened", directory=str(self._dir), replayed=replayed, segment=last + 1)
 
     def _open_segment(self) -> None:
-        path = _segment_path(self._dir, self._segment)
+        path = segment_path(self._dir, self._segment)
         self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
         self._offset = os.fstat(self._fd).st_size
         fsync_dir(self._dir)
@@ -343,7 +158,7 @@ class Journal:
         """Blocking, about a second per full segment: see :func:`remove_gradually`."""
         for number in list_segments(self._dir):
             if number < segment:
-                remove_gradually(_segment_path(self._dir, number))
+                remove_gradually(segment_path(self._dir, number))
 
     @property
     def directory(self) -> Path:

@@ -44,7 +44,7 @@ from rocksdict import Options, Rdict, WriteBatch, WriteOptions
 
 from magnetar.bookie.entry_log import EntryLocation, EntryLog, ScannedEntry
 from magnetar.bookie.errors import StorageCorrupt, StorageUnavailable
-from magnetar.bookie.journal import JournalRecord, RecordKind
+from magnetar.bookie.journal_record import JournalRecord, RecordKind
 from magnetar.telemetry import get_logger
 
 log = get_logger(__name__)

@@ -23,7 +23,8 @@ from __future__ import annotations
 import functools
 from collections.abc import AsyncIterator, Callable, Sequence
 
-from magnetar.bookie.bookie import AddFields, AddOp, Bookie, PendingAdds, Status
+from magnetar.bookie.bookie import Bookie
+from magnetar.bookie.bookie_protocol import AddFields, AddOp, PendingAdds, Status
 from magnetar.bookie.ledger_storage import StoredEntry
 from magnetar.wire import bookie_pb2 as pb
 
@@ -98,7 +99,7 @@ class LocalBookie:
         no room now, then use :meth:`submit_adds`.
 
         The adds are the caller's own values (no wire message in between): anything with the
-        fields of :class:`~magnetar.bookie.bookie.AddOp`."""
+        fields of :class:`~magnetar.bookie.bookie_protocol.AddOp`."""
         pending = self._bookie.submit_adds_nowait(adds)
         return None if pending is None else WireAdds(pending)
 

@@ -24,7 +24,8 @@ from typing import Any
 
 import grpc
 
-from magnetar.bookie.bookie import Bookie, PendingAdds
+from magnetar.bookie.bookie import Bookie
+from magnetar.bookie.bookie_protocol import PendingAdds
 from magnetar.bookie.errors import BookieError
 from magnetar.bookie.local import WIRE_STATUS, LocalBookie, add_op
 from magnetar.telemetry import get_logger

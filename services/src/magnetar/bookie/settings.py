@@ -14,7 +14,7 @@ from pathlib import Path
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from magnetar.bookie.bookie import BookieConfig
+from magnetar.bookie.config import BookieConfig
 from magnetar.bookie.journal import JournalConfig
 from magnetar.bookie.ledger_storage import (
     COMPACTION_BYTES_PER_S,

@@ -1,9 +1,10 @@
 """A managed ledger (Pulsar's ManagedLedgerImpl): a topic's log as a chain of ledgers.
 
-Persisted state: ``keys.managed_ledger_info(name)`` holds the chain (ManagedLedgerInfo), every
-change by compare-and-set on the version this owner last wrote; a ``BadVersion`` means another
-owner took over and the managed ledger becomes *fenced* (every call raises
-:class:`ManagedLedgerFenced`). Cursors persist themselves (see :mod:`.cursor`).
+This module orchestrates; the parts it drives live beside it. Persisted state: the chain
+(ManagedLedgerInfo) is read and written by :mod:`.meta_store`, every change by compare-and-set
+on the version this owner last wrote; a conflict means another owner took over and the
+managed ledger becomes *fenced* (every call raises :class:`ManagedLedgerFenced`). Cursors
+persist themselves (see :mod:`.cursor`).
 
 Open (:meth:`ManagedLedger.open`): load the info; the last ledger may have been left OPEN by a
 crash, so it is opened with recovery (which fences and closes it) and its final entry count is
@@ -11,27 +12,29 @@ recorded (an empty one is dropped); then a new ledger is created and added to th
 *before* any entry is written to it; then the cursors are loaded.
 
 Adds: :meth:`add_entry` queues an op (in call order) behind a FIFO gate of
-``max_pending_adds``; :meth:`_pump` dispatches queued ops in order to the current ledger (the
-writer's ``append_callback``; a task waiting in ``append`` when the writer has no room, and
-then every later op too until those are done), so positions strictly increase in call order.
-When the rollover policy says so (counted on dispatched adds), dispatching stops, a rollover
-task waits for the in-flight appends, closes the ledger, creates the next, records both in the
-info by CAS, and dispatching resumes: nothing is lost or reordered. A failed append fails its
-caller and rolls over; ``LedgerFenced`` fences the managed ledger.
+``max_pending_adds`` (:mod:`.add_queue`: the slots, their waiters, the queued ops);
+:meth:`_pump` dispatches queued ops in order to the current ledger (the writer's
+``append_callback``; a task waiting in ``append`` when the writer has no room, and then every
+later op too until those are done), so positions strictly increase in call order. When the
+rollover policy says so (counted on dispatched adds), dispatching stops, a rollover task waits
+for the in-flight appends, closes the ledger, creates the next, records both in the info by
+CAS, and dispatching resumes: nothing is lost or reordered. A failed append fails its caller
+and rolls over; ``LedgerFenced`` fences the managed ledger.
 
 Reads go to the entry cache, else to the ledgers (read handles opened without recovery and kept
 per ledger). Trimming (after acks and rollovers, one task at a time) deletes the ledgers wholly
 behind every durable cursor and outside retention: from the info by CAS first, then from the
 ledger layer.
 
-Concurrency: everything runs on one event loop. Info writes are serialised by ``_info_lock``.
-The managed ledger owns its append, rollover and trim tasks and cancels them on close.
+Concurrency: everything runs on one event loop; callers are the broker's topics, cursors and
+subscriptions (from their tasks and from the writer's completion callbacks). Info writes are
+serialised by the meta store's lock. The managed ledger owns its append, rollover and trim
+tasks and cancels them on close.
 """
 
 from __future__ import annotations
 
 import asyncio
-import collections
 import contextlib
 import enum
 import functools
@@ -42,12 +45,8 @@ from dataclasses import dataclass, field
 from magnetar.errors import MagnetarError
 from magnetar.ids import EntryId, LedgerId
 from magnetar.ledger.errors import LedgerFenced, NoSuchEntry, NoSuchLedger
-from magnetar.managed_ledger.codec import (
-    decode_cursor_info,
-    decode_ledger_info,
-    encode_ledger_info,
-    ledger_info_of,
-)
+from magnetar.managed_ledger.add_queue import AddCallback, AddOp, AddQueue
+from magnetar.managed_ledger.codec import decode_cursor_info
 from magnetar.managed_ledger.config import InitialPosition, ManagedLedgerConfig
 from magnetar.managed_ledger.cursor import ManagedCursor
 from magnetar.managed_ledger.cursor_state import CursorState
@@ -59,10 +58,11 @@ from magnetar.managed_ledger.errors import (
 )
 from magnetar.managed_ledger.layout import LedgerLayout
 from magnetar.managed_ledger.ledger_access import LedgerAccess, LedgerReader, LedgerWriter
+from magnetar.managed_ledger.meta_store import MetaStore
 from magnetar.managed_ledger.position import Position
 from magnetar.managed_ledger.trimming import LedgerInfo, ledgers_to_trim
 from magnetar.metadata import keys
-from magnetar.metadata.errors import BadVersion, KeyExists, NotFound
+from magnetar.metadata.errors import KeyExists, NotFound
 from magnetar.metadata.store import MetadataStore, Versioned
 from magnetar.telemetry import get_logger
 
@@ -75,48 +75,6 @@ class State(enum.Enum):
     OPEN = "open"
     CLOSED = "closed"
     FENCED = "fenced"
-
-
-AddCallback = Callable[[Position | None, BaseException | None], None]
-
-
-@dataclass(eq=False, slots=True)
-class _AddOp:
-    """One queued add and who hears its outcome: a future (:meth:`ManagedLedger.add_entry`)
-    or a callback, called at once when the writer's verdict arrives
-    (:meth:`ManagedLedger.add_entry_callback`: no future and no loop hop per add)."""
-
-    data: bytes
-    future: asyncio.Future[Position] | None = None
-    callback: AddCallback | None = None
-    resolved: bool = False
-
-    @property
-    def abandoned(self) -> bool:
-        """The caller gave up (its future was cancelled) before the add was dispatched."""
-        return self.future is not None and self.future.done()
-
-    def resolve(self, position: Position | None, error: BaseException | None) -> None:
-        """Report the outcome once; a callback's own failure is logged, not raised."""
-        if self.resolved:
-            return
-        self.resolved = True
-        future = self.future
-        if future is not None:
-            if future.done():
-                return
-            if error is None:
-                future.set_result(position)  # type: ignore[arg-type]
-            elif isinstance(error, asyncio.CancelledError):
-                future.cancel()
-            else:
-                future.set_exception(error)
-            return
-        assert self.callback is not None
-        try:
-            self.callback(position, error)
-        except Exception as exc:
-            log.error("add_callback_failed", error=repr(exc))
 
 
 @dataclass(eq=False)
@@ -176,17 +134,10 @@ class ManagedLedger:
         self._on_close = on_close
         self._state = State.OPEN
         self._fence_reason = ""
-        self._info_key = keys.managed_ledger_info(name)
-        self._info_version = -1
-        self._info_lock = asyncio.Lock()
-        self._ledgers: list[LedgerInfo] = []
+        self._meta = MetaStore(store, name)
         self.layout = LedgerLayout()
         self._current: _CurrentLedger | None = None
-        self._queue: collections.deque[_AddOp] = collections.deque()
-        self._slots_used = 0
-        self._slot_waiters: collections.deque[asyncio.Future[None]] = collections.deque()
-        # Waiters handed a slot whose task has not resumed yet: their adds come first.
-        self._slots_granted = 0
+        self._adds = AddQueue(config.max_pending_adds)
         self._rollover_task: asyncio.Task[None] | None = None
         self._trim_task: asyncio.Task[None] | None = None
         self._trim_again = False
@@ -219,7 +170,7 @@ class ManagedLedger:
         return ml
 
     async def _initialize(self) -> None:
-        ledgers = await self._load_info()
+        ledgers = await self._meta.load()
         ledgers, dropped = await self._recover_last(ledgers)
         writer = await self._create_writer()
         ledgers.append(LedgerInfo(writer.ledger_id))
@@ -237,21 +188,6 @@ class ManagedLedger:
             current_ledger=writer.ledger_id,
             cursors=len(self._cursors),
         )
-
-    async def _load_info(self) -> list[LedgerInfo]:
-        found = await self.store.get(self._info_key)
-        if found is None:
-            try:
-                self._info_version = await self.store.create(
-                    self._info_key, encode_ledger_info(ledger_info_of([]))
-                )
-                return []
-            except KeyExists:
-                found = await self.store.get(self._info_key)
-                if found is None:
-                    raise ManagedLedgerFenced(self.name, "info vanished while opening") from None
-        self._info_version = found.version
-        return list(decode_ledger_info(self._info_key, found.value).ledgers)
 
     async def _recover_last(
         self, ledgers: list[LedgerInfo]
@@ -314,16 +250,12 @@ class ManagedLedger:
 
     # ================================================================== info
     async def _write_info(self, ledgers: Sequence[LedgerInfo]) -> None:
-        """CAS the chain; BadVersion fences us. Callers hold ``_info_lock`` (or are opening)."""
-        data = encode_ledger_info(ledger_info_of(ledgers))
+        """CAS the chain; a conflict fences us. Callers hold the info lock (or are opening)."""
         try:
-            self._info_version = await self.store.put(
-                self._info_key, data, expected_version=self._info_version
-            )
-        except (BadVersion, NotFound) as exc:
+            await self._meta.write(ledgers)
+        except ManagedLedgerFenced:
             self.fence("managed ledger info changed by another owner")
-            raise ManagedLedgerFenced(self.name, str(exc)) from exc
-        self._ledgers = list(ledgers)
+            raise
 
     # ================================================================== state
     @property
@@ -333,7 +265,7 @@ class ManagedLedger:
     @property
     def ledgers(self) -> list[LedgerInfo]:
         """The chain as last persisted (the current ledger's counts are 0 until closed)."""
-        return list(self._ledgers)
+        return list(self._meta.ledgers)
 
     @property
     def current_ledger_id(self) -> LedgerId | None:
@@ -367,6 +299,7 @@ class ManagedLedger:
         """New settings (e.g. retention from a namespace policy) apply from the next add."""
         self._config = config
         self._rollover_policy = config.rollover
+        self._adds.max_pending = config.max_pending_adds
 
     def check_usable(self) -> None:
         if self._state is State.FENCED:
@@ -380,7 +313,7 @@ class ManagedLedger:
         log.warning("managed_ledger_fenced", managed_ledger=self.name, reason=reason)
         self._state = State.FENCED
         self._fence_reason = reason
-        self._fail_queued(ManagedLedgerFenced(self.name, reason))
+        self._adds.fail_all(ManagedLedgerFenced(self.name, reason))
         self._signal_new_entries()
 
     def new_entries_signal(self) -> asyncio.Event:
@@ -435,62 +368,36 @@ class ManagedLedger:
         before this returns). False: no free slot, nothing queued."""
         if not self._take_slot():
             return False
-        self._queue.append(_AddOp(data, None, callback))
+        self._adds.ops.append(AddOp(data, None, callback))
         self._pump()
         return True
 
     def _take_slot(self) -> bool:
         """Take a pending-add slot at once if one is free and nobody waits for one."""
         self.check_usable()
-        if (
-            self._slot_waiters
-            or self._slots_granted
-            or self._slots_used >= self.config.max_pending_adds
-        ):
-            return False
-        self._slots_used += 1
-        return True
+        return self._adds.take_slot()
 
     def _enqueue(self, data: bytes) -> asyncio.Future[Position]:
         """Queue an add that holds a slot, and dispatch what can go."""
         future: asyncio.Future[Position] = asyncio.get_running_loop().create_future()
-        self._queue.append(_AddOp(data, future))
+        self._adds.ops.append(AddOp(data, future))
         self._pump()
         return future
 
     async def _wait_for_slot(self) -> None:
         """Wait in FIFO order for a slot (:meth:`add_entry_nowait` found none free)."""
-        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._slot_waiters.append(waiter)
-        try:
-            await waiter
-        except asyncio.CancelledError:
-            if waiter.done() and not waiter.cancelled():
-                self._slots_granted -= 1
-                self._release_slot()
-            else:
-                self._slot_waiters.remove(waiter)
-            raise
+        await self._adds.wait_for_slot()
         # Granted: the caller queues its add before anything else runs, so its order holds.
-        self._slots_granted -= 1
         try:
             self.check_usable()
         except MagnetarError:
-            self._release_slot()
+            self._adds.release_slot()
             raise
-
-    def _release_slot(self) -> None:
-        self._slots_used -= 1
-        while self._slot_waiters and self._slots_used < self.config.max_pending_adds:
-            waiter = self._slot_waiters.popleft()
-            if not waiter.done():
-                self._slots_used += 1
-                self._slots_granted += 1
-                waiter.set_result(None)
 
     def _pump(self) -> None:
         """Dispatch queued adds in order to the current ledger, or start a rollover."""
-        while self._queue and self._state is State.OPEN and self._rollover_task is None:
+        queue = self._adds.ops
+        while queue and self._state is State.OPEN and self._rollover_task is None:
             cur = self._current
             if (
                 cur is None
@@ -501,9 +408,9 @@ class ManagedLedger:
             ):
                 self._rollover_task = asyncio.create_task(self._rollover())
                 return
-            op = self._queue.popleft()
+            op = queue.popleft()
             if op.abandoned:  # the caller was cancelled before dispatch
-                self._release_slot()
+                self._adds.release_slot()
                 continue
             cur.dispatched += 1
             cur.dispatched_bytes += len(op.data)
@@ -516,7 +423,7 @@ class ManagedLedger:
             cur.waiting += 1
             task.add_done_callback(functools.partial(_waited, cur))
 
-    def _append_nowait(self, cur: _CurrentLedger, op: _AddOp) -> bool:
+    def _append_nowait(self, cur: _CurrentLedger, op: AddOp) -> bool:
         """Hand ``op`` to the writer's ``append_callback`` (no task, no future per add) when
         it has room; False if not done."""
         if cur.waiting:
@@ -531,13 +438,13 @@ class ManagedLedger:
         return True
 
     def _answered(
-        self, cur: _CurrentLedger, op: _AddOp, lac_floor: int, result: EntryId | BaseException
+        self, cur: _CurrentLedger, op: AddOp, lac_floor: int, result: EntryId | BaseException
     ) -> None:
         """The writer's verdict on an add dispatched with ``append_callback``."""
         cur.callback_answered()
         self._settle(cur, op, lac_floor, result)
 
-    async def _append(self, cur: _CurrentLedger, op: _AddOp) -> None:
+    async def _append(self, cur: _CurrentLedger, op: AddOp) -> None:
         """Dispatch ``op`` in a task that waits for room in the writer."""
         lac_floor = cur.writer.last_add_confirmed
         result: EntryId | BaseException
@@ -551,14 +458,14 @@ class ManagedLedger:
         self._settle(cur, op, lac_floor, result)
 
     def _settle(
-        self, cur: _CurrentLedger, op: _AddOp, lac_floor: int, result: EntryId | BaseException
+        self, cur: _CurrentLedger, op: AddOp, lac_floor: int, result: EntryId | BaseException
     ) -> None:
         """Complete ``op`` with the writer's verdict (both dispatch paths): confirm it, or fail
         it (``LedgerFenced`` fences us; another ledger error marks the ledger for rollover)."""
         try:
             if isinstance(result, LedgerFenced):
                 self.fence(f"ledger {cur.ledger_id} fenced")
-                _fail(op, ManagedLedgerFenced(self.name, str(result)))
+                op.fail(ManagedLedgerFenced(self.name, str(result)))
             elif isinstance(result, MagnetarError):
                 log.warning(
                     "add_failed",
@@ -567,9 +474,9 @@ class ManagedLedger:
                     error=str(result),
                 )
                 cur.failed = True
-                _fail(op, result)
+                op.fail(result)
             elif isinstance(result, BaseException):
-                _fail(op, result)
+                op.fail(result)
             else:
                 op.resolve(self._confirmed(cur, result, op.data, lac_floor), None)
         finally:
@@ -577,7 +484,7 @@ class ManagedLedger:
 
     def _slot_done(self, cur: _CurrentLedger) -> None:
         """An add left the writer: free its slot; after a failure, the queue rolls over."""
-        self._release_slot()
+        self._adds.release_slot()
         if cur.failed:
             self._pump()
 
@@ -605,12 +512,6 @@ class ManagedLedger:
         self._signal_new_entries()
         return pos
 
-    def _fail_queued(self, error: BaseException) -> None:
-        while self._queue:
-            op = self._queue.popleft()
-            _fail(op, error)
-            self._release_slot()
-
     # ================================================================== rollover
     async def _rollover(self) -> None:
         started = time.monotonic()
@@ -622,10 +523,10 @@ class ManagedLedger:
                 writer = await self._create_writer()
             except MagnetarError as exc:
                 log.warning("ledger_create_failed", managed_ledger=self.name, error=str(exc))
-                self._fail_queued(exc)
+                self._adds.fail_all(exc)
                 return
-            async with self._info_lock:
-                await self._write_info([*self._ledgers, LedgerInfo(writer.ledger_id)])
+            async with self._meta.lock:
+                await self._write_info([*self._meta.ledgers, LedgerInfo(writer.ledger_id)])
             self._current = _CurrentLedger(writer)
             self._last_confirmed_lac_floor = -1
             self.layout.append(writer.ledger_id)
@@ -634,13 +535,14 @@ class ManagedLedger:
                 managed_ledger=self.name,
                 ledger_id=writer.ledger_id,
                 duration_ms=round((time.monotonic() - started) * 1000, 1),
-                queued_adds=len(self._queue),
+                queued_adds=len(self._adds.ops),
             )
         except MagnetarError as exc:
             # Fenced, or the store failed: fail what waits; the next add tries again (unless
-            # fenced). A closed ledger's final counts stay in ``_ledgers`` for the next write.
+            # fenced). A closed ledger's final counts stay in the meta store's chain for the
+            # next write.
             log.warning("rollover_failed", managed_ledger=self.name, error=str(exc))
-            self._fail_queued(exc)
+            self._adds.fail_all(exc)
         finally:
             self._rollover_task = None
             if self._state is State.OPEN:
@@ -663,12 +565,10 @@ class ManagedLedger:
         entries = self.layout.entries_of(cur.ledger_id)
         closed = LedgerInfo(cur.ledger_id, entries, cur.confirmed_bytes, _now_ms())
         self._cache.pinned_from = None
-        async with self._info_lock:
+        async with self._meta.lock:
             # Recorded in memory first: if this write fails, the next info write carries it.
-            self._ledgers = [
-                closed if li.ledger_id == cur.ledger_id else li for li in self._ledgers
-            ]
-            await self._write_info(self._ledgers)
+            self._meta.record_closed(closed)
+            await self._write_info(self._meta.ledgers)
         reader = self._readers.pop(cur.ledger_id, None)
         if reader is not None:
             await _close_quietly(reader.close)
@@ -784,7 +684,7 @@ class ManagedLedger:
         acked: trim, if a closed ledger could go (the current ledger never does). An ack
         does not evict: the next read does (this runs for every ACK frame and read step)."""
         if acked:
-            if len(self._ledgers) > 1:
+            if len(self._meta.ledgers) > 1:
                 self._schedule_trim()
             return
         active = [*self._cursors.values(), *self._non_durable]
@@ -816,14 +716,15 @@ class ManagedLedger:
     async def trim_ledgers(self) -> list[LedgerId]:
         """Delete the ledgers behind every durable cursor and outside retention; return them."""
         self.check_usable()
-        async with self._info_lock:
+        async with self._meta.lock:
             durable = [c.mark_delete_position for c in self._cursors.values()]
             slowest = min(durable) if durable else None
-            doomed = ledgers_to_trim(self._ledgers, slowest, self.config.retention, _now_ms())
+            chain = self._meta.ledgers
+            doomed = ledgers_to_trim(chain, slowest, self.config.retention, _now_ms())
             if not doomed:
                 return []
             gone = set(doomed)
-            await self._write_info([li for li in self._ledgers if li.ledger_id not in gone])
+            await self._write_info([li for li in chain if li.ledger_id not in gone])
             for lid in doomed:
                 self.layout.remove(lid)
                 self._cache.evict_ledger(lid)
@@ -854,7 +755,7 @@ class ManagedLedger:
         if self._rollover_task is not None:
             await asyncio.wait([self._rollover_task])
         self._state = State.CLOSED
-        self._fail_queued(ManagedLedgerClosed(self.name))
+        self._adds.fail_all(ManagedLedgerClosed(self.name))
         cur = self._current
         if was_open and cur is not None:
             try:
@@ -888,14 +789,13 @@ class ManagedLedger:
 
     async def delete(self) -> None:
         """Close, then remove cursors and info from the store, then delete every ledger."""
-        ledgers = [li.ledger_id for li in self._ledgers]
+        ledgers = [li.ledger_id for li in self._meta.ledgers]
         cursor_names = list(self._cursors)
         await self.close()
         for name in cursor_names:
             with contextlib.suppress(NotFound):
                 await self.store.delete(keys.cursor(self.name, name))
-        with contextlib.suppress(NotFound):
-            await self.store.delete(self._info_key)
+        await self._meta.delete()
         for lid in ledgers:
             await self._delete_ledger_quietly(lid)
         log.info("managed_ledger_deleted", managed_ledger=self.name, ledgers=len(ledgers))
@@ -904,10 +804,6 @@ class ManagedLedger:
 def _waited(cur: _CurrentLedger, task: asyncio.Task[None]) -> None:
     cur.inflight.discard(task)
     cur.waiting -= 1
-
-
-def _fail(op: _AddOp, error: BaseException) -> None:
-    op.resolve(None, error)
 
 
 async def _close_quietly(close: Callable[[], Awaitable[None]]) -> None:

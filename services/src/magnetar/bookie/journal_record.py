@@ -1,0 +1,139 @@
+"""The journal's record format: how one journalled change is laid out in a segment.
+
+A segment is a sequence of framed records::
+
+    length (u32 BE) | crc32c(payload) (u32 BE) | payload (length bytes)
+
+and the payload is a :class:`JournalRecord` (an add, a fence or a ledger delete)::
+
+    kind (u8) | ledger id (u64) | entry id (i64) | lac (i64) | digest (u32)
+    | master key length (u16) | master key | entry payload
+
+Pure: bytes in, bytes or records out; no files, no threads, no loop. :func:`scan_segment` is
+the one decoder: it stops at the first torn or corrupt record (short, zero length, CRC mismatch,
+undecodable head) and never returns a damaged record.
+
+Who calls it: the bookie core builds records on the event loop
+(:mod:`magnetar.bookie.bookie`); the journal's writer thread frames them
+(:meth:`JournalRecord.frame_into`); replay (:mod:`magnetar.bookie.journal_replay`) scans them,
+in an executor thread; ledger storage applies them (:class:`JournalSink`).
+"""
+
+from __future__ import annotations
+
+import enum
+import struct
+from collections.abc import Sequence
+from typing import NamedTuple, Protocol
+
+import crc32c
+
+_FRAME = struct.Struct(">II")
+_RECORD = struct.Struct(">BQqqIH")
+_RECORD_OVERHEAD = _FRAME.size + _RECORD.size  # framed bytes of a record besides key+payload
+
+
+class RecordKind(enum.IntEnum):
+    ADD = 1
+    FENCE = 2
+    DELETE = 3
+
+
+class JournalRecord(NamedTuple):
+    """One journalled change. ``entry_id``/``lac``/``digest``/``payload`` matter for ADD only.
+
+    A NamedTuple rather than a frozen dataclass: the bookie builds one per add on the event
+    loop, and a tuple is cheaper to build (why per-message values are NamedTuples:
+    docs/benchmarks.md, broker round 3)."""
+
+    kind: RecordKind
+    ledger_id: int
+    entry_id: int = -1
+    lac: int = -1
+    digest: int = 0
+    master_key: bytes = b""
+    payload: bytes = b""
+
+    def encode(self) -> bytes:
+        return b"".join((self._head(), self.payload))
+
+    def _head(self) -> bytes:
+        """The encoded record up to its payload."""
+        head = _RECORD.pack(
+            self.kind,
+            self.ledger_id,
+            self.entry_id,
+            self.lac,
+            self.digest,
+            len(self.master_key),
+        )
+        return head + self.master_key
+
+    def frame_into(self, parts: list[bytes]) -> None:
+        """Append this record's on-disk form (``frame(self.encode())``) to ``parts`` without
+        copying the payload: the CRC runs over the head, then continues over the payload."""
+        head = self._head()
+        crc = crc32c.crc32c(self.payload, crc32c.crc32c(head))
+        parts += (_FRAME.pack(len(head) + len(self.payload), crc), head, self.payload)
+
+    @classmethod
+    def decode(cls, data: bytes | memoryview) -> JournalRecord:
+        kind, ledger_id, entry_id, lac, digest, mk_len = _RECORD.unpack_from(data, 0)
+        start = _RECORD.size
+        return cls(
+            kind=RecordKind(kind),
+            ledger_id=ledger_id,
+            entry_id=entry_id,
+            lac=lac,
+            digest=digest,
+            master_key=bytes(data[start : start + mk_len]),
+            payload=bytes(data[start + mk_len :]),
+        )
+
+
+class JournalSink(Protocol):
+    """Where journalled records go after they are durable (ledger storage).
+
+    Both methods are called from executor threads or the journal's writer thread, never from
+    the loop.
+    """
+
+    def apply(self, records: Sequence[JournalRecord]) -> None:
+        """Apply records in order. Must be idempotent: replay may apply a record again."""
+        ...
+
+    def flush(self) -> None:
+        """Make every record applied so far durable without the journal."""
+        ...
+
+
+def framed_size(records: Sequence[JournalRecord]) -> int:
+    """Bytes ``records`` take in a segment (frame headers included)."""
+    size = sum([len(r.master_key) + len(r.payload) for r in records])
+    return size + _RECORD_OVERHEAD * len(records)
+
+
+def frame(payload: bytes) -> bytes:
+    """The on-disk form of one record payload."""
+    return _FRAME.pack(len(payload), crc32c.crc32c(payload)) + payload
+
+
+def scan_segment(data: bytes, start: int) -> tuple[list[JournalRecord], int]:
+    """Decode records from ``start``; return them and the offset just after the last good one."""
+    records: list[JournalRecord] = []
+    view = memoryview(data)
+    pos = start
+    while pos + _FRAME.size <= len(data):
+        length, crc = _FRAME.unpack_from(data, pos)
+        body_start = pos + _FRAME.size
+        if length == 0 or body_start + length > len(data):
+            break
+        body = view[body_start : body_start + length]
+        if crc32c.crc32c(body) != crc:
+            break
+        try:
+            records.append(JournalRecord.decode(body))
+        except (struct.error, ValueError):
+            break
+        pos = body_start + length
+    return records, pos

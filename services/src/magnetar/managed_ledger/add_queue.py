@@ -1,0 +1,130 @@
+"""The managed ledger's add queue: queued adds in call order behind a FIFO gate of slots.
+
+Pulsar's ``pendingAddEntries`` with ``maxPendingAdds`` backpressure. Every add holds one of
+``max_pending`` slots from the moment it is accepted until the writer's verdict on it (or its
+failure before dispatch). :meth:`AddQueue.take_slot` takes a free slot at once; when none is
+free, :meth:`AddQueue.wait_for_slot` waits in FIFO order. :attr:`AddQueue.ops` holds the
+accepted adds not yet dispatched, in call order; the managed ledger pops them to dispatch.
+
+Invariants:
+
+* At most ``max_pending`` slots are held (a lowered limit lets the surplus drain first).
+* Slots go to waiters in the order they started waiting, and a slot handed to a waiter is its
+  own until its task resumes: :meth:`take_slot` refuses while any waiter is queued or a granted
+  slot has not been claimed, so an add arriving in between cannot overtake the waiter (it used
+  to, and SENDs were stored out of order under backpressure).
+* An :class:`AddOp` reports its outcome exactly once: through its future, or by calling its
+  callback (whose own failure is logged, never raised into the writer's completion).
+
+Concurrency: the event loop only, no tasks of its own. Called by
+:class:`magnetar.managed_ledger.managed_ledger.ManagedLedger` from its callers' tasks (accept,
+wait), from the writer's completion callbacks (release) and from its rollover task (fail all).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from magnetar.managed_ledger.position import Position
+from magnetar.telemetry import get_logger
+
+log = get_logger(__name__)
+
+AddCallback = Callable[[Position | None, BaseException | None], None]
+
+
+@dataclass(eq=False, slots=True)
+class AddOp:
+    """One queued add and who hears its outcome: a future (:meth:`ManagedLedger.add_entry`)
+    or a callback, called at once when the writer's verdict arrives
+    (:meth:`ManagedLedger.add_entry_callback`: no future and no loop hop per add)."""
+
+    data: bytes
+    future: asyncio.Future[Position] | None = None
+    callback: AddCallback | None = None
+    resolved: bool = False
+
+    @property
+    def abandoned(self) -> bool:
+        """The caller gave up (its future was cancelled) before the add was dispatched."""
+        return self.future is not None and self.future.done()
+
+    def resolve(self, position: Position | None, error: BaseException | None) -> None:
+        """Report the outcome once; a callback's own failure is logged, not raised."""
+        if self.resolved:
+            return
+        self.resolved = True
+        future = self.future
+        if future is not None:
+            if future.done():
+                return
+            if error is None:
+                future.set_result(position)  # type: ignore[arg-type]
+            elif isinstance(error, asyncio.CancelledError):
+                future.cancel()
+            else:
+                future.set_exception(error)
+            return
+        assert self.callback is not None
+        try:
+            self.callback(position, error)
+        except Exception as exc:
+            log.error("add_callback_failed", error=repr(exc))
+
+    def fail(self, error: BaseException) -> None:
+        self.resolve(None, error)
+
+
+class AddQueue:
+    """See the module docstring. ``max_pending`` may change at any time (a new config)."""
+
+    def __init__(self, max_pending: int) -> None:
+        self.max_pending = max_pending
+        self.ops: collections.deque[AddOp] = collections.deque()
+        self._used = 0
+        self._waiters: collections.deque[asyncio.Future[None]] = collections.deque()
+        # Waiters handed a slot whose task has not resumed yet: their adds come first.
+        self._granted = 0
+
+    def take_slot(self) -> bool:
+        """Take a slot at once if one is free and nobody waits for one."""
+        if self._waiters or self._granted or self._used >= self.max_pending:
+            return False
+        self._used += 1
+        return True
+
+    async def wait_for_slot(self) -> None:
+        """Wait in FIFO order for a slot (:meth:`take_slot` found none free). Once granted the
+        caller holds it and must queue its add before anything else runs, so its order holds."""
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiters.append(waiter)
+        try:
+            await waiter
+        except asyncio.CancelledError:
+            if waiter.done() and not waiter.cancelled():
+                self._granted -= 1
+                self.release_slot()
+            else:
+                self._waiters.remove(waiter)
+            raise
+        self._granted -= 1
+
+    def release_slot(self) -> None:
+        """An add is done with its slot: hand free slots to waiters, oldest first."""
+        self._used -= 1
+        while self._waiters and self._used < self.max_pending:
+            waiter = self._waiters.popleft()
+            if not waiter.done():
+                self._used += 1
+                self._granted += 1
+                waiter.set_result(None)
+
+    def fail_all(self, error: BaseException) -> None:
+        """Fail every queued (undispatched) add with ``error`` and free its slot."""
+        ops = self.ops
+        while ops:
+            ops.popleft().fail(error)
+            self.release_slot()

@@ -1,0 +1,85 @@
+"""The managed ledger's persisted chain: ManagedLedgerInfo read and written by compare-and-set.
+
+Pulsar's ``MetaStore`` for one managed ledger's own info (its cursors persist themselves: see
+:mod:`.cursor`). ``keys.managed_ledger_info(name)`` holds the ledger chain, oldest first.
+:meth:`MetaStore.load` reads it (creating an empty one for a new managed ledger);
+:meth:`MetaStore.write` replaces it by compare-and-set on the version this owner last read or
+wrote.
+
+Invariants:
+
+* Every write is conditional on the owner's version, and there is no retry: a ``BadVersion``
+  or ``NotFound`` means another owner took over (or deleted the managed ledger), so it is
+  raised as :class:`ManagedLedgerFenced` and the caller fences itself. This is why the loop of
+  :func:`magnetar.metadata.store.update`, which re-reads and retries, does not fit here.
+* :attr:`MetaStore.ledgers` is the chain as last written, plus closed ledgers' final counts
+  recorded in memory (:meth:`MetaStore.record_closed`) that the next write carries.
+* Callers serialise writes with :attr:`MetaStore.lock` (opening, before anyone else can write,
+  needs no lock).
+
+Concurrency: the event loop only, no tasks of its own. Called by
+:class:`magnetar.managed_ledger.managed_ledger.ManagedLedger` from its open, rollover, trim,
+close and delete paths.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Sequence
+
+from magnetar.managed_ledger.codec import decode_ledger_info, encode_ledger_info, ledger_info_of
+from magnetar.managed_ledger.errors import ManagedLedgerFenced
+from magnetar.managed_ledger.trimming import LedgerInfo
+from magnetar.metadata import keys
+from magnetar.metadata.errors import BadVersion, KeyExists, NotFound
+from magnetar.metadata.store import MetadataStore
+
+
+class MetaStore:
+    """See the module docstring."""
+
+    def __init__(self, store: MetadataStore, name: str) -> None:
+        self._store = store
+        self._name = name
+        self._key = keys.managed_ledger_info(name)
+        self._version = -1
+        self.lock = asyncio.Lock()
+        self.ledgers: list[LedgerInfo] = []
+        """The chain as last persisted (the current ledger's counts are 0 until closed)."""
+
+    async def load(self) -> list[LedgerInfo]:
+        """The persisted chain (an empty one is created if there is none); its version becomes
+        the one the next write expects. :attr:`ledgers` is set by the next write only."""
+        found = await self._store.get(self._key)
+        if found is None:
+            try:
+                self._version = await self._store.create(
+                    self._key, encode_ledger_info(ledger_info_of([]))
+                )
+                return []
+            except KeyExists:
+                found = await self._store.get(self._key)
+                if found is None:
+                    raise ManagedLedgerFenced(self._name, "info vanished while opening") from None
+        self._version = found.version
+        return list(decode_ledger_info(self._key, found.value).ledgers)
+
+    async def write(self, ledgers: Sequence[LedgerInfo]) -> None:
+        """CAS the chain; :class:`ManagedLedgerFenced` if another owner changed it."""
+        data = encode_ledger_info(ledger_info_of(ledgers))
+        try:
+            self._version = await self._store.put(self._key, data, expected_version=self._version)
+        except (BadVersion, NotFound) as exc:
+            raise ManagedLedgerFenced(self._name, str(exc)) from exc
+        self.ledgers = list(ledgers)
+
+    def record_closed(self, closed: LedgerInfo) -> None:
+        """Replace ``closed``'s entry in :attr:`ledgers` (in memory only: if the write that
+        follows fails, the next write carries it)."""
+        self.ledgers = [closed if li.ledger_id == closed.ledger_id else li for li in self.ledgers]
+
+    async def delete(self) -> None:
+        """Remove the info (gone already is fine)."""
+        with contextlib.suppress(NotFound):
+            await self._store.delete(self._key)
