@@ -1,5 +1,11 @@
 """The real storage stack in-process, for managed-ledger tests (holds no tests).
 
+::
+
+    async with storage_stack(tmp_path, bookies=3) as stack:
+        factory = ManagedLedgerFactory(stack.store, stack.bk, ManagedLedgerFactoryConfig(1 << 20))
+        ml = await factory.open("t/ns/topic", config)
+
 A metadata store (memory:// by default, or any URL), ``n`` real bookies (``magnetar.bookie``
 ``Bookie`` + its gRPC servicer on 127.0.0.1, registered like the bookie process does), and the
 real ``magnetar.ledger.BookKeeper`` client. Journals skip fsync: these tests check the managed
@@ -13,7 +19,8 @@ import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+
+import grpc
 
 from magnetar.bookie.bookie import Bookie, BookieConfig
 from magnetar.bookie.journal import JournalConfig
@@ -30,7 +37,7 @@ from magnetar.metadata.store import MetadataStore
 class Stack:
     store: MetadataStore
     bk: BookKeeper
-    bookies: list[tuple[Bookie, Any, Registration]] = field(default_factory=list)
+    bookies: list[tuple[Bookie, grpc.aio.Server, Registration]] = field(default_factory=list)
 
 
 @contextlib.asynccontextmanager
@@ -39,7 +46,7 @@ async def storage_stack(
 ) -> AsyncIterator[Stack]:
     url = metadata_url or f"memory://ml-{uuid.uuid4().hex[:10]}"
     store = await open_store(url)
-    started: list[tuple[Bookie, Any, Registration]] = []
+    started: list[tuple[Bookie, grpc.aio.Server, Registration]] = []
     bk: BookKeeper | None = None
     try:
         for i in range(bookies):
