@@ -1,17 +1,19 @@
-"""Fixtures for the integration tier: a real `magnetar standalone` process and official clients.
+"""Fixtures for the integration tier: a real `magnetar standalone` process and its clients.
 
 A module that needs broker settings overrides ``standalone`` with its own ``env`` and
-:func:`tests.kit.process.running`; ``client`` then connects to that one.
+:func:`tests.kit.process.running`; ``client`` (the official pulsar-client) and ``ours``
+(``magnetar.client``) then connect to that one.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
-from typing import Any
 
+import pulsar
 import pytest
 
+from magnetar.client.client import Client
 from tests.kit.process import running
 from tests.kit.standalone import StandaloneProcess, official_client
 
@@ -32,7 +34,7 @@ def durable_standalone(tmp_path: Path) -> Iterator[StandaloneProcess]:
 
 
 @pytest.fixture
-def client(standalone: StandaloneProcess) -> Iterator[Any]:
+def client(standalone: StandaloneProcess) -> Iterator[pulsar.Client]:
     """An official pulsar-client connected to the module's standalone process (pulsar-client is
     a pinned dependency: without it this fails rather than skipping the compatibility tests)."""
     c = official_client(standalone, operation_timeout_s=10)
@@ -40,3 +42,10 @@ def client(standalone: StandaloneProcess) -> Iterator[Any]:
         yield c
     finally:
         c.close()
+
+
+@pytest.fixture
+async def ours(standalone: StandaloneProcess) -> AsyncIterator[Client]:
+    """A ``magnetar.client`` Client connected to the module's standalone process."""
+    async with Client(standalone.service_url, operation_timeout_s=10) as c:
+        yield c

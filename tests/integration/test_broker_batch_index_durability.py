@@ -8,23 +8,10 @@ the subscription receives exactly the 6 others.
 
 from __future__ import annotations
 
-from typing import Any
-
-import pulsar
-
-from tests.kit.standalone import StandaloneProcess, official_client, topic_name
+from tests.kit.standalone import StandaloneProcess, official_client, receive_until_quiet, topic_name
 
 RECEIVE_MS = 10_000
 ACKED = (1, 3, 4, 8)
-
-
-def drain(consumer: Any, wait_ms: int = 1000) -> list[Any]:
-    out: list[Any] = []
-    while True:
-        try:
-            out.append(consumer.receive(timeout_millis=wait_ms))
-        except pulsar.Timeout:
-            return out
 
 
 def test_partly_acked_batch_survives_kill_9(durable_standalone: StandaloneProcess) -> None:
@@ -55,7 +42,7 @@ def test_partly_acked_batch_survives_kill_9(durable_standalone: StandaloneProces
     client = official_client(durable_standalone)
     try:
         consumer = client.subscribe(topic, "sub", batch_index_ack_enabled=True)
-        again = [m.data() for m in drain(consumer)]
+        again = [m.data() for m in receive_until_quiet(consumer, 1000)]
         assert again == [f"m{i}".encode() for i in range(10) if i not in ACKED]
         consumer.close()
     finally:
