@@ -8,7 +8,6 @@ A module that needs broker settings overrides ``standalone`` with its own ``env`
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
 
 import pulsar
 import pytest
@@ -23,14 +22,6 @@ def standalone(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StandaloneP
     """One standalone process per test module; it must exit cleanly on SIGTERM at the end."""
     with running(StandaloneProcess(data_dir=tmp_path_factory.mktemp("sa") / "data")) as process:
         yield process
-
-
-@pytest.fixture
-def durable_standalone(tmp_path: Path) -> Iterator[StandaloneProcess]:
-    """A standalone of the test's own whose journal fsyncs: for kill -9 and restart tests."""
-    process = StandaloneProcess(data_dir=tmp_path / "data", journal_sync=True)
-    with running(process, clean_exit=False) as started:
-        yield started
 
 
 @pytest.fixture
