@@ -1,4 +1,4 @@
-"""Fixtures shared by every test tier."""
+"""Fixtures shared by every test tier: a real etcd, and a crashable standalone process."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from tests.kit.etcd import EtcdServer, etcd_binary
+from tests.kit.process import running
+from tests.kit.standalone import StandaloneProcess
 
 # Hypothesis: modest example counts so the suite stays quick on a 2-core CI machine; no
 # per-example deadline, because examples that touch disks or sockets vary in time.
@@ -33,3 +35,12 @@ def etcd_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EtcdServer
     server.start()
     yield server
     server.stop()
+
+
+@pytest.fixture
+def durable_standalone(tmp_path: Path) -> Iterator[StandaloneProcess]:
+    """A standalone of the test's own whose journal fsyncs: for kill -9 and restart tests
+    (integration and fault tiers). It may be killed, so its exit code is not checked."""
+    process = StandaloneProcess(data_dir=tmp_path / "data", journal_sync=True)
+    with running(process, clean_exit=False) as started:
+        yield started

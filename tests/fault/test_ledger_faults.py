@@ -11,8 +11,6 @@ the ledger metadata shows the ensemble changes.
 from __future__ import annotations
 
 import asyncio
-import os
-import random
 import time
 from pathlib import Path
 
@@ -20,6 +18,7 @@ import pytest
 
 from magnetar.ledger import BookKeeper, LedgerClientConfig, LedgerState
 from magnetar.metadata.factory import open_store
+from tests.fault.crash import fault_rng
 from tests.kit.bookie import BookieProcess
 from tests.kit.etcd import EtcdServer
 
@@ -35,9 +34,7 @@ CONFIG = LedgerClientConfig(
 async def test_striped_ledger_survives_random_bookie_kills(
     etcd_server: EtcdServer, tmp_path: Path
 ) -> None:
-    seed = int(os.environ.get("MAGNETAR_FAULT_SEED", random.randrange(2**32)))
-    print(f"MAGNETAR_FAULT_SEED={seed}")
-    rng = random.Random(seed)
+    seed, rng = fault_rng()
     bookies = [
         BookieProcess(tmp_path / f"b{i}", etcd_server.url, session_timeout_s=2) for i in range(5)
     ]

@@ -1,17 +1,18 @@
-"""Fixtures for the integration tier: a real `magnetar standalone` process and official clients.
+"""Fixtures for the integration tier: a real `magnetar standalone` process and its clients.
 
 A module that needs broker settings overrides ``standalone`` with its own ``env`` and
-:func:`tests.kit.process.running`; ``client`` then connects to that one.
+:func:`tests.kit.process.running`; ``client`` (the official pulsar-client) and ``ours``
+(``magnetar.client``) then connect to that one.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-from typing import Any
+from collections.abc import AsyncIterator, Iterator
 
+import pulsar
 import pytest
 
+from magnetar.client.client import Client
 from tests.kit.process import running
 from tests.kit.standalone import StandaloneProcess, official_client
 
@@ -24,15 +25,7 @@ def standalone(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StandaloneP
 
 
 @pytest.fixture
-def durable_standalone(tmp_path: Path) -> Iterator[StandaloneProcess]:
-    """A standalone of the test's own whose journal fsyncs: for kill -9 and restart tests."""
-    process = StandaloneProcess(data_dir=tmp_path / "data", journal_sync=True)
-    with running(process, clean_exit=False) as started:
-        yield started
-
-
-@pytest.fixture
-def client(standalone: StandaloneProcess) -> Iterator[Any]:
+def client(standalone: StandaloneProcess) -> Iterator[pulsar.Client]:
     """An official pulsar-client connected to the module's standalone process (pulsar-client is
     a pinned dependency: without it this fails rather than skipping the compatibility tests)."""
     c = official_client(standalone, operation_timeout_s=10)
@@ -40,3 +33,10 @@ def client(standalone: StandaloneProcess) -> Iterator[Any]:
         yield c
     finally:
         c.close()
+
+
+@pytest.fixture
+async def ours(standalone: StandaloneProcess) -> AsyncIterator[Client]:
+    """A ``magnetar.client`` Client connected to the module's standalone process."""
+    async with Client(standalone.service_url, operation_timeout_s=10) as c:
+        yield c

@@ -8,7 +8,6 @@ unload are checked through HTTP against what the client did.
 
 from __future__ import annotations
 
-import json
 import urllib.error
 import urllib.request
 import uuid
@@ -18,22 +17,9 @@ import pulsar
 import pytest
 
 from tests.kit.ports import wait_until
-from tests.kit.standalone import StandaloneProcess
+from tests.kit.standalone import StandaloneProcess, admin_call
 
 RECEIVE_MS = 5000
-
-
-def http(standalone: StandaloneProcess, method: str, path: str, body: Any = None) -> Any:
-    data = None if body is None else json.dumps(body).encode()
-    request = urllib.request.Request(
-        standalone.web_url + path,
-        data=data,
-        method=method,
-        headers={"Content-Type": "application/json"},
-    )
-    with urllib.request.urlopen(request, timeout=10) as response:
-        raw = response.read()
-    return json.loads(raw) if raw else None
 
 
 def test_partitioned_topic_round_robin_and_key_routing(
@@ -41,7 +27,7 @@ def test_partitioned_topic_round_robin_and_key_routing(
 ) -> None:
     name = f"parts-{uuid.uuid4().hex[:8]}"
     topic = f"persistent://public/default/{name}"
-    http(standalone, "PUT", f"/admin/v2/persistent/public/default/{name}/partitions", 3)
+    admin_call(standalone, "PUT", f"/admin/v2/persistent/public/default/{name}/partitions", 3)
     assert client.get_topic_partitions(topic) == [f"{topic}-partition-{i}" for i in range(3)]
     consumer = client.subscribe(topic, "sub", initial_position=pulsar.InitialPosition.Earliest)
     round_robin = client.create_producer(
@@ -65,7 +51,8 @@ def test_partitioned_topic_round_robin_and_key_routing(
         consumer.acknowledge(msg)
     assert sorted(got) == sorted([f"rr{i}".encode() for i in range(9)] +
                                  [f"k{i}".encode() for i in range(4)])  # fmt: skip
-    stats = http(standalone, "GET", f"/admin/v2/persistent/public/default/{name}/partitioned-stats")
+    base = f"/admin/v2/persistent/public/default/{name}"
+    stats = admin_call(standalone, "GET", f"{base}/partitioned-stats")
     assert stats["msgInCounter"] == 13
 
 
@@ -79,37 +66,38 @@ def test_topic_stats_and_subscription_operations(
     producer = client.create_producer(topic, batching_enabled=False)
     for i in range(5):
         producer.send(f"s{i}".encode())
-    stats = http(standalone, "GET", f"{base}/stats")
+    stats = admin_call(standalone, "GET", f"{base}/stats")
     assert stats["msgInCounter"] == 5
     assert len(stats["publishers"]) == 1
     assert stats["subscriptions"]["live"]["consumers"][0]["consumerName"]
-    internal = http(standalone, "GET", f"{base}/internalStats")
+    internal = admin_call(standalone, "GET", f"{base}/internalStats")
     assert internal["numberOfEntries"] == 5
     assert "live" in internal["cursors"]
 
-    http(standalone, "PUT", f"{base}/subscription/from-start", {"ledgerId": -1, "entryId": -1})
-    assert sorted(http(standalone, "GET", f"{base}/subscriptions")) == ["from-start", "live"]
-    backlog = http(standalone, "GET", f"{base}/stats")["subscriptions"]["from-start"]["msgBacklog"]
-    assert backlog == 5
-    http(standalone, "POST", f"{base}/subscription/from-start/skip_all")
-    after = http(standalone, "GET", f"{base}/stats")["subscriptions"]["from-start"]["msgBacklog"]
-    assert after == 0
+    def backlog(sub: str) -> int:
+        stats = admin_call(standalone, "GET", f"{base}/stats")
+        return int(stats["subscriptions"][sub]["msgBacklog"])
+
+    start = {"ledgerId": -1, "entryId": -1}
+    admin_call(standalone, "PUT", f"{base}/subscription/from-start", start)
+    assert sorted(admin_call(standalone, "GET", f"{base}/subscriptions")) == ["from-start", "live"]
+    assert backlog("from-start") == 5
+    admin_call(standalone, "POST", f"{base}/subscription/from-start/skip_all")
+    assert backlog("from-start") == 0
 
     for _ in range(5):
         consumer.acknowledge(consumer.receive(timeout_millis=RECEIVE_MS))
-    wait_until(
-        lambda: http(standalone, "GET", f"{base}/stats")["subscriptions"]["live"]["msgBacklog"] == 0
-    )
+    wait_until(lambda: backlog("live") == 0)
     # Unload: the client reconnects by itself and the topic keeps working.
-    http(standalone, "PUT", f"{base}/unload")
+    admin_call(standalone, "PUT", f"{base}/unload")
     producer.send(b"after-unload")
     assert consumer.receive(timeout_millis=RECEIVE_MS).data() == b"after-unload"
     with pytest.raises(urllib.error.HTTPError) as refused:
-        http(standalone, "DELETE", f"{base}/subscription/live")
+        admin_call(standalone, "DELETE", f"{base}/subscription/live")
     assert refused.value.code == 412
 
 
 def test_lookup_v2_answers_this_broker(standalone: StandaloneProcess) -> None:
-    found = http(standalone, "GET", "/lookup/v2/topic/persistent/public/default/anything")
+    found = admin_call(standalone, "GET", "/lookup/v2/topic/persistent/public/default/anything")
     assert found["brokerUrl"] == standalone.service_url
     assert "brokerUrlTls" not in found  # Pulsar omits the TLS urls when TLS is off

@@ -1,20 +1,17 @@
 """Producer deduplication with the official client: resent sequence ids are stored once, a
-reconnecting producer resumes from PRODUCER_SUCCESS's last sequence id, the admin API switches it
-on and off for live topics, and the state survives kill -9."""
+reconnecting producer resumes from PRODUCER_SUCCESS's last sequence id, and the admin API switches
+it on and off for live topics. That the state survives kill -9 is a fault test
+(tests/fault/test_broker_kill.py)."""
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pulsar
-import pytest
 
 from tests.kit.ports import wait_until
-from tests.kit.process import running
 from tests.kit.standalone import StandaloneProcess
 
 
@@ -109,39 +106,3 @@ def test_admin_switch_applies_to_a_live_topic(client: Any, standalone: Standalon
         assert "pulsar.dedup" not in http.get(internal).json().get("cursors", {})
     producer.close()
     assert _drain(client, topic) == [b"m0", b"m1", b"m0", b"m1", b"m2", b"m3"]
-
-
-@pytest.fixture
-def crashable(tmp_path: Path) -> Iterator[StandaloneProcess]:
-    sa = StandaloneProcess(
-        data_dir=tmp_path / "data",
-        journal_sync=True,
-        # A snapshot every 3 entries: the restart uses both the snapshot and a replay.
-        env={"MAGNETAR_STANDALONE_BROKER_DEDUPLICATION_ENTRIES_INTERVAL": "3"},
-    )
-    with running(sa, clean_exit=False) as process:
-        yield process
-
-
-def test_dedup_state_survives_kill_9(crashable: StandaloneProcess) -> None:
-    topic = f"persistent://{_namespace(crashable.web_url, True)}/t"
-    c = pulsar.Client(crashable.service_url, operation_timeout_seconds=10)
-    try:
-        # A subscription keeps the entries (without one, closed ledgers are trimmed).
-        c.subscribe(topic, "keep").close()
-        producer = c.create_producer(topic, producer_name="durable", batching_enabled=False)
-        _send_ids(producer, range(1, 11))
-    finally:
-        c.close()
-    crashable.kill()
-    crashable.start()
-    c = pulsar.Client(crashable.service_url, operation_timeout_seconds=10)
-    try:
-        producer = c.create_producer(topic, producer_name="durable", batching_enabled=False)
-        assert producer.last_sequence_id() == 10
-        again = _send_ids(producer, range(1, 11))
-        assert [(m.ledger_id(), m.entry_id()) for m in again] == [(-1, -1)] * 10
-        producer.close()
-        assert _drain(c, topic, "keep") == [f"m{i}".encode() for i in range(1, 11)]
-    finally:
-        c.close()

@@ -6,16 +6,14 @@ so the test sees rates appear while traffic flows and fall back to 0 once it sto
 
 from __future__ import annotations
 
-import json
 import time
-import urllib.request
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from tests.kit.process import running
-from tests.kit.standalone import StandaloneProcess, official_client, topic_name
+from tests.kit.standalone import StandaloneProcess, admin_call, official_client, topic_name
 
 WINDOW_S = 2.0
 RECEIVE_MS = 5000
@@ -33,8 +31,7 @@ def short_window(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Standalon
 
 def stats(sa: StandaloneProcess, topic: str) -> Any:
     path = topic.removeprefix("persistent://")
-    with urllib.request.urlopen(f"{sa.web_url}/admin/v2/persistent/{path}/stats", timeout=10) as r:
-        return json.loads(r.read())
+    return admin_call(sa, "GET", f"/admin/v2/persistent/{path}/stats")
 
 
 def test_rates_under_steady_traffic_then_zero(short_window: StandaloneProcess) -> None:

@@ -13,18 +13,9 @@ from typing import Any
 
 import pulsar
 
-from tests.kit.standalone import topic_name
+from tests.kit.standalone import receive_until_quiet, topic_name
 
 RECEIVE_MS = 5000
-
-
-def drain(consumer: Any, wait_ms: int = 300) -> list[Any]:
-    got = []
-    while True:
-        try:
-            got.append(consumer.receive(timeout_millis=wait_ms))
-        except pulsar.Timeout:
-            return got
 
 
 def test_failover_standby_takes_over_with_unacked_messages(client: Any) -> None:
@@ -40,7 +31,7 @@ def test_failover_standby_takes_over_with_unacked_messages(client: Any) -> None:
         producer.send(f"f{i}".encode())
     active = [first.receive(timeout_millis=RECEIVE_MS) for _ in range(6)]
     assert [m.data() for m in active] == [f"f{i}".encode() for i in range(6)]
-    assert drain(second, 200) == []  # the standby gets nothing while "a" is active
+    assert receive_until_quiet(second, 200) == []  # the standby gets nothing while "a" is active
     for msg in active[:3]:
         first.acknowledge(msg)
     first.close()
@@ -64,7 +55,7 @@ def test_key_shared_sends_each_key_to_one_consumer_in_order(client: Any) -> None
     per_key: dict[str, list[int]] = defaultdict(list)
     total = 0
     for index, consumer in enumerate(consumers):
-        for msg in drain(consumer):
+        for msg in receive_until_quiet(consumer, 300):
             key = msg.partition_key()
             assert owner.setdefault(key, index) == index, f"{key} went to two consumers"
             per_key[key].append(int(msg.data()))
@@ -91,5 +82,5 @@ def test_batch_index_acks_are_not_redelivered(client: Any) -> None:
         consumer.acknowledge(msg)
     consumer.close()  # flushes the grouped acks; the broker answers once they are applied
     consumer = client.subscribe(topic, "sub", batch_index_ack_enabled=True)
-    again = [m.data() for m in drain(consumer, 500)]
+    again = [m.data() for m in receive_until_quiet(consumer, 500)]
     assert again == [f"i{i}".encode() for i in range(4, 10)]

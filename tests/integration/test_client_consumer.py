@@ -12,53 +12,9 @@ from magnetar.client.client import Client
 from magnetar.client.consumer import Consumer
 from magnetar.client.errors import ConsumerBusy, InvalidConfiguration, ReceiveTimeout
 from magnetar.protocol.message_id import MessageId
-from tests.kit.standalone import StandaloneProcess, topic_name
-
-T = 10.0  # every receive has a deadline
-
-
-@pytest.fixture
-async def ours(standalone: StandaloneProcess) -> Any:
-    async with Client(standalone.service_url, operation_timeout_s=10) as c:
-        yield c
-
-
-def produce(client: Any, topic: str, n: int, *, batched: bool = False, compression: Any = None,
-            keyed: bool = False, prefix: str = "m") -> None:  # fmt: skip
-    kwargs: dict[str, Any] = {"batching_enabled": batched}
-    if batched:
-        kwargs.update(batching_max_messages=n, batching_max_publish_delay_ms=50)
-    if compression is not None:
-        kwargs["compression_type"] = compression
-    producer = client.create_producer(topic, **kwargs)
-    for i in range(n):
-        props = {"i": str(i)}
-        key = f"k{i % 3}" if keyed else None
-        if batched:
-            producer.send_async(f"{prefix}{i}".encode(), None, properties=props,
-                                partition_key=key)  # fmt: skip
-        elif key is not None:
-            producer.send(f"{prefix}{i}".encode(), properties=props, partition_key=key)
-        else:
-            producer.send(f"{prefix}{i}".encode(), properties=props)
-    producer.flush()
-    producer.close()
-
-
-async def drain(consumer: Any, n: int, *, ack: bool = True) -> list[Any]:
-    out = []
-    for _ in range(n):
-        msg = await consumer.receive(T)
-        out.append(msg)
-        if ack:
-            consumer.acknowledge(msg)
-    return out
-
-
-async def nothing_more(consumer: Any, wait: float = 0.5) -> None:
-    with pytest.raises(ReceiveTimeout):
-        await consumer.receive(wait)
-
+from tests.kit.interop import RECEIVE_TIMEOUT_S as T
+from tests.kit.interop import drain, nothing_more, produce
+from tests.kit.standalone import topic_name
 
 COMPRESSIONS = [None, "LZ4", "ZLib", "ZSTD", "SNAPPY"]
 

@@ -9,7 +9,8 @@ import pulsar
 from magnetar.client.client import Client
 from magnetar.client.consumer import Consumer
 from magnetar.protocol.message_id import EARLIEST
-from tests.integration.test_client_consumer import T, produce
+from tests.kit.interop import RECEIVE_TIMEOUT_S as T
+from tests.kit.interop import produce
 from tests.kit.standalone import StandaloneProcess, topic_name
 
 

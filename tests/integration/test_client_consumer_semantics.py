@@ -14,14 +14,9 @@ from magnetar.client.client import Client
 from magnetar.client.consumer import Consumer
 from magnetar.client.dead_letter import DeadLetterPolicy
 from magnetar.client.errors import ReceiveTimeout
-from tests.integration.test_client_consumer import T, drain, nothing_more, produce
-from tests.kit.standalone import StandaloneProcess, topic_name
-
-
-@pytest.fixture
-async def ours(standalone: StandaloneProcess) -> Any:
-    async with Client(standalone.service_url, operation_timeout_s=10) as c:
-        yield c
+from tests.kit.interop import RECEIVE_TIMEOUT_S as T
+from tests.kit.interop import drain, nothing_more, produce
+from tests.kit.standalone import topic_name
 
 
 async def wait_until(condition: Any, timeout_s: float = T) -> None:

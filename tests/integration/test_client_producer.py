@@ -10,8 +10,6 @@ CLOSE_PRODUCER (topic unload) that the producer survives.
 from __future__ import annotations
 
 import asyncio
-import json
-import urllib.request
 import uuid
 from typing import Any
 
@@ -22,20 +20,9 @@ from magnetar.client import PartitionedProducer, Producer
 from magnetar.client.client import Client
 from magnetar.client.errors import ProducerClosed, ProducerQueueIsFull
 from magnetar.client.routing import HashingScheme, key_partition
-from tests.kit.standalone import StandaloneProcess, topic_name
+from tests.kit.standalone import StandaloneProcess, admin_call, topic_name
 
 RECEIVE_MS = 5000
-
-
-def http_put(standalone: StandaloneProcess, path: str, body: Any) -> None:
-    request = urllib.request.Request(
-        standalone.web_url + path,
-        data=json.dumps(body).encode(),
-        method="PUT",
-        headers={"Content-Type": "application/json"},
-    )
-    with urllib.request.urlopen(request, timeout=10) as response:
-        response.read()
 
 
 def subscribe(client: Any, topic: str) -> Any:
@@ -184,7 +171,7 @@ async def test_partition_routing_matches_the_official_client(
 ) -> None:
     name = f"cp-parts-{uuid.uuid4().hex[:8]}"
     topic = f"persistent://public/default/{name}"
-    http_put(standalone, f"/admin/v2/persistent/public/default/{name}/partitions", 8)
+    admin_call(standalone, "PUT", f"/admin/v2/persistent/public/default/{name}/partitions", 8)
     consumer = subscribe(client, topic)
     keys = [f"user-{i}" for i in range(40)] + ["é", "ключ", "a", "abcdefgh", "x" * 33]
     official = client.create_producer(topic, batching_enabled=False)
@@ -221,9 +208,8 @@ async def test_producer_survives_broker_close(standalone: StandaloneProcess, cli
         producer = await ours.create_producer(topic, batching_enabled=False)
         await producer.send(b"before")
         # Unload: the broker sends CLOSE_PRODUCER; the producer reattaches by itself.
-        await asyncio.to_thread(
-            http_put, standalone, f"/admin/v2/persistent/public/default/{name}/unload", None
-        )
+        unload = f"/admin/v2/persistent/public/default/{name}/unload"
+        await asyncio.to_thread(admin_call, standalone, "PUT", unload)
         futures = [producer.send_nowait(b"after-%d" % i) for i in range(10)]
         async with asyncio.timeout(20):
             await asyncio.gather(*futures)

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
-import urllib.request
 import uuid
 from typing import Any
 
@@ -14,14 +12,9 @@ from magnetar.client.client import Client
 from magnetar.client.consumer import Consumer
 from magnetar.client.multi_topic import MultiTopicConsumer
 from magnetar.protocol.message_id import EARLIEST, LATEST
-from tests.integration.test_client_consumer import T, drain, nothing_more, produce
-from tests.kit.standalone import StandaloneProcess, topic_name
-
-
-@pytest.fixture
-async def ours(standalone: StandaloneProcess) -> Any:
-    async with Client(standalone.service_url, operation_timeout_s=10) as c:
-        yield c
+from tests.kit.interop import RECEIVE_TIMEOUT_S as T
+from tests.kit.interop import drain, nothing_more, produce
+from tests.kit.standalone import StandaloneProcess, admin_call, topic_name
 
 
 async def read_all(reader: Any, n: int) -> list[Any]:
@@ -108,12 +101,8 @@ async def test_partitioned_topic_one_child_per_partition(
 ) -> None:
     topic = topic_name("parts")
     name = topic.rsplit("/", 1)[1]
-    request = urllib.request.Request(
-        f"{standalone.web_url}/admin/v2/persistent/public/default/{name}/partitions",
-        data=json.dumps(3).encode(), method="PUT",
-        headers={"Content-Type": "application/json"},
-    )  # fmt: skip
-    await asyncio.to_thread(lambda: urllib.request.urlopen(request, timeout=10).read())
+    path = f"/admin/v2/persistent/public/default/{name}/partitions"
+    await asyncio.to_thread(admin_call, standalone, "PUT", path, 3)
     looked_up: list[str] = []
     real_partitions = ours.lookup.partitions
 

@@ -24,7 +24,7 @@ from magnetar.managed_ledger.errors import (
 )
 from magnetar.managed_ledger.position import Position
 from magnetar.metadata import keys
-from tests.unit.managed_ledger.stack import Stack, storage_stack
+from tests.kit.stack import Stack, storage_stack
 
 CFG = ManagedLedgerConfig(ensemble_size=3, write_quorum=2, ack_quorum=2, max_entries_per_ledger=4)
 # With no durable cursor every closed ledger is trimmed at once (Pulsar's rule) unless retained.

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from magnetar.managed_ledger import InitialPosition, ManagedLedgerConfig, ManagedLedgerFactory
-from tests.unit.managed_ledger.stack import Stack, storage_stack
+from tests.kit.stack import Stack, storage_stack
 
 KEEP = ManagedLedgerConfig(
     1, 1, 1, max_entries_per_ledger=4, retention_time_s=-1, retention_size_bytes=-1

@@ -15,7 +15,7 @@ from magnetar.managed_ledger import (
     ManagedLedgerFactoryConfig,
 )
 from magnetar.metadata import keys
-from tests.unit.managed_ledger.stack import storage_stack
+from tests.kit.stack import storage_stack
 
 
 async def test_add_read_ack_rollover_reopen_trim(tmp_path: Path) -> None:

@@ -7,6 +7,7 @@
     sa.service_url              # "pulsar://127.0.0.1:PORT";  sa.web_url  "http://127.0.0.1:PORT"
     sa.kill()                   # SIGKILL (a crash);  sa.stop() sends SIGTERM and waits
     sa.start()                  # restart on the same data dir and ports
+    admin_call(sa, "PUT", "/admin/v2/persistent/public/default/t/partitions", 3)
 
 The process's stdout and stderr go to ``<data_dir>.log`` beside the data dir (appended across
 restarts); :meth:`StandaloneProcess.log_text` returns it for assertions and failure messages.
@@ -16,14 +17,19 @@ Journals skip fsync by default (tests check the broker, not the disk); pass
 
 from __future__ import annotations
 
+import json
 import subprocess
+import urllib.request
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from tests.kit.ports import free_port
 from tests.kit.process import MAGNETAR_CLI, ProcessStartError, ServerProcess
+
+if TYPE_CHECKING:
+    import pulsar
 
 READY_LINE = "magnetar broker ready"
 
@@ -79,7 +85,7 @@ def topic_name(prefix: str) -> str:
     return f"persistent://public/default/{prefix}-{uuid.uuid4().hex[:8]}"
 
 
-def official_client(process: StandaloneProcess, *, operation_timeout_s: int = 15) -> Any:
+def official_client(process: StandaloneProcess, *, operation_timeout_s: int = 15) -> pulsar.Client:
     """An official ``pulsar.Client`` on ``process`` (warnings only in its log); close it."""
     import pulsar  # the official client; imported here so the kit loads without it
 
@@ -88,3 +94,33 @@ def official_client(process: StandaloneProcess, *, operation_timeout_s: int = 15
         operation_timeout_seconds=operation_timeout_s,
         logger=pulsar.ConsoleLogger(pulsar.LoggerLevel.Warn),
     )
+
+
+def admin_call(process: StandaloneProcess, method: str, path: str, body: object = None) -> Any:
+    """One admin REST call (JSON in and out, 10 s deadline); the decoded reply, None if empty.
+
+    Blocking: from a test's event loop run it with ``asyncio.to_thread``. An HTTP error status
+    raises ``urllib.error.HTTPError``.
+    """
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(
+        process.web_url + path,
+        data=data,
+        method=method,
+        headers={"Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:
+        raw = response.read()
+    return json.loads(raw) if raw else None
+
+
+def receive_until_quiet(consumer: pulsar.Consumer, wait_ms: int) -> list[pulsar.Message]:
+    """Every message ``consumer`` receives until none arrives for ``wait_ms`` (none acked)."""
+    import pulsar
+
+    got: list[pulsar.Message] = []
+    while True:
+        try:
+            got.append(consumer.receive(timeout_millis=wait_ms))
+        except pulsar.Timeout:
+            return got

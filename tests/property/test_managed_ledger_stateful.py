@@ -1,7 +1,7 @@
 """A stateful test of the managed ledger and its cursors over the REAL storage stack.
 
 Memory metadata store + three in-process bookies on 127.0.0.1 + the real BookKeeper client
-(tests/unit/managed_ledger/stack.py). The model is a list of entries and, per cursor, the set
+(tests/kit/stack.py). The model is a list of entries and, per cursor, the set
 of acknowledged entry indexes and the index of the next read. Small ledgers
 (``max_entries_per_ledger=3``) force rollovers; some examples run with no entry cache so that
 reads go to the bookies; close + reopen through a fresh factory must restore every cursor.
@@ -30,7 +30,7 @@ from magnetar.managed_ledger import (
     ManagedLedgerFactoryConfig,
     Position,
 )
-from tests.unit.managed_ledger.stack import Stack, storage_stack
+from tests.kit.stack import Stack, storage_stack
 
 T = TypeVar("T")
 NAME = "tenant/ns/persistent/stateful"

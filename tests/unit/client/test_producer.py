@@ -23,7 +23,7 @@ from magnetar.protocol import commands
 from magnetar.protocol.envelope import wrap
 from magnetar.protocol.frame import Frame
 from magnetar.wire import pulsar_api_pb2 as pb
-from tests.unit.client.test_connection import FakeBroker, lookup_here
+from tests.unit.client.fake_broker import FakeBroker, lookup_here
 
 T = pb.BaseCommand
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from magnetar.bookie.bookie import BookieConfig
+from magnetar.bookie.config import BookieConfig
 from magnetar.bookie.journal import JournalConfig
 from magnetar.standalone import StandaloneSettings
 
