@@ -37,6 +37,7 @@ from magnetar.ids import BookieId
 from magnetar.ledger.client import BookKeeper
 from magnetar.ledger.config import LedgerClientConfig
 from magnetar.metadata.factory import open_store
+from tests.bench.report import header
 
 
 class CountingStorage(LedgerStorage):
@@ -145,6 +146,7 @@ async def main() -> None:
     parser.add_argument("--handle", action="store_true", help="whole in-process add path")
     parser.add_argument("--callback", action="store_true", help="--handle with append_callback")
     args = parser.parse_args()
+    print(header(vars(args)), flush=True)
     if args.handle:
         for size in (1024, 128 * 1024):
             with tempfile.TemporaryDirectory(dir=args.dir) as tmp:

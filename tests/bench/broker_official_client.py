@@ -33,8 +33,8 @@ recorded (an array append in the receipt callback). ``--client magnetar`` runs e
 (and the consumer) as one asyncio process with :mod:`magnetar.client` (``send_callback``: no
 future per send), which costs less CPU per message than the official client's wrapper.
 
-Prints which client generated the load, one line per run, a table, and one ``BENCH_JSON {...}``
-line (also written to ``--json``).
+Prints the machine and the settings, which client generated the load, one line per run, a
+table, and one ``BENCH_JSON {...}`` line (also written to ``--json``).
 ``--hold-s N`` keeps the load of the first scenario running N seconds longer and prints the
 standalone's pid first, for a profiler (``py-spy record --pid PID``); ``--rate N`` runs only
 paced runs at N msg/s in total (to profile a moderate load). Not a test: numbers go to
@@ -57,7 +57,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from tests.bench.report import machine, percentile
+from tests.bench.report import header, machine, percentile
 from tests.kit.standalone import StandaloneProcess
 
 SCENARIOS = ("unbatched-1", "batched-1", "unbatched-8", "batched-8")
@@ -125,8 +125,8 @@ PACER_TICK_S = 0.001
 
 class Pacer:
     """Paced sending in 1 ms ticks: a producer sends what is due, then sleeps one tick. A
-    timer per message cost the generator more CPU than the send (up to 55 us per message at
-    2.5k msg/s per producer) and took that CPU from the broker on this 2-core machine."""
+    timer per message cost the generator more CPU than the send itself, and took that CPU from
+    the broker on a 2-core machine (docs/benchmarks.md, "How the broker benchmark works")."""
 
     def __init__(self, rate: float, begin: float) -> None:
         self.rate = rate
@@ -497,6 +497,7 @@ def main(argv: list[str] | None = None) -> int:
         except ImportError:
             print("pulsar-client is not installed", file=sys.stderr)
             return 2
+    print(header({k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()}))
     print(f"load generator: {args.client} client", flush=True)
     scenarios = [s for s in args.scenarios.split(",") if s]
     unknown = set(scenarios) - set(SCENARIOS)

@@ -7,9 +7,9 @@ every 2 ms. Another thread creates files of ``--size-mib`` (written and fsynced,
 journal segment is) and deletes each one a second later, first with one ``unlink`` and then with
 :func:`magnetar.bookie.fileio.remove_gradually`. For each way it prints the slowest fdatasync in
 the 1.2 s after each delete began, and the sample's p50/p99 over the whole run. On ext4 mounted
-with ``discard`` one 64 MiB unlink stalled the other file's fdatasync 11-35 ms; the gradual
-removal kept it at 1-6 ms, with one 13 ms in ten (docs/benchmarks.md, round 5). Point ``--dir``
-at the disk under test: the default is a temporary directory on the one ``tempfile`` picks.
+with ``discard`` one unlink of a big file stalled the other file's fdatasync for longer than
+the gradual removal did (figures: docs/benchmarks.md, "Delete stalls"). Point ``--dir`` at the
+disk under test: the default is a temporary directory on the one ``tempfile`` picks.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from magnetar.bookie.fileio import remove_gradually
-from tests.bench.report import machine, percentile
+from tests.bench.report import header, percentile
 
 _WRITE = 20 * 1024
 _PAUSE_S = 0.002
@@ -85,7 +85,7 @@ def main() -> None:
     parser.add_argument("--deletes", type=int, default=6, help="files deleted per way")
     parser.add_argument("--size-mib", type=int, default=64, help="size of each deleted file")
     args = parser.parse_args()
-    print(f"machine: {machine()}")
+    print(header(vars(args) | {"write_bytes": _WRITE, "pause_s": _PAUSE_S}), flush=True)
     with tempfile.TemporaryDirectory(prefix="delete-stalls-", dir=args.dir) as tmp:
         size = args.size_mib << 20
         for name, remove in (("unlink", Path.unlink), ("remove_gradually", remove_gradually)):

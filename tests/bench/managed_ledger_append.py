@@ -9,7 +9,8 @@ Starts a real etcd and three ``magnetar bookie`` processes on loopback (journal 
 ``--no-fsync``), opens one managed ledger through the real ledger client, and for each entry size
 keeps ``--concurrency`` adds in flight for ``--seconds``. Prints a progress line every second
 and a summary: entries/s, MB/s, add latency p50/p99/p99.9/max (from a sorted sample of every
-add), plus the machine. Not a test: numbers are recorded in docs/benchmarks.md.
+add), plus the machine and the settings (first on stderr, and in the JSON). Not a test:
+numbers are recorded in docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from pathlib import Path
 from magnetar.ledger import BookKeeper, LedgerClientConfig
 from magnetar.managed_ledger import ManagedLedgerConfig, ManagedLedgerFactory
 from magnetar.metadata.factory import open_store
-from tests.bench.report import machine, percentile
+from tests.bench.report import header, machine, percentile
 from tests.kit.bookie import BookieProcess
 from tests.kit.etcd import EtcdServer
 
@@ -154,9 +155,11 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="write the results as JSON to this file")
     args = parser.parse_args()
     args.sizes = [int(s) for s in args.sizes.split(",")]
+    settings = {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()}
+    print(header(settings), file=sys.stderr, flush=True)  # stdout carries only the JSON
     with tempfile.TemporaryDirectory(prefix="magnetar-bench-") as tmp:
         results = asyncio.run(main_async(args, Path(tmp)))
-    report = {"machine": machine(), "results": [asdict(r) for r in results]}
+    report = {"machine": machine(), "settings": settings, "results": [asdict(r) for r in results]}
     print(json.dumps(report, indent=2))
     if args.json:
         args.json.write_text(json.dumps(report, indent=2) + "\n")

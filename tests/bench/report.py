@@ -1,11 +1,12 @@
-"""What every benchmark report records besides its numbers: the machine it ran on, and
-percentiles of a latency sample. Not a test; shared by the scripts in ``tests/bench``."""
+"""What every benchmark report records besides its numbers: the machine it ran on, the
+settings of the run, and percentiles of a latency sample. Not a test; shared by the scripts in
+``tests/bench``, each of which prints :func:`header` before its first number."""
 
 from __future__ import annotations
 
 import os
 import platform
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 
@@ -25,6 +26,13 @@ def machine() -> dict[str, str | int]:
         "python": platform.python_version(),
         "kernel": platform.release(),
     }
+
+
+def header(settings: Mapping[str, object]) -> str:
+    """Two lines, ``machine: ...`` and ``settings: k=v ...``: the label every run prints first,
+    so that a figure copied from its output keeps the machine and settings it was measured on."""
+    pairs = " ".join(f"{key}={value}" for key, value in settings.items())
+    return f"machine: {machine()}\nsettings: {pairs}"
 
 
 def percentile(sorted_values: Sequence[float], q: float) -> float:

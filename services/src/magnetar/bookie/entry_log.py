@@ -4,7 +4,7 @@ This is BookKeeper's entry logger as its DbLedgerStorage uses it: payloads go to
 files, RocksDB (:mod:`magnetar.bookie.ledger_storage`) keeps only an index from (ledger, entry)
 to a location. Payloads in RocksDB were rewritten by every memtable flush and compaction, and
 those bursts of writeback stalled the journal's fdatasync, which every acknowledgement waits
-for: the publish p99 at 10k msg/s doubled (docs/benchmarks.md, round 5).
+for, and the publish tail latency with it (docs/benchmarks.md, "Broker round 5").
 
 Layout: ``<dir>/00000001.log``, ``00000002.log``, ... Each log is a sequence of records::
 
@@ -21,8 +21,8 @@ Durability: appends are not synced one by one; the journal holds every record un
 fdatasync'ed them. Meanwhile a writeback thread has the kernel start writing the current log
 out every ``writeback_bytes`` (:func:`~magnetar.bookie.fileio.start_writeback`), so that there
 is never a big backlog of dirty pages to write at once (RocksDB's ``bytes_per_sync``,
-BookKeeper's ``flushEntrylogBytes``): in 60 s runs at 10k msg/s the journal's slowest syncs
-fell from 35 ms to under 20 and publish p99 from 20-34 ms to 9-17 ms.
+BookKeeper's ``flushEntrylogBytes``): the journal's slowest syncs and the publish p99 fell
+with it (docs/benchmarks.md, "Broker round 5").
 
 Concurrency: one appender at a time (the storage's writer, or its compaction), readers and
 :meth:`sync` from any thread. ``_lock`` guards the current log and the bookkeeping; ``_sync_lock``

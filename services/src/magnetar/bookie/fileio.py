@@ -81,9 +81,10 @@ def start_writeback(fd: int) -> None:
     which RocksDB's ``bytes_per_sync`` uses too; ``fdatasync`` where that does not exist. Not a
     durability point (that is ``fdatasync``): it keeps the dirty backlog small, so that a later
     sync (the journal's, on every acknowledgement's path) does not queue behind a burst. An
-    ``fdatasync`` per MiB measured the same here (publish p99 and batched throughput, round 5 of
-    docs/benchmarks.md); this call is preferred because it neither waits nor asks the disk to
-    flush its cache, which a durable sync does and writeback does not need."""
+    ``fdatasync`` per MiB measured the same here (publish p99 and batched throughput:
+    docs/benchmarks.md, "Broker round 5"); this call is preferred because it neither waits
+    nor asks the disk to flush its cache, which a durable sync does and writeback does not
+    need."""
     if _sync_file_range is None:
         os.fdatasync(fd)
         return
@@ -98,9 +99,9 @@ def remove_gradually(
     """Delete a big file by shrinking it ``step_bytes`` at a time, pausing between steps.
 
     Blocking, and slow on purpose (64 MiB: about 0.8 s). Freeing a file's blocks all at once
-    (one unlink of 64 MiB on ext4 mounted with ``discard``) stalled other files' fdatasync for
-    11-35 ms, once per journal segment; freed 4 MiB at a time they were 1-6 ms, one in ten
-    13 ms (``python -m tests.bench.delete_stalls``; docs/benchmarks.md, round 5). A missing
+    (one unlink of 64 MiB on ext4 mounted with ``discard``) stalled other files' fdatasync,
+    once per journal segment, for longer than freeing it 4 MiB at a time does
+    (``python -m tests.bench.delete_stalls``; docs/benchmarks.md, "Delete stalls"). A missing
     file is not an error."""
     try:
         size = path.stat().st_size

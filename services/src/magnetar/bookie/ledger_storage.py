@@ -188,7 +188,8 @@ class LedgerStorage:
         options.create_if_missing(True)
         # Write SST files back to disk a MiB at a time as they are built, not all at once at
         # the end of a flush or compaction: a 64 MiB burst queued on the disk made the
-        # journal's fdatasync (on every acknowledgement's path) wait up to 20 ms.
+        # journal's fdatasync (on every acknowledgement's path) wait behind it
+        # (docs/benchmarks.md, "Broker round 4").
         options.set_bytes_per_sync(_BYTES_PER_SYNC)
         try:
             self._db = Rdict(str(index_path), options)

@@ -49,13 +49,13 @@ class BrokerSettings(BaseSettings):
     session_timeout_s: float = Field(default=10.0, gt=0)
     shutdown_step_timeout_s: float = Field(default=10.0, gt=0)
     stats_update_frequency_s: float = Field(default=60.0, gt=0)  # statsUpdateFrequencyInSecs
-    # Magnetar's own: CPython's youngest-generation GC threshold (docs/benchmarks.md, "Broker
-    # round 4"): a pass costs in proportion to the live objects it finds; at 100k and 10k msg/s
-    # passes take 0.1-0.3 ms now that entries nobody will read are not cached.
+    # Magnetar's own: CPython's youngest-generation GC threshold: a pass costs in proportion
+    # to the live objects it finds, and passes stay short now that entries nobody will read
+    # are not cached (docs/benchmarks.md, "Broker round 4" and "Broker round 3").
     gc_gen0_threshold: int = Field(default=100_000, ge=700)
     # Magnetar's own: sys.setswitchinterval, in ms (CPython's default is 5). Lower: the journal
-    # thread gets the GIL back sooner after each write and fdatasync (publish p99 at 10k msg/s
-    # went from 10-13 ms to 5-9 ms at 0.2; peak throughput unchanged).
+    # thread gets the GIL back sooner after each write and fdatasync, which shortens the
+    # publish tail at no cost in peak throughput (docs/benchmarks.md, "Broker round 4").
     gil_switch_interval_ms: float = Field(default=0.2, gt=0, le=100)
     log_level: str = "info"
     log_json: bool = False

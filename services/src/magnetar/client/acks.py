@@ -52,7 +52,8 @@ class AckRequest:
     def to_command(self, consumer_id: int) -> pb.BaseCommand:
         """The ACK command (what ``commands.ack`` builds from ``MessageId.to_proto`` ids),
         filled in place: one request carries up to ``max_group_size`` ids, and building each
-        id apart and copying it in cost ~1.5 us per id."""
+        id apart and copying it in cost more per id (docs/benchmarks.md, "Per-message
+        costs")."""
         command = pb.BaseCommand(type=pb.BaseCommand.ACK)
         body = command.ack
         body.consumer_id = consumer_id

@@ -37,7 +37,8 @@ class PendingMessage:
     """One application message, from send() until its receipt (or failure).
 
     A ``__slots__`` class rather than a dataclass: one is built per message sent, and a
-    dataclass ``__init__`` with eight defaults costs about twice as much. The message is settled
+    dataclass ``__init__`` with eight defaults costs more (docs/benchmarks.md, "Per-message
+    costs"). The message is settled
     either through ``future`` or by calling ``callback(context, result)`` (the no-future path
     of :meth:`~magnetar.client.producer.Producer.send_callback`). ``plain`` says the message
     carries nothing but its payload and sequence id (the batch encodes it from a template).
@@ -190,8 +191,9 @@ def encode_batch_payload(messages: list[PendingMessage]) -> bytes:
     """The uncompressed batch payload (the layout of :mod:`magnetar.protocol.batch`).
 
     ``[u32 size][SingleMessageMetadata][payload]`` per message. A plain message's metadata
-    (payload_size and sequence_id only) is serialized from one reused template: 0.45 us
-    instead of 2.7 us for building, copying and serializing a new one per message.
+    (payload_size and sequence_id only) is serialized from one reused template, cheaper than
+    building, copying and serializing a new one per message (docs/benchmarks.md, "Per-message
+    costs").
     """
     template = pb.SingleMessageMetadata()
     pack = _U32.pack

@@ -5,9 +5,10 @@ batches); safe to share between tasks.
 
 Why a NamedTuple and not a frozen dataclass: one is built per received message (a 1000-message
 batch makes 1000), and a frozen dataclass of eleven fields costs an ``object.__setattr__`` per
-field (~1 us); a tuple is built in one call (:data:`new_message`, the receive path's
-constructor, takes the fields positionally). The fields and keyword constructor are the
-dataclass's; ``properties`` of a message without properties is one shared read-only mapping.
+field (docs/benchmarks.md, "Per-message costs"); a tuple is built in one call
+(:data:`new_message`, the receive path's constructor, takes the fields positionally). The
+fields and keyword constructor are the dataclass's; ``properties`` of a message without
+properties is one shared read-only mapping.
 """
 
 from __future__ import annotations

@@ -261,7 +261,7 @@ def _scan_single(data: bytes, offset: int, end: int) -> tuple[int, int, int, boo
     (properties, keys, an unknown or malformed field): :func:`_parse_single` reads those.
 
     A Python varint loop costs about what protobuf's parse does, but it leaves no message
-    object whose fields are then read one by one (a third of the old per-message cost).
+    object whose fields are then read one by one (docs/benchmarks.md, "Per-message costs").
     """
     length, sequence, event_time, null_value, compacted_out = -1, -1, 0, False, False
     while offset < end:

@@ -55,7 +55,8 @@ class AddRequest(NamedTuple):
     """One add as every replica gets it (the same on each bookie of the write set).
 
     A NamedTuple rather than a frozen dataclass: one is built per add on the event loop, and
-    a tuple is built in a third of the time (no ``object.__setattr__`` per field)."""
+    a tuple is built faster (no ``object.__setattr__`` per field; docs/benchmarks.md,
+    "Per-message costs")."""
 
     ledger_id: int
     entry_id: int

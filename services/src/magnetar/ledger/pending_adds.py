@@ -35,7 +35,8 @@ if TYPE_CHECKING:
 
 class PendingAdd:
     """One unconfirmed entry. A ``__slots__`` class, not a dataclass: one is built per add on
-    the event loop, and a dataclass with two ``default_factory`` sets costs about twice as much.
+    the event loop, and a dataclass with two ``default_factory`` sets costs more
+    (docs/benchmarks.md, "Per-message costs").
 
     ``request``, ``future`` and ``callback`` are the write handle's (its wire request and its
     caller's future or callback), kept here so that it needs no per-entry dicts of its own."""

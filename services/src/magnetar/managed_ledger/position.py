@@ -7,8 +7,9 @@ ledger was acknowledged (Pulsar's ``(ledgerId, -1)``).
 
 Pure values; safe to share between tasks. Position is a NamedTuple rather than a frozen
 dataclass because every message builds, hashes and compares several of them: a tuple is built
-in about half the time and compares and hashes about four times faster (C code, no generated
-``__lt__``/``__hash__``). The price: a Position equals the plain tuple ``(ledger_id, entry_id)``.
+no slower, and compares and hashes several times faster (C code, no generated ``__lt__``/
+``__hash__``; docs/benchmarks.md, "Per-message costs"). The price: a Position equals the plain
+tuple ``(ledger_id, entry_id)``.
 """
 
 from __future__ import annotations

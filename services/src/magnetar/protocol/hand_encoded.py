@@ -1,9 +1,9 @@
 """The two frames a broker writes per message, encoded by hand: SEND_RECEIPT and MESSAGE.
 
 Building a ``BaseCommand`` through protobuf (sub-messages, ``CopyFrom``, the body check,
-``SerializeToString``) takes four to five times as long as writing these bytes directly
-(timeit: ~4.3 us against ~0.9 us per frame; docs/benchmarks.md has the effect on the publish
-path). Both commands have a fixed shape, so their bytes are written directly::
+``SerializeToString``) takes several times as long as writing these bytes directly
+(docs/benchmarks.md: "Per-message costs" for each frame, "Broker round 3" for the effect on
+the publish path). Both commands have a fixed shape, so their bytes are written directly::
 
     [total][cmd_size] BaseCommand{ type = SEND_RECEIPT (1), send_receipt (7) = {
         producer_id (1), sequence_id (2), message_id (3) = {ledger_id (1), entry_id (2)},

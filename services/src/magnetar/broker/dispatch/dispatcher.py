@@ -52,7 +52,7 @@ class Candidate(NamedTuple):
     """An entry that may be dispatched: position, message count (unacked), sticky key.
 
     A NamedTuple rather than a frozen dataclass: one is built for every entry a dispatch step
-    reads, and a tuple is built in about half the time.
+    reads, and a tuple is built faster (docs/benchmarks.md, "Per-message costs").
     """
 
     position: Position

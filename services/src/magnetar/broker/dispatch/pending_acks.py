@@ -67,7 +67,8 @@ class PendingAck(NamedTuple):
     """One delivered, unacked entry.
 
     A NamedTuple rather than a frozen dataclass: one is built for every dispatched entry, and a
-    tuple is built in about a third of the time (no ``object.__setattr__`` per field). Built by
+    tuple is built faster (no ``object.__setattr__`` per field; docs/benchmarks.md,
+    "Per-message costs"). Built by
     :meth:`PendingAcks.add` only, which always gives the unacked mask.
     """
 

@@ -1,0 +1,233 @@
+"""Micro-benchmark: what one value or frame costs on the per-message paths (not a test).
+
+Run: ``.venv/bin/python -m tests.bench.per_message_costs [--repeat 7] [-k NAME]``
+
+Several per-message types and encoders were chosen for their cost, and their docstrings say
+so without a figure (figures go stale): this script measures each choice against the
+alternative it replaced, on this machine, with ``timeit`` (best of ``--repeat`` rounds, each
+long enough to take about 0.2 s, the two sides of a case timed alternately). It prints, per
+case, microseconds per message for the code in ``magnetar`` and for the alternative, and their
+ratio. The alternatives are built here:
+
+- NamedTuples against a frozen dataclass with the same fields (``slots=True``, as the code
+  base writes its values): ``Position`` (build, then compare and hash), ``AddRequest``,
+  ``Candidate``, ``PendingAck``, ``Message`` (through ``new_message``), ``JournalRecord``;
+- ``__slots__`` classes against the dataclass they would be: ``PendingAdd`` (two sets from
+  ``default_factory``), ``PendingMessage`` (eight defaults);
+- ``unchecked_message_id`` against ``MessageId(...)`` with its range check;
+- the hand-encoded SEND_RECEIPT and MESSAGE frames against protobuf's ``BaseCommand``;
+- a batch's plain single-message metadata from one reused template, the ACK command filled
+  in place, the reused SEND command, and the receive path's varint scan of a
+  ``SingleMessageMetadata``, each against building (and parsing) a new protobuf message.
+
+The figures are in docs/benchmarks.md ("Per-message costs"). Run it on an idle machine and
+rerun once: on a shared one the ratios hold better than the absolute times.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import timeit
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+from magnetar.bookie.journal import JournalRecord, RecordKind
+from magnetar.broker.dispatch.dispatcher import Candidate
+from magnetar.broker.dispatch.pending_acks import PendingAck
+from magnetar.client.acks import AckRequest
+from magnetar.client.batch_builder import PendingMessage, encode_batch_payload
+from magnetar.client.message import Message, new_message
+from magnetar.client.receiver import _scan_single
+from magnetar.ledger.bookie_client import AddRequest
+from magnetar.ledger.pending_adds import PendingAdd
+from magnetar.managed_ledger.position import Position
+from magnetar.protocol import client_commands, commands, hand_encoded
+from magnetar.protocol.frame import encode_command, encode_message
+from magnetar.protocol.message_id import MessageId, unchecked_message_id
+from magnetar.wire import pulsar_api_pb2 as pb
+from tests.bench.report import header
+
+_BATCH = 100  # messages per batch, ids per ACK
+
+
+class Case(NamedTuple):
+    name: str
+    ours: Callable[[], object]
+    other: Callable[[], object]
+    per: int = 1  # calls of ``ours``/``other`` cover this many messages
+
+
+def mirror(value_type: type[Any], **options: bool) -> type[Any]:
+    """A frozen dataclass with the fields of the NamedTuple ``value_type``."""
+    fields = [(name, object) for name in value_type._fields]
+    return dataclasses.make_dataclass(
+        f"{value_type.__name__}Dataclass", fields, frozen=True, slots=True, **options
+    )
+
+
+@dataclasses.dataclass
+class PendingAddDataclass:
+    entry_id: int
+    payload: bytes
+    last_add_confirmed: int
+    sent: set[str] = dataclasses.field(default_factory=set)
+    acked: set[str] = dataclasses.field(default_factory=set)
+    request: object = None
+    future: object = None
+    callback: object = None
+
+
+@dataclasses.dataclass
+class PendingMessageDataclass:
+    payload: bytes
+    sequence_id: int
+    key: str | None = None
+    properties: object = None
+    event_time_ms: int | None = None
+    ordering_key: bytes | None = None
+    deliver_at_ms: int | None = None
+    future: object = None
+    callback: object = None
+    context: object = None
+    size: int = dataclasses.field(init=False, default=0)
+    plain: bool = dataclasses.field(init=False, default=False)
+
+    def __post_init__(self) -> None:  # the work PendingMessage.__init__ does beyond storing
+        self.size = len(self.payload)
+        self.plain = (
+            self.key is None
+            and not self.properties
+            and self.event_time_ms is None
+            and self.ordering_key is None
+        )
+
+
+def value_cases() -> list[Case]:
+    position_dc = mirror(Position, order=True)
+    a, b = Position(7, 41), Position(7, 42)
+    c, d = position_dc(7, 41), position_dc(7, 42)
+    add_dc, cand_dc, ack_dc = mirror(AddRequest), mirror(Candidate), mirror(PendingAck)
+    msg_dc, rec_dc = mirror(Message), mirror(JournalRecord)
+    mid = MessageId(7, 42)
+    fields = ("t", mid, b"x", None, {}, 1, None, 0, "p", 3, None)
+    return [
+        Case("Position: build", lambda: Position(7, 42), lambda: position_dc(7, 42)),
+        Case("Position: compare and hash", lambda: (a < b, hash(a)), lambda: (c < d, hash(c))),
+        Case(
+            "AddRequest: build",
+            lambda: AddRequest(1, 2, 1, b"p", 0, b"k", False),
+            lambda: add_dc(1, 2, 1, b"p", 0, b"k", False),
+        ),
+        Case("Candidate: build", lambda: Candidate(a, 1, None), lambda: cand_dc(a, 1, None)),
+        Case(
+            "PendingAck: build",
+            lambda: PendingAck(a, 1, 1, None, 0),
+            lambda: ack_dc(a, 1, 1, None, 0),
+        ),
+        Case("Message: build (new_message)", lambda: new_message(fields), lambda: msg_dc(*fields)),
+        Case(
+            "JournalRecord: build",
+            lambda: JournalRecord(RecordKind.ADD, 1, 2, 1, 0, b"k", b"p"),
+            lambda: rec_dc(RecordKind.ADD, 1, 2, 1, 0, b"k", b"p"),
+        ),
+        Case(
+            "PendingAdd: build (__slots__)",
+            lambda: PendingAdd(2, b"p", 1),
+            lambda: PendingAddDataclass(2, b"p", 1),
+        ),
+        Case(
+            "PendingMessage: build (__slots__)",
+            lambda: PendingMessage(b"p", 3),
+            lambda: PendingMessageDataclass(b"p", 3),
+        ),
+        Case(
+            "unchecked_message_id",
+            lambda: unchecked_message_id(7, 42, -1, -1, 0),
+            lambda: MessageId(7, 42, -1, -1, 0),
+        ),
+    ]
+
+
+def read_fields(meta: pb.SingleMessageMetadata) -> tuple[int, int, int, bool, bool]:
+    """What ``_scan_single`` returns, read from a parsed message instead."""
+    sequence = meta.sequence_id if meta.HasField("sequence_id") else -1
+    return meta.payload_size, sequence, meta.event_time, meta.null_value, meta.compacted_out
+
+
+def encoding_cases() -> list[Case]:
+    mid = MessageId(123_456, 789)
+    stored = b"\x00" * 64
+    plain = [PendingMessage(b"p" * 100, i) for i in range(_BATCH)]
+    rich = [PendingMessage(b"p" * 100, i) for i in range(_BATCH)]
+    for message in rich:
+        message.plain = False  # the same content through a new SingleMessageMetadata each
+    ids = tuple((MessageId(123_456, i), ()) for i in range(_BATCH))
+    request = AckRequest(pb.CommandAck.Individual, ids)
+    reused = client_commands.send(1, 0)
+
+    def reuse_send() -> pb.BaseCommand:
+        reused.send.sequence_id = 42
+        return reused
+
+    raw = pb.SingleMessageMetadata(payload_size=100, sequence_id=42).SerializeToString()
+    return [
+        Case(
+            "SEND_RECEIPT frame",
+            lambda: hand_encoded.send_receipt_frame(1, 42, 123_456, 789),
+            lambda: encode_command(commands.send_receipt(1, 42, mid)),
+        ),
+        Case(
+            "MESSAGE frame",
+            lambda: hand_encoded.message_frame(1, 123_456, 789, -1, stored),
+            lambda: encode_message(commands.message(1, mid), stored),
+        ),
+        Case(
+            "batch metadata per message (template)",
+            lambda: encode_batch_payload(plain),
+            lambda: encode_batch_payload(rich),
+            _BATCH,
+        ),
+        Case(
+            "ACK per id (filled in place)",
+            lambda: request.to_command(1),
+            lambda: client_commands.ack(1, [m.to_proto() for m, _ in ids]),
+            _BATCH,
+        ),
+        Case("SEND command (reused)", reuse_send, lambda: client_commands.send(1, 42)),
+        Case(
+            "SingleMessageMetadata read (varint scan)",
+            lambda: _scan_single(raw, 0, len(raw)),
+            lambda: read_fields(pb.SingleMessageMetadata.FromString(raw)),
+        ),
+    ]
+
+
+def best_us(case: Case, repeat: int) -> tuple[float, float]:
+    """Microseconds per message of ``ours`` and ``other``: the best of ``repeat`` rounds, the
+    two timed alternately so that a neighbour's burst of load hits both alike."""
+    timers = [timeit.Timer(case.ours), timeit.Timer(case.other)]
+    numbers = [timer.autorange()[0] for timer in timers]
+    best = [float("inf"), float("inf")]
+    for _ in range(repeat):
+        for i, timer in enumerate(timers):
+            best[i] = min(best[i], timer.timeit(numbers[i]) / numbers[i])
+    return best[0] / case.per * 1e6, best[1] / case.per * 1e6
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--repeat", type=int, default=7, help="timeit rounds; the best counts")
+    parser.add_argument("-k", dest="only", default="", help="only cases whose name has this")
+    args = parser.parse_args()
+    print(header(vars(args) | {"batch": _BATCH}), flush=True)
+    print(f"{'case':<42} {'ours us':>8} {'other us':>9} {'other/ours':>10}")
+    for case in value_cases() + encoding_cases():
+        if args.only.lower() not in case.name.lower():
+            continue
+        ours, other = best_us(case, args.repeat)
+        print(f"{case.name:<42} {ours:>8.3f} {other:>9.3f} {other / ours:>9.1f}x", flush=True)
+
+
+if __name__ == "__main__":
+    main()
