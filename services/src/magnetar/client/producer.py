@@ -118,7 +118,7 @@ class Producer:
         self._pushed = 0  # ops pushed so far: the next op's push_index
         # SEND commands reused for every frame (their fields are set before each encode):
         # setting fields is much cheaper than building a command (see docs/benchmarks.md,
-        # "Client producer").
+        # "Per-message costs").
         self._send_single = commands.send(self.producer_id, 0)
         self._send_batch = commands.send(self.producer_id, 0, num_messages=1, highest_sequence_id=0)
         self._permits = options.max_pending_messages
