@@ -10,7 +10,7 @@ from typing import Annotated, Any
 
 import typer
 
-from magnetar.cli.server_process import run_server
+from magnetar.cli.server_process import admin_app, run_server
 
 
 def broker(
@@ -28,7 +28,6 @@ def broker(
     """Run a broker against an external metadata store and bookies."""
     from magnetar.broker.process import serve_broker
     from magnetar.broker.settings import BrokerSettings
-    from magnetar.cli.standalone_cmd import admin_app
 
     flags: dict[str, Any] = {
         "metadata_url": metadata,

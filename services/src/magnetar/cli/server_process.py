@@ -3,16 +3,20 @@
 One rule for all three: a flag that was given overrides the ``MAGNETAR_*`` environment, which
 overrides the defaults (flags left at None are not passed to the settings class, so
 pydantic-settings fills them from the environment). Logging is configured from the resulting
-settings, then the server runs on a fresh event loop until it returns its exit code.
+settings, then the server runs on a fresh event loop until it returns its exit code. The broker
+and the standalone both serve :func:`admin_app` on their web port.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Coroutine
-from typing import Any, NoReturn, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, Protocol, TypeVar
 
 import typer
+
+if TYPE_CHECKING:
+    from magnetar.broker.service import BrokerService
 
 
 class LogSettings(Protocol):
@@ -37,3 +41,13 @@ def run_server(
     settings = settings_class(**{k: v for k, v in flags.items() if v is not None})
     configure_logging(settings.log_level, json=settings.log_json)
     raise typer.Exit(asyncio.run(serve(settings)))
+
+
+def admin_app(service: BrokerService) -> Any:
+    """The admin REST app over ``service.admin`` (mypy checks TopicAdmin is a TopicService).
+
+    Imported late: FastAPI loads only in the processes that serve the admin API.
+    """
+    from magnetar.admin.app import create_app
+
+    return create_app(service.admin)

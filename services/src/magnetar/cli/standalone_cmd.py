@@ -7,14 +7,11 @@ result is the process's one :class:`~magnetar.standalone.StandaloneSettings`.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
 
-from magnetar.cli.server_process import run_server
-
-if TYPE_CHECKING:
-    from magnetar.broker.service import BrokerService
+from magnetar.cli.server_process import admin_app, run_server
 
 
 def standalone(
@@ -44,10 +41,3 @@ def standalone(
         "log_level": log_level,
     }
     run_server(StandaloneSettings, flags, lambda s: serve_standalone(s, admin_app))
-
-
-def admin_app(service: BrokerService) -> Any:
-    """The admin REST app over ``service.admin`` (mypy checks TopicAdmin is a TopicService)."""
-    from magnetar.admin.app import create_app
-
-    return create_app(service.admin)
