@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from magnetar.bookie.journal import JournalRecord, RecordKind
+from magnetar.bookie.journal_record import JournalRecord, RecordKind
 from magnetar.bookie.ledger_storage import ENTRY_LOG_SIZE_LIMIT, LedgerMeta, LedgerStorage
 
 MK = b"master-key"
