@@ -32,7 +32,7 @@ import timeit
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from magnetar.bookie.journal import JournalRecord, RecordKind
+from magnetar.bookie.journal_record import JournalRecord, RecordKind
 from magnetar.broker.dispatch.dispatcher import Candidate
 from magnetar.broker.dispatch.pending_acks import PendingAck
 from magnetar.client.acks import AckRequest
