@@ -9,9 +9,12 @@ writing MESSAGE frames, persisting acks through the cursor.
 
 The dispatcher (one task per subscription, started with the first consumer) loops: while some
 consumer has permits, read entries waiting for redelivery and then new ones from the cursor,
-plan, send, record pending; what nobody could take goes to the redelivery queue. When nothing
-could go out it waits for a FLOW, an ack, a membership change or new entries — all of which set
-one event (new entries through a managed-ledger listener, no helper tasks per wait).
+plan, send, record pending; what nobody could take goes to the redelivery queue. Key_Shared
+reads only the replays that can go out now (``dispatch.key_shared_replayable``), so a consumer
+without permits never holds back the keys of the others; its parked entries are bounded by
+``MAX_KEY_SHARED_LOOKAHEAD``. When nothing could go out it waits for a FLOW, an ack, a
+membership change or new entries — all of which set one event (new entries through a
+managed-ledger listener, no helper tasks per wait).
 
 Invariants: an entry is pending on at most one consumer, or queued for redelivery, never both;
 acknowledged entries are never dispatched again (checked against the cursor before every
@@ -52,6 +55,7 @@ from magnetar.broker.dispatch import (
     SharedSelector,
     SubType,
     check_sub_type,
+    key_shared_replayable,
     make_key_shared_selector,
     mask_to_ack_set,
     plan_dispatch,
@@ -70,6 +74,10 @@ from magnetar.wire import pulsar_api_pb2 as pb
 log = get_logger(__name__)
 
 MAX_READ_ENTRIES = 100
+# Key_Shared: no new reads while this many entries wait for redelivery (Pulsar's
+# keySharedLookAheadMsgInReplayThresholdPerSubscription default): keys of a consumer without
+# permits are parked there while the others' keys flow, and this bounds that queue.
+MAX_KEY_SHARED_LOOKAHEAD = 20_000
 _WAIT_NEW_ENTRIES_S = 30.0
 Selector: TypeAlias = ExclusiveSelector | FailoverSelector | SharedSelector | KeySharedSelector
 
@@ -233,9 +241,14 @@ class PersistentSubscription:
         permits = sum(max(0, c.permits) for c in self.consumers if self._can_take(c))
         return max(1, min(MAX_READ_ENTRIES, permits))
 
-    async def _read_replays(self, budget: int) -> list[Entry]:
+    async def _read_replays(self, budget: int, view: KeySharedView | None) -> list[Entry]:
+        # Key_Shared reads only replays that can go out now: entries waiting for a consumer
+        # without permits must not fill the budget and starve the other consumers' keys.
+        accept = None
+        if view is not None:
+            accept = key_shared_replayable(view, lambda k: self._can_take(self._by_key[k]))
         wanted: list[Position] = []
-        for pos in self._replay.positions(budget):
+        for pos in self._replay.positions(budget, accept):
             if self.cursor.is_acknowledged(pos) or not self.ml.layout.contains(pos):
                 self._replay.remove(pos)
                 self._masks.pop(pos, None)
@@ -249,9 +262,11 @@ class PersistentSubscription:
         dispatcher waits for ``_wake``, which everything that could let more go out sets (new
         entries, FLOW, acks, membership), also while this step ran."""
         budget = self._read_budget()
-        replays = await self._read_replays(budget) if self._replay else []
+        view = self._key_shared_view()
+        replays = await self._read_replays(budget, view) if self._replay else []
         fresh: list[Entry] = []
-        if len(replays) < budget:
+        parked = view is not None and len(self._replay) >= MAX_KEY_SHARED_LOOKAHEAD
+        if len(replays) < budget and not parked:
             fresh = await self.cursor.read_entries(budget - len(replays))
         if not replays and not fresh:
             return False
@@ -270,7 +285,7 @@ class PersistentSubscription:
             count = info.messages if mask is None else mask.bit_count()
             candidates.append(Candidate(pos, max(1, count), info.key or None))
             prepared[pos] = (entry, info, mask)
-        plan = self._plan(candidates, {e.position for e in replays})
+        plan = self._plan(candidates, {e.position for e in replays}, view)
         key_shared = self.sub_type == SubType.KEY_SHARED
         sent = 0
         for key, planned in plan.assignments:
@@ -292,23 +307,28 @@ class PersistentSubscription:
     def _slot(self, cand: Candidate) -> int | None:
         return cand.sticky_hash if self.sub_type == SubType.KEY_SHARED else None
 
-    def _plan(self, candidates: list[Candidate], replayed: set[Position]) -> DispatchPlan:
+    def _key_shared_view(self) -> KeySharedView | None:
+        """What the Key_Shared rules need for one step (None for the other types)."""
+        selector = self._selector
+        if self.sub_type != SubType.KEY_SHARED or selector is None:
+            return None
+        assert not isinstance(selector, ExclusiveSelector | FailoverSelector | SharedSelector)
+        allow = any(
+            c.key_shared is not None and c.key_shared.allow_out_of_order_delivery
+            for c in self.consumers
+        )
+        return KeySharedView(
+            selector.select, self._recent.limits(), self._pending.holders_of_hash, allow
+        )
+
+    def _plan(
+        self, candidates: list[Candidate], replayed: set[Position], view: KeySharedView | None
+    ) -> DispatchPlan:
         selector = self._selector
         slots = [
             ConsumerSlot(c.key, c.permits if self._can_take(c) else 0, c.priority)
             for c in self._rotation()
         ]
-        view = None
-        if self.sub_type == SubType.KEY_SHARED:
-            assert selector is not None
-            assert not isinstance(selector, ExclusiveSelector | FailoverSelector | SharedSelector)
-            allow = any(
-                c.key_shared is not None and c.key_shared.allow_out_of_order_delivery
-                for c in self.consumers
-            )
-            view = KeySharedView(
-                selector.select, self._recent.limits(), self._pending.holders_of_hash, allow
-            )
         active = (
             selector.active if isinstance(selector, ExclusiveSelector | FailoverSelector) else None
         )

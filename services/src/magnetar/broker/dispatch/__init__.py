@@ -10,7 +10,7 @@ entries read from the cursor, and sends what they decide.
 * :mod:`.sticky_key` — Murmur3_32 sticky-key hash into 0..65535, as Pulsar computes it.
 * :mod:`.pending_acks` — delivered-but-unacked entries, individual/cumulative/batch-index acks.
 * :mod:`.redelivery` — replay queue, redelivery counts, negative-ack schedule, DLQ hook.
-* :mod:`.dispatcher` — ``plan_dispatch``: who gets which entries.
+* :mod:`.dispatcher` — ``plan_dispatch``: who gets which entries; which replays to read.
 * :mod:`.errors` — ConsumerBusy, ConsumerAssignError (mapped to ServerError codes).
 """
 
@@ -28,6 +28,7 @@ from magnetar.broker.dispatch.dispatcher import (
     ConsumerSlot,
     DispatchPlan,
     KeySharedView,
+    key_shared_replayable,
     plan_dispatch,
 )
 from magnetar.broker.dispatch.errors import ConsumerAssignError, ConsumerBusy, DispatchError
@@ -96,6 +97,7 @@ __all__ = [
     "ack_set_to_mask",
     "check_sub_type",
     "dead_letter_due",
+    "key_shared_replayable",
     "make_key_shared_selector",
     "mask_to_ack_set",
     "plan_dispatch",

@@ -22,7 +22,9 @@ Rules per type:
   and its slot has entries waiting in ``blocked_hashes``; its consumer is recently joined and the
   position is at or past the consumer's limit (for replays: past the smallest limit of all
   recently joined consumers when that is smaller); or another consumer still holds unacked
-  entries of the slot (draining guard). See key_shared.py.
+  entries of the slot (draining guard). See key_shared.py. Which replays a step reads at all:
+  :func:`key_shared_replayable` — only those the plan would hand out now, so entries waiting
+  for a consumer without permits never hide the other consumers' entries.
 
 Permits in every type follow consumers.py: an entry goes to a consumer with permits > 0 and
 costs its message count, so a consumer never receives more than ``permits + batch - 1`` messages.
@@ -197,7 +199,11 @@ def _plan_key_shared(
         elif view.allow_out_of_order:
             ok = True
         else:
-            ok = _in_order(entry, slot, consumer, redelivery, blocked_hashes, view, min_limit)
+            replay = entry.position in redelivery
+            if not replay and slot in blocked_hashes:
+                ok = False
+            else:
+                ok = _in_order(entry.position, slot, consumer, replay, view, min_limit)
         if ok and consumer is not None:
             state.give(consumer, entry)
         else:
@@ -206,21 +212,42 @@ def _plan_key_shared(
 
 
 def _in_order(
-    entry: Candidate,
+    position: Position,
     slot: int,
     consumer: ConsumerKey,
-    redelivery: Collection[Position],
-    blocked_hashes: Collection[int],
+    replay: bool,
     view: KeySharedView,
     min_limit: Position | None,
 ) -> bool:
-    replay = entry.position in redelivery
-    if not replay and slot in blocked_hashes:
-        return False
+    """The recently-joined and draining rules for an entry of ``slot`` bound for ``consumer``."""
     limit = view.recently_joined.get(consumer)
     if limit is not None:
         if replay and min_limit is not None and min_limit < limit:
             limit = min_limit
-        if entry.position >= limit:
+        if position >= limit:
             return False
     return all(holder == consumer for holder in view.hash_holders(slot))
+
+
+def key_shared_replayable(
+    view: KeySharedView, can_take: Callable[[ConsumerKey], bool]
+) -> Callable[[Position, int | None], bool]:
+    """Which queued replays a Key_Shared step should read: those the plan would hand out now.
+
+    The step reads at most its budget of replays, oldest first. Without this filter, entries
+    waiting for a consumer without permits (or held back by the ordering rules) fill the budget
+    at the head of the queue, so the replays of every other consumer behind them, and its new
+    reads (held back while its slot has replays), never go out. Pass the result as ``accept`` to
+    :meth:`RedeliveryQueue.positions`. ``can_take(consumer)``: it has permits and is connected.
+    """
+    min_limit = min(view.recently_joined.values(), default=None)
+
+    def replayable(position: Position, slot: int | None) -> bool:
+        if slot is None:
+            return True
+        consumer = view.select(slot)
+        if consumer is None or not can_take(consumer):
+            return False
+        return view.allow_out_of_order or _in_order(position, slot, consumer, True, view, min_limit)
+
+    return replayable

@@ -20,7 +20,7 @@ Driving it from the subscription task::
         counts.increment(p.position); queue.add(p.position, p.sticky_hash)
     schedule.add(ids, due=clock() + delay)          # broker-side negative ack
     for pos in schedule.pop_due(clock()): ...       # on the timer
-    replays = queue.positions()                     # read these entries, then plan_dispatch
+    replays = queue.positions(budget, accept)       # read these entries, then plan_dispatch
 
 Mutable; owned by one subscription's task; no awaits, no I/O. Clock values are seconds (any
 monotonic origin) chosen by the caller.
@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import bisect
 import heapq
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from magnetar.managed_ledger.position import Position
 
@@ -80,9 +80,22 @@ class RedeliveryQueue:
             self.remove(p)
         return gone
 
-    def positions(self, limit: int | None = None) -> list[Position]:
-        """The oldest positions first (at most ``limit``)."""
-        return list(self._positions if limit is None else self._positions[:limit])
+    def positions(
+        self,
+        limit: int | None = None,
+        accept: Callable[[Position, int | None], bool] | None = None,
+    ) -> list[Position]:
+        """The oldest positions first (at most ``limit``); with ``accept(position, slot)``, only
+        those it accepts (Key_Shared: :func:`~.dispatcher.key_shared_replayable`)."""
+        if accept is None:
+            return list(self._positions if limit is None else self._positions[:limit])
+        chosen: list[Position] = []
+        for position in self._positions:
+            if limit is not None and len(chosen) >= limit:
+                break
+            if accept(position, self._hash_of[position]):
+                chosen.append(position)
+        return chosen
 
     def hashes(self) -> frozenset[int]:
         """Slots with entries waiting here: new reads of them must wait (per-key order)."""
