@@ -12,8 +12,8 @@ times out. :class:`Registration` keeps it true:
   again.
 
 Concurrency: :meth:`Registration.run` is one task (in the entry point's TaskGroup); listeners
-called on the loop only set an event that task waits on. Failures are retried with
-:class:`~magnetar.backoff.Backoff`; every store call has a deadline.
+called on the loop only set an event that task waits on. Failures are retried with the
+:data:`~magnetar.backoff.REGISTRATION` backoff; every store call has a deadline.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import asyncio
 import contextlib
 import time
 
-from magnetar.backoff import Backoff
+from magnetar.backoff import REGISTRATION, retry
 from magnetar.ids import BookieId
 from magnetar.metadata import (
     KeyExists,
@@ -109,20 +109,16 @@ class Registration:
 
     async def run(self) -> None:
         """Register, then re-register whenever the mode or the session changes. Runs forever."""
-        backoff = Backoff(initial=0.1, cap=5.0)
         self._dirty.set()
         while True:
             await self._dirty.wait()
             self._dirty.clear()
-            while True:
-                try:
-                    await self.register()
-                    backoff.reset()
-                    break
-                except (MetadataError, TimeoutError) as exc:
-                    delay = backoff.next()
-                    log.warning("bookie_register_failed", error=repr(exc), retry_in_s=delay)
-                    await asyncio.sleep(delay)
+            await retry(
+                self.register,
+                REGISTRATION,
+                retry_on=(MetadataError, TimeoutError),
+                on_retry=_log_register_failed,
+            )
 
     async def unregister(self) -> None:
         """Delete our key (best effort, bounded); closing the store would remove it anyway."""
@@ -134,3 +130,7 @@ class Registration:
         except (MetadataError, TimeoutError) as exc:
             log.warning("bookie_unregister_failed", error=repr(exc))
         self._version = None
+
+
+def _log_register_failed(exc: Exception, delay: float) -> None:
+    log.warning("bookie_register_failed", error=repr(exc), retry_in_s=delay)

@@ -14,9 +14,7 @@ registration loop is its long-lived task.
 from __future__ import annotations
 
 import asyncio
-import signal
 import sys
-from collections.abc import Awaitable
 
 from magnetar.bookie.bookie import Bookie
 from magnetar.bookie.cookie import verify_or_create_cookie
@@ -26,6 +24,7 @@ from magnetar.bookie.servicer import BookieServicer, start_server
 from magnetar.bookie.settings import BookieSettings
 from magnetar.ids import BookieId
 from magnetar.metadata.factory import open_store
+from magnetar.shutdown import STOP_SIGNALS, shutdown_step, stop_event
 from magnetar.telemetry import get_logger
 
 log = get_logger(__name__)
@@ -36,23 +35,10 @@ EXIT_STORAGE_UNAVAILABLE = 3
 _GRACE_S = 2.0
 
 
-async def _step(name: str, work: Awaitable[object], timeout_s: float) -> None:
-    """One shutdown step: bounded, logged, never stopping the steps after it."""
-    try:
-        async with asyncio.timeout(timeout_s):
-            await work
-    except TimeoutError:
-        log.error("bookie_shutdown_step_timeout", step=name, timeout_s=timeout_s)
-    except Exception as exc:
-        log.error("bookie_shutdown_step_failed", step=name, error=repr(exc))
-
-
 async def serve(settings: BookieSettings) -> int:
     """Run until SIGTERM/SIGINT; return the process exit code."""
     loop = asyncio.get_running_loop()
-    stop = asyncio.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
+    stop = stop_event()
     bookie_id = BookieId(settings.effective_bookie_id)
     config = settings.bookie_config()
     timeout = settings.shutdown_step_timeout_s
@@ -66,10 +52,10 @@ async def serve(settings: BookieSettings) -> int:
     except CookieMismatch as exc:
         log.error("bookie_cookie_mismatch", bookie_id=bookie_id, problem=str(exc))
         print(f"magnetar bookie: refusing to start: {exc}", file=sys.stderr, flush=True)
-        await _step("close_metadata", store.close(), timeout)
+        await shutdown_step("close_metadata", store.close(), timeout)
         return EXIT_COOKIE_MISMATCH
     except BaseException:
-        await _step("close_metadata", store.close(), timeout)
+        await shutdown_step("close_metadata", store.close(), timeout)
         raise
 
     try:
@@ -77,10 +63,10 @@ async def serve(settings: BookieSettings) -> int:
     except StorageUnavailable as exc:
         log.error("bookie_storage_unavailable", bookie_id=bookie_id, problem=str(exc))
         print(f"magnetar bookie: refusing to start: {exc}", file=sys.stderr, flush=True)
-        await _step("close_metadata", store.close(), timeout)
+        await shutdown_step("close_metadata", store.close(), timeout)
         return EXIT_STORAGE_UNAVAILABLE
     except BaseException:
-        await _step("close_metadata", store.close(), timeout)
+        await shutdown_step("close_metadata", store.close(), timeout)
         raise
     server = None
     registration = Registration(store, bookie_id, settings.address)
@@ -97,16 +83,16 @@ async def serve(settings: BookieSettings) -> int:
             print(f"{READY_LINE} id={bookie_id} address={settings.address}", flush=True)
             await stop.wait()
             log.info("bookie_stopping", bookie_id=bookie_id)
-            await _step("stop_accepting", server.stop(_GRACE_S), timeout)
+            await shutdown_step("stop_accepting", server.stop(_GRACE_S), timeout)
             server = None
             registering.cancel()
     finally:
         if server is not None:
-            await _step("stop_accepting", server.stop(0), timeout)
-        await _step("unregister", registration.unregister(), timeout)
-        await _step("close_bookie", bookie.close(drain_timeout_s=timeout), timeout * 2)
-        await _step("close_metadata", store.close(), timeout)
-        for sig in (signal.SIGTERM, signal.SIGINT):
+            await shutdown_step("stop_accepting", server.stop(0), timeout)
+        await shutdown_step("unregister", registration.unregister(), timeout)
+        await shutdown_step("close_bookie", bookie.close(drain_timeout_s=timeout), timeout * 2)
+        await shutdown_step("close_metadata", store.close(), timeout)
+        for sig in STOP_SIGNALS:
             loop.remove_signal_handler(sig)
     log.info("bookie_stopped", bookie_id=bookie_id)
     return 0

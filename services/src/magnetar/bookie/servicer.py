@@ -18,7 +18,6 @@ besides the bookie.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -28,6 +27,7 @@ from magnetar.bookie.bookie import Bookie
 from magnetar.bookie.bookie_protocol import PendingAdds
 from magnetar.bookie.errors import BookieError
 from magnetar.bookie.local import WIRE_STATUS, LocalBookie, add_op
+from magnetar.tasks import TaskSet
 from magnetar.telemetry import get_logger
 from magnetar.wire import bookie_pb2 as pb
 from magnetar.wire import bookie_pb2_grpc as pb_grpc
@@ -51,7 +51,7 @@ class BookieServicer(pb_grpc.BookieServicer):
     ) -> AsyncIterator[pb.AddResponse]:
         responses: asyncio.Queue[pb.AddResponse | None] = asyncio.Queue(self._max_inflight)
         permits = asyncio.Semaphore(self._max_inflight)
-        waiters: set[asyncio.Task[None]] = set()
+        waiters = TaskSet("bookie-add-responses")
         closing: list[BookieError] = []
 
         async def finish(request: pb.AddRequest, pending: PendingAdds) -> None:
@@ -80,11 +80,8 @@ class BookieServicer(pb_grpc.BookieServicer):
                         permits.release()
                         closing.append(exc)
                         break
-                    task = asyncio.create_task(finish(request, pending))
-                    waiters.add(task)
-                    task.add_done_callback(waiters.discard)
-                if waiters:
-                    await asyncio.gather(*waiters)
+                    waiters.spawn(finish(request, pending), name="bookie-add-response")
+                await waiters.join()
             finally:
                 await responses.put(None)
 
@@ -95,10 +92,8 @@ class BookieServicer(pb_grpc.BookieServicer):
             await reader
         finally:
             reader.cancel()
-            for task in list(waiters):
-                task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await asyncio.gather(reader, *waiters, return_exceptions=True)
+            await waiters.close()
+            await asyncio.gather(reader, return_exceptions=True)
         if closing:
             await context.abort(grpc.StatusCode.UNAVAILABLE, f"bookie unavailable: {closing[0]}")
 

@@ -39,7 +39,7 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 
-from magnetar.backoff import Backoff
+from magnetar.backoff import METADATA_WATCH
 from magnetar.broker.entry import entry_metadata
 from magnetar.cancellation import cancel_and_wait
 from magnetar.errors import MagnetarError
@@ -412,7 +412,8 @@ class DeduplicationPolicyWatch:
         self._task = None
 
     async def _run(self) -> None:
-        backoff = Backoff(initial=0.1, cap=10.0)
+        # Not retry(): the watch is reopened forever; each delivered change resets the backoff.
+        backoff = METADATA_WATCH.backoff()
         while True:
             try:
                 async with self._store.watch(keys.NAMESPACES_PREFIX) as watch:

@@ -9,8 +9,9 @@ metadata store.
 
 :func:`run_broker` serves over a metadata store and a BookKeeper client it is given, so that a
 composition above the broker (:mod:`magnetar.standalone`) can bring its own; it and
-:func:`shutdown_step`, :func:`stop_event` and :func:`tune_interpreter` are that composition's
-building blocks. It reaches bookies only through the BookKeeper client, never imports one.
+:func:`tune_interpreter` are that composition's building blocks (the shutdown steps and the
+stop event come from :mod:`magnetar.shutdown`). It reaches bookies only through the BookKeeper
+client, never imports one.
 
 Concurrency: one loop, one ``asyncio.TaskGroup`` built here; its long-lived task is the web
 server.
@@ -20,9 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import signal
 import sys
-from collections.abc import Awaitable
 from contextlib import suppress
 
 from magnetar.broker.resource_errors import ClusterExists, NamespaceExists, TenantExists
@@ -38,31 +37,12 @@ from magnetar.metadata.factory import open_store
 from magnetar.metadata.store import MetadataStore
 from magnetar.naming import NamespaceName
 from magnetar.policies import ClusterData, TenantInfo
+from magnetar.shutdown import shutdown_step, stop_event
 from magnetar.telemetry import get_logger
 
 log = get_logger(__name__)
 
 READY_LINE = "magnetar broker ready"
-
-
-async def shutdown_step(name: str, work: Awaitable[object], timeout_s: float) -> None:
-    """One shutdown step: bounded, logged, never stopping the steps after it."""
-    try:
-        async with asyncio.timeout(timeout_s):
-            await work
-    except TimeoutError:
-        log.error("shutdown_step_timeout", step=name, timeout_s=timeout_s)
-    except Exception as exc:
-        log.error("shutdown_step_failed", step=name, error=repr(exc))
-
-
-def stop_event() -> asyncio.Event:
-    """An event that SIGTERM and SIGINT set: the process's one request to stop."""
-    loop = asyncio.get_running_loop()
-    stop = asyncio.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
-    return stop
 
 
 async def create_defaults(service: BrokerService) -> None:

@@ -4,7 +4,8 @@ values the JSON of :mod:`magnetar.policies`).
 
 Invariants:
 - Every read-modify-write is a compare-and-set on the key's version: ``set_policies`` and
-  ``update_partitions`` retry a conflict after a jittered backoff (bounded attempts);
+  ``update_partitions`` go through the store's ``update()`` (a conflict is retried after a
+  jittered backoff, bounded attempts);
   ``update_cluster`` and ``update_tenant`` replace the whole value and raise the conflict.
 - A namespace exists only under an existing tenant, and a tenant with namespaces is never
   deleted. Both sides touch the tenant's key: ``create_namespace`` creates its key and then
@@ -21,13 +22,11 @@ a watch-fed cache can be added behind the same methods).
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import re
 from collections.abc import Callable
 
-from magnetar.backoff import Backoff
 from magnetar.broker.resource_errors import (
     ClusterExists,
     ClusterNotFound,
@@ -45,7 +44,7 @@ from magnetar.broker.resource_errors import (
 )
 from magnetar.metadata import keys
 from magnetar.metadata.errors import BadVersion, KeyExists, NotFound
-from magnetar.metadata.store import MetadataStore
+from magnetar.metadata.store import MetadataStore, update
 from magnetar.naming import NamespaceName, TopicName
 from magnetar.policies import ClusterData, InvalidPolicies, Policies, TenantInfo, dumps, loads
 from magnetar.telemetry import get_logger
@@ -53,7 +52,6 @@ from magnetar.telemetry import get_logger
 log = get_logger(__name__)
 
 _NAME = re.compile(r"^[-=:.\w]+$")
-_MAX_CAS_ATTEMPTS = 64
 
 
 def check_name(kind: str, name: str) -> str:
@@ -218,21 +216,16 @@ class BrokerResources:
     async def set_policies(self, ns: NamespaceName, fn: Callable[[Policies], Policies]) -> Policies:
         """CAS-update a namespace's policies with the pure ``fn`` (it may run several times);
         returns what was stored. Conflicts are retried after a jittered backoff."""
-        key = keys.namespace(ns.tenant, ns.local_name)
-        backoff = Backoff(initial=0.002, cap=0.2)
-        while True:
-            found = await self.store.get(key)
-            if found is None:
+        stored: list[Policies] = []
+
+        def apply(value: bytes | None) -> bytes:
+            if value is None:
                 raise NamespaceNotFound(str(ns))
-            new = fn(Policies.from_json(_decode(found.value, "Policies")))
-            try:
-                await self.store.put(key, dumps(new.to_json()), expected_version=found.version)
-            except BadVersion:
-                if backoff.attempts >= _MAX_CAS_ATTEMPTS:
-                    raise
-                await asyncio.sleep(backoff.next())
-                continue
-            return new
+            stored[:] = [fn(Policies.from_json(_decode(value, "Policies")))]
+            return dumps(stored[0].to_json())
+
+        await update(self.store, keys.namespace(ns.tenant, ns.local_name), apply)
+        return stored[0]
 
     async def list_namespaces(self, tenant: str) -> list[NamespaceName]:
         if not await self.tenant_exists(tenant):
@@ -284,26 +277,17 @@ class BrokerResources:
         """Raise the partition count (never lower it)."""
         if isinstance(partitions, bool) or not isinstance(partitions, int) or partitions <= 0:
             raise InvalidPartitionCount(partitions)
-        key = self._topic_key(topic)
-        backoff = Backoff(initial=0.002, cap=0.2)
-        while True:
-            found = await self.store.get(key)
-            if found is None:
+
+        def apply(value: bytes | None) -> bytes:
+            if value is None:
                 raise PartitionedTopicNotFound(str(topic))
-            current = _partitions_of(topic, found.value)
+            current = _partitions_of(topic, value)
             if partitions <= current:
                 raise PartitionCountNotIncreased(str(topic), current, partitions)
-            try:
-                await self.store.put(
-                    key, dumps({"partitions": partitions}), expected_version=found.version
-                )
-            except BadVersion:
-                if backoff.attempts >= _MAX_CAS_ATTEMPTS:
-                    raise
-                await asyncio.sleep(backoff.next())
-                continue
-            log.info("partitions_updated", topic=str(topic), partitions=partitions)
-            return
+            return dumps({"partitions": partitions})
+
+        await update(self.store, self._topic_key(topic), apply)
+        log.info("partitions_updated", topic=str(topic), partitions=partitions)
 
     async def delete_partitioned_topic(self, topic: TopicName) -> None:
         try:

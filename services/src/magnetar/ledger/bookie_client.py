@@ -28,7 +28,7 @@ from typing import NamedTuple
 import grpc
 from grpc import aio
 
-from magnetar.backoff import Backoff
+from magnetar.backoff import BOOKIE_RPC
 from magnetar.ids import BookieId
 from magnetar.ledger.config import LedgerClientConfig
 from magnetar.ledger.errors import BookieUnavailable
@@ -160,7 +160,8 @@ class BookieClient:
         self._next_batch_id = 0
         self._runner: asyncio.Task[None] | None = None
         self._closed = False
-        self._backoff = Backoff(initial=0.05, cap=2.0)
+        # The add stream's loop (not retry()): reset by each response, advanced by each failure.
+        self._backoff = BOOKIE_RPC.backoff()
 
     # ------------------------------------------------------------------ adds
 

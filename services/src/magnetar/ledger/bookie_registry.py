@@ -18,7 +18,7 @@ import asyncio
 import time
 from collections.abc import Mapping
 
-from magnetar.backoff import Backoff
+from magnetar.backoff import METADATA_WATCH
 from magnetar.ids import BookieId
 from magnetar.ledger.bookie_client import BookieClient
 from magnetar.ledger.config import LedgerClientConfig
@@ -74,7 +74,8 @@ class BookieRegistry:
         return self.writable()
 
     async def _watch_forever(self) -> None:
-        backoff = Backoff(initial=0.1, cap=5.0)
+        # Not retry(): a watch that ended is re-listed and re-watched forever, after a pause.
+        backoff = METADATA_WATCH.backoff()
         while True:
             try:
                 await self._watch_once()

@@ -1,9 +1,10 @@
 """Ledger metadata in the metadata store (BookKeeper's ``LedgerManager``): ids, create, CAS.
 
 Ledger ids come from ``keys.LEDGER_ID_GENERATOR``, a decimal counter holding the last id handed
-out, incremented by compare-and-set; ids start at 1 and are never reused. Metadata is written
-only by compare-and-set on the version read before (:class:`BadVersion` propagates to the
-caller, who re-reads and decides). Every store call runs under ``timeout_s``.
+out, incremented by the store's ``update()`` (compare-and-set); ids start at 1 and are never
+reused. Metadata is written only by compare-and-set on the version read before
+(:class:`BadVersion` propagates to the caller, who re-reads and decides). Every store call (the
+whole id allocation, its retries included) runs under ``timeout_s``.
 
 Concurrency: stateless apart from the store handle; any task may call any method.
 """
@@ -13,12 +14,11 @@ from __future__ import annotations
 import asyncio
 from types import TracebackType
 
-from magnetar.backoff import Backoff
 from magnetar.errors import Timeout
 from magnetar.ids import LedgerId
 from magnetar.ledger.errors import NoSuchLedger
 from magnetar.ledger.metadata import LedgerMetadataView, VersionedLedgerMetadata
-from magnetar.metadata import BadVersion, KeyExists, MetadataStore, NotFound, keys
+from magnetar.metadata import BadVersion, KeyExists, MetadataStore, NotFound, keys, update
 
 _MAX_ID_ATTEMPTS = 100
 
@@ -29,25 +29,21 @@ class LedgerManager:
         self._timeout_s = timeout_s
 
     async def allocate_ledger_id(self) -> LedgerId:
-        backoff = Backoff(initial=0.005, cap=0.2)
-        for _ in range(_MAX_ID_ATTEMPTS):
+        """The next ledger id: the generator's counter incremented by the store's ``update()``
+        (compare-and-set, retried on conflicts), the whole allocation under ``timeout_s``."""
+        try:
             async with self._deadline("allocate_ledger_id"):
-                current = await self._store.get(keys.LEDGER_ID_GENERATOR)
-                try:
-                    if current is None:
-                        await self._store.create(keys.LEDGER_ID_GENERATOR, b"1")
-                        return LedgerId(1)
-                    next_id = int(current.value.decode()) + 1
-                    await self._store.put(
-                        keys.LEDGER_ID_GENERATOR,
-                        str(next_id).encode(),
-                        expected_version=current.version,
-                    )
-                    return LedgerId(next_id)
-                except (BadVersion, KeyExists):
-                    pass  # another client took this id; try the next one
-            await asyncio.sleep(backoff.next())
-        raise Timeout(f"could not allocate a ledger id after {_MAX_ID_ATTEMPTS} attempts")
+                allocated = await update(
+                    self._store,
+                    keys.LEDGER_ID_GENERATOR,
+                    _next_ledger_id,
+                    max_attempts=_MAX_ID_ATTEMPTS,
+                )
+        except (BadVersion, KeyExists, NotFound) as exc:  # other clients won every round
+            raise Timeout(
+                f"could not allocate a ledger id after {_MAX_ID_ATTEMPTS} attempts"
+            ) from exc
+        return LedgerId(int(allocated.value.decode()))
 
     async def create(
         self, ledger_id: LedgerId, meta: LedgerMetadataView
@@ -89,6 +85,11 @@ class LedgerManager:
 
     def _deadline(self, what: str) -> _Deadline:
         return _Deadline(self._timeout_s, what)
+
+
+def _next_ledger_id(last: bytes | None) -> bytes:
+    """The generator's new value: ids start at 1 and go up by one."""
+    return b"1" if last is None else str(int(last.decode()) + 1).encode()
 
 
 class _Deadline:

@@ -17,10 +17,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
 from dataclasses import dataclass
 
-from magnetar.backoff import Backoff
+from magnetar.backoff import BOOKIE_RPC, retry
 from magnetar.ids import BookieId, EntryId, LedgerId
 from magnetar.ledger.bookie_registry import BookiePool
 from magnetar.ledger.config import LedgerClientConfig
@@ -152,16 +151,12 @@ class ReadHandle:
         for a moment (reconnect backoff, shared across channels to the same address), so an
         all-unavailable round is retried with backoff instead of failing the read at once.
         """
-        deadline = time.monotonic() + self._config.read_timeout_s
-        backoff = Backoff(initial=0.05, cap=1.0)
-        while True:
-            try:
-                return await self._read_entry_once(entry_id)
-            except BookieUnavailable:
-                delay = backoff.next()
-                if time.monotonic() + delay >= deadline:
-                    raise
-                await asyncio.sleep(delay)
+        return await retry(
+            lambda: self._read_entry_once(entry_id),
+            BOOKIE_RPC,
+            retry_on=BookieUnavailable,
+            give_up_after_s=self._config.read_timeout_s,
+        )
 
     async def _read_entry_once(self, entry_id: int) -> LedgerEntry:
         view = self.metadata

@@ -30,7 +30,7 @@ import functools
 import time
 from collections.abc import Callable, Mapping
 
-from magnetar.backoff import Backoff
+from magnetar.backoff import BOOKIE_RPC
 from magnetar.errors import MagnetarError
 from magnetar.ids import BookieId, EntryId
 from magnetar.ledger.bookie_client import AddRequest
@@ -331,7 +331,9 @@ class WriteHandle:
 
     async def _change_ensemble_until_done(self) -> None:
         deadline = time.monotonic() + self._config.ensemble_change_timeout_s
-        backoff = Backoff(initial=0.05, cap=1.0)
+        # Not retry(): the loop ends when the ensemble is healthy or the handle failed, and a
+        # fenced ledger or the deadline fails the handle rather than raising.
+        backoff = BOOKIE_RPC.backoff()
         while self._error is None and self._failed & set(self._tracker.ensemble):
             try:
                 await self._change_once()

@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 
-from magnetar.backoff import Backoff
+from magnetar.backoff import METADATA_SESSION
 from magnetar.cancellation import cancel_and_wait
 from magnetar.metadata import keys
 from magnetar.metadata.errors import (
@@ -84,7 +84,8 @@ class LeaderElection:
         self._lost.set()
 
     async def _campaign(self) -> None:
-        backoff = Backoff(initial=0.05, cap=2.0)
+        # Not retry(): campaigning never ends; a round that returns resets the backoff.
+        backoff = METADATA_SESSION.backoff()
         while True:
             await self._session_live.wait()
             try:
@@ -110,7 +111,8 @@ class LeaderElection:
 
     async def _hold(self) -> None:
         """Stay leader until the key goes away or the session expires."""
-        backoff = Backoff(initial=0.05, cap=1.0)
+        # Not retry(): the loop runs while we lead, re-watching after each broken watch.
+        backoff = METADATA_SESSION.backoff()
         while self._version is not None:
             async with self._store.watch(self.key) as watch:
                 watcher = asyncio.create_task(self._watch_for_delete(watch))

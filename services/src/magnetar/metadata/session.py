@@ -7,7 +7,7 @@ or when no renewal succeeded for ``GIVE_UP_FRACTION`` of the TTL, counted from w
 successful renewal was *sent*: the client gives up before the server can expire the lease, so
 an owner stops acting before anyone else can take over. On expiry it tells the listeners
 ``SessionEvent.EXPIRED``, revokes the old lease (best effort), grants a new one (retrying with
-:class:`~magnetar.backoff.Backoff` while the server is unavailable) and tells them
+:data:`~magnetar.backoff.METADATA_SESSION` backoff while the server is unavailable) and tells them
 ``SessionEvent.RECONNECTED``.
 
 Fault injection (tests only): :meth:`SessionKeeper.suspend` stops renewals as a hung or
@@ -22,10 +22,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import time
 from collections.abc import Awaitable, Callable
 
-from magnetar.backoff import Backoff
+from magnetar.backoff import METADATA_SESSION, retry
 from magnetar.cancellation import cancel_and_wait
 from magnetar.metadata.errors import MetadataError, SessionExpired, StoreUnavailable
 from magnetar.metadata.store import SessionEvent
@@ -159,19 +160,23 @@ class SessionKeeper:
         self._notify(SessionEvent.EXPIRED)
 
     async def _reconnect(self) -> None:
-        backoff = Backoff(initial=0.05, cap=max(0.1, self._ttl / 2))
         stale, self._stale = self._stale, None
         if stale is not None:
             with contextlib.suppress(MetadataError):
                 await self._revoke(stale)
-        while True:
-            try:
-                asked = time.monotonic()
-                new_lease, ttl = await self._grant()
-                break
-            except StoreUnavailable as exc:
-                log.warning("metadata_session_grant_failed", backend=self._backend, error=str(exc))
-                await asyncio.sleep(backoff.next())
+
+        async def grant() -> tuple[float, int, float]:
+            asked = time.monotonic()
+            return (asked, *await self._grant())
+
+        def failed(exc: Exception, _delay: float) -> None:
+            log.warning("metadata_session_grant_failed", backend=self._backend, error=str(exc))
+
+        # Between grants wait at most half the old TTL (0.1 s at least), not the preset's cap.
+        policy = dataclasses.replace(METADATA_SESSION, cap=max(0.1, self._ttl / 2))
+        asked, new_lease, ttl = await retry(
+            grant, policy, retry_on=StoreUnavailable, on_retry=failed
+        )
         self._lease, self._ttl, self._last_ok = new_lease, ttl, asked
         log.info("metadata_session_reconnected", backend=self._backend, lease=new_lease)
         self._notify(SessionEvent.RECONNECTED)

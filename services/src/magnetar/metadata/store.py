@@ -18,12 +18,14 @@ Blocking work (RocksDB) runs in an executor inside the backend.
 
 from __future__ import annotations
 
-import asyncio
 import builtins
 import enum
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Protocol, Self
+
+from magnetar.backoff import METADATA_CAS, retry
+from magnetar.metadata.errors import BadVersion, KeyExists, NotFound
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,24 +164,20 @@ async def update(
     """Read-modify-write ``key`` with compare-and-set, retrying on conflicts.
 
     ``fn`` gets the current value (None if absent) and returns the new one; it may run several
-    times, so it must be pure. A missing key is created (non-ephemeral). Conflicts
+    times, so it must be pure, and an exception it raises propagates at once (a caller refuses a
+    missing key that way). A missing key is created (non-ephemeral). Conflicts
     (:class:`BadVersion`, :class:`KeyExists`, :class:`NotFound`) are retried after a jittered
-    :class:`~magnetar.backoff.Backoff`; after ``max_attempts`` the last conflict is raised.
+    :data:`~magnetar.backoff.METADATA_CAS` backoff; after ``max_attempts`` the last conflict is
+    raised.
     """
-    from magnetar.backoff import Backoff
-    from magnetar.metadata.errors import BadVersion, KeyExists, NotFound
 
-    backoff = Backoff(initial=0.002, cap=0.2)
-    while True:
+    async def attempt() -> Versioned:
         current = await store.get(key)
         new = fn(None if current is None else current.value)
-        try:
-            if current is None:
-                version = await store.create(key, new)
-            else:
-                version = await store.put(key, new, expected_version=current.version)
-            return Versioned(new, version)
-        except (BadVersion, KeyExists, NotFound):
-            if backoff.attempts + 1 >= max_attempts:
-                raise
-            await asyncio.sleep(backoff.next())
+        if current is None:
+            return Versioned(new, await store.create(key, new))
+        return Versioned(new, await store.put(key, new, expected_version=current.version))
+
+    return await retry(
+        attempt, METADATA_CAS, retry_on=(BadVersion, KeyExists, NotFound), max_attempts=max_attempts
+    )

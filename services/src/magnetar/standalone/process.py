@@ -29,12 +29,13 @@ from magnetar.bookie.errors import CookieMismatch, StorageUnavailable
 from magnetar.bookie.local import LocalBookie
 from magnetar.bookie.registration import Registration
 from magnetar.bookie.servicer import BookieServicer, start_server
-from magnetar.broker.process import run_broker, shutdown_step, stop_event, tune_interpreter
+from magnetar.broker.process import run_broker, tune_interpreter
 from magnetar.broker.web_service import AppFactory
 from magnetar.ids import BookieId
 from magnetar.ledger.client import BookKeeper
 from magnetar.ledger.config import LedgerClientConfig
 from magnetar.metadata.factory import open_store
+from magnetar.shutdown import shutdown_step, stop_event
 from magnetar.standalone.settings import StandaloneSettings
 from magnetar.telemetry import get_logger
 
