@@ -15,8 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from magnetar.broker.errors import TopicNotFound
-from magnetar.broker.resource_errors import TopicExists
+from magnetar.broker.errors import TopicExists, TopicNotFound
 from magnetar.broker.resources import BrokerResources
 from magnetar.naming import NamespaceName, TopicName
 from magnetar.policies import Policies

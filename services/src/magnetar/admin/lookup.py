@@ -16,7 +16,7 @@ from typing import Any
 from fastapi import APIRouter
 
 from magnetar.admin.service import TopicService
-from magnetar.broker.resource_errors import NamespaceNotFound
+from magnetar.broker.errors import NamespaceNotFound
 from magnetar.naming import TopicName
 
 

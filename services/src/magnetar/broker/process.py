@@ -24,7 +24,7 @@ import gc
 import sys
 from contextlib import suppress
 
-from magnetar.broker.resource_errors import ClusterExists, NamespaceExists, TenantExists
+from magnetar.broker.errors import ClusterExists, NamespaceExists, TenantExists
 from magnetar.broker.resources import BrokerResources
 from magnetar.broker.server import BrokerServer
 from magnetar.broker.service import BrokerService

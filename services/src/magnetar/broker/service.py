@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 from magnetar.broker.backlog_quota import BacklogQuotaConfig, BacklogQuotaManager
 from magnetar.broker.deduplication import DeduplicationConfig, DeduplicationPolicyWatch
-from magnetar.broker.errors import ServiceNotReady, TopicNotFound
+from magnetar.broker.errors import NamespaceNotFound, ServiceNotReady, TopicNotFound
 from magnetar.broker.message_expiry import MessageExpiryMonitor
 from magnetar.broker.non_persistent_topic import NonPersistentTopic
 from magnetar.broker.persistent_topic import PersistentTopic
@@ -34,7 +34,6 @@ from magnetar.broker.policy_defaults import (
     effective_retention,
     with_retention,
 )
-from magnetar.broker.resource_errors import NamespaceNotFound
 from magnetar.broker.resources import BrokerResources
 from magnetar.broker.topic_admin import AnyTopic, TopicAdmin
 from magnetar.broker.topic_sweep import sweep_once
