@@ -46,6 +46,7 @@ from magnetar.managed_ledger.errors import ManagedLedgerFenced
 from magnetar.managed_ledger.ledger_access import LedgerWriter
 from magnetar.managed_ledger.position import Position
 from magnetar.managed_ledger.rollover import RolloverPolicy
+from magnetar.tasks import TaskSet
 from magnetar.telemetry import get_logger
 
 log = get_logger(__name__)
@@ -91,7 +92,8 @@ class CurrentLedger:
     dispatched_bytes: int = 0
     confirmed_bytes: int = 0
     failed: bool = False
-    inflight: set[asyncio.Task[None]] = field(default_factory=set)  # adds waiting for room
+    # adds waiting in a task for room in the writer
+    inflight: TaskSet = field(default_factory=lambda: TaskSet("managed_ledger_adds"))
     waiting: int = 0  # adds waiting in a task for room in the writer
     callbacks: int = 0  # adds dispatched with the writer's append_callback, not yet answered
     drained: asyncio.Future[None] | None = None  # set when ``callbacks`` falls to 0
@@ -105,7 +107,7 @@ class CurrentLedger:
         """Wait until none of this ledger's adds is in flight (tasks, callbacks)."""
         while self.inflight or self.callbacks:
             if self.inflight:
-                await asyncio.wait(set(self.inflight))
+                await self.inflight.drain()
             if self.callbacks:
                 self.drained = asyncio.get_running_loop().create_future()
                 await self.drained
@@ -182,8 +184,7 @@ class AddDispatch:
                 continue
             # No room in the writer: a task waits for it. Later adds go the same way until
             # the waiting ones are done, so entry ids keep the queue's order.
-            task = asyncio.create_task(self._append(cur, op))
-            cur.inflight.add(task)
+            task = cur.inflight.spawn(self._append(cur, op))
             cur.waiting += 1
             task.add_done_callback(functools.partial(_waited, cur))
 
@@ -257,6 +258,5 @@ class AddDispatch:
             self.pump()
 
 
-def _waited(cur: CurrentLedger, task: asyncio.Task[None]) -> None:
-    cur.inflight.discard(task)
+def _waited(cur: CurrentLedger, _task: asyncio.Task[None]) -> None:
     cur.waiting -= 1
