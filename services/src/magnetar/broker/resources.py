@@ -9,9 +9,10 @@ Invariants:
   ``update_cluster`` and ``update_tenant`` replace the whole value and raise the conflict.
 - A namespace exists only under an existing tenant, and a tenant with namespaces is never
   deleted. Both sides touch the tenant's key: ``create_namespace`` creates its key and then
-  rewrites the tenant at the version it read first (so a concurrent ``delete_tenant``, which
-  deletes at the version it saw when it found no namespaces, fails its CAS and looks again);
-  when the tenant vanished meanwhile the new namespace is removed again and the create fails.
+  rewrites the tenant through ``update()`` (a new version, same value), so a concurrent
+  ``delete_tenant``, which deletes at the version it saw when it found no namespaces, fails its
+  CAS and looks again (after the METADATA_CAS backoff); when the tenant vanished meanwhile the
+  new namespace is removed again and the create fails.
 - A partitioned topic's metadata exists only under an existing namespace (checked on create;
   ``delete_namespace`` removes the namespace's partitioned-topic metadata with it).
 
@@ -27,6 +28,7 @@ import json
 import re
 from collections.abc import Callable
 
+from magnetar.backoff import METADATA_CAS, retry
 from magnetar.broker.errors import (
     ClusterExists,
     ClusterNotFound,
@@ -164,7 +166,8 @@ class BrokerResources:
     async def delete_tenant(self, name: str) -> None:
         """Delete an empty tenant: :class:`TenantNotEmpty` while it has namespaces."""
         key = keys.tenant(check_name("Tenant", name))
-        while True:
+
+        async def attempt() -> None:
             found = await self.store.get(key)
             if found is None:
                 raise TenantNotFound(name)
@@ -174,34 +177,34 @@ class BrokerResources:
                 await self.store.delete(key, expected_version=found.version)
             except NotFound as exc:
                 raise TenantNotFound(name) from exc
-            except BadVersion:
-                continue  # a namespace may have been created meanwhile: look again
-            log.info("tenant_deleted", tenant=name)
-            return
+
+        # A BadVersion means a namespace may have been created meanwhile: look again.
+        await retry(attempt, METADATA_CAS, retry_on=BadVersion)
+        log.info("tenant_deleted", tenant=name)
 
     # ------------------------------------------------------------ namespaces
 
     async def create_namespace(self, ns: NamespaceName, policies: Policies | None = None) -> None:
         tenant_key = keys.tenant(ns.tenant)
-        tenant = await self.store.get(tenant_key)
-        if tenant is None:
+        if await self.store.get(tenant_key) is None:
             raise TenantNotFound(ns.tenant)
         key = keys.namespace(ns.tenant, ns.local_name)
         try:
             await self.store.create(key, dumps((policies or Policies()).to_json()))
         except KeyExists as exc:
             raise NamespaceExists(str(ns)) from exc
-        # Touch the tenant at the version read before: see the module docstring.
-        while True:
-            try:
-                await self.store.put(tenant_key, tenant.value, expected_version=tenant.version)
-                break
-            except BadVersion:
-                current = await self.store.get(tenant_key)
-                if current is None:
-                    await self.store.delete(key)
-                    raise TenantNotFound(ns.tenant) from None
-                tenant = current
+
+        def touch(tenant: bytes | None) -> bytes:
+            if tenant is None:
+                raise TenantNotFound(ns.tenant)
+            return tenant
+
+        # Touch the tenant (a new version, same value): see the module docstring.
+        try:
+            await update(self.store, tenant_key, touch)
+        except TenantNotFound:
+            await self.store.delete(key)
+            raise
         log.info("namespace_created", namespace=str(ns))
 
     async def get_policies(self, ns: NamespaceName) -> Policies:
