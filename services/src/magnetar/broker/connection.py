@@ -87,7 +87,7 @@ class ServerCnx:
         self._decoder = FrameDecoder(max_frame_size=config.max_message_size + FRAME_SIZE_PADDING)
         self._features: PeerFeatures | None = None
         self._open = True
-        self._tasks = TaskSet("connection")
+        self._tasks = TaskSet(f"connection {self._address}")  # logs a task's unexpected error
         self._task_slots = asyncio.Semaphore(_MAX_TASKS)
         self._last_received = self._loop.time()
         self._producers = ProducerRequests(self, service)
@@ -244,10 +244,8 @@ class ServerCnx:
         task.add_done_callback(self._task_finished)
         return task
 
-    def _task_finished(self, task: asyncio.Task[None]) -> None:
+    def _task_finished(self, _task: asyncio.Task[None]) -> None:
         self._task_slots.release()
-        if not task.cancelled() and task.exception() is not None:
-            log.error("request_failed", client=self._address, error=repr(task.exception()))
 
     async def request(
         self,
