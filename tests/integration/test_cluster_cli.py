@@ -8,7 +8,10 @@ back on the same URLs and the rest of the messages are there, none of the acknow
 
 from __future__ import annotations
 
+import json
 import re
+import signal
+import socket
 import subprocess
 import uuid
 from collections.abc import Iterator
@@ -18,6 +21,7 @@ import pulsar
 import pytest
 
 from tests.kit.etcd import etcd_binary
+from tests.kit.ports import wait_until
 from tests.kit.process import MAGNETAR_CLI
 
 pytestmark = pytest.mark.etcd
@@ -112,6 +116,13 @@ def test_up_status_down_up_keeps_every_message(data_dir: Path) -> None:
     for name in ("etcd", "bookie-1", "bookie-2", "bookie-3", "broker-1", "broker-2"):
         assert (data_dir / "logs" / f"{name}.log").stat().st_size > 0
 
+    state = json.loads((data_dir / "cluster.json").read_text())
+    broker_2_port = next(m["port"] for m in state["members"] if m["name"] == "broker-2")
+    with socket.create_server(("127.0.0.1", broker_2_port)):
+        taken = cluster("up", "--data-dir", str(data_dir))
+    assert taken.returncode == 1
+    assert f"port {broker_2_port} of broker-2 is in use" in taken.stderr
+
     second = up(data_dir)
     assert url(second, "service") == service_url
     c = client(service_url)
@@ -127,3 +138,34 @@ def test_up_status_down_up_keeps_every_message(data_dir: Path) -> None:
             consumer.receive(timeout_millis=500)
     finally:
         c.close()
+
+
+def test_foreground_up_shows_status_and_stops_everything_on_sigterm(data_dir: Path) -> None:
+    out_path = data_dir.parent / "up.out"
+    with open(out_path, "wb") as out:
+        process = subprocess.Popen(
+            [*MAGNETAR_CLI, "cluster", "up", "--data-dir", str(data_dir),
+             "--bookies", "1", "--brokers", "1"],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )  # fmt: skip
+    try:
+        line = "3/3 members up (etcd 1/1, bookies 1/1, brokers 1/1)"
+        wait_until(lambda: line in out_path.read_text(), timeout_s=90, interval_s=0.2)
+        c = client(url(out_path.read_text(), "service"))
+        try:  # one bookie: the brokers' quorums were fitted to it
+            topic = f"persistent://public/default/fg-{uuid.uuid4().hex[:8]}"
+            c.create_producer(topic).send(b"one")
+        finally:
+            c.close()
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=60) == 0, out_path.read_text()
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    output = out_path.read_text()
+    assert output.index("stopping 1 broker") < output.index("stopping 1 bookie")
+    assert output.index("stopping 1 bookie") < output.index("stopping etcd")
+    assert output.rstrip().endswith("cluster stopped")
+    assert "0/3 members up" in cluster("status", "--data-dir", str(data_dir)).stdout
