@@ -122,7 +122,7 @@ def cluster_status(data_dir: Path) -> tuple[ClusterLayout, list[MemberStatus]]:
     return layout, [probe(data_dir, m) for m in layout.members]
 
 
-@dataclass
+@dataclass(frozen=True)
 class _Started:
     """A member this command spawned: its process and where this start's log output begins."""
 
