@@ -21,6 +21,7 @@ from magnetar.cli import (
     admin_cmd,
     bookie_cmd,
     broker_cmd,
+    cluster_cmd,
     consume_cmd,
     perf_cmd,
     produce_cmd,
@@ -49,6 +50,7 @@ COMMANDS: tuple[tuple[str, Callable[..., None]], ...] = (
 )
 GROUPS: tuple[tuple[str, typer.Typer], ...] = (
     ("admin", admin_cmd.admin),
+    ("cluster", cluster_cmd.cluster),
     ("perf", perf_cmd.perf),
 )
 

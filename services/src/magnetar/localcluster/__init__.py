@@ -1,0 +1,40 @@
+"""A local cluster on loopback: etcd, bookies and brokers, each its own OS process.
+
+A composition above the services, beside :mod:`magnetar.standalone` in the layers: it runs
+``etcd``, ``magnetar bookie`` and ``magnetar broker`` as child processes through their command
+lines and never imports a service. :mod:`.layout` (members, ports, ``cluster.json``),
+:mod:`.command` (each member's command line) and :mod:`.status` (health counts and text) are
+pure; :mod:`.ports`, :mod:`.probe` and :mod:`.supervisor` do the I/O. Called by
+``magnetar cluster`` (:mod:`magnetar.cli.cluster_cmd`) only.
+"""
+
+from magnetar.localcluster.errors import LocalClusterError, RoleNotAvailable
+from magnetar.localcluster.layout import ClusterLayout, Member, Role
+from magnetar.localcluster.status import Health, MemberStatus, all_up, status_line, status_table
+from magnetar.localcluster.supervisor import (
+    RunningCluster,
+    cluster_status,
+    serve_foreground,
+    sigterm_interrupts,
+    start_cluster,
+    stop_data_dir,
+)
+
+__all__ = [
+    "ClusterLayout",
+    "Health",
+    "LocalClusterError",
+    "Member",
+    "MemberStatus",
+    "Role",
+    "RoleNotAvailable",
+    "RunningCluster",
+    "all_up",
+    "cluster_status",
+    "serve_foreground",
+    "sigterm_interrupts",
+    "start_cluster",
+    "status_line",
+    "status_table",
+    "stop_data_dir",
+]

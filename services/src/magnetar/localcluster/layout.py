@@ -1,0 +1,192 @@
+"""A local cluster's layout: its members, their ports and directories, and the JSON that keeps them.
+
+Pure values and functions, no I/O: :func:`plan_layout` assigns ports once, on a cluster's first
+start, asking the caller which ports are free; :func:`check_shape` decides whether a stored
+layout may be restarted with the counts the user asked for; :func:`layout_to_json` and
+:func:`layout_from_json` are the ``cluster.json`` document, which also records each member's
+pid while the cluster runs.
+
+Invariants: member names are unique and stable (``etcd``, ``bookie-1``..``bookie-N``,
+``broker-1``..``broker-M``), and so are their ports: a restart on the same data dir reuses
+both, so bookie ids, ledger metadata and the URLs clients were given stay valid. No two
+members share a port. The first broker gets 6650/8080, etcd 2379/2380 and bookie ``i`` 3181+i-1
+when those are free; any other port is one the caller found free.
+
+Called by :mod:`magnetar.localcluster.supervisor` (and the unit tests).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from magnetar.localcluster.errors import ClusterShapeChanged
+
+STATE_VERSION = 1
+DEFAULT_CLUSTER_NAME = "local"
+LOOPBACK = "127.0.0.1"
+
+
+class Role(enum.StrEnum):
+    """What a member runs; also the order members start in (and stop in, reversed)."""
+
+    ETCD = "etcd"
+    BOOKIE = "bookie"
+    BROKER = "broker"
+
+
+START_ORDER: tuple[Role, ...] = (Role.ETCD, Role.BOOKIE, Role.BROKER)
+
+
+@dataclass(frozen=True)
+class Member:
+    """One process of the cluster. ``port`` is etcd's client port, a bookie's gRPC port or a
+    broker's binary protocol port; ``second_port`` is etcd's peer port or a broker's web port
+    (None for a bookie). ``pid`` is the running process, None when stopped."""
+
+    name: str
+    role: Role
+    port: int
+    second_port: int | None = None
+    pid: int | None = None
+
+    @property
+    def ports(self) -> tuple[int, ...]:
+        return (self.port,) if self.second_port is None else (self.port, self.second_port)
+
+
+@dataclass(frozen=True)
+class ClusterLayout:
+    cluster_name: str
+    members: tuple[Member, ...] = field(default_factory=tuple)
+
+    def by_role(self, role: Role) -> tuple[Member, ...]:
+        return tuple(m for m in self.members if m.role is role)
+
+    def member(self, name: str) -> Member:
+        for m in self.members:
+            if m.name == name:
+                return m
+        raise KeyError(name)
+
+    @property
+    def etcd(self) -> Member:
+        return self.by_role(Role.ETCD)[0]
+
+    @property
+    def first_broker(self) -> Member:
+        return self.by_role(Role.BROKER)[0]
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """(bookies, brokers)."""
+        return len(self.by_role(Role.BOOKIE)), len(self.by_role(Role.BROKER))
+
+    @property
+    def metadata_url(self) -> str:
+        return f"etcd://{LOOPBACK}:{self.etcd.port}"
+
+    @property
+    def service_url(self) -> str:
+        return f"pulsar://{LOOPBACK}:{self.first_broker.port}"
+
+    @property
+    def admin_url(self) -> str:
+        return f"http://{LOOPBACK}:{self.first_broker.second_port}"
+
+    def with_pids(self, pids: Mapping[str, int | None]) -> ClusterLayout:
+        """This layout with the given members' pids replaced (the others kept)."""
+        members = tuple(replace(m, pid=pids[m.name]) if m.name in pids else m for m in self.members)
+        return replace(self, members=members)
+
+    def stopped(self) -> ClusterLayout:
+        return self.with_pids({m.name: None for m in self.members})
+
+
+def plan_layout(
+    bookies: int,
+    brokers: int,
+    is_free: Callable[[int], bool],
+    any_free_port: Callable[[], int],
+    cluster_name: str = DEFAULT_CLUSTER_NAME,
+) -> ClusterLayout:
+    """Ports for a new cluster: the preferred port of each slot if ``is_free`` says so, else
+    one from ``any_free_port`` (asked again while it returns a port already assigned)."""
+    if bookies < 1 or brokers < 1:
+        raise ValueError("a cluster needs at least one bookie and one broker")
+    taken: set[int] = set()
+
+    def assign(preferred: int | None) -> int:
+        if preferred is not None and preferred not in taken and is_free(preferred):
+            port = preferred
+        else:
+            port = any_free_port()
+            while port in taken:
+                port = any_free_port()
+        taken.add(port)
+        return port
+
+    members = [Member("etcd", Role.ETCD, assign(2379), assign(2380))]
+    members += [Member(f"bookie-{i}", Role.BOOKIE, assign(3180 + i)) for i in range(1, bookies + 1)]
+    members += [
+        Member(
+            f"broker-{i}",
+            Role.BROKER,
+            assign(6650 if i == 1 else None),
+            assign(8080 if i == 1 else None),
+        )
+        for i in range(1, brokers + 1)
+    ]
+    return ClusterLayout(cluster_name, tuple(members))
+
+
+def check_shape(
+    layout: ClusterLayout, bookies: int | None, brokers: int | None, data_dir: Path
+) -> None:
+    """Refuse a restart asking for other counts than the stored cluster has (None: any)."""
+    stored = layout.shape
+    asked = (stored[0] if bookies is None else bookies, stored[1] if brokers is None else brokers)
+    if asked != stored:
+        raise ClusterShapeChanged(data_dir, stored, asked)
+
+
+def layout_to_json(layout: ClusterLayout) -> dict[str, Any]:
+    return {
+        "version": STATE_VERSION,
+        "cluster_name": layout.cluster_name,
+        "members": [
+            {
+                "name": m.name,
+                "role": m.role.value,
+                "port": m.port,
+                "second_port": m.second_port,
+                "pid": m.pid,
+            }
+            for m in layout.members
+        ],
+    }
+
+
+def layout_from_json(doc: Mapping[str, Any]) -> ClusterLayout:
+    """The layout ``doc`` describes; ValueError (or KeyError/TypeError) when it is not one."""
+    if doc.get("version") != STATE_VERSION:
+        raise ValueError(f"unknown version {doc.get('version')!r} (expected {STATE_VERSION})")
+    members = tuple(
+        Member(
+            name=str(m["name"]),
+            role=Role(m["role"]),
+            port=int(m["port"]),
+            second_port=None if m["second_port"] is None else int(m["second_port"]),
+            pid=None if m["pid"] is None else int(m["pid"]),
+        )
+        for m in doc["members"]
+    )
+    layout = ClusterLayout(str(doc["cluster_name"]), members)
+    if len(layout.by_role(Role.ETCD)) != 1 or not layout.by_role(Role.BROKER):
+        raise ValueError("a cluster has one etcd and at least one broker")
+    if not layout.by_role(Role.BOOKIE):
+        raise ValueError("a cluster has at least one bookie")
+    return layout

@@ -1,0 +1,74 @@
+"""A local cluster's status: each member's health, the one-line summary and the status table.
+
+Pure values and text, no I/O: :mod:`magnetar.localcluster.probe` observes the processes and
+ports and builds the :class:`MemberStatus` values; this module only counts and formats them.
+Bundle owners and under-replicated ledgers belong here once brokers own bundles and an auditor
+exists; until then nothing is printed for them.
+
+Called by :mod:`magnetar.localcluster.supervisor` (the foreground status line) and by
+``magnetar cluster status``.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from magnetar.localcluster.layout import START_ORDER, ClusterLayout, Member, Role
+
+
+class Health(enum.StrEnum):
+    HEALTHY = "healthy"  # the process runs and answers its probe
+    UNRESPONSIVE = "unresponsive"  # the process runs but its probe fails
+    DOWN = "down"  # no process
+
+
+@dataclass(frozen=True)
+class MemberStatus:
+    member: Member
+    health: Health
+
+    @property
+    def up(self) -> bool:
+        return self.health is Health.HEALTHY
+
+
+_PLURAL = {Role.ETCD: "etcd", Role.BOOKIE: "bookies", Role.BROKER: "brokers"}
+
+
+def all_up(statuses: Sequence[MemberStatus]) -> bool:
+    return bool(statuses) and all(s.up for s in statuses)
+
+
+def status_line(statuses: Sequence[MemberStatus]) -> str:
+    """``6/6 members up (etcd 1/1, bookies 3/3, brokers 2/2)``."""
+    parts = []
+    for role in START_ORDER:
+        of_role = [s for s in statuses if s.member.role is role]
+        parts.append(f"{_PLURAL[role]} {sum(s.up for s in of_role)}/{len(of_role)}")
+    up = sum(s.up for s in statuses)
+    return f"{up}/{len(statuses)} members up ({', '.join(parts)})"
+
+
+def status_table(statuses: Sequence[MemberStatus]) -> list[str]:
+    """One header and one row per member: name, role, pid, ports, health."""
+    rows = [("MEMBER", "ROLE", "PID", "PORTS", "HEALTH")]
+    for s in statuses:
+        m = s.member
+        pid = "-" if m.pid is None or s.health is Health.DOWN else str(m.pid)
+        rows.append((m.name, m.role.value, pid, ",".join(map(str, m.ports)), s.health.value))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return [
+        "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+        for row in rows
+    ]
+
+
+def urls_text(layout: ClusterLayout) -> list[str]:
+    """The URLs a user connects to."""
+    return [
+        f"service URL:  {layout.service_url}",
+        f"admin URL:    {layout.admin_url}",
+        f"metadata URL: {layout.metadata_url}",
+    ]

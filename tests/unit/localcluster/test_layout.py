@@ -1,0 +1,91 @@
+"""Port assignment, the restart shape check and the cluster.json round trip, without processes."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from magnetar.localcluster.errors import ClusterShapeChanged
+from magnetar.localcluster.layout import (
+    START_ORDER,
+    Role,
+    check_shape,
+    layout_from_json,
+    layout_to_json,
+    plan_layout,
+)
+
+
+def _counter(start: int = 40000) -> Callable[[], int]:
+    ports = itertools.count(start)
+    return lambda: next(ports)
+
+
+def test_a_new_cluster_gets_the_pulsar_default_ports_when_free() -> None:
+    layout = plan_layout(3, 2, lambda port: True, _counter())
+    assert [m.name for m in layout.members] == [
+        "etcd", "bookie-1", "bookie-2", "bookie-3", "broker-1", "broker-2",
+    ]  # fmt: skip
+    assert layout.service_url == "pulsar://127.0.0.1:6650"
+    assert layout.admin_url == "http://127.0.0.1:8080"
+    assert layout.metadata_url == "etcd://127.0.0.1:2379"
+    assert [m.port for m in layout.by_role(Role.BOOKIE)] == [3181, 3182, 3183]
+    assert layout.by_role(Role.BROKER)[1].ports == (40000, 40001)
+    assert all(m.pid is None for m in layout.members)
+
+
+def test_taken_preferred_ports_are_replaced_by_free_ones() -> None:
+    taken = {6650, 8080, 2379, 3182}
+    layout = plan_layout(3, 1, lambda port: port not in taken, _counter())
+    assert layout.first_broker.ports == (40002, 40003)
+    assert layout.etcd.ports == (40000, 2380)
+    assert [m.port for m in layout.by_role(Role.BOOKIE)] == [3181, 40001, 3183]
+
+
+def test_no_two_members_share_a_port_even_if_the_system_repeats_one() -> None:
+    repeated = iter([50000, 50000, 50001, 50002, 50002, 50003, 50004, 50004, 50005, 50006])
+    layout = plan_layout(1, 2, lambda port: False, lambda: next(repeated))
+    ports = [p for m in layout.members for p in m.ports]
+    assert sorted(ports) == list(range(50000, 50007))  # etcd 2, bookie 1, brokers 2 x 2
+
+
+def test_a_cluster_needs_a_bookie_and_a_broker() -> None:
+    with pytest.raises(ValueError):
+        plan_layout(0, 1, lambda port: True, _counter())
+    with pytest.raises(ValueError):
+        plan_layout(1, 0, lambda port: True, _counter())
+
+
+def test_the_state_document_round_trips_with_pids() -> None:
+    layout = plan_layout(2, 2, lambda port: True, _counter()).with_pids({"bookie-2": 4242})
+    assert layout_from_json(layout_to_json(layout)) == layout
+    assert layout.member("bookie-2").pid == 4242
+    assert layout.stopped().member("bookie-2").pid is None
+
+
+@pytest.mark.parametrize(
+    "doc",
+    [
+        {"version": 99, "cluster_name": "x", "members": []},
+        {"version": 1, "cluster_name": "x", "members": []},
+        {"version": 1, "cluster_name": "x", "members": [{"name": "etcd", "role": "proxy"}]},
+    ],
+)
+def test_a_document_that_is_not_a_cluster_is_refused(doc: dict[str, object]) -> None:
+    with pytest.raises((ValueError, KeyError)):
+        layout_from_json(doc)
+
+
+def test_a_restart_keeps_the_stored_shape_unless_told_otherwise() -> None:
+    layout = plan_layout(3, 2, lambda port: True, _counter())
+    check_shape(layout, None, None, Path("d"))
+    check_shape(layout, 3, 2, Path("d"))
+    with pytest.raises(ClusterShapeChanged, match="3 bookies and 2 brokers, not 5 and 2"):
+        check_shape(layout, 5, None, Path("d"))
+
+
+def test_members_start_etcd_first_and_brokers_last() -> None:
+    assert START_ORDER == (Role.ETCD, Role.BOOKIE, Role.BROKER)
