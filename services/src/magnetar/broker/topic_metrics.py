@@ -52,7 +52,7 @@ def bytes_out(topic: AnyTopic) -> int:
 
 def storage_size(topic: AnyTopic) -> int:
     if isinstance(topic, PersistentTopic):
-        return sum(li.size for li in topic.ml.ledgers)
+        return topic.storage_size
     return 0
 
 
