@@ -5,6 +5,7 @@
     bk = BookieProcess(data_dir=tmp_path / "b1", metadata_url=etcd_server.url)
     bk.start()                      # waits for the ready line; raises BookieStartError with the log
     bk.address, bk.id               # "127.0.0.1:PORT"; a unique "bookie-..." id (or pass one)
+    bk.http_url                     # "http://127.0.0.1:HTTP_PORT": /metrics, /api/v1/bookie/...
     bk.kill()                       # SIGKILL;  bk.stop() sends SIGTERM and waits
     bk.start()                      # restart on the same data dir and port
     await bk.astart() / await bk.astop() / await bk.akill()   # the same, off the event loop
@@ -53,6 +54,7 @@ class BookieProcess(ServerProcess):
     data_dir: Path
     metadata_url: str
     port: int = field(default_factory=free_port)
+    http_port: int = field(default_factory=free_port)  # /metrics and the state endpoints
     # Unique by default: tests share one etcd, and a cookie left under a reused port-based id
     # would make a later bookie on a fresh data dir refuse to start.
     bookie_id: str = field(default_factory=lambda: f"bookie-{uuid.uuid4().hex[:12]}")
@@ -76,6 +78,7 @@ class BookieProcess(ServerProcess):
             *MAGNETAR_CLI, "bookie",
             "--data-dir", str(self.data_dir),
             "--port", str(self.port),
+            "--http-server-port", str(self.http_port),
             "--metadata", self.metadata_url,
             "--bind-address", "127.0.0.1",
             "--journal-sync" if self.journal_sync else "--no-journal-sync",
@@ -84,6 +87,10 @@ class BookieProcess(ServerProcess):
         if self.session_timeout_s is not None:
             args += ["--session-timeout-s", str(self.session_timeout_s)]
         return args + self.extra_args
+
+    @property
+    def http_url(self) -> str:
+        return f"http://127.0.0.1:{self.http_port}"
 
     def describe(self) -> str:
         return f"bookie {self.address}"

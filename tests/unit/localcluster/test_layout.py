@@ -46,10 +46,10 @@ def test_taken_preferred_ports_are_replaced_by_free_ones() -> None:
 
 
 def test_no_two_members_share_a_port_even_if_the_system_repeats_one() -> None:
-    repeated = iter([50000, 50000, 50001, 50002, 50002, 50003, 50004, 50004, 50005, 50006])
+    repeated = iter([50000, 50000, 50001, 50002, 50002, 50003, 50004, 50004, 50005, 50006, 50007])
     layout = plan_layout(1, 2, lambda port: False, lambda: next(repeated))
     ports = [p for m in layout.members for p in m.ports]
-    assert sorted(ports) == list(range(50000, 50007))  # etcd 2, bookie 1, brokers 2 x 2
+    assert sorted(ports) == list(range(50000, 50008))  # etcd, bookie, 2 brokers: 2 ports each
 
 
 def test_a_cluster_needs_a_bookie_and_a_broker() -> None:

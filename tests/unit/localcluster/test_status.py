@@ -41,6 +41,6 @@ def test_the_table_shows_pid_ports_and_health_per_member() -> None:
     rows = status_table(_statuses(down={"bookie-1"}))
     assert rows[0].split() == ["MEMBER", "ROLE", "PID", "PORTS", "HEALTH"]
     assert rows[1].split() == ["etcd", "etcd", "1000", "2379,2380", "healthy"]
-    assert rows[2].split() == ["bookie-1", "bookie", "-", "3181", "down"]
+    assert rows[2].split() == ["bookie-1", "bookie", "-", "3181,8000", "down"]
     assert rows[5].split() == ["broker-1", "broker", "1004", "6650,8080", "healthy"]
     assert len(rows) == 7

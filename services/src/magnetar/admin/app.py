@@ -1,4 +1,7 @@
-"""``create_app(service)``: the admin REST v2 + lookup FastAPI application.
+"""``create_app(service, metrics)``: the admin REST v2 + lookup FastAPI application.
+
+Beside the REST API: the broker health check, and ``/metrics`` when the process passes its
+:class:`~magnetar.telemetry.metrics.Metrics` (:mod:`magnetar.admin.probes`).
 
 Every error leaves as Pulsar's ``{"reason": "..."}`` body: domain errors get their status from
 THE table in :mod:`magnetar.admin.errors`; FastAPI's validation errors become 400; unknown
@@ -16,12 +19,13 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from magnetar.admin import clusters, lookup, namespaces, tenants
+from magnetar.admin import clusters, lookup, namespaces, probes, tenants
 from magnetar.admin import topics as topic_routes
 from magnetar.admin.errors import http_status_for, reason_of
 from magnetar.admin.service import TopicService
 from magnetar.errors import MagnetarError
 from magnetar.telemetry import get_logger
+from magnetar.telemetry.metrics import Metrics
 
 log = get_logger(__name__)
 
@@ -60,7 +64,7 @@ async def _on_unexpected(request: Request, exc: Exception) -> JSONResponse:
     return _reason(500, f"Internal error: {type(exc).__name__}: {exc}")
 
 
-def create_app(service: TopicService) -> FastAPI:
+def create_app(service: TopicService, metrics: Metrics | None = None) -> FastAPI:
     app = FastAPI(
         title="Magnetar admin REST API",
         description="Pulsar-compatible admin REST v2 and lookup v2.",
@@ -76,4 +80,7 @@ def create_app(service: TopicService) -> FastAPI:
     app.include_router(namespaces.router(service))
     app.include_router(topic_routes.router(service))
     app.include_router(lookup.router(service))
+    app.include_router(probes.health_router(service))
+    if metrics is not None:
+        app.include_router(probes.metrics_router(metrics))
     return app

@@ -46,6 +46,7 @@ from magnetar.bookie.bookie_protocol import (
     ReadResult,
     Status,
 )
+from magnetar.bookie.bookie_stats import BookieStats
 from magnetar.bookie.config import BookieConfig
 from magnetar.bookie.disk_monitor import DiskMonitor, DiskUsage, disk_usage
 from magnetar.bookie.errors import BookieClosed, BookieError
@@ -74,6 +75,7 @@ class Bookie:
         self.config = config
         self._storage = storage
         self._journal = journal
+        self.stats = BookieStats(journal.stats)
         self._ledgers: dict[int, _LedgerState] = {}
         self._disk = DiskMonitor(
             config.min_free_disk_fraction,
@@ -235,6 +237,7 @@ class Bookie:
         """The journal made ``records`` durable: advance their ledgers' last entry and LAC."""
         if future.cancelled() or future.exception() is not None:
             return
+        self.stats.entries_added += len(records)
         ledger_id = -1
         state: _LedgerState | None = None
         for record in records:
@@ -270,6 +273,7 @@ class Bookie:
         entry = await loop.run_in_executor(None, self._storage.get_entry, ledger_id, entry_id)
         if entry is None:
             return ReadResult(Status.NO_SUCH_ENTRY, lac=state.lac)
+        self.stats.entries_read += 1
         return ReadResult(Status.OK, entry, lac=state.lac)
 
     async def read_range(
@@ -285,6 +289,7 @@ class Bookie:
         entries = await loop.run_in_executor(
             None, self._storage.read_range, ledger_id, first, last, max_bytes
         )
+        self.stats.entries_read += len(entries)
         return Status.OK, entries
 
     def read_lac(self, ledger_id: int) -> LacResult:

@@ -45,6 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
+from magnetar.bookie.bookie_stats import JournalStats
 from magnetar.bookie.errors import JournalClosed, JournalFailed
 from magnetar.bookie.fileio import fsync_dir, remove_gradually, write_all
 from magnetar.bookie.journal_record import JournalRecord, JournalSink, framed_size
@@ -122,6 +123,8 @@ class Journal:
         self._checkpoint_lock = asyncio.Lock()
         self.rolled = asyncio.Event()
         """Set when a segment was rolled over; the owner may checkpoint then."""
+        self.stats = JournalStats()
+        """Written by the writer thread only (see :mod:`magnetar.bookie.bookie_stats`)."""
 
     @classmethod
     async def open(
@@ -332,9 +335,15 @@ class Journal:
         for item in group:
             for record in item.records:
                 record.frame_into(parts)
-        self._offset += write_all(self._fd, parts)
+        started = time.perf_counter()
+        written = write_all(self._fd, parts)
+        self._offset += written
         if self._config.sync:
             os.fdatasync(self._fd)
+        stats = self.stats
+        stats.sync_latency.record(time.perf_counter() - started)
+        stats.syncs += 1
+        stats.written_bytes += written
         self._sink.apply([record for item in group for record in item.records])
         position = JournalPosition(self._segment, self._offset)
         rolled = False

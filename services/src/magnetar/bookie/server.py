@@ -2,10 +2,12 @@
 
 Start-up: open the metadata store -> verify or create the cookie (a mismatch ends the process
 with exit code 2 and a message saying what is wrong) -> open the bookie (journal replay; storage
-locked by another process on the same data dir ends it with exit code 3) ->
-serve gRPC -> register -> print the ready line. SIGTERM/SIGINT stop it in order, each step
-under a timeout: stop accepting calls (in-flight batches get a short grace), unregister, drain
-the journal and close storage, close the metadata store.
+locked by another process on the same data dir ends it with exit code 3) -> serve HTTP
+(``http_server_port``: /metrics, /api/v1/bookie/state, /api/v1/bookie/is_ready) -> serve gRPC
+-> register (the bookie is ready from here) -> print the ready line. SIGTERM/SIGINT stop it in
+order, each step under a timeout: report shutting down (not ready), stop accepting calls
+(in-flight batches get a short grace), unregister, drain the journal and close storage, stop the
+HTTP server, close the metadata store.
 
 Concurrency: everything runs on one loop inside one ``asyncio.TaskGroup`` built here; the
 registration loop is its long-lived task.
@@ -17,8 +19,10 @@ import asyncio
 import sys
 
 from magnetar.bookie.bookie import Bookie
+from magnetar.bookie.bookie_metrics import observe_bookie
 from magnetar.bookie.cookie import verify_or_create_cookie
 from magnetar.bookie.errors import CookieMismatch, StorageUnavailable
+from magnetar.bookie.http_service import BookieHttpService
 from magnetar.bookie.registration import Registration
 from magnetar.bookie.servicer import BookieServicer, start_server
 from magnetar.bookie.settings import BookieSettings
@@ -26,6 +30,8 @@ from magnetar.ids import BookieId
 from magnetar.metadata.factory import open_store
 from magnetar.shutdown import STOP_SIGNALS, shutdown_step, stop_event
 from magnetar.telemetry import get_logger
+from magnetar.telemetry.http_server import HttpServer
+from magnetar.telemetry.metrics import Metrics
 
 log = get_logger(__name__)
 
@@ -70,7 +76,12 @@ async def serve(settings: BookieSettings) -> int:
         raise
     server = None
     registration = Registration(store, bookie_id, settings.address)
+    metrics = Metrics()
+    observe_bookie(metrics, bookie)
+    http = BookieHttpService(bookie, metrics)
+    http_server = HttpServer(http.routes())
     try:
+        http_port = await http_server.start(settings.bind_address, settings.http_server_port)
         servicer = BookieServicer(bookie, bookie_id)
         server, _ = await start_server(servicer, f"{settings.bind_address}:{settings.port}")
         bookie.add_mode_listener(registration.set_read_only)
@@ -79,10 +90,14 @@ async def serve(settings: BookieSettings) -> int:
             registering = tg.create_task(registration.run(), name="bookie-registration")
             async with asyncio.timeout(settings.register_timeout_s):
                 await registration.wait_registered()
-            log.info("bookie_ready", bookie_id=bookie_id, address=settings.address)
+            http.registered = True
+            log.info(
+                "bookie_ready", bookie_id=bookie_id, address=settings.address, http_port=http_port
+            )
             print(f"{READY_LINE} id={bookie_id} address={settings.address}", flush=True)
             await stop.wait()
             log.info("bookie_stopping", bookie_id=bookie_id)
+            http.shutting_down = True
             await shutdown_step("stop_accepting", server.stop(_GRACE_S), timeout)
             server = None
             registering.cancel()
@@ -90,7 +105,10 @@ async def serve(settings: BookieSettings) -> int:
         if server is not None:
             await shutdown_step("stop_accepting", server.stop(0), timeout)
         await shutdown_step("unregister", registration.unregister(), timeout)
+        http.shutting_down = True
         await shutdown_step("close_bookie", bookie.close(drain_timeout_s=timeout), timeout * 2)
+        await shutdown_step("stop_http", http_server.close(), timeout)
+        metrics.shutdown()
         await shutdown_step("close_metadata", store.close(), timeout)
         for sig in STOP_SIGNALS:
             loop.remove_signal_handler(sig)

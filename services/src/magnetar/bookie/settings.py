@@ -55,6 +55,8 @@ class BookieSettings(BookieStorageSettings):
     data_dir: Path
     metadata_url: str
     port: int = Field(default=3181, ge=0, le=65535)
+    # BookKeeper's httpServerPort: /metrics, /api/v1/bookie/state, /api/v1/bookie/is_ready.
+    http_server_port: int = Field(default=8000, ge=0, le=65535)
     bind_address: str = "127.0.0.1"
     bookie_id: str | None = None
     advertised_address: str | None = None

@@ -16,6 +16,7 @@ from magnetar.broker.consumer import Consumer
 from magnetar.broker.entry import entry_info
 from magnetar.broker.errors import ConsumerBusy, ProducerBusy, TopicClosed
 from magnetar.broker.producer import Producer
+from magnetar.broker.stats import OutTotals
 from magnetar.ids import EntryId, LedgerId
 from magnetar.managed_ledger import Position
 from magnetar.naming import TopicName
@@ -34,6 +35,7 @@ class NonPersistentSubscription:
         self.consumers: list[Consumer] = []
         self._next = 0
         self.dropped = 0
+        self.out_of_removed = OutTotals()  # what departed consumers dispatched
 
     def add_consumer(self, consumer: Consumer) -> None:
         if self.consumers:
@@ -48,6 +50,7 @@ class NonPersistentSubscription:
     def remove_consumer(self, consumer: Consumer) -> None:
         if consumer in self.consumers:
             self.consumers.remove(consumer)
+            self.out_of_removed.add(consumer.messages_out, consumer.bytes_out)
 
     def flow(self, consumer: Consumer, permits: int) -> None:
         consumer.permits += permits

@@ -67,6 +67,12 @@ class PersistentTopic:
             )
 
     @property
+    def storage_size(self) -> int:
+        """Bytes of the topic's ledgers: the closed ones as persisted, plus what the ledger
+        being written has confirmed (Pulsar's storageSize)."""
+        return sum(li.size for li in self.ml.ledgers) + self.ml.current_ledger_bytes
+
+    @property
     def is_open(self) -> bool:
         return not self._closing
 

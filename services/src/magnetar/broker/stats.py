@@ -18,6 +18,10 @@ divided by the window. So:
 Rates of a topic are the sums of its producers' (in) and subscriptions' (out) meters; a
 subscription's out-rate is the sum of its consumers'. Units: messages/s and bytes/s.
 
+:class:`OutTotals` keeps what a subscription's departed consumers dispatched, so that its
+out counters (consumers' plus departed) never go backwards while it exists (Pulsar's
+``msgOutFromRemovedConsumer``); ``pulsar_out_messages_total`` reads them.
+
 Sans-I/O: the clock is injected (``time.monotonic`` by default); no task, no awaits. Owned by one
 producer, consumer or subscription on the broker's loop.
 """
@@ -56,6 +60,18 @@ def total(rates: Iterable[Rate]) -> Rate:
     for r in rates:
         out = out + r
     return out
+
+
+@dataclass(slots=True)
+class OutTotals:
+    """Messages and bytes dispatched by consumers that have left a subscription."""
+
+    messages: int = 0
+    bytes: int = 0
+
+    def add(self, messages: int, size: int) -> None:
+        self.messages += messages
+        self.bytes += size
 
 
 class RateMeter:

@@ -62,7 +62,7 @@ from magnetar.broker.dispatch import (
 )
 from magnetar.broker.entry import EntryInfo, entry_info
 from magnetar.broker.errors import MetadataProblem
-from magnetar.broker.stats import RateMeter
+from magnetar.broker.stats import OutTotals, RateMeter
 from magnetar.managed_ledger import Entry, ManagedCursor, ManagedLedger, Position
 from magnetar.managed_ledger.errors import InvalidPosition
 from magnetar.protocol import commands
@@ -116,6 +116,7 @@ class PersistentSubscription:
         self._unlisten: Callable[[], None] | None = None  # new entries set _wake
         self._closed = False
         self.rate_expired = RateMeter()  # fed by whoever expires messages (TTL, admin)
+        self.out_of_removed = OutTotals()  # what departed consumers dispatched
 
     # ------------------------------------------------------------------ consumers
     def add_consumer(self, consumer: Consumer) -> None:
@@ -160,6 +161,7 @@ class PersistentSubscription:
             return
         del self._by_key[key]
         self.consumers.remove(consumer)
+        self.out_of_removed.add(consumer.messages_out, consumer.bytes_out)
         selector = self._selector
         change = selector.remove(key) if selector is not None else None
         self._recent.left(key)

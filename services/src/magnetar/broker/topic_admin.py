@@ -110,9 +110,7 @@ def topic_stats(topic: AnyTopic, window_s: float = DEFAULT_WINDOW_S) -> dict[str
             "isDurable": sub.durable if isinstance(sub, PersistentSubscription) else False,
             "consumers": _consumer_stats(topic, name, window_s),
         }
-    storage = 0
-    if isinstance(topic, PersistentTopic):
-        storage = sum(li.size for li in topic.ml.ledgers)
+    storage = topic.storage_size if isinstance(topic, PersistentTopic) else 0
     return {
         "msgRateIn": rate_in.messages,
         "msgThroughputIn": rate_in.bytes,

@@ -17,6 +17,9 @@ from magnetar.cli.server_process import run_server
 def bookie(
     data_dir: Annotated[Path | None, typer.Option(help="Journal, ledger storage, cookie.")] = None,
     port: Annotated[int | None, typer.Option(help="gRPC port (default 3181).")] = None,
+    http_server_port: Annotated[
+        int | None, typer.Option(help="HTTP port: /metrics and health (default 8000).")
+    ] = None,
     metadata: Annotated[
         str | None,
         typer.Option(help="Metadata URL: etcd://host:port[,...], rocksdb:///path, memory://n."),
@@ -50,6 +53,7 @@ def bookie(
     flags: dict[str, Any] = {
         "data_dir": data_dir,
         "port": port,
+        "http_server_port": http_server_port,
         "metadata_url": metadata,
         "bookie_id": bookie_id,
         "advertised_address": advertised_address,

@@ -28,6 +28,7 @@ def broker(
     """Run a broker against an external metadata store and bookies."""
     from magnetar.broker.process import serve_broker
     from magnetar.broker.settings import BrokerSettings
+    from magnetar.telemetry.metrics import Metrics
 
     flags: dict[str, Any] = {
         "metadata_url": metadata,
@@ -37,4 +38,4 @@ def broker(
         "bind_address": bind_address,
         "log_level": log_level,
     }
-    run_server(BrokerSettings, flags, lambda s: serve_broker(s, admin_app))
+    run_server(BrokerSettings, flags, lambda s: serve_broker(s, admin_app(Metrics())))

@@ -4,7 +4,8 @@ One rule for all three: a flag that was given overrides the ``MAGNETAR_*`` envir
 overrides the defaults (flags left at None are not passed to the settings class, so
 pydantic-settings fills them from the environment). Logging is configured from the resulting
 settings, then the server runs on a fresh event loop until it returns its exit code. The broker
-and the standalone both serve :func:`admin_app` on their web port.
+and the standalone both serve :func:`admin_app` on their web port, with ``/metrics`` from the
+process's one :class:`~magnetar.telemetry.metrics.Metrics`, which their commands build.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import typer
 
 if TYPE_CHECKING:
     from magnetar.broker.service import BrokerService
+    from magnetar.telemetry.metrics import Metrics
 
 
 class LogSettings(Protocol):
@@ -43,11 +45,18 @@ def run_server(
     raise typer.Exit(asyncio.run(serve(settings)))
 
 
-def admin_app(service: BrokerService) -> Any:
-    """The admin REST app over ``service.admin`` (mypy checks TopicAdmin is a TopicService).
+def admin_app(metrics: Metrics) -> Callable[[BrokerService], Any]:
+    """An app factory: the admin REST app over ``service.admin`` (mypy checks TopicAdmin is a
+    TopicService), serving ``metrics`` on ``/metrics`` with the broker's topic metrics added.
 
     Imported late: FastAPI loads only in the processes that serve the admin API.
     """
-    from magnetar.admin.app import create_app
 
-    return create_app(service.admin)
+    def build(service: BrokerService) -> Any:
+        from magnetar.admin.app import create_app
+        from magnetar.broker.topic_metrics import observe_topics
+
+        observe_topics(metrics, service, service.config.cluster_name)
+        return create_app(service.admin, metrics)
+
+    return build

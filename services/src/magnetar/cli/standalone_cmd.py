@@ -30,6 +30,7 @@ def standalone(
 ) -> None:
     """Run a broker with its own bookie and metadata store in one process."""
     from magnetar.standalone import StandaloneSettings, serve_standalone
+    from magnetar.telemetry.metrics import Metrics
 
     flags: dict[str, Any] = {
         "data_dir": data_dir,
@@ -40,4 +41,7 @@ def standalone(
         "journal_sync": journal_sync,
         "log_level": log_level,
     }
-    run_server(StandaloneSettings, flags, lambda s: serve_standalone(s, admin_app))
+    metrics = Metrics()  # the broker's and the in-process bookie's
+    run_server(
+        StandaloneSettings, flags, lambda s: serve_standalone(s, admin_app(metrics), metrics)
+    )

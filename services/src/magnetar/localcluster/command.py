@@ -68,6 +68,7 @@ def member_command(
             "--metadata", layout.metadata_url,
             "--bookie-id", member.name,
             "--bind-address", LOOPBACK,
+            *http_port_flag(member),
         ]  # fmt: skip
     return [
         *MAGNETAR_COMMAND, "broker",
@@ -77,6 +78,11 @@ def member_command(
         "--advertised-address", LOOPBACK,
         "--bind-address", LOOPBACK,
     ]  # fmt: skip
+
+
+def http_port_flag(member: Member) -> tuple[str, ...]:
+    """A bookie's ``--http-server-port`` (every bookie defaults to 8000: they would collide)."""
+    return () if member.second_port is None else ("--http-server-port", str(member.second_port))
 
 
 def member_env(layout: ClusterLayout, member: Member) -> dict[str, str]:

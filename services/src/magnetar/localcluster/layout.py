@@ -9,8 +9,9 @@ pid while the cluster runs.
 Invariants: member names are unique and stable (``etcd``, ``bookie-1``..``bookie-N``,
 ``broker-1``..``broker-M``), and so are their ports: a restart on the same data dir reuses
 both, so bookie ids, ledger metadata and the URLs clients were given stay valid. No two
-members share a port. The first broker gets 6650/8080, etcd 2379/2380 and bookie ``i`` 3181+i-1
-when those are free; any other port is one the caller found free.
+members share a port. The first broker gets 6650/8080, etcd 2379/2380 and bookie ``i``
+3181+i-1 (gRPC) and 8000+i-1 (HTTP) when those are free; any other port is one the caller found
+free.
 
 Called by :mod:`magnetar.localcluster.supervisor` (and the unit tests).
 """
@@ -44,8 +45,9 @@ START_ORDER: tuple[Role, ...] = (Role.ETCD, Role.BOOKIE, Role.BROKER)
 @dataclass(frozen=True)
 class Member:
     """One process of the cluster. ``port`` is etcd's client port, a bookie's gRPC port or a
-    broker's binary protocol port; ``second_port`` is etcd's peer port or a broker's web port
-    (None for a bookie). ``pid`` is the running process, None when stopped."""
+    broker's binary protocol port; ``second_port`` is etcd's peer port, a bookie's HTTP port
+    (``/metrics``, ``/api/v1/bookie/state``) or a broker's web port. ``pid`` is the running
+    process, None when stopped."""
 
     name: str
     role: Role
@@ -130,7 +132,10 @@ def plan_layout(
         return port
 
     members = [Member("etcd", Role.ETCD, assign(2379), assign(2380))]
-    members += [Member(f"bookie-{i}", Role.BOOKIE, assign(3180 + i)) for i in range(1, bookies + 1)]
+    members += [
+        Member(f"bookie-{i}", Role.BOOKIE, assign(3180 + i), assign(7999 + i))
+        for i in range(1, bookies + 1)
+    ]
     members += [
         Member(
             f"broker-{i}",

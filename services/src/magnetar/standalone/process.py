@@ -8,10 +8,11 @@ Start-up: RocksDB metadata at DIR/metadata -> bookie cookie -> the bookie (journ
 DIR/bookie, serving gRPC on a loopback port (for external tools), registered -> the BookKeeper
 client, which reaches this bookie in-process (:class:`~magnetar.bookie.local.LocalBookie`, no
 gRPC) -> then the broker as :func:`magnetar.broker.process.run_broker` runs it, with
-E=Wq=Aq=1 managed ledgers. A cookie mismatch or storage another process holds ends it with
-exit code 2 and a message. SIGTERM/SIGINT stop the broker in order, then the BookKeeper
-client, the bookie's registration, its gRPC server, the bookie and the metadata store, each
-step under a timeout.
+E=Wq=Aq=1 managed ledgers. The bookie's metrics join the broker's on the web port's
+``/metrics`` when the command line passes the process's metrics. A cookie mismatch or storage
+another process holds ends it with exit code 2 and a message. SIGTERM/SIGINT stop the broker
+in order, then the BookKeeper client, the bookie's registration, its gRPC server, the bookie
+and the metadata store, each step under a timeout.
 
 Concurrency: one loop, one ``asyncio.TaskGroup`` built here; its long-lived tasks are the
 bookie registration and (inside :func:`~magnetar.broker.process.run_broker`) the web server.
@@ -24,6 +25,7 @@ import sys
 from contextlib import AsyncExitStack
 
 from magnetar.bookie.bookie import Bookie
+from magnetar.bookie.bookie_metrics import observe_bookie
 from magnetar.bookie.cookie import verify_or_create_cookie
 from magnetar.bookie.errors import CookieMismatch, StorageUnavailable
 from magnetar.bookie.local import LocalBookie
@@ -38,6 +40,7 @@ from magnetar.metadata.factory import open_store
 from magnetar.shutdown import shutdown_step, stop_event
 from magnetar.standalone.settings import StandaloneSettings
 from magnetar.telemetry import get_logger
+from magnetar.telemetry.metrics import Metrics
 
 log = get_logger(__name__)
 
@@ -46,7 +49,9 @@ EXIT_REFUSED = 2
 
 
 async def serve_standalone(
-    settings: StandaloneSettings, app_factory: AppFactory | None = None
+    settings: StandaloneSettings,
+    app_factory: AppFactory | None = None,
+    metrics: Metrics | None = None,
 ) -> int:
     """Run ``magnetar standalone`` until SIGTERM/SIGINT; return the exit code."""
     tune_interpreter(settings)
@@ -68,6 +73,8 @@ async def serve_standalone(
         except (CookieMismatch, StorageUnavailable) as exc:
             print(f"magnetar standalone: refusing to start: {exc}", file=sys.stderr, flush=True)
             return EXIT_REFUSED
+        if metrics is not None:
+            observe_bookie(metrics, bookie)
         stack.push_async_callback(
             shutdown_step, "close_bookie", bookie.close(drain_timeout_s=timeout), timeout * 2
         )

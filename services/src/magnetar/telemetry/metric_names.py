@@ -1,0 +1,150 @@
+"""Every metric a Magnetar process exports, declared once: name, kind, labels, help text.
+
+Names are Pulsar's where Pulsar has the metric (``pulsar_in_messages_total``,
+``pulsar_storage_size``, ``pulsar_msg_backlog``), so that Pulsar dashboards and alerts work
+unchanged; Pulsar's names carry no unit suffix, and those stay as Pulsar spells them. Every name
+of our own carries its unit (``_seconds``, ``_bytes``) or ``_total`` for a counter. Bookie
+metrics use BookKeeper's prefixes (``bookie_``, ``bookie_journal_``) in lower snake case.
+
+Labels of per-topic metrics are Pulsar's: ``cluster``, ``namespace`` (``tenant/ns``), ``topic``
+(the full name). The collectors that produce samples (the broker's topic metrics, the bookie's
+metrics) import their specs from here; :mod:`magnetar.telemetry.metrics` turns a spec into an
+OpenTelemetry instrument. Pure values, no I/O.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+
+class Kind(Enum):
+    COUNTER = "counter"
+    """Monotonic, read from a counter the process keeps (observed at scrape time)."""
+    GAUGE = "gauge"
+    """A level read at scrape time (counts, sizes, states)."""
+    HISTOGRAM = "histogram"
+    """Recorded as it happens, into fixed buckets."""
+
+
+@dataclass(frozen=True, slots=True)
+class MetricSpec:
+    name: str
+    kind: Kind
+    description: str
+    labels: tuple[str, ...] = ()
+    buckets: tuple[float, ...] = ()
+
+
+TOPIC_LABELS = ("cluster", "namespace", "topic")
+
+LATENCY_BUCKETS_S = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0)
+
+# ---------------------------------------------------------------- broker (Pulsar's names)
+PULSAR_IN_MESSAGES = MetricSpec(
+    "pulsar_in_messages_total",
+    Kind.COUNTER,
+    "Messages published to the topic and stored, since the topic was loaded here.",
+    TOPIC_LABELS,
+)
+PULSAR_IN_BYTES = MetricSpec(
+    "pulsar_in_bytes_total",
+    Kind.COUNTER,
+    "Bytes (stored entries) published to the topic, since the topic was loaded here.",
+    TOPIC_LABELS,
+)
+PULSAR_OUT_MESSAGES = MetricSpec(
+    "pulsar_out_messages_total",
+    Kind.COUNTER,
+    "Messages dispatched to the topic's consumers, summed over its subscriptions.",
+    TOPIC_LABELS,
+)
+PULSAR_OUT_BYTES = MetricSpec(
+    "pulsar_out_bytes_total",
+    Kind.COUNTER,
+    "Bytes (stored entries) dispatched to the topic's consumers, summed over its subscriptions.",
+    TOPIC_LABELS,
+)
+PULSAR_PRODUCERS = MetricSpec(
+    "pulsar_producers_count", Kind.GAUGE, "Producers connected to the topic.", TOPIC_LABELS
+)
+PULSAR_CONSUMERS = MetricSpec(
+    "pulsar_consumers_count", Kind.GAUGE, "Consumers connected to the topic.", TOPIC_LABELS
+)
+PULSAR_SUBSCRIPTIONS = MetricSpec(
+    "pulsar_subscriptions_count", Kind.GAUGE, "Subscriptions of the topic.", TOPIC_LABELS
+)
+PULSAR_STORAGE_SIZE = MetricSpec(
+    "pulsar_storage_size",
+    Kind.GAUGE,
+    "Bytes the topic's managed ledger holds (all its ledgers), in bytes.",
+    TOPIC_LABELS,
+)
+PULSAR_MSG_BACKLOG = MetricSpec(
+    "pulsar_msg_backlog",
+    Kind.GAUGE,
+    "Entries not yet acknowledged, summed over the topic's subscriptions.",
+    TOPIC_LABELS,
+)
+PULSAR_TOPICS = MetricSpec(
+    "pulsar_topics_count", Kind.GAUGE, "Topics loaded on this broker.", ("cluster",)
+)
+
+BROKER_METRICS = (
+    PULSAR_IN_MESSAGES,
+    PULSAR_IN_BYTES,
+    PULSAR_OUT_MESSAGES,
+    PULSAR_OUT_BYTES,
+    PULSAR_PRODUCERS,
+    PULSAR_CONSUMERS,
+    PULSAR_SUBSCRIPTIONS,
+    PULSAR_STORAGE_SIZE,
+    PULSAR_MSG_BACKLOG,
+    PULSAR_TOPICS,
+)
+
+# ---------------------------------------------------------------- bookie
+BOOKIE_JOURNAL_ADD_ENTRIES = MetricSpec(
+    "bookie_journal_add_entries_total",
+    Kind.COUNTER,
+    "Entries added: journalled, fsynced and applied to ledger storage.",
+)
+BOOKIE_JOURNAL_SYNCS = MetricSpec(
+    "bookie_journal_syncs_total",
+    Kind.COUNTER,
+    "Journal groups written (each ends with one fdatasync when journal sync is on).",
+)
+BOOKIE_JOURNAL_WRITTEN_BYTES = MetricSpec(
+    "bookie_journal_written_bytes_total", Kind.COUNTER, "Bytes written to the journal."
+)
+BOOKIE_JOURNAL_SYNC_LATENCY = MetricSpec(
+    "bookie_journal_sync_latency_seconds",
+    Kind.HISTOGRAM,
+    "Time to write one journal group and fdatasync it, in seconds.",
+    buckets=LATENCY_BUCKETS_S,
+)
+BOOKIE_READ_ENTRIES = MetricSpec(
+    "bookie_read_entries_total", Kind.COUNTER, "Entries read from ledger storage and returned."
+)
+BOOKIE_LEDGERS = MetricSpec(
+    "bookie_ledgers_count", Kind.GAUGE, "Ledgers the bookie knows (deleted ones excluded)."
+)
+BOOKIE_LEDGER_STORAGE_SIZE = MetricSpec(
+    "bookie_ledger_storage_size_bytes",
+    Kind.GAUGE,
+    "Bytes of the ledger directory (entry logs and entry index) on disk.",
+)
+BOOKIE_READ_ONLY = MetricSpec(
+    "bookie_read_only", Kind.GAUGE, "1 while the bookie refuses adds (read-only mode), else 0."
+)
+
+BOOKIE_METRICS = (
+    BOOKIE_JOURNAL_ADD_ENTRIES,
+    BOOKIE_JOURNAL_SYNCS,
+    BOOKIE_JOURNAL_WRITTEN_BYTES,
+    BOOKIE_JOURNAL_SYNC_LATENCY,
+    BOOKIE_READ_ENTRIES,
+    BOOKIE_LEDGERS,
+    BOOKIE_LEDGER_STORAGE_SIZE,
+    BOOKIE_READ_ONLY,
+)
