@@ -1,13 +1,13 @@
 """The broker process: start-up, the ready line and ordered shutdown of ``magnetar broker``.
 
 Start-up: ManagedLedgerFactory -> BrokerService -> binary protocol listener -> admin web
-service (the app the command line passes in) -> (cluster) registration in the broker registry
--> one ready line on stdout. On first start it creates the cluster, tenant ``public`` and
-namespace ``public/default``. SIGTERM/SIGINT stop it in order, each step under a timeout:
-(cluster) unregister, then unload every owned bundle while the listeners still answer lookups
-(clients move to other brokers), stop the web service and the listener (closing client
-connections), close topics (managed ledgers), the factory, then the BookKeeper client and the
-metadata store.
+service (the app the command line passes in) -> one ready line on stdout; a cluster member
+registers in the broker registry just before it binds (a twin address is refused there). On
+first start it creates the cluster, tenant ``public`` and namespace ``public/default``.
+SIGTERM/SIGINT stop it in order, each step under a timeout: (cluster) unregister, then unload
+every owned bundle while the listeners still answer lookups (clients move to other brokers),
+stop the web service and the listener (closing client connections), close topics (managed
+ledgers), the factory, then the BookKeeper client and the metadata store.
 
 ``magnetar broker`` runs as a cluster member (:class:`~magnetar.broker.ownership.BundleOwnership`
 over the registry); the standalone passes ``cluster=False`` and owns every bundle.
@@ -104,9 +104,9 @@ async def run_broker(
     server = BrokerServer(service, settings.bind_address, settings.broker_port)
     web: WebServer | None = None
     try:
-        port = await server.start()
-        if registry is not None:
+        if registry is not None:  # before binding: a twin is refused by address, not by port
             await registry.register()
+        port = await server.start()
         async with asyncio.TaskGroup() as tg:
             if app_factory is not None:
                 web = build_web_server(
