@@ -10,6 +10,7 @@ import pytest
 
 from magnetar.backoff import (
     BOOKIE_RPC,
+    DISPATCH,
     METADATA_CAS,
     METADATA_SESSION,
     METADATA_WATCH,
@@ -43,7 +44,8 @@ class NotRetryable(MagnetarError):
 
 
 @pytest.mark.parametrize(
-    "policy", [METADATA_CAS, METADATA_SESSION, METADATA_WATCH, REGISTRATION, BOOKIE_RPC, RECONNECT]
+    "policy",
+    [METADATA_CAS, METADATA_SESSION, METADATA_WATCH, REGISTRATION, BOOKIE_RPC, DISPATCH, RECONNECT],
 )
 def test_preset_delays_stay_between_initial_and_cap(policy: BackoffPolicy) -> None:
     backoff = policy.backoff(random.Random(7))

@@ -116,3 +116,30 @@ async def test_close_cancelled_while_waiting_is_not_swallowed() -> None:
     with pytest.raises(asyncio.CancelledError):
         await asyncio.wait_for(closer, 5)
     assert closer.cancelled()
+
+
+async def test_an_adopted_task_is_waited_for_and_logged_only_by_its_owner() -> None:
+    owner = TaskSet("owner")
+    adopter = TaskSet("adopter")
+    release = asyncio.Event()
+
+    async def fails_when_released() -> None:
+        await release.wait()
+        raise ValueError("broken")
+
+    task = owner.spawn(fails_when_released(), name="work")
+    adopter.adopt(task)
+    adopter.adopt(owner.spawn(asyncio.sleep(0)))
+    await asyncio.sleep(0.01)
+    assert len(adopter) == 1
+    assert await adopter.drain(timeout_s=0.05) is False
+    with capture_logs() as logs:
+        release.set()
+        assert await adopter.drain(timeout_s=5) is True
+        await asyncio.sleep(0)
+    failed = [
+        (entry["task_set"], entry["task"]) for entry in logs if entry["event"] == "task_failed"
+    ]
+    assert failed == [("owner", "work")]
+    assert len(adopter) == 0
+    assert len(owner) == 0

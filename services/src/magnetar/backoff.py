@@ -79,6 +79,10 @@ REGISTRATION = BackoffPolicy(initial=0.1, cap=5.0)
 # A call or stream to a bookie failed as unavailable (restart, network): reads, the add
 # stream, ensemble changes. grpc's own channel reconnect backoff runs underneath.
 BOOKIE_RPC = BackoffPolicy(initial=0.05, cap=1.0)
+# A subscription's dispatch step (read, plan, send) failed, most often a read the ledger layer
+# already retried with BOOKIE_RPC and gave up on: the step is retried above those retries, so
+# it may wait longer between attempts.
+DISPATCH = BackoffPolicy(initial=0.05, cap=2.0)
 # A client producer or consumer reattaching to a broker: the C++ client's shape, from 100 ms,
 # doubling, capped at 5 s (brokers restart fast).
 RECONNECT = BackoffPolicy(initial=0.1, cap=5.0)

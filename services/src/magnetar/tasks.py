@@ -4,7 +4,8 @@
 before it ends, and a failure nobody awaits is lost. A :class:`TaskSet` holds a strong
 reference to each task it spawned until the task ends, logs a task that ended with an
 exception (``task_failed``, with the set's and the task's name), and stops them all on
-:meth:`TaskSet.close`.
+:meth:`TaskSet.close`. A set may also :meth:`~TaskSet.adopt` a task another set spawned, to wait
+for it (e.g. a consumer's acks among its connection's requests).
 
 Invariants: a task leaves the set when it is done, never before; :meth:`TaskSet.close` and
 :meth:`TaskSet.join` propagate the caller's own cancellation (STYLE.md: never swallow
@@ -42,6 +43,13 @@ class TaskSet:
         self._tasks.add(task)
         task.add_done_callback(self._finished)
         return task
+
+    def adopt(self, task: asyncio.Task[Any]) -> None:
+        """Hold ``task``, started by another owner, until it ends, so that :meth:`join`,
+        :meth:`drain` and :meth:`close` include it; its failure is logged by its owner, not here."""
+        if not task.done():
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
 
     def _finished(self, task: asyncio.Task[Any]) -> None:
         self._tasks.discard(task)

@@ -18,9 +18,8 @@ from typing import Any
 
 from magnetar.broker.broker_registry import BrokerLookupData
 from magnetar.broker.bundles import NamespaceBundle
-from magnetar.broker.errors import TopicNotFound
+from magnetar.broker.errors import TopicExists, TopicNotFound
 from magnetar.broker.ownership import LocalOwnership
-from magnetar.broker.resource_errors import TopicExists
 from magnetar.broker.resources import BrokerResources
 from magnetar.naming import NamespaceName, TopicName
 from magnetar.policies import Policies

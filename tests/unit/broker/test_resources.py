@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from magnetar.broker.resource_errors import (
+from magnetar.broker.errors import (
     ClusterExists,
     ClusterNotFound,
     InvalidPartitionCount,

@@ -26,7 +26,7 @@ from fastapi.responses import RedirectResponse
 from magnetar.admin.namespaces import parse_namespace
 from magnetar.admin.service import TopicService
 from magnetar.broker.bundles import NamespaceBundle
-from magnetar.broker.resource_errors import NamespaceNotFound
+from magnetar.broker.errors import NamespaceNotFound
 from magnetar.naming import NamespaceName
 
 NO_CONTENT = 204

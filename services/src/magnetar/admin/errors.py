@@ -11,31 +11,29 @@ Unknown errors are 500. The body is always ``{"reason": "..."}``.
 from __future__ import annotations
 
 from magnetar.broker.errors import (
-    ConsumerBusy,
-    NotAllowed,
-    ServiceNotReady,
-    SubscriptionNotFound,
-    TopicClosed,
-    TopicNotFound,
-)
-from magnetar.broker.resource_errors import (
     ClusterExists,
     ClusterNotFound,
+    ConsumerBusy,
     InvalidPartitionCount,
     InvalidResourceName,
     NamespaceExists,
     NamespaceNotEmpty,
     NamespaceNotFound,
+    NotAllowed,
     PartitionCountNotIncreased,
     PartitionedTopicExists,
     PartitionedTopicNotFound,
+    ServiceNotReady,
     SubscriptionBusy,
     SubscriptionExists,
+    SubscriptionNotFound,
     TenantExists,
     TenantNotEmpty,
     TenantNotFound,
     TopicBusy,
+    TopicClosed,
     TopicExists,
+    TopicNotFound,
     UnknownClusters,
 )
 from magnetar.errors import MagnetarError, Timeout, Unavailable

@@ -20,7 +20,7 @@ from fastapi import APIRouter
 from fastapi.responses import RedirectResponse
 
 from magnetar.admin.service import TopicService
-from magnetar.broker.resource_errors import NamespaceNotFound
+from magnetar.broker.errors import NamespaceNotFound
 from magnetar.naming import TopicName
 
 

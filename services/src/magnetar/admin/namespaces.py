@@ -13,7 +13,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Body, Response
 
 from magnetar.admin.service import TopicService
-from magnetar.broker.resource_errors import NamespaceNotEmpty, TenantNotFound
+from magnetar.broker.errors import NamespaceNotEmpty, TenantNotFound
 from magnetar.broker.resources import BrokerResources
 from magnetar.naming import NamespaceName, TopicName
 from magnetar.policies import (

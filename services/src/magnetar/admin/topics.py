@@ -20,11 +20,11 @@ from magnetar.admin.errors import BadRequestBody, NotAllowedOnPartitionedTopic
 from magnetar.admin.namespaces import parse_namespace
 from magnetar.admin.partitioned_stats import aggregate
 from magnetar.admin.service import LATEST, MessageIdSpec, TopicService
-from magnetar.broker.errors import TopicNotFound
-from magnetar.broker.resource_errors import (
+from magnetar.broker.errors import (
     NamespaceNotFound,
     PartitionedTopicNotFound,
     TopicExists,
+    TopicNotFound,
 )
 from magnetar.naming import NON_PERSISTENT, PERSISTENT, NamespaceName, TopicName
 

@@ -53,6 +53,7 @@ from magnetar.protocol.frame import (
     encode_command,
 )
 from magnetar.protocol.version import PeerFeatures, server_feature_flags
+from magnetar.tasks import TaskSet
 from magnetar.telemetry import get_logger
 from magnetar.wire import pulsar_api_pb2 as pb
 
@@ -86,7 +87,7 @@ class ServerCnx:
         self._decoder = FrameDecoder(max_frame_size=config.max_message_size + FRAME_SIZE_PADDING)
         self._features: PeerFeatures | None = None
         self._open = True
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._tasks = TaskSet("connection")
         self._task_slots = asyncio.Semaphore(_MAX_TASKS)
         self._last_received = self._loop.time()
         self._producers = ProducerRequests(self, service)
@@ -206,10 +207,7 @@ class ServerCnx:
 
     async def _cleanup(self) -> None:
         self.close()
-        for task in list(self._tasks):
-            task.cancel()
-        if self._tasks:
-            await asyncio.wait(set(self._tasks))
+        await self._tasks.close()
         await self._producers.release_all()
         await self._consumers.release_all()
         with contextlib.suppress(Exception):
@@ -242,17 +240,14 @@ class ServerCnx:
     async def spawn(self, work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
         """Run ``work`` as a task of this connection (bounded in number)."""
         await self._task_slots.acquire()
-        task = asyncio.create_task(work)
-        self._tasks.add(task)
-
-        def finished(t: asyncio.Task[None]) -> None:
-            self._tasks.discard(t)
-            self._task_slots.release()
-            if not t.cancelled() and t.exception() is not None:
-                log.error("request_failed", client=self._address, error=repr(t.exception()))
-
-        task.add_done_callback(finished)
+        task = self._tasks.spawn(work)
+        task.add_done_callback(self._task_finished)
         return task
+
+    def _task_finished(self, task: asyncio.Task[None]) -> None:
+        self._task_slots.release()
+        if not task.cancelled() and task.exception() is not None:
+            log.error("request_failed", client=self._address, error=repr(task.exception()))
 
     async def request(
         self,

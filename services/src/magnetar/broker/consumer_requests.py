@@ -20,7 +20,6 @@ connection's tasks are done.
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass, field
 
 from magnetar.broker.consumer import Consumer
@@ -36,6 +35,7 @@ from magnetar.naming import NamespaceName, TopicName
 from magnetar.protocol import commands
 from magnetar.protocol.frame import Frame
 from magnetar.protocol.message_id import INT64_MAX, MessageId, to_signed64
+from magnetar.tasks import TaskSet
 from magnetar.telemetry import get_logger
 from magnetar.wire import pulsar_api_pb2 as pb
 
@@ -50,14 +50,14 @@ class ConsumerRef:
     consumer: Consumer
     topic: PersistentTopic | NonPersistentTopic
     subscription: PersistentSubscription | NonPersistentSubscription
-    # ACKs still being persisted: CLOSE_CONSUMER is answered only after them.
-    acks: set[asyncio.Task[None]] = field(default_factory=set)
+    # ACKs still being persisted (the connection's tasks, adopted): CLOSE_CONSUMER is answered
+    # only after them.
+    acks: TaskSet = field(default_factory=lambda: TaskSet("acks"))
 
 
 async def _release(ref: ConsumerRef) -> None:
     """The consumer is gone (closed or disconnected)."""
-    if ref.acks:
-        await asyncio.wait(set(ref.acks), timeout=_ACK_DRAIN_S)
+    await ref.acks.drain(_ACK_DRAIN_S)
     ref.consumer.closed = True
     if isinstance(ref.topic, PersistentTopic):
         assert isinstance(ref.subscription, PersistentSubscription)
@@ -210,9 +210,7 @@ class ConsumerRequests:
             if wants_reply:
                 cnx.write_command(commands.ack_response(request.consumer_id, request.request_id))
 
-        task = await cnx.spawn(work())
-        ref.acks.add(task)
-        task.add_done_callback(ref.acks.discard)
+        ref.acks.adopt(await cnx.spawn(work()))
 
     def _redeliver(self, request: pb.CommandRedeliverUnacknowledgedMessages) -> None:
         ref = self._consumers.get(request.consumer_id)

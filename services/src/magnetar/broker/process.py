@@ -30,8 +30,8 @@ import sys
 from contextlib import suppress
 
 from magnetar.broker.broker_registry import BrokerAlreadyRegistered, BrokerRegistry
+from magnetar.broker.errors import ClusterExists, NamespaceExists, TenantExists
 from magnetar.broker.ownership import BundleOwnership, BundleTopics, Ownership
-from magnetar.broker.resource_errors import ClusterExists, NamespaceExists, TenantExists
 from magnetar.broker.resources import BrokerResources
 from magnetar.broker.server import BrokerServer
 from magnetar.broker.service import BrokerService, OwnershipFactory, broker_lookup_data

@@ -55,6 +55,7 @@ from magnetar.protocol import commands
 from magnetar.protocol.errors import server_error_for
 from magnetar.protocol.hand_encoded import send_receipt_frame
 from magnetar.protocol.message_id import EARLIEST, MessageId
+from magnetar.tasks import TaskSet
 from magnetar.telemetry import get_logger
 from magnetar.wire import pulsar_api_pb2 as pb
 
@@ -99,7 +100,7 @@ class Producer:
     bytes_in: int = 0
     rate_in: RateMeter = field(default_factory=RateMeter)
     closed: bool = False
-    _tasks: set[asyncio.Task[None]] = field(default_factory=set)
+    _tasks: TaskSet = field(default_factory=lambda: TaskSet("publish"))
     _pending: collections.deque[_Send] = field(default_factory=collections.deque)
     _dispatched: asyncio.Future[None] | None = None
     _idle: asyncio.Future[None] | None = None
@@ -143,9 +144,7 @@ class Producer:
     ) -> None:
         dispatched: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._dispatched = dispatched
-        task = asyncio.create_task(self._publish(send, previous_dispatch, dispatched, checked))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._tasks.spawn(self._publish(send, previous_dispatch, dispatched, checked))
 
     async def _publish(
         self,
@@ -280,11 +279,7 @@ class Producer:
     async def close(self, drain_s: float = 2.0) -> None:
         await self.flush(drain_s)
         self.closed = True
-        tasks = set(self._tasks)
-        for task in tasks:
-            task.cancel()
-        if tasks:
-            await asyncio.wait(tasks)
+        await self._tasks.close()
         # Adds still in the managed ledger finish later (and are recorded for deduplication);
         # their SENDs get no answer, and their connection slots are released now.
         pending, self._pending = self._pending, collections.deque()

@@ -27,7 +27,7 @@ import json
 import re
 from collections.abc import Callable
 
-from magnetar.broker.resource_errors import (
+from magnetar.broker.errors import (
     ClusterExists,
     ClusterNotFound,
     InvalidPartitionCount,

@@ -29,7 +29,7 @@ from magnetar.broker.backlog_quota import BacklogQuotaConfig, BacklogQuotaManage
 from magnetar.broker.broker_registry import BrokerLookupData
 from magnetar.broker.bundles import DEFAULT_NUMBER_OF_NAMESPACE_BUNDLES, NamespaceBundle
 from magnetar.broker.deduplication import DeduplicationConfig, DeduplicationPolicyWatch
-from magnetar.broker.errors import ServiceNotReady, TopicNotFound
+from magnetar.broker.errors import NamespaceNotFound, ServiceNotReady, TopicNotFound
 from magnetar.broker.message_expiry import MessageExpiryMonitor
 from magnetar.broker.non_persistent_topic import NonPersistentTopic
 from magnetar.broker.ownership import BundleTopics, LocalOwnership, LookupResult, Ownership
@@ -39,7 +39,6 @@ from magnetar.broker.policy_defaults import (
     effective_retention,
     with_retention,
 )
-from magnetar.broker.resource_errors import NamespaceNotFound
 from magnetar.broker.resources import BrokerResources
 from magnetar.broker.topic_admin import AnyTopic, TopicAdmin
 from magnetar.broker.topic_sweep import sweep_once

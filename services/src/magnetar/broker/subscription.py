@@ -35,7 +35,7 @@ import contextlib
 from collections.abc import Callable, Sequence
 from typing import TypeAlias
 
-from magnetar.backoff import Backoff
+from magnetar.backoff import DISPATCH
 from magnetar.broker.consumer import Consumer
 from magnetar.broker.dispatch import (
     Candidate,
@@ -210,7 +210,9 @@ class PersistentSubscription:
         return any(self._can_take(c) for c in self.consumers)
 
     async def _run(self) -> None:
-        backoff = Backoff(initial=0.05, cap=2.0)
+        # A hand-written loop rather than retry(): it runs until the subscription closes, waits
+        # for permits and new entries between steps, and resets its backoff on every success.
+        backoff = DISPATCH.backoff()
         while not self._closed:
             if not self._ready():
                 self._wake.clear()

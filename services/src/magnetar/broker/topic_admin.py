@@ -26,7 +26,16 @@ import time
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from magnetar.broker.errors import NotAllowed, SubscriptionNotFound
+from magnetar.broker.errors import (
+    NamespaceNotFound,
+    NotAllowed,
+    PartitionedTopicExists,
+    SubscriptionBusy,
+    SubscriptionExists,
+    SubscriptionNotFound,
+    TopicBusy,
+    TopicExists,
+)
 from magnetar.broker.message_expiry import expire_subscription
 from magnetar.broker.non_persistent_topic import NonPersistentTopic
 from magnetar.broker.ownership import Ownership
@@ -35,14 +44,6 @@ from magnetar.broker.policy_defaults import (
     BrokerPolicyDefaults,
     effective_auto_topic_creation,
     effective_retention,
-)
-from magnetar.broker.resource_errors import (
-    NamespaceNotFound,
-    PartitionedTopicExists,
-    SubscriptionBusy,
-    SubscriptionExists,
-    TopicBusy,
-    TopicExists,
 )
 from magnetar.broker.resources import BrokerResources
 from magnetar.broker.retention import apply_retention

@@ -42,6 +42,7 @@ import uuid
 from collections import deque
 from collections.abc import Callable, Iterable
 
+from magnetar.backoff import RECONNECT, retry
 from magnetar.cancellation import cancel_and_wait
 from magnetar.client.acks import AckTracker
 from magnetar.client.connection import Connection
@@ -65,7 +66,7 @@ from magnetar.client.receiver import (
     is_prior,
     unpack_entry,
 )
-from magnetar.client.reconnect import Reconnector, default_backoff, is_retryable
+from magnetar.client.reconnect import Reconnector, is_retryable
 from magnetar.client.unacked import UnackedTracker
 from magnetar.naming import client_topic_name, full_topic_name
 from magnetar.protocol import commands
@@ -143,23 +144,20 @@ class Consumer:
     # ------------------------------------------------------------------ lifecycle
     async def start(self) -> None:
         """First subscribe: retried on connection trouble until the operation timeout."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + self._client.operation_timeout_s
-        backoff = default_backoff()
-        while True:
-            try:
-                await self._attach()
-                break
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:
-                # ConsumerBusy on the first subscribe is the user's answer, not a transient.
-                delay = backoff.next()
-                if not _retry_first_attach(exc) or loop.time() + delay >= deadline:
-                    raise
-                log.info("consumer_subscribe_retry", topic=self.topic, error=repr(exc))
-                await asyncio.sleep(delay)
-        self._timer_task = loop.create_task(self._timers(), name=f"consumer-timers-{self.topic}")
+
+        def retrying(exc: Exception, _delay: float) -> None:
+            log.info("consumer_subscribe_retry", topic=self.topic, error=repr(exc))
+
+        # Unlike a producer's first attach, a consumer that runs out of time raises the last
+        # error itself (no OperationTimeout).
+        await retry(
+            self._attach,
+            RECONNECT,
+            retry_on=_retry_first_attach,
+            give_up_after_s=self._client.operation_timeout_s,
+            on_retry=retrying,
+        )
+        self._timer_task = asyncio.create_task(self._timers(), name=f"consumer-timers-{self.topic}")
         self._client.track(self)
 
     @property
@@ -663,4 +661,5 @@ async def wait_for_message(
 
 
 def _retry_first_attach(error: BaseException) -> bool:
+    # ConsumerBusy on the first subscribe is the user's answer, not a transient.
     return not isinstance(error, ConsumerBusy) and is_retryable(error)

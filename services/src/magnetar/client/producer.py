@@ -27,7 +27,8 @@ topic gets one Producer per partition under a
 
 Concurrency: one event loop. Connection callbacks (receipts, errors, close) run in the
 connection's reader task and never block; the only background tasks are the send-timeout
-watcher and the Reconnector's, both cancelled by close().
+watcher and the Reconnector's, both cancelled by close(), and the closes of connections the
+producer dropped (a receipt out of order, a SEND_ERROR), which close() lets finish.
 """
 
 from __future__ import annotations
@@ -64,6 +65,7 @@ from magnetar.client.reconnect import Reconnector, retry_until
 from magnetar.naming import client_topic_name, full_topic_name
 from magnetar.protocol import commands
 from magnetar.protocol.message_id import MessageId
+from magnetar.tasks import TaskSet
 from magnetar.telemetry import get_logger
 from magnetar.wire import pulsar_api_pb2 as pb
 
@@ -134,7 +136,7 @@ class Producer:
             on_give_up=self._give_up,
         )
         self._timeout_task: asyncio.Task[None] | None = None
-        self._background: set[asyncio.Task[None]] = set()
+        self._background = TaskSet("producer-connection-close")
         self._attaching = False
 
     # ------------------------------------------------------------------ lifecycle
@@ -237,6 +239,10 @@ class Producer:
         self._cancel_batch_timer()
         await self._reconnector.close()
         await cancel_and_wait(self._timeout_task)
+        # Let a connection close under way finish (a close cancelled before its first step would
+        # leave the socket open); Connection.close bounds itself.
+        await self._background.drain(self._client.operation_timeout_s)
+        await self._background.close()
         conn, self._conn = self._conn, None
         if conn is not None and conn.is_open:
             try:
@@ -555,6 +561,4 @@ class Producer:
     def _close_connection(self) -> None:
         conn = self._conn
         if conn is not None:
-            task = asyncio.get_running_loop().create_task(conn.close())
-            self._background.add(task)
-            task.add_done_callback(self._background.discard)
+            self._background.spawn(conn.close())

@@ -2,13 +2,14 @@
 
 A :class:`Reconnector` owns at most one background task. :meth:`Reconnector.trigger` starts it
 unless it already runs (so a burst of triggers costs one reconnect). The task waits a backoff
-delay, then calls ``attach()``; on failure it waits the next (capped, jittered) delay of its
-:class:`~magnetar.backoff.Backoff` and tries again, until ``attach`` succeeds, the error is one
-a handle must not retry (:func:`~magnetar.client.errors.gives_up_reconnecting`; then
+delay, then calls ``attach()``; on failure it waits the next (capped, jittered) delay of the
+:data:`~magnetar.backoff.RECONNECT` backoff and tries again, until ``attach`` succeeds, the
+error is one a handle must not retry (:func:`~magnetar.client.errors.gives_up_reconnecting`; then
 ``on_give_up`` is called), or :meth:`Reconnector.close` cancels it.
 
-:func:`retry_until` is the same loop, inline, with a deadline: used for the first attach of a
-handle, which fails to the caller once the operation timeout is spent.
+:func:`retry_until` is :func:`~magnetar.backoff.retry` with the same backoff and a deadline:
+used for the first attach of a handle, which fails to the caller with
+:class:`~magnetar.client.errors.OperationTimeout` once the operation timeout is spent.
 
 Concurrency: one event loop; ``trigger`` is a plain method, safe from handler callbacks.
 """
@@ -16,11 +17,11 @@ Concurrency: one event loop; ``trigger`` is a plain method, safe from handler ca
 from __future__ import annotations
 
 import asyncio
-import time
+import itertools
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
-from magnetar.backoff import Backoff
+from magnetar.backoff import RECONNECT, Backoff, retry
 from magnetar.cancellation import cancel_and_wait
 from magnetar.client.errors import (
     ClientError,
@@ -33,11 +34,6 @@ from magnetar.telemetry import get_logger
 log = get_logger(__name__)
 
 R = TypeVar("R")
-
-
-def default_backoff() -> Backoff:
-    """The C++ client's shape: from 100 ms, doubling, capped (here at 5 s: brokers restart fast)."""
-    return Backoff(initial=0.1, cap=5.0)
 
 
 def is_retryable(error: BaseException) -> bool:
@@ -72,7 +68,7 @@ class Reconnector:
     ) -> None:
         self._name = name
         self._attach = attach
-        self._backoff = backoff or default_backoff()
+        self._backoff = backoff or RECONNECT.backoff()
         self._on_give_up = on_give_up
         self._task: asyncio.Task[None] | None = None
         self._closed = False
@@ -90,6 +86,8 @@ class Reconnector:
         )
 
     async def _run(self) -> None:
+        # Not retry(): the first attempt waits a delay too (the broker just dropped us), and a
+        # give-up calls on_give_up instead of raising into a task nobody awaits.
         while True:
             delay = self._backoff.next()
             await asyncio.sleep(delay)
@@ -121,28 +119,22 @@ class Reconnector:
             await cancel_and_wait(task)
 
 
-async def retry_until(
-    operation: Callable[[], Awaitable[R]],
-    *,
-    timeout_s: float,
-    what: str,
-    backoff: Backoff | None = None,
-) -> R:
+async def retry_until(operation: Callable[[], Awaitable[R]], *, timeout_s: float, what: str) -> R:
     """``operation()``, retried with backoff on retryable errors until ``timeout_s`` is spent."""
-    backoff = backoff or default_backoff()
-    deadline = time.monotonic() + timeout_s
-    while True:
-        try:
-            return await operation()
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:
-            if not is_retryable(exc):
-                raise
-            delay = backoff.next()
-            if time.monotonic() + delay >= deadline:
-                raise OperationTimeout(
-                    f"{what} did not succeed within {timeout_s}s: {exc}"
-                ) from exc
-            log.info("client_retry", what=what, attempt=backoff.attempts, error=repr(exc))
-            await asyncio.sleep(delay)
+
+    attempts = itertools.count(1)
+
+    def retrying(exc: Exception, _delay: float) -> None:
+        log.info("client_retry", what=what, attempt=next(attempts), error=repr(exc))
+
+    def timed_out(exc: Exception) -> Exception:
+        return OperationTimeout(f"{what} did not succeed within {timeout_s}s: {exc}")
+
+    return await retry(
+        operation,
+        RECONNECT,
+        retry_on=is_retryable,
+        give_up_after_s=timeout_s,
+        on_retry=retrying,
+        exhausted=timed_out,
+    )

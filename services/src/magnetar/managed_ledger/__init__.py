@@ -3,8 +3,9 @@
 Pure cores (no I/O, tested without a loop): :mod:`.position`, :mod:`.layout`,
 :mod:`.range_set`, :mod:`.cursor_state`, :mod:`.rollover`, :mod:`.trimming`,
 :mod:`.entry_cache`, :mod:`.codec`. I/O shells over them: :mod:`.managed_ledger` (with its
-:mod:`.add_queue` and :mod:`.meta_store`), :mod:`.cursor`, :mod:`.factory`, typed against
-:mod:`.ledger_access` (what we need from the BookKeeper client) and the metadata store.
+:mod:`.add_dispatch`, :mod:`.add_queue` and :mod:`.meta_store`), :mod:`.cursor`,
+:mod:`.factory`, typed against :mod:`.ledger_access` (what we need from the BookKeeper client)
+and the metadata store.
 API: docs/storage-api.md.
 """
 

@@ -4,7 +4,7 @@ Pulsar's ``pendingAddEntries`` with ``maxPendingAdds`` backpressure. Every add h
 ``max_pending`` slots from the moment it is accepted until the writer's verdict on it (or its
 failure before dispatch). :meth:`AddQueue.take_slot` takes a free slot at once; when none is
 free, :meth:`AddQueue.wait_for_slot` waits in FIFO order. :attr:`AddQueue.ops` holds the
-accepted adds not yet dispatched, in call order; the managed ledger pops them to dispatch.
+accepted adds not yet dispatched, in call order; :mod:`.add_dispatch` pops them to dispatch.
 
 Invariants:
 
@@ -17,8 +17,9 @@ Invariants:
   callback (whose own failure is logged, never raised into the writer's completion).
 
 Concurrency: the event loop only, no tasks of its own. Called by
-:class:`magnetar.managed_ledger.managed_ledger.ManagedLedger` from its callers' tasks (accept,
-wait), from the writer's completion callbacks (release) and from its rollover task (fail all).
+:class:`magnetar.managed_ledger.add_dispatch.AddDispatch` from the managed ledger's callers'
+tasks (accept, wait), from the writer's completion callbacks and its own append tasks (release)
+and from the managed ledger's fence, rollover task and close (fail all).
 """
 
 from __future__ import annotations

@@ -11,15 +11,15 @@ crash, so it is opened with recovery (which fences and closes it) and its final 
 recorded (an empty one is dropped); then a new ledger is created and added to the info by CAS
 *before* any entry is written to it; then the cursors are loaded.
 
-Adds: :meth:`add_entry` queues an op (in call order) behind a FIFO gate of
-``max_pending_adds`` (:mod:`.add_queue`: the slots, their waiters, the queued ops);
-:meth:`_pump` dispatches queued ops in order to the current ledger (the writer's
-``append_callback``; a task waiting in ``append`` when the writer has no room, and then every
-later op too until those are done), so positions strictly increase in call order. When the
-rollover policy says so (counted on dispatched adds), dispatching stops, a rollover task waits
-for the in-flight appends, closes the ledger, creates the next, records both in the info by
-CAS, and dispatching resumes: nothing is lost or reordered. A failed append fails its caller
-and rolls over; ``LedgerFenced`` fences the managed ledger.
+Adds: :meth:`add_entry` (and its ``_nowait`` and ``_callback`` forms) hands the add to
+:mod:`.add_dispatch`, which queues it in call order behind a FIFO gate of ``max_pending_adds``
+(:mod:`.add_queue`) and dispatches queued adds in order to the current ledger, so positions
+strictly increase in call order; each durable add comes back through :meth:`entry_confirmed`
+(layout, entry cache, new-entries signal). When the dispatch asks for it
+(:meth:`start_rollover`: the rollover policy says so, or an append failed), dispatching stops, a
+rollover task waits for the current ledger's in-flight adds, closes the ledger, creates the
+next, records both in the info by CAS, and dispatching resumes: nothing is lost or reordered.
+``LedgerFenced`` on an add fences the managed ledger.
 
 Reads go to the entry cache, else to the ledgers (read handles opened without recovery and kept
 per ledger). Trimming (after acks and rollovers, one task at a time) deletes the ledgers wholly
@@ -28,8 +28,9 @@ ledger layer.
 
 Concurrency: everything runs on one event loop; callers are the broker's topics, cursors and
 subscriptions (from their tasks and from the writer's completion callbacks). Info writes are
-serialised by the meta store's lock. The managed ledger owns its append, rollover and trim
-tasks and cancels them on close.
+serialised by the meta store's lock. The managed ledger owns its rollover and trim tasks and
+waits for them on close; the add dispatch owns the tasks of adds waiting for room in the
+writer, which a rollover or close waits for (:meth:`.add_dispatch.CurrentLedger.settled`).
 """
 
 from __future__ import annotations
@@ -37,15 +38,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import enum
-import functools
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
 
 from magnetar.errors import MagnetarError
 from magnetar.ids import EntryId, LedgerId
 from magnetar.ledger.errors import LedgerFenced, NoSuchEntry, NoSuchLedger
-from magnetar.managed_ledger.add_queue import AddCallback, AddOp, AddQueue
+from magnetar.managed_ledger.add_dispatch import AddDispatch, CurrentLedger
+from magnetar.managed_ledger.add_queue import AddCallback
 from magnetar.managed_ledger.codec import decode_cursor_info
 from magnetar.managed_ledger.config import InitialPosition, ManagedLedgerConfig
 from magnetar.managed_ledger.cursor import ManagedCursor
@@ -77,38 +77,6 @@ class State(enum.Enum):
     FENCED = "fenced"
 
 
-@dataclass(eq=False)
-class _CurrentLedger:
-    writer: LedgerWriter
-    created: float = field(default_factory=time.monotonic)
-    dispatched: int = 0
-    dispatched_bytes: int = 0
-    confirmed_bytes: int = 0
-    failed: bool = False
-    inflight: set[asyncio.Task[None]] = field(default_factory=set)  # adds waiting for room
-    waiting: int = 0  # adds waiting in a task for room in the writer
-    callbacks: int = 0  # adds dispatched with the writer's append_callback, not yet answered
-    drained: asyncio.Future[None] | None = None  # set when ``callbacks`` falls to 0
-
-    def callback_answered(self) -> None:
-        self.callbacks -= 1
-        if self.callbacks == 0 and self.drained is not None and not self.drained.done():
-            self.drained.set_result(None)
-
-    async def settled(self) -> None:
-        """Wait until none of this ledger's adds is in flight (tasks, callbacks)."""
-        while self.inflight or self.callbacks:
-            if self.inflight:
-                await asyncio.wait(set(self.inflight))
-            if self.callbacks:
-                self.drained = asyncio.get_running_loop().create_future()
-                await self.drained
-
-    @property
-    def ledger_id(self) -> LedgerId:
-        return self.writer.ledger_id
-
-
 def _now_ms() -> int:
     return int(time.time() * 1000)
 
@@ -127,7 +95,6 @@ class ManagedLedger:
     ) -> None:
         self.name = name
         self._config = config
-        self._rollover_policy = config.rollover
         self.store = store
         self._bk = bk
         self._cache = cache
@@ -136,8 +103,7 @@ class ManagedLedger:
         self._fence_reason = ""
         self._meta = MetaStore(store, name)
         self.layout = LedgerLayout()
-        self._current: _CurrentLedger | None = None
-        self._adds = AddQueue(config.max_pending_adds)
+        self._dispatch = AddDispatch(self, config.max_pending_adds, config.rollover)
         self._rollover_task: asyncio.Task[None] | None = None
         self._trim_task: asyncio.Task[None] | None = None
         self._trim_again = False
@@ -175,7 +141,7 @@ class ManagedLedger:
         writer = await self._create_writer()
         ledgers.append(LedgerInfo(writer.ledger_id))
         await self._write_info(ledgers)
-        self._current = _CurrentLedger(writer)
+        self._dispatch.current = CurrentLedger(writer)
         self.layout = LedgerLayout((li.ledger_id, li.entries) for li in ledgers)
         self._last_confirmed = self.layout.last_position()
         for lid in dropped:
@@ -269,13 +235,15 @@ class ManagedLedger:
 
     @property
     def current_ledger_id(self) -> LedgerId | None:
-        return None if self._current is None else self._current.ledger_id
+        cur = self._dispatch.current
+        return None if cur is None else cur.ledger_id
 
     @property
     def current_ledger_bytes(self) -> int:
         """Bytes confirmed in the ledger being written (its size in :attr:`ledgers` is 0 until
         it is closed); 0 during a rollover."""
-        return 0 if self._current is None else self._current.confirmed_bytes
+        cur = self._dispatch.current
+        return 0 if cur is None else cur.confirmed_bytes
 
     @property
     def last_confirmed_position(self) -> Position:
@@ -298,8 +266,8 @@ class ManagedLedger:
     def config(self, config: ManagedLedgerConfig) -> None:
         """New settings (e.g. retention from a namespace policy) apply from the next add."""
         self._config = config
-        self._rollover_policy = config.rollover
-        self._adds.max_pending = config.max_pending_adds
+        self._dispatch.policy = config.rollover
+        self._dispatch.adds.max_pending = config.max_pending_adds
 
     def check_usable(self) -> None:
         if self._state is State.FENCED:
@@ -313,7 +281,7 @@ class ManagedLedger:
         log.warning("managed_ledger_fenced", managed_ledger=self.name, reason=reason)
         self._state = State.FENCED
         self._fence_reason = reason
-        self._adds.fail_all(ManagedLedgerFenced(self.name, reason))
+        self._dispatch.fail_all(ManagedLedgerFenced(self.name, reason))
         self._signal_new_entries()
 
     def new_entries_signal(self) -> asyncio.Event:
@@ -350,159 +318,52 @@ class ManagedLedger:
         """Append ``data``; return its position once durable. Positions follow call order."""
         future = self.add_entry_nowait(data)
         if future is None:
-            await self._wait_for_slot()
-            future = self._enqueue(data)
+            await self._dispatch.wait_for_slot()
+            future = self._dispatch.enqueue(data)
         return await future
 
     def add_entry_nowait(self, data: bytes) -> asyncio.Future[Position] | None:
         """Queue ``data`` at once if a pending-add slot is free (no waiter ahead): the future
         resolves to its position once durable. None: no room (nothing queued; use
         :meth:`add_entry`). Positions follow call order across both methods."""
-        if not self._take_slot():
+        if not self._dispatch.take_slot():
             return None
-        return self._enqueue(data)
+        return self._dispatch.enqueue(data)
 
     def add_entry_callback(self, data: bytes, callback: AddCallback) -> bool:
         """:meth:`add_entry_nowait` without a future: ``callback(position, None)`` once
         durable, or ``callback(None, error)``; called from the writer's completion (never
         before this returns). False: no free slot, nothing queued."""
-        if not self._take_slot():
+        if not self._dispatch.take_slot():
             return False
-        self._adds.ops.append(AddOp(data, None, callback))
-        self._pump()
+        self._dispatch.enqueue_callback(data, callback)
         return True
 
-    def _take_slot(self) -> bool:
-        """Take a pending-add slot at once if one is free and nobody waits for one."""
-        self.check_usable()
-        return self._adds.take_slot()
+    # ================================================================== add dispatch's owner
+    @property
+    def dispatching(self) -> bool:
+        """Queued adds may go to the current ledger (asked by :mod:`.add_dispatch`)."""
+        return self._state is State.OPEN and self._rollover_task is None
 
-    def _enqueue(self, data: bytes) -> asyncio.Future[Position]:
-        """Queue an add that holds a slot, and dispatch what can go."""
-        future: asyncio.Future[Position] = asyncio.get_running_loop().create_future()
-        self._adds.ops.append(AddOp(data, future))
-        self._pump()
-        return future
+    def start_rollover(self) -> None:
+        """Called by :mod:`.add_dispatch` when the current ledger is done with (or missing)."""
+        self._rollover_task = asyncio.create_task(self._rollover())
 
-    async def _wait_for_slot(self) -> None:
-        """Wait in FIFO order for a slot (:meth:`add_entry_nowait` found none free)."""
-        await self._adds.wait_for_slot()
-        # Granted: the caller queues its add before anything else runs, so its order holds.
-        try:
-            self.check_usable()
-        except MagnetarError:
-            self._adds.release_slot()
-            raise
-
-    def _pump(self) -> None:
-        """Dispatch queued adds in order to the current ledger, or start a rollover."""
-        queue = self._adds.ops
-        while queue and self._state is State.OPEN and self._rollover_task is None:
-            cur = self._current
-            if (
-                cur is None
-                or cur.failed
-                or self._rollover_policy.should_rollover(
-                    cur.dispatched, cur.dispatched_bytes, time.monotonic() - cur.created
-                )
-            ):
-                self._rollover_task = asyncio.create_task(self._rollover())
-                return
-            op = queue.popleft()
-            if op.abandoned:  # the caller was cancelled before dispatch
-                self._adds.release_slot()
-                continue
-            cur.dispatched += 1
-            cur.dispatched_bytes += len(op.data)
-            if self._append_nowait(cur, op):
-                continue
-            # No room in the writer: a task waits for it. Later adds go the same way until
-            # the waiting ones are done, so entry ids keep the queue's order.
-            task = asyncio.create_task(self._append(cur, op))
-            cur.inflight.add(task)
-            cur.waiting += 1
-            task.add_done_callback(functools.partial(_waited, cur))
-
-    def _append_nowait(self, cur: _CurrentLedger, op: AddOp) -> bool:
-        """Hand ``op`` to the writer's ``append_callback`` (no task, no future per add) when
-        it has room; False if not done."""
-        if cur.waiting:
-            return False
-        answer = functools.partial(self._answered, cur, op, cur.writer.last_add_confirmed)
-        try:
-            if not cur.writer.append_callback(op.data, answer):
-                return False
-        except MagnetarError:  # the task path meets the same error and handles it
-            return False
-        cur.callbacks += 1
-        return True
-
-    def _answered(
-        self, cur: _CurrentLedger, op: AddOp, lac_floor: int, result: EntryId | BaseException
-    ) -> None:
-        """The writer's verdict on an add dispatched with ``append_callback``."""
-        cur.callback_answered()
-        self._settle(cur, op, lac_floor, result)
-
-    async def _append(self, cur: _CurrentLedger, op: AddOp) -> None:
-        """Dispatch ``op`` in a task that waits for room in the writer."""
-        lac_floor = cur.writer.last_add_confirmed
-        result: EntryId | BaseException
-        try:
-            result = await cur.writer.append(op.data)
-        except asyncio.CancelledError:
-            self._slot_done(cur)
-            raise
-        except Exception as exc:
-            result = exc
-        self._settle(cur, op, lac_floor, result)
-
-    def _settle(
-        self, cur: _CurrentLedger, op: AddOp, lac_floor: int, result: EntryId | BaseException
-    ) -> None:
-        """Complete ``op`` with the writer's verdict (both dispatch paths): confirm it, or fail
-        it (``LedgerFenced`` fences us; another ledger error marks the ledger for rollover)."""
-        try:
-            if isinstance(result, LedgerFenced):
-                self.fence(f"ledger {cur.ledger_id} fenced")
-                op.fail(ManagedLedgerFenced(self.name, str(result)))
-            elif isinstance(result, MagnetarError):
-                log.warning(
-                    "add_failed",
-                    managed_ledger=self.name,
-                    ledger_id=cur.ledger_id,
-                    error=str(result),
-                )
-                cur.failed = True
-                op.fail(result)
-            elif isinstance(result, BaseException):
-                op.fail(result)
-            else:
-                op.resolve(self._confirmed(cur, result, op.data, lac_floor), None)
-        finally:
-            self._slot_done(cur)
-
-    def _slot_done(self, cur: _CurrentLedger) -> None:
-        """An add left the writer: free its slot; after a failure, the queue rolls over."""
-        self._adds.release_slot()
-        if cur.failed:
-            self._pump()
-
-    def _confirmed(
-        self, cur: _CurrentLedger, entry_id: EntryId, data: bytes, floor: int
+    def entry_confirmed(
+        self, ledger_id: LedgerId, entry_id: EntryId, data: bytes, lac_floor: int
     ) -> Position:
-        pos = Position(cur.ledger_id, entry_id)
-        if self.layout.entries_of(cur.ledger_id) < entry_id + 1:
-            self.layout.set_entries(cur.ledger_id, entry_id + 1)
-        cur.confirmed_bytes += len(data)
+        """An add is durable (reported by :mod:`.add_dispatch`): count it, cache it, signal."""
+        pos = Position(ledger_id, entry_id)
+        if self.layout.entries_of(ledger_id) < entry_id + 1:
+            self.layout.set_entries(ledger_id, entry_id + 1)
         if pos > self._last_confirmed:
             self._last_confirmed = pos
         # Bookies know at least the LAC each confirmed entry carried: entries above the highest
         # such LAC may not be readable from bookies yet, so the cache keeps them.
         pinned = self._cache.pinned_from
-        if floor > self._last_confirmed_lac_floor or pinned is None or pinned[0] != cur.ledger_id:
-            self._last_confirmed_lac_floor = max(self._last_confirmed_lac_floor, floor)
-            pinned = Position(cur.ledger_id, EntryId(self._last_confirmed_lac_floor + 1))
+        if lac_floor > self._last_confirmed_lac_floor or pinned is None or pinned[0] != ledger_id:
+            self._last_confirmed_lac_floor = max(self._last_confirmed_lac_floor, lac_floor)
+            pinned = Position(ledger_id, EntryId(self._last_confirmed_lac_floor + 1))
             self._cache.pinned_from = pinned
         self._cache.insert(Entry(pos, data))
         if not self._cursors and not self._non_durable:
@@ -516,18 +377,18 @@ class ManagedLedger:
     async def _rollover(self) -> None:
         started = time.monotonic()
         try:
-            old = self._current
+            old = self._dispatch.current
             if old is not None:
                 await self._close_current(old)
             try:
                 writer = await self._create_writer()
             except MagnetarError as exc:
                 log.warning("ledger_create_failed", managed_ledger=self.name, error=str(exc))
-                self._adds.fail_all(exc)
+                self._dispatch.fail_all(exc)
                 return
             async with self._meta.lock:
                 await self._write_info([*self._meta.ledgers, LedgerInfo(writer.ledger_id)])
-            self._current = _CurrentLedger(writer)
+            self._dispatch.current = CurrentLedger(writer)
             self._last_confirmed_lac_floor = -1
             self.layout.append(writer.ledger_id)
             log.info(
@@ -535,24 +396,24 @@ class ManagedLedger:
                 managed_ledger=self.name,
                 ledger_id=writer.ledger_id,
                 duration_ms=round((time.monotonic() - started) * 1000, 1),
-                queued_adds=len(self._adds.ops),
+                queued_adds=len(self._dispatch.adds.ops),
             )
         except MagnetarError as exc:
             # Fenced, or the store failed: fail what waits; the next add tries again (unless
             # fenced). A closed ledger's final counts stay in the meta store's chain for the
             # next write.
             log.warning("rollover_failed", managed_ledger=self.name, error=str(exc))
-            self._adds.fail_all(exc)
+            self._dispatch.fail_all(exc)
         finally:
             self._rollover_task = None
             if self._state is State.OPEN:
-                self._pump()
+                self._dispatch.pump()
                 self._schedule_trim()
 
-    async def _close_current(self, cur: _CurrentLedger) -> None:
+    async def _close_current(self, cur: CurrentLedger) -> None:
         """Wait for in-flight adds, close the writer, record its final counts in the info."""
         await cur.settled()
-        self._current = None
+        self._dispatch.current = None
         try:
             await cur.writer.close()
         except LedgerFenced:
@@ -755,8 +616,8 @@ class ManagedLedger:
         if self._rollover_task is not None:
             await asyncio.wait([self._rollover_task])
         self._state = State.CLOSED
-        self._adds.fail_all(ManagedLedgerClosed(self.name))
-        cur = self._current
+        self._dispatch.fail_all(ManagedLedgerClosed(self.name))
+        cur = self._dispatch.current
         if was_open and cur is not None:
             try:
                 await self._close_current(cur)
@@ -799,11 +660,6 @@ class ManagedLedger:
         for lid in ledgers:
             await self._delete_ledger_quietly(lid)
         log.info("managed_ledger_deleted", managed_ledger=self.name, ledgers=len(ledgers))
-
-
-def _waited(cur: _CurrentLedger, task: asyncio.Task[None]) -> None:
-    cur.inflight.discard(task)
-    cur.waiting -= 1
 
 
 async def _close_quietly(close: Callable[[], Awaitable[None]]) -> None:

@@ -1,0 +1,262 @@
+"""The managed ledger's add dispatch: from a queued add to the ledger's write handle and back.
+
+Pulsar's ``OpAddEntry`` path in ``ManagedLedgerImpl``. :class:`AddDispatch` takes an add's slot
+(:mod:`.add_queue`), queues the add in call order and :meth:`AddDispatch.pump` hands queued adds
+in order to the :class:`CurrentLedger` (the ledger being written): through the writer's
+``append_callback`` when it has room (no task, no future per add), else in a task that waits in
+``append``. The writer's verdict on each add comes back through :meth:`AddDispatch._settle`
+(both paths), which confirms it with the owner, or fails it, and frees its slot.
+
+Invariants:
+
+* Positions follow call order. Adds leave the queue in order; once one add waits in a task for
+  room in the writer, every later add takes the task path too until no task waits, and the
+  writer assigns entry ids in the order its ``append`` coroutines start (docs/storage-api.md).
+  A slot handed to a waiting add is its own until its task resumes (see :mod:`.add_queue`).
+* The rollover policy is asked before each dispatch, with the counts of adds *dispatched* to the
+  current ledger; when it says so, or no ledger is current, or an append failed on the current
+  one, dispatching stops and the owner starts a rollover, which waits for
+  :meth:`CurrentLedger.settled` before it closes the ledger; it calls :meth:`AddDispatch.pump`
+  again once the next ledger is current. Nothing is lost or reordered across a rollover.
+* Every dispatched add frees its slot exactly once: on its verdict, or on the cancellation of
+  the task that waited for room. ``LedgerFenced`` fences the owner; any other ledger error marks
+  the current ledger failed, so the queue rolls over.
+
+Concurrency: the event loop only. The owner (:class:`AddOwner`, the managed ledger) calls in
+from its callers' tasks (take a slot, wait for one, enqueue) and from its rollover task (pump,
+fail all, swap :attr:`AddDispatch.current`); the writer calls the verdicts back from its
+completion callbacks, or they arrive in the append tasks this module starts. Those tasks are
+tracked per ledger in :attr:`CurrentLedger.inflight` and awaited by
+:meth:`CurrentLedger.settled`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import time
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from magnetar.errors import MagnetarError
+from magnetar.ids import EntryId, LedgerId
+from magnetar.ledger.errors import LedgerFenced
+from magnetar.managed_ledger.add_queue import AddCallback, AddOp, AddQueue
+from magnetar.managed_ledger.errors import ManagedLedgerFenced
+from magnetar.managed_ledger.ledger_access import LedgerWriter
+from magnetar.managed_ledger.position import Position
+from magnetar.managed_ledger.rollover import RolloverPolicy
+from magnetar.tasks import TaskSet
+from magnetar.telemetry import get_logger
+
+log = get_logger(__name__)
+
+
+class AddOwner(Protocol):
+    """What the dispatch needs from the managed ledger it dispatches for."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def dispatching(self) -> bool:
+        """Queued adds may go to the current ledger: open, and no rollover under way."""
+        ...
+
+    def check_usable(self) -> None:
+        """Raise if adds are refused (fenced or closed)."""
+        ...
+
+    def fence(self, reason: str) -> None: ...
+
+    def start_rollover(self) -> None:
+        """Start the task that closes the current ledger (if any) and makes the next one
+        current; it calls :meth:`AddDispatch.pump` when done."""
+        ...
+
+    def entry_confirmed(
+        self, ledger_id: LedgerId, entry_id: EntryId, data: bytes, lac_floor: int
+    ) -> Position:
+        """Record a durable entry (layout, cache, readers' signal); return its position.
+        ``lac_floor``: the writer's last-add-confirmed when the add was dispatched."""
+        ...
+
+
+@dataclass(eq=False)
+class CurrentLedger:
+    """The ledger adds are dispatched to, and its counts since it was created."""
+
+    writer: LedgerWriter
+    created: float = field(default_factory=time.monotonic)
+    dispatched: int = 0
+    dispatched_bytes: int = 0
+    confirmed_bytes: int = 0
+    failed: bool = False
+    # adds waiting in a task for room in the writer
+    inflight: TaskSet = field(default_factory=lambda: TaskSet("managed_ledger_adds"))
+    waiting: int = 0  # adds waiting in a task for room in the writer
+    callbacks: int = 0  # adds dispatched with the writer's append_callback, not yet answered
+    drained: asyncio.Future[None] | None = None  # set when ``callbacks`` falls to 0
+
+    def callback_answered(self) -> None:
+        self.callbacks -= 1
+        if self.callbacks == 0 and self.drained is not None and not self.drained.done():
+            self.drained.set_result(None)
+
+    async def settled(self) -> None:
+        """Wait until none of this ledger's adds is in flight (tasks, callbacks)."""
+        while self.inflight or self.callbacks:
+            if self.inflight:
+                await self.inflight.drain()
+            if self.callbacks:
+                self.drained = asyncio.get_running_loop().create_future()
+                await self.drained
+
+    @property
+    def ledger_id(self) -> LedgerId:
+        return self.writer.ledger_id
+
+
+class AddDispatch:
+    """See the module docstring. ``adds.max_pending`` and ``policy`` may change at any time
+    (a new config); :attr:`current` is swapped by the owner's rollover."""
+
+    def __init__(self, owner: AddOwner, max_pending: int, policy: RolloverPolicy) -> None:
+        self._owner = owner
+        self.adds = AddQueue(max_pending)
+        self.policy = policy
+        self.current: CurrentLedger | None = None
+
+    # ================================================================== accept
+    def take_slot(self) -> bool:
+        """Take a pending-add slot at once if one is free and nobody waits for one."""
+        self._owner.check_usable()
+        return self.adds.take_slot()
+
+    async def wait_for_slot(self) -> None:
+        """Wait in FIFO order for a slot (:meth:`take_slot` found none free)."""
+        await self.adds.wait_for_slot()
+        # Granted: the caller queues its add before anything else runs, so its order holds.
+        try:
+            self._owner.check_usable()
+        except MagnetarError:
+            self.adds.release_slot()
+            raise
+
+    def enqueue(self, data: bytes) -> asyncio.Future[Position]:
+        """Queue an add that holds a slot, and dispatch what can go."""
+        future: asyncio.Future[Position] = asyncio.get_running_loop().create_future()
+        self.adds.ops.append(AddOp(data, future))
+        self.pump()
+        return future
+
+    def enqueue_callback(self, data: bytes, callback: AddCallback) -> None:
+        """Queue an add that holds a slot and reports to ``callback``; dispatch what can go."""
+        self.adds.ops.append(AddOp(data, None, callback))
+        self.pump()
+
+    def fail_all(self, error: BaseException) -> None:
+        """Fail every queued (undispatched) add; dispatched ones get the writer's verdict."""
+        self.adds.fail_all(error)
+
+    # ================================================================== dispatch
+    def pump(self) -> None:
+        """Dispatch queued adds in order to the current ledger, or start a rollover."""
+        queue = self.adds.ops
+        while queue and self._owner.dispatching:
+            cur = self.current
+            if (
+                cur is None
+                or cur.failed
+                or self.policy.should_rollover(
+                    cur.dispatched, cur.dispatched_bytes, time.monotonic() - cur.created
+                )
+            ):
+                self._owner.start_rollover()
+                return
+            op = queue.popleft()
+            if op.abandoned:  # the caller was cancelled before dispatch
+                self.adds.release_slot()
+                continue
+            cur.dispatched += 1
+            cur.dispatched_bytes += len(op.data)
+            if self._append_nowait(cur, op):
+                continue
+            # No room in the writer: a task waits for it. Later adds go the same way until
+            # the waiting ones are done, so entry ids keep the queue's order.
+            task = cur.inflight.spawn(self._append(cur, op))
+            cur.waiting += 1
+            task.add_done_callback(functools.partial(_waited, cur))
+
+    def _append_nowait(self, cur: CurrentLedger, op: AddOp) -> bool:
+        """Hand ``op`` to the writer's ``append_callback`` (no task, no future per add) when
+        it has room; False if not done."""
+        if cur.waiting:
+            return False
+        answer = functools.partial(self._answered, cur, op, cur.writer.last_add_confirmed)
+        try:
+            if not cur.writer.append_callback(op.data, answer):
+                return False
+        except MagnetarError:  # the task path meets the same error and handles it
+            return False
+        cur.callbacks += 1
+        return True
+
+    def _answered(
+        self, cur: CurrentLedger, op: AddOp, lac_floor: int, result: EntryId | BaseException
+    ) -> None:
+        """The writer's verdict on an add dispatched with ``append_callback``."""
+        cur.callback_answered()
+        self._settle(cur, op, lac_floor, result)
+
+    async def _append(self, cur: CurrentLedger, op: AddOp) -> None:
+        """Dispatch ``op`` in a task that waits for room in the writer."""
+        lac_floor = cur.writer.last_add_confirmed
+        result: EntryId | BaseException
+        try:
+            result = await cur.writer.append(op.data)
+        except asyncio.CancelledError:
+            self._slot_done(cur)
+            raise
+        except Exception as exc:
+            result = exc
+        self._settle(cur, op, lac_floor, result)
+
+    # ================================================================== verdicts
+    def _settle(
+        self, cur: CurrentLedger, op: AddOp, lac_floor: int, result: EntryId | BaseException
+    ) -> None:
+        """Complete ``op`` with the writer's verdict (both dispatch paths): confirm it, or fail
+        it (``LedgerFenced`` fences the owner; another ledger error marks the ledger for
+        rollover)."""
+        owner = self._owner
+        try:
+            if isinstance(result, LedgerFenced):
+                owner.fence(f"ledger {cur.ledger_id} fenced")
+                op.fail(ManagedLedgerFenced(owner.name, str(result)))
+            elif isinstance(result, MagnetarError):
+                log.warning(
+                    "add_failed",
+                    managed_ledger=owner.name,
+                    ledger_id=cur.ledger_id,
+                    error=str(result),
+                )
+                cur.failed = True
+                op.fail(result)
+            elif isinstance(result, BaseException):
+                op.fail(result)
+            else:
+                cur.confirmed_bytes += len(op.data)
+                op.resolve(owner.entry_confirmed(cur.ledger_id, result, op.data, lac_floor), None)
+        finally:
+            self._slot_done(cur)
+
+    def _slot_done(self, cur: CurrentLedger) -> None:
+        """An add left the writer: free its slot; after a failure, the queue rolls over."""
+        self.adds.release_slot()
+        if cur.failed:
+            self.pump()
+
+
+def _waited(cur: CurrentLedger, _task: asyncio.Task[None]) -> None:
+    cur.waiting -= 1
