@@ -5,7 +5,8 @@ The real implementation is ``magnetar.broker.topic_admin.TopicAdmin``, and every
 ``tests/integration/test_admin_paths.py`` (a real standalone process). This double keeps only
 what the unit tests here still need the broker for: a seat for the admin app in fast tests of
 clusters/tenants/namespaces over a real ``BrokerResources`` (memory store), topics to make a
-namespace non-empty, the ``policies_changed`` announcement, and errors injected on demand
+namespace non-empty, the ``policies_changed`` announcement, the standalone's real
+``LocalOwnership`` (lookup answers and bundles), and errors injected on demand
 (``fail_with``, raised by ``topic_stats``) to check the status table (503, 504, 409 on a lost
 CAS, 500 with a reason). Any other TopicService method is deliberately absent: a unit test that
 reaches one fails loudly (500) instead of passing against a stand-in.
@@ -15,7 +16,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from magnetar.broker.broker_registry import BrokerLookupData
+from magnetar.broker.bundles import NamespaceBundle
 from magnetar.broker.errors import TopicExists, TopicNotFound
+from magnetar.broker.ownership import LocalOwnership
 from magnetar.broker.resources import BrokerResources
 from magnetar.naming import NamespaceName, TopicName
 from magnetar.policies import Policies
@@ -28,6 +32,17 @@ class FakeTopicService:
         self.calls: list[tuple[Any, ...]] = []
         self.fail_with: BaseException | None = None
         self.announced: Policies | None = None
+        me = BrokerLookupData("127.0.0.1:6650", self.broker_service_url, self.web_service_url)
+        # The standalone's real ownership: lookups answer this broker, bundles are Pulsar's 4.
+        self._ownership = LocalOwnership(me, self, 4)
+
+    @property
+    def ownership(self) -> LocalOwnership:
+        return self._ownership
+
+    async def close_bundle_topics(self, bundle: NamespaceBundle) -> int:
+        self.calls.append(("close_bundle_topics", str(bundle)))
+        return 0
 
     @property
     def resources(self) -> BrokerResources:

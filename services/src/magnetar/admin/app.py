@@ -19,7 +19,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from magnetar.admin import clusters, lookup, namespaces, probes, tenants
+from magnetar.admin import bundles, clusters, lookup, namespaces, probes, tenants
 from magnetar.admin import topics as topic_routes
 from magnetar.admin.errors import http_status_for, reason_of
 from magnetar.admin.service import TopicService
@@ -78,6 +78,7 @@ def create_app(service: TopicService, metrics: Metrics | None = None) -> FastAPI
     app.include_router(clusters.router(service.resources))
     app.include_router(tenants.router(service))
     app.include_router(namespaces.router(service))
+    app.include_router(bundles.router(service))
     app.include_router(topic_routes.router(service))
     app.include_router(lookup.router(service))
     app.include_router(probes.health_router(service))

@@ -1,12 +1,15 @@
 """``GET /lookup/v2/topic/{domain}/{tenant}/{namespace}/{topic}``: which broker serves a topic.
 
-This broker answers with itself (ownership of namespace bundles across brokers comes with
-cluster mode). The answer is Pulsar's LookupData as Pulsar serialises it: its JSON mapper omits
-null fields, so without TLS ``brokerUrlTls`` and ``httpUrlTls`` are ABSENT (not null), and the
-deprecated ``brokerUrlSsl`` is always ``""`` (older C++ clients fail a lookup without it). So
-the answer here is ``brokerUrl``, ``httpUrl``, ``nativeUrl`` (= ``brokerUrl``) and
-``brokerUrlSsl: ""``; the TLS fields appear once the broker serves TLS.
-The namespace must exist (404), the name must be valid (412).
+The broker's ownership (:mod:`magnetar.broker.ownership`) decides: the owner's URLs come back as
+Pulsar's LookupData (200); when another broker is chosen for an unowned bundle the answer is
+Pulsar's ``307 Temporary Redirect`` to that broker's same lookup path with
+``?authoritative=true``, where the bundle is then acquired (never redirected again).
+
+LookupData is serialised as Pulsar's JSON mapper does: null fields are omitted, so without TLS
+``brokerUrlTls`` and ``httpUrlTls`` are ABSENT (not null), and the deprecated ``brokerUrlSsl`` is
+always ``""`` (older C++ clients fail a lookup without it). So the answer is ``brokerUrl``,
+``httpUrl``, ``nativeUrl`` (= ``brokerUrl``) and ``brokerUrlSsl: ""``; the TLS fields appear once
+the broker serves TLS. The namespace must exist (404), the name must be valid (412).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter
+from fastapi.responses import RedirectResponse
 
 from magnetar.admin.service import TopicService
 from magnetar.broker.errors import NamespaceNotFound
@@ -26,15 +30,23 @@ def router(service: TopicService) -> APIRouter:
     @api.get("/topic/{domain}/{tenant}/{namespace}/{topic}", summary="Look up a topic's broker")
     async def lookup_topic(
         domain: str, tenant: str, namespace: str, topic: str, authoritative: bool = False
-    ) -> dict[str, Any]:
+    ) -> Any:
         name = TopicName.parse(f"{domain}://{tenant}/{namespace}/{topic}")
         if not await service.resources.namespace_exists(name.namespace):
             raise NamespaceNotFound(str(name.namespace))
-        return {
-            "brokerUrl": service.broker_service_url,
-            "httpUrl": service.web_service_url,
-            "nativeUrl": service.broker_service_url,
+        found = await service.ownership.lookup(name, authoritative)
+        if found.redirect:
+            location = (
+                f"{found.web_service_url}/lookup/v2/topic/{name.rest_path}"
+                f"?authoritative={str(found.authoritative).lower()}"
+            )
+            return RedirectResponse(location, status_code=307)
+        data: dict[str, Any] = {
+            "brokerUrl": found.pulsar_service_url,
+            "httpUrl": found.web_service_url,
+            "nativeUrl": found.pulsar_service_url,
             "brokerUrlSsl": "",
         }
+        return data
 
     return api

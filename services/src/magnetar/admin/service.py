@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from magnetar.broker.ownership import Ownership
 from magnetar.broker.resources import BrokerResources
 from magnetar.naming import NamespaceName, TopicName
 from magnetar.policies import Policies
@@ -57,6 +58,11 @@ class TopicService(Protocol):
     @property
     def broker_service_url(self) -> str:
         """``pulsar://host:port``, for lookup answers."""
+        ...
+
+    @property
+    def ownership(self) -> Ownership:
+        """Bundles, lookup answers and unloading (:mod:`magnetar.broker.ownership`)."""
         ...
 
     async def list_topics(self, ns: NamespaceName, persistent: bool) -> list[str]:

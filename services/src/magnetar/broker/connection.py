@@ -284,7 +284,7 @@ class ServerCnx:
         elif kind == T.PARTITIONED_METADATA:
             await self._partitioned_metadata(cmd.partition_metadata)
         elif kind == T.LOOKUP:
-            self._lookup(cmd.lookup_topic)
+            await self._lookup(cmd.lookup_topic)
         elif kind == T.CONNECT:
             self.write_command(
                 commands.error(commands.BROKER_REQUEST_ID, pb.NotAllowedError, "already connected")
@@ -328,18 +328,19 @@ class ServerCnx:
 
         await self.request(request.request_id, work, commands.partitioned_metadata_failed)
 
-    def _lookup(self, request: pb.CommandLookupTopic) -> None:
-        try:
-            topic = TopicName.parse(request.topic)
-        except InvalidTopicName as exc:
-            self.write_command(commands.lookup_failed(request.request_id, pb.InvalidTopicName,
-                                                      str(exc)))  # fmt: skip
-            return
-        self.write_command(
-            commands.lookup_response(
+    async def _lookup(self, request: pb.CommandLookupTopic) -> None:
+        # Errors travel inside LOOKUP_RESPONSE: the C++ client ignores ERROR for a lookup.
+        async def work() -> pb.BaseCommand:
+            try:
+                topic = TopicName.parse(request.topic)
+            except InvalidTopicName as exc:
+                return commands.lookup_failed(request.request_id, pb.InvalidTopicName, str(exc))
+            found = await self._service.lookup(topic, request.authoritative)
+            return commands.lookup_response(
                 request.request_id,
-                broker_service_url=self._service.lookup_url(topic),
-                broker_service_url_tls=self._service.broker_service_url_tls,
-                authoritative=True,
+                broker_service_url=found.pulsar_service_url,
+                redirect=found.redirect,
+                authoritative=found.authoritative,
             )
-        )
+
+        await self.request(request.request_id, work, commands.lookup_failed)

@@ -1,11 +1,16 @@
 """The broker process: start-up, the ready line and ordered shutdown of ``magnetar broker``.
 
 Start-up: ManagedLedgerFactory -> BrokerService -> binary protocol listener -> admin web
-service (the app the command line passes in) -> one ready line on stdout. On first start it
-creates the cluster, tenant ``public`` and namespace ``public/default``. SIGTERM/SIGINT stop it
-in order, each step under a timeout: stop the web service and the listener (closing client
-connections), close topics (managed ledgers), the factory, then the BookKeeper client and the
-metadata store.
+service (the app the command line passes in) -> one ready line on stdout; a cluster member
+registers in the broker registry just before it binds (a twin address is refused there). On
+first start it creates the cluster, tenant ``public`` and namespace ``public/default``.
+SIGTERM/SIGINT stop it in order, each step under a timeout: (cluster) unregister, then unload
+every owned bundle while the listeners still answer lookups (clients move to other brokers),
+stop the web service and the listener (closing client connections), close topics (managed
+ledgers), the factory, then the BookKeeper client and the metadata store.
+
+``magnetar broker`` runs as a cluster member (:class:`~magnetar.broker.ownership.BundleOwnership`
+over the registry); the standalone passes ``cluster=False`` and owns every bundle.
 
 :func:`run_broker` serves over a metadata store and a BookKeeper client it is given, so that a
 composition above the broker (:mod:`magnetar.standalone`) can bring its own; it and
@@ -24,10 +29,12 @@ import gc
 import sys
 from contextlib import suppress
 
+from magnetar.broker.broker_registry import BrokerAlreadyRegistered, BrokerRegistry
 from magnetar.broker.errors import ClusterExists, NamespaceExists, TenantExists
+from magnetar.broker.ownership import BundleOwnership, BundleTopics, Ownership
 from magnetar.broker.resources import BrokerResources
 from magnetar.broker.server import BrokerServer
-from magnetar.broker.service import BrokerService
+from magnetar.broker.service import BrokerService, OwnershipFactory, broker_lookup_data
 from magnetar.broker.settings import BrokerSettings
 from magnetar.broker.web_service import AppFactory, WebServer, build_web_server
 from magnetar.ledger.client import BookKeeper
@@ -61,21 +68,44 @@ async def create_defaults(service: BrokerService) -> None:
         await resources.create_namespace(NamespaceName("public", "default"))
 
 
+def cluster_ownership(
+    store: MetadataStore, registry: BrokerRegistry, bundle_count: int
+) -> OwnershipFactory:
+    def build(topics: BundleTopics) -> Ownership:
+        return BundleOwnership(store, registry, topics, bundle_count)
+
+    return build
+
+
 async def run_broker(
     settings: BrokerSettings,
     store: MetadataStore,
     bk: BookKeeper,
     stop: asyncio.Event,
     app_factory: AppFactory | None = None,
+    *,
+    cluster: bool = False,
 ) -> None:
-    """Serve the broker over ``store`` and ``bk`` until ``stop`` is set; then close it in order."""
+    """Serve the broker over ``store`` and ``bk`` until ``stop`` is set; then close it in order.
+
+    With ``cluster`` the broker registers itself and owns only the bundles it acquires."""
     timeout = settings.shutdown_step_timeout_s
+    config = settings.broker_config()
     factory = ManagedLedgerFactory(store, bk)
-    service = BrokerService(store, factory, settings.broker_config(), BrokerResources(store))
+    registry: BrokerRegistry | None = None
+    ownership: OwnershipFactory | None = None
+    if cluster:
+        # A crashed predecessor's key lives until its lease expires: wait that long, no more.
+        wait_s = settings.session_timeout_s + 2.0
+        registry = BrokerRegistry(store, broker_lookup_data(config), wait_s=wait_s)
+        ownership = cluster_ownership(store, registry, config.default_number_of_namespace_bundles)
+    service = BrokerService(store, factory, config, BrokerResources(store), ownership)
     await create_defaults(service)
     server = BrokerServer(service, settings.bind_address, settings.broker_port)
     web: WebServer | None = None
     try:
+        if registry is not None:  # before binding: a twin is refused by address, not by port
+            await registry.register()
         port = await server.start()
         async with asyncio.TaskGroup() as tg:
             if app_factory is not None:
@@ -96,12 +126,23 @@ async def run_broker(
             )
             await stop.wait()
             log.info("broker_stopping")
+            await hand_over(registry, service, timeout)
             if web is not None:
                 web.should_exit = True
     finally:
+        await hand_over(registry, service, timeout)
         await shutdown_step("stop_listener", server.close(timeout), timeout)
         await shutdown_step("close_topics", service.close(), timeout * 3)
         await shutdown_step("close_factory", factory.close(), timeout)
+
+
+async def hand_over(
+    registry: BrokerRegistry | None, service: BrokerService, step_timeout_s: float
+) -> None:
+    """Leave the registry, then unload every owned bundle (idempotent)."""
+    if registry is not None:
+        await shutdown_step("unregister_broker", registry.unregister(), step_timeout_s)
+    await shutdown_step("unload_bundles", service.ownership.close(), step_timeout_s * 3)
 
 
 def tune_interpreter(settings: BrokerSettings) -> None:
@@ -138,7 +179,11 @@ async def serve_broker(settings: BrokerSettings, app_factory: AppFactory | None 
     try:
         bk = await BookKeeper.start(store, LedgerClientConfig())
         try:
-            await run_broker(settings, store, bk, stop, app_factory)
+            await run_broker(settings, store, bk, stop, app_factory, cluster=True)
+        except BrokerAlreadyRegistered as exc:
+            log.error("broker_refused", error=str(exc))
+            print(f"magnetar broker: {exc}", file=sys.stderr, flush=True)
+            return 1
         finally:
             await shutdown_step("close_bookkeeper", bk.close(), timeout)
     finally:

@@ -7,9 +7,10 @@ the admin app is given ``service.admin``; the process entry point builds and clo
 
 Topics load on first use (auto-creation): a persistent topic opens (or creates) the managed
 ledger named from the topic; a non-persistent one is just an in-memory fan-out. Concurrent
-first uses of one topic share a single load. This broker owns every topic (standalone); the
-lookup answer is always "connect here, authoritative" — cluster ownership plugs in at
-:meth:`BrokerService.lookup_url`.
+first uses of one topic share a single load. A topic is served only while this broker owns its
+namespace bundle: the service's :class:`~magnetar.broker.ownership.Ownership` (every bundle for
+the standalone, ephemeral owner keys in a cluster) answers lookups and refuses the others with
+ServiceNotReady, and closes a bundle's topics through :meth:`BrokerService.close_bundle_topics`.
 
 Partition counts come from the resources (``BrokerResources.get_partitions``); a topic is
 auto-created only in an existing namespace (else TopicNotFound).
@@ -21,13 +22,17 @@ them in :meth:`close`; only the service writes into ``topics``.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from magnetar.broker.backlog_quota import BacklogQuotaConfig, BacklogQuotaManager
+from magnetar.broker.broker_registry import BrokerLookupData
+from magnetar.broker.bundles import DEFAULT_NUMBER_OF_NAMESPACE_BUNDLES, NamespaceBundle
 from magnetar.broker.deduplication import DeduplicationConfig, DeduplicationPolicyWatch
 from magnetar.broker.errors import NamespaceNotFound, ServiceNotReady, TopicNotFound
 from magnetar.broker.message_expiry import MessageExpiryMonitor
 from magnetar.broker.non_persistent_topic import NonPersistentTopic
+from magnetar.broker.ownership import BundleTopics, LocalOwnership, LookupResult, Ownership
 from magnetar.broker.persistent_topic import PersistentTopic
 from magnetar.broker.policy_defaults import (
     BrokerPolicyDefaults,
@@ -66,6 +71,20 @@ class BrokerConfig:
     backlog_quota: BacklogQuotaConfig = field(default_factory=BacklogQuotaConfig)
     stats_window_s: float = 60.0  # statsUpdateFrequencyInSecs: the window of the stats' rates
     policy_defaults: BrokerPolicyDefaults = field(default_factory=BrokerPolicyDefaults)
+    default_number_of_namespace_bundles: int = DEFAULT_NUMBER_OF_NAMESPACE_BUNDLES
+
+
+OwnershipFactory = Callable[[BundleTopics], Ownership]
+
+
+def broker_lookup_data(config: BrokerConfig) -> BrokerLookupData:
+    """A broker's id (advertised ``host:port``) and URLs, from its config."""
+    host, port = config.advertised_address, config.broker_service_port
+    return BrokerLookupData(
+        broker_id=f"{host}:{port}",
+        pulsar_service_url=f"pulsar://{host}:{port}",
+        web_service_url=f"http://{host}:{config.web_service_port}",
+    )
 
 
 class BrokerService:
@@ -75,6 +94,7 @@ class BrokerService:
         factory: ManagedLedgerFactory,
         config: BrokerConfig,
         resources: BrokerResources,
+        ownership: OwnershipFactory | None = None,
     ) -> None:
         self.store = store
         self.factory = factory
@@ -91,6 +111,11 @@ class BrokerService:
             lambda: self.topics.values(), resources.get_policies, config.policy_defaults
         )
         self.admin = TopicAdmin(self, config.policy_defaults, config.stats_window_s)
+        self.ownership: Ownership = (
+            LocalOwnership(self.lookup_data, self, config.default_number_of_namespace_bundles)
+            if ownership is None
+            else ownership(self)
+        )
 
     # ------------------------------------------------------------------ urls / lookup
     @property
@@ -105,9 +130,14 @@ class BrokerService:
     def web_service_url(self) -> str:
         return f"http://{self.config.advertised_address}:{self.config.web_service_port}"
 
-    def lookup_url(self, topic: TopicName) -> str:
-        """The broker that owns ``topic``: this one (cluster ownership plugs in here)."""
-        return self.broker_service_url
+    @property
+    def lookup_data(self) -> BrokerLookupData:
+        """How this broker is registered and named in lookup answers (``host:port``)."""
+        return broker_lookup_data(self.config)
+
+    async def lookup(self, topic: TopicName, authoritative: bool) -> LookupResult:
+        """Where ``topic`` is served: Connect to its owner, or Redirect (see :mod:`.ownership`)."""
+        return await self.ownership.lookup(topic, authoritative)
 
     async def partitions(self, topic: TopicName) -> int:
         if topic.is_partition:
@@ -123,6 +153,7 @@ class BrokerService:
         """The loaded topic, loading (and with ``create`` creating) it on first use."""
         if self._closed:
             raise ServiceNotReady("broker is shutting down")
+        self.ownership.check_owned(topic)
         found = self.loaded(topic)
         if found is not None:
             return found
@@ -157,6 +188,11 @@ class BrokerService:
         if self._closed:
             await loaded.close()
             raise ServiceNotReady("broker is shutting down")
+        try:
+            self.ownership.check_owned(topic)  # the bundle may have gone while loading
+        except ServiceNotReady:
+            await loaded.close()
+            raise
         self.topics[str(topic)] = loaded
         self._start_quota_and_dedup_checks()
         self.message_expiry.start()
@@ -196,6 +232,27 @@ class BrokerService:
             await found.close()
         elif not topic.is_persistent or not await self.factory.exists(topic.managed_ledger_name):
             raise TopicNotFound(str(topic))
+
+    async def close_bundle_topics(self, bundle: NamespaceBundle) -> int:
+        """Close every loaded topic of ``bundle`` (clients reconnect after a lookup); the count.
+
+        Loads already under way finish first: their topic would otherwise escape the close
+        (``_load`` re-checks ownership, which the caller has already given up or is releasing).
+        """
+        loading = [t for key, t in self._loading.items() if bundle.includes(TopicName.parse(key))]
+        if loading:
+            await asyncio.wait(loading, timeout=self.config.close_timeout_s)
+        names = [name for name, t in self.topics.items() if bundle.includes(t.name)]
+        for name in names:
+            topic = self.topics.pop(name, None)
+            if topic is None:
+                continue
+            try:
+                async with asyncio.timeout(self.config.close_timeout_s):
+                    await topic.close()
+            except Exception as exc:
+                log.warning("topic_close_failed", topic=name, error=repr(exc))
+        return len(names)
 
     # ------------------------------------------------------------------ dedup / backlog quota
     def _start_quota_and_dedup_checks(self) -> None:

@@ -47,6 +47,9 @@ class BrokerSettings(BaseSettings):
     max_message_size: int = Field(default=5 * 1024 * 1024, gt=1024)
     keep_alive_interval_s: float = Field(default=30.0, gt=0)
     session_timeout_s: float = Field(default=10.0, gt=0)
+    # defaultNumberOfNamespaceBundles: the hash ranges a namespace's topics are spread over
+    # (the unit of ownership in a cluster); every broker of a cluster must agree on it.
+    default_number_of_namespace_bundles: int = Field(default=4, ge=1, le=65536)
     shutdown_step_timeout_s: float = Field(default=10.0, gt=0)
     stats_update_frequency_s: float = Field(default=60.0, gt=0)  # statsUpdateFrequencyInSecs
     # Magnetar's own: CPython's youngest-generation GC threshold: a pass costs in proportion
@@ -104,6 +107,7 @@ class BrokerSettings(BaseSettings):
             backlog_quota=self.backlog_quota_config(),
             stats_window_s=self.stats_update_frequency_s,
             policy_defaults=self.policy_defaults(),
+            default_number_of_namespace_bundles=self.default_number_of_namespace_bundles,
         )
 
     def deduplication_config(self) -> DeduplicationConfig:

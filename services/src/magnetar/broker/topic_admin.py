@@ -38,6 +38,7 @@ from magnetar.broker.errors import (
 )
 from magnetar.broker.message_expiry import expire_subscription
 from magnetar.broker.non_persistent_topic import NonPersistentTopic
+from magnetar.broker.ownership import Ownership
 from magnetar.broker.persistent_topic import PersistentTopic
 from magnetar.broker.policy_defaults import (
     BrokerPolicyDefaults,
@@ -227,6 +228,9 @@ class BrokerTopics(Protocol):
 
     async def list_topics(self, namespace: NamespaceName, persistent: bool = True) -> list[str]: ...
 
+    @property
+    def ownership(self) -> Ownership: ...
+
 
 class TopicAdmin:
     """The TopicService operations over ``broker``'s topics."""
@@ -259,6 +263,10 @@ class TopicAdmin:
 
     async def unload_topic(self, t: TopicName) -> None:
         await self._broker.unload_topic(t)
+
+    @property
+    def ownership(self) -> Ownership:
+        return self._broker.ownership
 
     # ------------------------------------------------------------------ topics and cursors
     async def _persistent(self, t: TopicName) -> PersistentTopic:

@@ -16,6 +16,11 @@ Layout (every key absolute, ``/``-separated; free-form names are percent-encoded
     /admin/namespaces/<tenant>/<ns>              namespace Policies (JSON)
     /admin/partitioned-topics/<tenant>/<ns>/<domain>/<topic>
                                                  PartitionedTopicMetadata (JSON)
+    /loadbalance/brokers/<host:port>             a live broker's registration and load, ephemeral
+    /namespace/<tenant>/<ns>/<bundle range>      a namespace bundle's owner, ephemeral
+
+The last two are Pulsar's own paths (``host:port`` is the broker's advertised binary address,
+the bundle range prints as ``0x00000000_0x40000000``).
 """
 
 from __future__ import annotations
@@ -36,6 +41,8 @@ CLUSTERS_PREFIX = "/admin/clusters/"
 TENANTS_PREFIX = "/admin/tenants/"
 NAMESPACES_PREFIX = "/admin/namespaces/"
 PARTITIONED_TOPICS_PREFIX = "/admin/partitioned-topics/"
+BROKERS_PREFIX = "/loadbalance/brokers/"
+BUNDLE_OWNERS_PREFIX = "/namespace/"
 
 
 def _enc(name: str) -> str:
@@ -144,3 +151,25 @@ def partitioned_topic_of(tenant_name: str, namespace_name: str, key: str) -> tup
     if not sep or not domain or not local or "/" in local:
         raise ValueError(f"not a partitioned topic key: {key!r}")
     return unquote(domain), unquote(local)
+
+
+def broker_registration(broker_id: str) -> str:
+    """A broker's registration key; ``broker_id`` is its advertised ``host:port``."""
+    if not isinstance(broker_id, str) or not broker_id:
+        raise ValueError(f"a broker id must be a non-empty str, got {broker_id!r}")
+    return f"{BROKERS_PREFIX}{quote(broker_id, safe=':')}"
+
+
+def broker_id_of(key: str) -> str:
+    """Inverse of :func:`broker_registration`."""
+    return last_segment_of(BROKERS_PREFIX, key)
+
+
+def bundle_owners_prefix(tenant_name: str, namespace_name: str) -> str:
+    """Prefix of the owner keys of every bundle of one namespace."""
+    return f"{BUNDLE_OWNERS_PREFIX}{_enc(tenant_name)}/{_enc(namespace_name)}/"
+
+
+def bundle_owner(tenant_name: str, namespace_name: str, bundle_range: str) -> str:
+    """The ownership key of one bundle (``bundle_range`` like ``0x00000000_0x40000000``)."""
+    return f"{bundle_owners_prefix(tenant_name, namespace_name)}{_enc(bundle_range)}"

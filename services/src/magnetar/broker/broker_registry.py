@@ -1,0 +1,170 @@
+"""The broker registry: which brokers are alive, where to reach them, and how loaded they are.
+
+Every broker of a cluster registers an ephemeral key at ``keys.broker_registration(host:port)``
+(Pulsar's ``/loadbalance/brokers/{host:port}``) holding :class:`BrokerLookupData`: its advertised
+``pulsar://`` and ``http://`` URLs and a small load report (the number of bundles it owns). The
+key lives as long as the broker's metadata session, so a crashed broker drops out of the
+registry once its lease expires; a broker whose session expired registers again as soon as a new
+session is live.
+
+Invariants: one live key per advertised address. A broker that finds the key held by another
+session waits up to ``wait_s`` (a crashed predecessor's lease running out) and is then refused
+with :class:`BrokerAlreadyRegistered`, so two brokers never share an address. Only the owning
+broker writes its key, and only with a compare-and-set on the version it last wrote.
+
+Concurrency: on the broker's loop. The process entry point registers at start and unregisters
+at stop; ownership (:mod:`.ownership`) reads the live brokers for lookups and reports its bundle
+count after every acquire or release. Re-registration after a session loss runs as a task that
+the registry owns and cancels in :meth:`BrokerRegistry.close`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from dataclasses import dataclass, replace
+
+from magnetar.broker.errors import BrokerError
+from magnetar.cancellation import cancel_and_wait
+from magnetar.metadata import keys
+from magnetar.metadata.errors import BadVersion, KeyExists, MetadataError, NotFound
+from magnetar.metadata.lock import wait_until_deleted
+from magnetar.metadata.store import MetadataStore, SessionEvent
+from magnetar.telemetry import get_logger
+
+log = get_logger(__name__)
+
+
+class BrokerAlreadyRegistered(BrokerError):
+    """Another live broker advertises the same address; this one must not start."""
+
+    def __init__(self, broker_id: str, waited_s: float) -> None:
+        super().__init__(
+            f"a broker with advertised address {broker_id} is already registered "
+            f"(waited {waited_s:g}s for it to go away); give this broker another "
+            "advertised address or port"
+        )
+        self.broker_id = broker_id
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerLookupData:
+    """What a broker publishes about itself (JSON field names after Pulsar's LocalBrokerData)."""
+
+    broker_id: str
+    pulsar_service_url: str
+    web_service_url: str
+    num_bundles: int = 0
+
+    def to_json(self) -> bytes:
+        return json.dumps(
+            {
+                "pulsarServiceUrl": self.pulsar_service_url,
+                "pulsarServiceUrlTls": "",
+                "webServiceUrl": self.web_service_url,
+                "webServiceUrlTls": "",
+                "numBundles": self.num_bundles,
+            },
+            sort_keys=True,
+        ).encode()
+
+    @classmethod
+    def from_json(cls, broker_id: str, raw: bytes) -> BrokerLookupData:
+        data = json.loads(raw)
+        return cls(
+            broker_id=broker_id,
+            pulsar_service_url=str(data["pulsarServiceUrl"]),
+            web_service_url=str(data["webServiceUrl"]),
+            num_bundles=int(data.get("numBundles", 0)),
+        )
+
+
+async def live_brokers(store: MetadataStore) -> list[BrokerLookupData]:
+    """Every registered broker, sorted by id; an unreadable entry is skipped (and logged)."""
+    found = []
+    for key, versioned in await store.list(keys.BROKERS_PREFIX):
+        broker_id = keys.broker_id_of(key)
+        try:
+            found.append(BrokerLookupData.from_json(broker_id, versioned.value))
+        except (ValueError, KeyError, TypeError) as exc:
+            log.warning("broker_registration_unreadable", broker=broker_id, error=repr(exc))
+    return found
+
+
+class BrokerRegistry:
+    """This broker's registration: register, report load, unregister (module docstring)."""
+
+    def __init__(self, store: MetadataStore, data: BrokerLookupData, *, wait_s: float) -> None:
+        self._store = store
+        self._data = data
+        self._wait_s = wait_s
+        self._key = keys.broker_registration(data.broker_id)
+        self._version: int | None = None
+        self._closed = False
+        self._reregister: asyncio.Task[None] | None = None
+        store.add_session_listener(self._on_session)
+
+    @property
+    def data(self) -> BrokerLookupData:
+        return self._data
+
+    @property
+    def registered(self) -> bool:
+        return self._version is not None
+
+    async def register(self) -> None:
+        """Create the key; wait out a dead predecessor's lease, refuse a live twin."""
+        value = self._data.to_json()
+        try:
+            self._version = await self._store.create(self._key, value, ephemeral=True)
+        except KeyExists:
+            try:
+                async with asyncio.timeout(self._wait_s):
+                    await wait_until_deleted(self._store, self._key)
+            except TimeoutError:
+                raise BrokerAlreadyRegistered(self._data.broker_id, self._wait_s) from None
+            self._version = await self._store.create(self._key, value, ephemeral=True)
+        log.info("broker_registered", broker=self._data.broker_id)
+
+    async def report_load(self, num_bundles: int) -> None:
+        """Publish the number of bundles this broker owns (best effort: logged on failure)."""
+        self._data = replace(self._data, num_bundles=num_bundles)
+        if self._version is None:
+            return
+        try:
+            self._version = await self._store.put(
+                self._key, self._data.to_json(), expected_version=self._version
+            )
+        except (BadVersion, MetadataError) as exc:
+            log.warning("broker_load_report_failed", broker=self._data.broker_id, error=str(exc))
+
+    async def unregister(self) -> None:
+        """Delete the key, so that lookups stop choosing this broker."""
+        self._closed = True
+        await cancel_and_wait(self._reregister)
+        version, self._version = self._version, None
+        if version is None:
+            return
+        with contextlib.suppress(NotFound, BadVersion):
+            await self._store.delete(self._key, expected_version=version)
+        log.info("broker_unregistered", broker=self._data.broker_id)
+
+    async def close(self) -> None:
+        await self.unregister()
+
+    def _on_session(self, event: SessionEvent) -> None:
+        if event is SessionEvent.EXPIRED:
+            self._version = None
+        elif event is SessionEvent.RECONNECTED and not self._closed and not self._reregistering:
+            self._reregister = asyncio.create_task(self._register_again(), name="broker-reregister")
+
+    @property
+    def _reregistering(self) -> bool:
+        return self._reregister is not None and not self._reregister.done()
+
+    async def _register_again(self) -> None:
+        try:
+            await self.register()
+        except (BrokerError, MetadataError) as exc:
+            log.error("broker_reregister_failed", broker=self._data.broker_id, error=str(exc))

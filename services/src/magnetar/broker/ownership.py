@@ -1,0 +1,334 @@
+"""Ownership of namespace bundles, and the lookup answer that follows from it.
+
+A broker serves a topic only while it owns the topic's bundle (:mod:`.bundles`). Two
+implementations of the :class:`Ownership` protocol:
+
+- :class:`LocalOwnership` (the standalone): the only broker owns every bundle; a lookup always
+  answers "connect here".
+- :class:`BundleOwnership` (a cluster on etcd): a bundle is owned through an ephemeral key at
+  ``keys.bundle_owner(...)`` (Pulsar's ``/namespace/{tenant}/{ns}/{bundle}``) holding Pulsar's
+  NamespaceEphemeralData JSON. A lookup of an owned bundle answers Connect to the owner; of an
+  unowned one, the least-loaded live broker (:func:`choose_broker`) is chosen: this broker
+  acquires the bundle and answers Connect, another one gets a Redirect with
+  ``authoritative=true``; a broker asked authoritatively acquires the bundle itself (no loops).
+
+Invariants (cluster):
+
+- The local table of owned bundles is cleared, synchronously, when the store reports
+  :class:`~magnetar.metadata.store.SessionEvent.EXPIRED`. The session keeper reports that at a
+  local deadline (a fraction of the TTL after the last acknowledged keep-alive) that falls before
+  the server can expire the lease, so this broker refuses new producers and consumers and starts
+  closing the bundle's topics before any other broker can create the owner key. Writes still in
+  flight when the bundle moves are stopped by BookKeeper fencing: the new owner's managed-ledger
+  recovery fences the old ledger, and a managed-ledger metadata update by the old owner fails its
+  compare-and-set. So no two brokers ever append to the same managed ledger.
+- Unloading (admin, or SIGTERM) marks the bundle releasing (refusing new clients), closes its
+  topics (clients get CLOSE_PRODUCER / CLOSE_CONSUMER and look up again), and only then deletes
+  the owner key.
+- Bundle boundaries: every namespace has ``default_number_of_namespace_bundles`` even bundles
+  (the same setting on every broker); splitting comes with the load manager.
+
+Concurrency: on the broker's loop. Lookups and the admin call :meth:`Ownership.lookup` and
+:meth:`Ownership.unload`; the broker service calls :meth:`Ownership.check_owned` before it
+serves a topic. Topic closes after a session loss run as tasks the ownership owns and awaits in
+:meth:`Ownership.close`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from magnetar.broker.broker_registry import BrokerLookupData, BrokerRegistry, live_brokers
+from magnetar.broker.bundles import NamespaceBundle, NamespaceBundles
+from magnetar.broker.errors import ServiceNotReady
+from magnetar.metadata import keys
+from magnetar.metadata.errors import BadVersion, KeyExists, MetadataError, NotFound
+from magnetar.metadata.store import MetadataStore, SessionEvent
+from magnetar.naming import NamespaceName, TopicName
+from magnetar.telemetry import get_logger
+
+log = get_logger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class LookupResult:
+    """Where a client must go for a topic: Connect (``redirect=False``) or Redirect."""
+
+    pulsar_service_url: str
+    web_service_url: str
+    redirect: bool = False
+    authoritative: bool = True
+
+    @classmethod
+    def connect(cls, broker: BrokerLookupData) -> LookupResult:
+        return cls(broker.pulsar_service_url, broker.web_service_url)
+
+    @classmethod
+    def redirect_to(cls, broker: BrokerLookupData) -> LookupResult:
+        return cls(broker.pulsar_service_url, broker.web_service_url, redirect=True)
+
+
+class BundleTopics(Protocol):
+    """What ownership needs from the broker service: close every loaded topic of a bundle."""
+
+    async def close_bundle_topics(self, bundle: NamespaceBundle) -> int: ...
+
+
+class Ownership(Protocol):
+    """Which bundles this broker serves, and the lookup answers (see the module docstring)."""
+
+    def bundles_of(self, namespace: NamespaceName) -> NamespaceBundles: ...
+
+    def check_owned(self, topic: TopicName) -> None:
+        """Raise :class:`ServiceNotReady` unless this broker serves ``topic``'s bundle."""
+
+    async def lookup(self, topic: TopicName, authoritative: bool) -> LookupResult: ...
+
+    async def owner(self, bundle: NamespaceBundle) -> LookupResult | None:
+        """The broker that owns ``bundle`` now, or None when nobody does."""
+        ...
+
+    async def unload(self, bundle: NamespaceBundle) -> bool:
+        """Close the bundle's topics and give it up; False when this broker does not own it."""
+        ...
+
+    async def close(self) -> None:
+        """Give up every bundle (SIGTERM): topics closed first, then the owner keys."""
+
+
+def not_served(topic: TopicName, broker_id: str) -> ServiceNotReady:
+    """Pulsar's refusal, which makes the official client look the topic up again."""
+    return ServiceNotReady(
+        f"Namespace bundle for topic ({topic}) not served by this instance:{broker_id}. "
+        f"Please redo the lookup. Request is denied: namespace={topic.namespace}"
+    )
+
+
+def choose_broker(brokers: Iterable[BrokerLookupData]) -> BrokerLookupData | None:
+    """The broker that takes an unowned bundle: fewest owned bundles, ties by id."""
+    return min(brokers, key=lambda b: (b.num_bundles, b.broker_id), default=None)
+
+
+def owner_record(broker: BrokerLookupData) -> bytes:
+    """Pulsar's NamespaceEphemeralData JSON, the value of an owner key."""
+    return json.dumps(
+        {
+            "nativeUrl": broker.pulsar_service_url,
+            "nativeUrlTls": "",
+            "httpUrl": broker.web_service_url,
+            "httpUrlTls": "",
+            "disabled": False,
+        },
+        sort_keys=True,
+    ).encode()
+
+
+def owner_of_record(raw: bytes) -> LookupResult:
+    data = json.loads(raw)
+    return LookupResult(str(data["nativeUrl"]), str(data["httpUrl"]))
+
+
+class LocalOwnership:
+    """The standalone's ownership: this broker serves every bundle."""
+
+    def __init__(self, me: BrokerLookupData, topics: BundleTopics, bundle_count: int) -> None:
+        self._me = me
+        self._topics = topics
+        self._bundle_count = bundle_count
+
+    def bundles_of(self, namespace: NamespaceName) -> NamespaceBundles:
+        return NamespaceBundles.even(namespace, self._bundle_count)
+
+    def check_owned(self, topic: TopicName) -> None:
+        return None
+
+    async def lookup(self, topic: TopicName, authoritative: bool) -> LookupResult:
+        return LookupResult.connect(self._me)
+
+    async def owner(self, bundle: NamespaceBundle) -> LookupResult | None:
+        return LookupResult.connect(self._me)
+
+    async def unload(self, bundle: NamespaceBundle) -> bool:
+        await self._topics.close_bundle_topics(bundle)
+        return True
+
+    async def close(self) -> None:
+        return None
+
+
+class _State(enum.Enum):
+    OWNED = "owned"
+    RELEASING = "releasing"
+
+
+@dataclass(slots=True)
+class _Owned:
+    version: int
+    state: _State = _State.OWNED
+
+
+class BundleOwnership:
+    """Cluster ownership through ephemeral owner keys (see the module docstring)."""
+
+    def __init__(
+        self,
+        store: MetadataStore,
+        registry: BrokerRegistry,
+        topics: BundleTopics,
+        bundle_count: int,
+    ) -> None:
+        self._store = store
+        self._registry = registry
+        self._topics = topics
+        self._bundle_count = bundle_count
+        self._owned: dict[NamespaceBundle, _Owned] = {}
+        self._acquiring: dict[NamespaceBundle, asyncio.Task[LookupResult]] = {}
+        self._closing_lost: set[asyncio.Task[None]] = set()
+        self._stopping = False
+        store.add_session_listener(self._on_session)
+
+    @property
+    def me(self) -> BrokerLookupData:
+        return self._registry.data
+
+    @property
+    def owned(self) -> Sequence[NamespaceBundle]:
+        """Bundles served now (not those being released)."""
+        return [b for b, o in self._owned.items() if o.state is _State.OWNED]
+
+    def bundles_of(self, namespace: NamespaceName) -> NamespaceBundles:
+        return NamespaceBundles.even(namespace, self._bundle_count)
+
+    def _bundle(self, topic: TopicName) -> NamespaceBundle:
+        return self.bundles_of(topic.namespace).find(topic)
+
+    def owns(self, bundle: NamespaceBundle) -> bool:
+        owned = self._owned.get(bundle)
+        return owned is not None and owned.state is _State.OWNED
+
+    def check_owned(self, topic: TopicName) -> None:
+        if not self.owns(self._bundle(topic)):
+            raise not_served(topic, self.me.broker_id)
+
+    # ------------------------------------------------------------------ lookup
+    async def lookup(self, topic: TopicName, authoritative: bool) -> LookupResult:
+        bundle = self._bundle(topic)
+        if self.owns(bundle):
+            return LookupResult.connect(self.me)
+        current = await self._owner(bundle)
+        if current is not None:
+            return current
+        if authoritative and not self._stopping:
+            return await self._acquire(bundle)
+        brokers = await live_brokers(self._store)
+        if self._stopping:
+            brokers = [b for b in brokers if b.broker_id != self.me.broker_id]
+        target = choose_broker(brokers)
+        if target is None:
+            raise ServiceNotReady(f"no broker is available to serve {bundle}")
+        if target.broker_id == self.me.broker_id:
+            return await self._acquire(bundle)
+        log.debug("lookup_redirect", bundle=str(bundle), target=target.broker_id)
+        return LookupResult.redirect_to(target)
+
+    async def owner(self, bundle: NamespaceBundle) -> LookupResult | None:
+        if self.owns(bundle):
+            return LookupResult.connect(self.me)
+        found = await self._store.get(self._key(bundle))
+        return None if found is None else owner_of_record(found.value)
+
+    async def _owner(self, bundle: NamespaceBundle) -> LookupResult | None:
+        found = await self._store.get(self._key(bundle))
+        if found is None:
+            return None
+        owner = owner_of_record(found.value)
+        if owner.pulsar_service_url == self.me.pulsar_service_url:
+            # Our key, but not served here: it is being released (or was, before a crash).
+            raise ServiceNotReady(f"Namespace bundle {bundle} is being unloaded")
+        return owner
+
+    async def _acquire(self, bundle: NamespaceBundle) -> LookupResult:
+        task = self._acquiring.get(bundle)
+        if task is None:
+            task = asyncio.create_task(self._create_owner_key(bundle), name=f"acquire-{bundle}")
+            self._acquiring[bundle] = task
+            task.add_done_callback(lambda _t: self._acquiring.pop(bundle, None))
+        return await asyncio.shield(task)
+
+    async def _create_owner_key(self, bundle: NamespaceBundle) -> LookupResult:
+        try:
+            version = await self._store.create(
+                self._key(bundle), owner_record(self.me), ephemeral=True
+            )
+        except KeyExists:
+            winner = await self._store.get(self._key(bundle))
+            if winner is None:
+                raise ServiceNotReady(f"Failed to acquire ownership of {bundle}") from None
+            return owner_of_record(winner.value)
+        except MetadataError as exc:
+            raise ServiceNotReady(f"Failed to acquire ownership of {bundle}: {exc}") from exc
+        self._owned[bundle] = _Owned(version)
+        log.info("bundle_acquired", bundle=str(bundle), broker=self.me.broker_id)
+        await self._registry.report_load(len(self._owned))
+        return LookupResult.connect(self.me)
+
+    def _key(self, bundle: NamespaceBundle) -> str:
+        ns = bundle.namespace
+        return keys.bundle_owner(ns.tenant, ns.local_name, bundle.name)
+
+    # ------------------------------------------------------------------ release
+    async def unload(self, bundle: NamespaceBundle) -> bool:
+        owned = self._owned.get(bundle)
+        if owned is None or owned.state is not _State.OWNED:
+            return False
+        owned.state = _State.RELEASING
+        try:
+            closed = await self._topics.close_bundle_topics(bundle)
+            if self._owned.get(bundle) is owned:  # not lost to a session expiry meanwhile
+                try:
+                    await self._store.delete(self._key(bundle), expected_version=owned.version)
+                except (NotFound, BadVersion):
+                    log.warning("bundle_owner_key_already_gone", bundle=str(bundle))
+        finally:
+            if self._owned.get(bundle) is owned:
+                del self._owned[bundle]
+        log.info("bundle_unloaded", bundle=str(bundle), topics=closed)
+        await self._registry.report_load(len(self._owned))
+        return True
+
+    async def close(self) -> None:
+        """Stop taking bundles, release every owned one, wait for post-expiry closes."""
+        self._stopping = True
+        for task in list(self._acquiring.values()):
+            await asyncio.wait([task])
+        for bundle in list(self._owned):
+            try:
+                await self.unload(bundle)
+            except MetadataError as exc:
+                log.warning("bundle_unload_failed", bundle=str(bundle), error=str(exc))
+        if self._closing_lost:
+            await asyncio.wait(set(self._closing_lost))
+
+    # ------------------------------------------------------------------ session loss
+    def _on_session(self, event: SessionEvent) -> None:
+        if event is not SessionEvent.EXPIRED or not self._owned:
+            return
+        lost = list(self._owned)
+        self._owned.clear()  # from now on every new producer / consumer is refused
+        log.warning("bundle_ownership_lost", bundles=[str(b) for b in lost])
+        task = asyncio.create_task(self._close_lost(lost), name="close-lost-bundles")
+        self._closing_lost.add(task)
+        task.add_done_callback(self._closing_lost.discard)
+
+    async def _close_lost(self, lost: list[NamespaceBundle]) -> None:
+        for bundle in lost:
+            try:
+                await self._topics.close_bundle_topics(bundle)
+            except Exception as exc:
+                log.error("bundle_close_failed", bundle=str(bundle), error=repr(exc))
+        await self._registry.report_load(len(self._owned))

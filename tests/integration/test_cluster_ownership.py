@@ -1,0 +1,252 @@
+"""Bundle ownership and lookup across two real brokers (one etcd, three bookies), driven by the
+official ``pulsar-client``.
+
+(a) a client pointed at the broker that does NOT own a topic ends up producing and consuming
+    on the owner (binary LOOKUP answers Connect to the owner; HTTP lookup says the same);
+(b) a producer survives an admin unload of its bundle with no acknowledged message lost;
+(c) split brain: the owner is frozen (SIGSTOP) past its lease, the other broker takes the
+    bundle, the frozen one is resumed: every message acknowledged to either client is readable
+    once from the new owner, and the old owner reports it lost the bundle;
+(d) SIGTERM on the owner hands its bundles over: the producer goes on on the other broker.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.error
+import urllib.request
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pulsar
+import pytest
+
+from magnetar.broker.bundles import NamespaceBundles
+from magnetar.naming import NamespaceName, TopicName
+from tests.kit.bookie import BookieProcess
+from tests.kit.broker import BrokerProcess
+from tests.kit.etcd import EtcdServer
+
+pytestmark = pytest.mark.etcd
+
+NS = NamespaceName("public", "default")
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[BrokerProcess]]:
+    base: Path = tmp_path_factory.mktemp("cluster")
+    etcd = EtcdServer(data_dir=base / "etcd")
+    etcd.start()
+    bookies = [
+        BookieProcess(base / f"bookie-{i}", etcd.url, session_timeout_s=2, journal_sync=False)
+        for i in range(3)
+    ]
+    brokers = [BrokerProcess(base / f"broker-{i}", etcd.url) for i in range(2)]
+    try:
+        for process in (*bookies, *brokers):
+            process.start()
+        yield brokers
+    finally:
+        for broker in brokers:
+            broker.resume()
+            broker.stop()
+        for bookie in bookies:
+            bookie.stop()
+        etcd.stop()
+
+
+def http(broker: BrokerProcess, method: str, path: str) -> tuple[int, Any]:
+    request = urllib.request.Request(broker.web_url + path, method=method)
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            raw = response.read()
+            return response.status, json.loads(raw) if raw else None
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode()
+
+
+def fresh_topic() -> str:
+    return f"persistent://public/default/own-{uuid.uuid4().hex[:8]}"
+
+
+def make_owner(broker: BrokerProcess, topic: str, cluster: list[BrokerProcess]) -> None:
+    """Make ``broker`` own ``topic``'s bundle: unload it from another owner, then look it up
+    authoritatively on ``broker`` (which then acquires it itself)."""
+    name = TopicName.parse(topic)
+    bundle = NamespaceBundles.even(NS).find(name)
+    path = f"/lookup/v2/topic/{name.rest_path}?authoritative=true"
+    for _ in range(3):
+        status, body = http(broker, "GET", path)
+        assert status == 200, body
+        if body["brokerUrl"] == broker.service_url:
+            return
+        owner = next(b for b in cluster if b.service_url == body["brokerUrl"])
+        unload = f"/admin/v2/namespaces/public/default/{bundle.name}/unload"
+        assert http(owner, "PUT", unload)[0] == 204
+    raise AssertionError(f"{broker.describe()} could not take {bundle}")
+
+
+def client_on(*brokers: BrokerProcess) -> pulsar.Client:
+    hosts = ",".join(b.broker_id for b in brokers)
+    return pulsar.Client(
+        f"pulsar://{hosts}",
+        operation_timeout_seconds=20,
+        logger=pulsar.ConsoleLogger(pulsar.LoggerLevel.Warn),
+    )
+
+
+def read_all(client: pulsar.Client, topic: str, expected: int) -> list[bytes]:
+    reader = client.create_reader(topic, pulsar.MessageId.earliest)
+    got: list[bytes] = []
+    try:
+        while True:
+            try:
+                got.append(reader.read_next(3000 if len(got) >= expected else 15000).data())
+            except pulsar.Timeout:
+                return got
+    finally:
+        reader.close()
+
+
+def test_namespace_bundles_and_registry(cluster: list[BrokerProcess]) -> None:
+    status, body = http(cluster[0], "GET", "/admin/v2/namespaces/public/default/bundles")
+    assert status == 200
+    assert body == NamespaceBundles.even(NS).to_json()
+
+
+def test_client_on_the_non_owner_ends_up_on_the_owner(cluster: list[BrokerProcess]) -> None:
+    owner, other = cluster
+    topic = fresh_topic()
+    make_owner(owner, topic, cluster)
+    path = TopicName.parse(topic).rest_path
+    status, body = http(other, "GET", f"/lookup/v2/topic/{path}")
+    assert (status, body["brokerUrl"]) == (200, owner.service_url)
+    client = client_on(other)
+    try:
+        producer = client.create_producer(topic)
+        consumer = client.subscribe(topic, "s", initial_position=pulsar.InitialPosition.Earliest)
+        for i in range(10):
+            producer.send(f"m{i}".encode())
+        got = [consumer.receive(timeout_millis=10000).data() for _ in range(10)]
+        assert got == [f"m{i}".encode() for i in range(10)]
+        status, stats = http(owner, "GET", f"/admin/v2/{path}/stats")
+        assert status == 200
+        assert len(stats["publishers"]) == 1
+        # The non-owner refuses to serve the topic (Pulsar's "redo the lookup").
+        status, reason = http(other, "GET", f"/admin/v2/{path}/stats")
+        assert status == 503
+        assert "not served by this instance" in reason
+    finally:
+        client.close()
+
+
+def test_producer_survives_an_unload_of_its_bundle(cluster: list[BrokerProcess]) -> None:
+    owner, other = cluster
+    topic = fresh_topic()
+    make_owner(owner, topic, cluster)
+    bundle = NamespaceBundles.even(NS).find(TopicName.parse(topic))
+    client = client_on(other, owner)
+    try:
+        producer = client.create_producer(topic)
+        for i in range(20):
+            producer.send(f"m{i}".encode())
+        status, body = http(
+            owner, "PUT", f"/admin/v2/namespaces/public/default/{bundle.name}/unload"
+        )
+        assert status == 204, body
+        for i in range(20, 40):
+            producer.send(f"m{i}".encode())
+        got = read_all(client, topic, 40)
+        assert got == [f"m{i}".encode() for i in range(40)]
+    finally:
+        client.close()
+
+
+def test_a_frozen_owner_loses_the_bundle_and_never_writes_again(
+    cluster: list[BrokerProcess],
+) -> None:
+    owner, other = cluster
+    topic = fresh_topic()
+    make_owner(owner, topic, cluster)
+    path = TopicName.parse(topic).rest_path
+    first = client_on(owner, other)
+    second = client_on(other)
+    acked: list[bytes] = []
+    try:
+        producer = first.create_producer(topic, send_timeout_millis=60000)
+        for i in range(10):
+            producer.send(f"a{i}".encode())
+            acked.append(f"a{i}".encode())
+        owner.pause()
+        try:
+            # Sent while the owner hangs: they reach it only after SIGCONT, or go elsewhere.
+            frozen_sends: list[bytes] = []
+            for i in range(10, 20):
+                payload = f"a{i}".encode()
+                producer.send_async(payload, lambda res, _id, p=payload: frozen_sends.append(p)
+                                    if res == pulsar.Result.Ok else None)  # fmt: skip
+            deadline = time.monotonic() + 30
+            while True:  # the owner key expires with the frozen broker's lease
+                status, body = http(other, "GET", f"/lookup/v2/topic/{path}")
+                if status == 200 and body["brokerUrl"] == other.service_url:
+                    break
+                assert time.monotonic() < deadline, f"ownership never moved: {status} {body}"
+                time.sleep(0.2)
+            taker = second.create_producer(topic)
+            for i in range(10):
+                taker.send(f"b{i}".encode())
+                acked.append(f"b{i}".encode())
+        finally:
+            owner.resume()
+        producer.flush()
+        for i in range(20, 30):
+            producer.send(f"a{i}".encode())
+            acked.append(f"a{i}".encode())
+        acked.extend(frozen_sends)
+        got = read_all(second, topic, len(acked))
+        assert set(acked) <= set(got), sorted(set(acked) - set(got))
+        assert len(got) == len(set(got)), "a message was stored twice"
+        deadline = time.monotonic() + 10
+        while "bundle_ownership_lost" not in owner.log_text(since_start=True):
+            assert time.monotonic() < deadline, "the frozen owner never gave up its bundle"
+            time.sleep(0.1)
+    finally:
+        first.close()
+        second.close()
+
+
+def test_sigterm_hands_bundles_over(cluster: list[BrokerProcess]) -> None:
+    owner, other = cluster
+    topic = fresh_topic()
+    make_owner(owner, topic, cluster)
+    client = client_on(owner, other)
+    try:
+        producer = client.create_producer(topic)
+        for i in range(20):
+            producer.send(f"m{i}".encode())
+        assert owner.stop() == 0, owner.log_text(since_start=True)[-3000:]
+        for i in range(20, 40):
+            producer.send(f"m{i}".encode())
+        got = read_all(client, topic, 40)
+        assert got == [f"m{i}".encode() for i in range(40)]
+        path = TopicName.parse(topic).rest_path
+        status, body = http(other, "GET", f"/lookup/v2/topic/{path}")
+        assert (status, body["brokerUrl"]) == (200, other.service_url)
+    finally:
+        client.close()
+        owner.start()
+
+
+def test_a_second_broker_with_the_same_address_is_refused(cluster: list[BrokerProcess]) -> None:
+    twin = BrokerProcess(
+        cluster[0].data_dir.parent / "twin",
+        cluster[0].metadata_url,
+        broker_port=cluster[0].broker_port,
+    )
+    twin.spawn()
+    code = twin.wait_exit(timeout=60)
+    assert code != 0
+    assert "already registered" in twin.log_text(since_start=True)

@@ -1,0 +1,164 @@
+"""Bundle ownership and lookup answers, two brokers over one in-memory metadata server."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+
+import pytest
+
+from magnetar.broker.broker_registry import (
+    BrokerAlreadyRegistered,
+    BrokerLookupData,
+    BrokerRegistry,
+    live_brokers,
+)
+from magnetar.broker.bundles import NamespaceBundle
+from magnetar.broker.errors import ServiceNotReady
+from magnetar.broker.ownership import BundleOwnership, LookupResult, choose_broker
+from magnetar.metadata.memory import MemoryMetadataStore
+from magnetar.naming import TopicName
+
+TOPIC = TopicName.parse("persistent://public/default/t")
+
+
+@dataclass
+class RecordingTopics:
+    closed: list[NamespaceBundle] = field(default_factory=list)
+
+    async def close_bundle_topics(self, bundle: NamespaceBundle) -> int:
+        self.closed.append(bundle)
+        return 1
+
+
+@dataclass
+class Broker:
+    store: MemoryMetadataStore
+    registry: BrokerRegistry
+    ownership: BundleOwnership
+    topics: RecordingTopics
+
+
+def data(port: int) -> BrokerLookupData:
+    return BrokerLookupData(f"127.0.0.1:{port}", f"pulsar://127.0.0.1:{port}", f"http://h:{port}")
+
+
+async def start_broker(name: str, port: int, session_timeout_s: float = 10.0) -> Broker:
+    store = await MemoryMetadataStore.open(name, session_timeout_s=session_timeout_s)
+    registry = BrokerRegistry(store, data(port), wait_s=0.2)
+    await registry.register()
+    topics = RecordingTopics()
+    return Broker(store, registry, BundleOwnership(store, registry, topics, 4), topics)
+
+
+@pytest.fixture
+async def pair() -> AsyncIterator[tuple[Broker, Broker]]:
+    name = uuid.uuid4().hex
+    a, b = await start_broker(name, 1, 1.0), await start_broker(name, 2, 1.0)
+    yield a, b
+    for broker in (a, b):
+        await broker.ownership.close()
+        await broker.registry.close()
+        await broker.store.close()
+
+
+def other_bundle_topic(owned: NamespaceBundle, ownership: BundleOwnership) -> TopicName:
+    for i in range(1000):
+        topic = TopicName.parse(f"persistent://public/default/x{i}")
+        if ownership.bundles_of(topic.namespace).find(topic) != owned:
+            return topic
+    raise AssertionError("no topic outside the bundle")
+
+
+def test_choose_broker_takes_the_least_loaded_then_the_smallest_id() -> None:
+    brokers = [
+        BrokerLookupData("b:1", "pulsar://b:1", "http://b", 2),
+        BrokerLookupData("c:1", "pulsar://c:1", "http://c", 1),
+        BrokerLookupData("a:1", "pulsar://a:1", "http://a", 1),
+    ]
+    assert choose_broker(brokers) == brokers[2]
+    assert choose_broker([]) is None
+
+
+async def test_first_lookup_acquires_on_the_chosen_broker_and_others_connect_to_it(
+    pair: tuple[Broker, Broker],
+) -> None:
+    a, b = pair
+    assert [x.broker_id for x in await live_brokers(a.store)] == ["127.0.0.1:1", "127.0.0.1:2"]
+    assert await a.ownership.lookup(TOPIC, False) == LookupResult.connect(a.registry.data)
+    a.ownership.check_owned(TOPIC)
+    assert await b.ownership.lookup(TOPIC, False) == LookupResult.connect(a.registry.data)
+    with pytest.raises(ServiceNotReady, match=r"not served by this instance.*redo the lookup"):
+        b.ownership.check_owned(TOPIC)
+    assert (await live_brokers(a.store))[0].num_bundles == 1
+
+
+async def test_unowned_bundle_redirects_to_the_least_loaded_broker(
+    pair: tuple[Broker, Broker],
+) -> None:
+    a, b = pair
+    await a.ownership.lookup(TOPIC, False)  # a now owns one bundle, b none
+    other = other_bundle_topic(a.ownership.owned[0], a.ownership)
+    answer = await a.ownership.lookup(other, False)
+    assert answer.redirect
+    assert answer.authoritative
+    assert answer.pulsar_service_url == b.registry.data.pulsar_service_url
+    # The redirected client asks b authoritatively: b takes the bundle, no further redirect.
+    assert await b.ownership.lookup(other, True) == LookupResult.connect(b.registry.data)
+    b.ownership.check_owned(other)
+
+
+async def test_concurrent_acquires_leave_one_owner(pair: tuple[Broker, Broker]) -> None:
+    a, b = pair
+    answers = await asyncio.gather(a.ownership.lookup(TOPIC, True), b.ownership.lookup(TOPIC, True))
+    assert answers[0] == answers[1]
+    owners = [x for x in (a, b) if x.ownership.owned]
+    assert len(owners) == 1
+
+
+async def test_unload_closes_topics_then_releases_the_key(pair: tuple[Broker, Broker]) -> None:
+    a, b = pair
+    await a.ownership.lookup(TOPIC, False)
+    bundle = a.ownership.owned[0]
+    assert await a.ownership.unload(bundle)
+    assert a.topics.closed == [bundle]
+    assert await b.ownership.owner(bundle) is None
+    with pytest.raises(ServiceNotReady):
+        a.ownership.check_owned(TOPIC)
+    assert not await b.ownership.unload(bundle)
+
+
+async def test_session_loss_stops_serving_before_another_broker_can_take_over(
+    pair: tuple[Broker, Broker],
+) -> None:
+    a, b = pair
+    await a.ownership.lookup(TOPIC, False)
+    bundle = a.ownership.owned[0]
+    a.store.suspend_keepalive()  # a hangs: no keep-alive reaches the server
+    async with asyncio.timeout(5):
+        while await b.ownership.owner(bundle) is not None:  # noqa: ASYNC110 - polls the store
+            await asyncio.sleep(0.01)
+        # The key is gone: a stopped serving at the latest by now.
+        with pytest.raises(ServiceNotReady):
+            a.ownership.check_owned(TOPIC)
+    assert await b.ownership.lookup(TOPIC, True) == LookupResult.connect(b.registry.data)
+    async with asyncio.timeout(5):
+        while a.topics.closed != [bundle]:  # noqa: ASYNC110 - the close runs in a's task
+            await asyncio.sleep(0.01)
+    a.store.resume_keepalive()
+
+
+async def test_a_second_broker_with_the_same_address_is_refused() -> None:
+    name = uuid.uuid4().hex
+    first = await start_broker(name, 7)
+    store = await MemoryMetadataStore.open(name)
+    try:
+        twin = BrokerRegistry(store, data(7), wait_s=0.2)
+        with pytest.raises(BrokerAlreadyRegistered, match="already registered"):
+            await twin.register()
+    finally:
+        await store.close()
+        await first.registry.close()
+        await first.store.close()
