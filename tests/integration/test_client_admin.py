@@ -28,8 +28,8 @@ from magnetar.client.admin_errors import (
     PreconditionFailed,
     Unprocessable,
 )
-from magnetar.client.admin_models import EARLIEST, MessageId
 from magnetar.policies import AutoTopicCreationOverride, BacklogQuota, RetentionPolicies, TenantInfo
+from magnetar.policies.message_id import EARLIEST, MessageIdData
 from tests.kit.ports import free_port
 from tests.kit.standalone import StandaloneProcess
 
@@ -208,7 +208,7 @@ async def test_cursor_operations_on_real_messages(
     await _wait_backlog(admin, topic, "audit", 0)
     await admin.reset_cursor(topic, "audit", 0)  # back to the first message
     await _wait_backlog(admin, topic, "audit", 5)
-    third = MessageId(ids[2].ledger_id(), ids[2].entry_id())
+    third = MessageIdData(ids[2].ledger_id(), ids[2].entry_id())
     await admin.reset_cursor_to_message_id(topic, "audit", third)
     await _wait_backlog(admin, topic, "audit", 3)
     await asyncio.sleep(max(0.0, sent_at + 1.1 - time.monotonic()))  # all older than 1 s now

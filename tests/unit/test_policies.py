@@ -90,3 +90,16 @@ def test_backlog_quota_accepts_the_deprecated_limit_field() -> None:
     assert BacklogQuota.from_json({"limit": 10, "policy": "Producer_Exception"}) == BacklogQuota(
         10, -1, "producer_exception"
     )
+
+
+def test_a_message_id_round_trips_and_names_a_bad_field() -> None:
+    from magnetar.policies.message_id import LATEST, MessageIdData
+
+    full = MessageIdData(7, 3, 2, 5, True)
+    assert MessageIdData.from_json(full.to_json()) == full
+    assert LATEST.to_json() == {"ledgerId": (1 << 63) - 1, "entryId": (1 << 63) - 1,
+                                "partitionIndex": -1}  # fmt: skip
+    with pytest.raises(InvalidPolicies, match="entryId"):
+        MessageIdData.from_json({"ledgerId": 1, "entryId": "2"})
+    with pytest.raises(InvalidPolicies, match="isExcluded"):
+        MessageIdData.from_json({"ledgerId": 1, "entryId": 2, "isExcluded": 1})

@@ -13,20 +13,20 @@ from magnetar.client.admin_errors import (
     ServiceUnavailable,
     error_for_status,
 )
-from magnetar.client.admin_models import EARLIEST, LATEST, MessageId
 from magnetar.errors import MagnetarError
 from magnetar.policies import BacklogQuota, RetentionPolicies, TenantInfo
+from magnetar.policies.message_id import EARLIEST, LATEST, MessageIdData
 
 
 def test_message_ids() -> None:
-    assert MessageId.parse("12:3") == MessageId(12, 3)
-    assert MessageId.parse("12:3:1") == MessageId(12, 3, 1)
-    assert MessageId.parse("Earliest") is EARLIEST
-    assert MessageId.parse("latest") is LATEST
+    assert MessageIdData.parse("12:3") == MessageIdData(12, 3)
+    assert MessageIdData.parse("12:3:1") == MessageIdData(12, 3, 1)
+    assert MessageIdData.parse("Earliest") is EARLIEST
+    assert MessageIdData.parse("latest") is LATEST
     assert EARLIEST.to_json() == {"ledgerId": -1, "entryId": -1, "partitionIndex": -1}
     for bad in ("12", "a:b", "1:2:3:4", ""):
         with pytest.raises(ValueError, match="ledgerId:entryId"):
-            MessageId.parse(bad)
+            MessageIdData.parse(bad)
 
 
 def test_values_round_trip_through_pulsar_json() -> None:

@@ -10,6 +10,6 @@ policies and topics, as a FastAPI app (the only package that imports fastapi).
 """
 
 from magnetar.admin.app import create_app
-from magnetar.admin.service import MessageIdSpec, TopicService
+from magnetar.admin.service import TopicService
 
-__all__ = ["MessageIdSpec", "TopicService", "create_app"]
+__all__ = ["TopicService", "create_app"]

@@ -16,32 +16,12 @@ Concurrency: the admin app calls these from request tasks on the broker's event 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Protocol
 
 from magnetar.broker.ownership import Ownership
 from magnetar.broker.resources import BrokerResources
 from magnetar.naming import NamespaceName, TopicName
-from magnetar.policies import Policies
-
-MAX_ID = (1 << 63) - 1
-
-
-@dataclass(frozen=True, slots=True)
-class MessageIdSpec:
-    """A message id as the admin API receives it (Pulsar's ``MessageIdImpl``/``ResetCursorData``).
-
-    Earliest is (-1, -1) and ``LATEST`` is (Long.MAX, Long.MAX), as in Pulsar.
-    """
-
-    ledger_id: int
-    entry_id: int
-    partition_index: int = -1
-    batch_index: int = -1
-    is_excluded: bool = False
-
-
-LATEST = MessageIdSpec(MAX_ID, MAX_ID)
+from magnetar.policies import MessageIdData, Policies
 
 
 class TopicService(Protocol):
@@ -88,7 +68,7 @@ class TopicService(Protocol):
     async def list_subscriptions(self, t: TopicName) -> list[str]: ...
 
     async def create_subscription(
-        self, t: TopicName, sub: str, position: MessageIdSpec
+        self, t: TopicName, sub: str, position: MessageIdData
     ) -> None: ...
 
     async def delete_subscription(self, t: TopicName, sub: str, force: bool) -> None: ...

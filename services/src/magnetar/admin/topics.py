@@ -19,7 +19,7 @@ from fastapi import APIRouter, Body
 from magnetar.admin.errors import BadRequestBody, NotAllowedOnPartitionedTopic
 from magnetar.admin.namespaces import parse_namespace
 from magnetar.admin.partitioned_stats import aggregate
-from magnetar.admin.service import LATEST, MessageIdSpec, TopicService
+from magnetar.admin.service import TopicService
 from magnetar.broker.errors import (
     NamespaceNotFound,
     PartitionedTopicNotFound,
@@ -27,37 +27,20 @@ from magnetar.broker.errors import (
     TopicNotFound,
 )
 from magnetar.naming import NON_PERSISTENT, PERSISTENT, NamespaceName, TopicName
+from magnetar.policies import InvalidPolicies, MessageIdData
+from magnetar.policies.message_id import LATEST
 
 NO_CONTENT = 204
 MESSAGE_ID_EXAMPLE = {"ledgerId": 12, "entryId": 0, "partitionIndex": -1}
 MessageIdBody = Annotated[dict[str, Any] | None, Body(examples=[MESSAGE_ID_EXAMPLE])]
 
 
-def message_id_of(body: object) -> MessageIdSpec:
-    """Pulsar's MessageIdImpl / ResetCursorData JSON."""
-    if not isinstance(body, dict):
-        raise BadRequestBody("a message id is a JSON object with ledgerId and entryId")
-    fields: dict[str, int] = {}
-    for key, default in (
-        ("ledgerId", None),
-        ("entryId", None),
-        ("partitionIndex", -1),
-        ("batchIndex", -1),
-    ):
-        value = body.get(key, default)
-        if value is None or isinstance(value, bool) or not isinstance(value, int):
-            raise BadRequestBody(f"message id field {key} must be an integer")
-        fields[key] = value
-    excluded = body.get("isExcluded", False)
-    if not isinstance(excluded, bool):
-        raise BadRequestBody("message id field isExcluded must be true or false")
-    return MessageIdSpec(
-        fields["ledgerId"],
-        fields["entryId"],
-        fields["partitionIndex"],
-        fields["batchIndex"],
-        excluded,
-    )
+def message_id_of(body: object) -> MessageIdData:
+    """Pulsar's MessageIdImpl / ResetCursorData JSON; a malformed one is a 400."""
+    try:
+        return MessageIdData.from_json(body)
+    except InvalidPolicies as exc:
+        raise BadRequestBody(exc.reason) from exc
 
 
 def router(service: TopicService) -> APIRouter:

@@ -24,8 +24,8 @@ from magnetar.cli.admin_session import (
     emit_names,
     usage_value,
 )
-from magnetar.client.admin_models import LATEST, MessageId
 from magnetar.client.admin_units import parse_duration_s
+from magnetar.policies.message_id import LATEST, MessageIdData
 
 if TYPE_CHECKING:
     from magnetar.client.admin import AdminClient
@@ -132,7 +132,7 @@ def topics_create_subscription(
     message_id: MessageIdOpt = None,
 ) -> None:
     """Create a durable subscription at a position (default latest). Example: -s a -m earliest"""
-    position = LATEST if message_id is None else usage_value(MessageId.parse, message_id, "-m")
+    position = LATEST if message_id is None else usage_value(MessageIdData.parse, message_id, "-m")
     call(ctx, lambda a: a.create_subscription(topic, subscription, position))
 
 
@@ -186,7 +186,7 @@ def topics_reset_cursor(
         call(ctx, by_time)
     else:
         assert message_id is not None
-        position = usage_value(MessageId.parse, message_id, "--message-id")
+        position = usage_value(MessageIdData.parse, message_id, "--message-id")
         call(ctx, lambda a: a.reset_cursor_to_message_id(topic, subscription, position))
 
 

@@ -46,9 +46,7 @@ from magnetar.client.admin_errors import (
 )
 from magnetar.client.admin_models import (
     DEFAULT_WEB_SERVICE_URL,
-    LATEST,
     LookupData,
-    MessageId,
     PartitionedTopicMetadata,
 )
 from magnetar.naming import NON_PERSISTENT, PERSISTENT, NamespaceName, TopicName
@@ -57,9 +55,11 @@ from magnetar.policies import (
     BacklogQuota,
     ClusterData,
     InvalidPolicies,
+    MessageIdData,
     RetentionPolicies,
     TenantInfo,
 )
+from magnetar.policies.message_id import LATEST
 
 V2 = "/admin/v2"
 T = TypeVar("T")
@@ -354,7 +354,7 @@ class AdminClient:
         return _str_list(await self._call("GET", f"{_topic(topic)}/subscriptions"))
 
     async def create_subscription(
-        self, topic: str, subscription: str, position: MessageId = LATEST
+        self, topic: str, subscription: str, position: MessageIdData = LATEST
     ) -> None:
         await self._call("PUT", _sub(topic, subscription), body=position.to_json())
 
@@ -375,7 +375,7 @@ class AdminClient:
         await self._call("POST", f"{_sub(topic, subscription)}/resetcursor/{timestamp_ms}")
 
     async def reset_cursor_to_message_id(
-        self, topic: str, subscription: str, message_id: MessageId
+        self, topic: str, subscription: str, message_id: MessageIdData
     ) -> None:
         path = f"{_sub(topic, subscription)}/resetcursor"
         await self._call("POST", path, body=message_id.to_json())

@@ -1,9 +1,9 @@
 """Values only the admin client models, with Pulsar's admin v2 JSON field names.
 
-``PartitionedTopicMetadata``, ``LookupData`` and ``MessageId`` (a position as the admin API
-takes it) are frozen dataclasses; the documents the broker models too (``ClusterData``,
-``TenantInfo``, ``RetentionPolicies``, ``BacklogQuota``, ``AutoTopicCreationOverride``) are the
-shared shapes of :mod:`magnetar.policies`, and names are :mod:`magnetar.naming`'s. Stats stay
+``PartitionedTopicMetadata`` and ``LookupData`` are frozen dataclasses; the documents the broker
+models too (``ClusterData``, ``TenantInfo``, ``RetentionPolicies``, ``BacklogQuota``,
+``AutoTopicCreationOverride``, and ``MessageIdData``, a position as the admin API takes it) are
+the shared shapes of :mod:`magnetar.policies`, and names are :mod:`magnetar.naming`'s. Stats stay
 raw JSON mappings because their fields grow with every Pulsar release. ``to_json()`` gives the
 request body; ``from_json()`` reads an answer leniently (unknown fields ignored, missing ones
 defaulted, as Pulsar's own Jackson mapper does) and raises :class:`UnexpectedResponse` when the
@@ -20,7 +20,6 @@ from typing import Any
 
 from magnetar.client.admin_errors import UnexpectedResponse
 
-MAX_ID = (1 << 63) - 1
 DEFAULT_WEB_SERVICE_URL = "http://127.0.0.1:8080"
 
 
@@ -65,41 +64,3 @@ class LookupData:
         return cls(
             doc.get("brokerUrl"), doc.get("httpUrl"), doc.get("brokerUrlTls"), doc.get("httpUrlTls")
         )
-
-
-@dataclass(frozen=True, slots=True)
-class MessageId:
-    """A position as the admin API takes it (Pulsar's ``MessageIdImpl``)."""
-
-    ledger_id: int
-    entry_id: int
-    partition_index: int = -1
-
-    @classmethod
-    def parse(cls, text: str) -> MessageId:
-        """``ledger:entry`` or ``ledger:entry:partition``, or ``earliest`` / ``latest``."""
-        word = text.strip().lower()
-        if word == "earliest":
-            return EARLIEST
-        if word == "latest":
-            return LATEST
-        try:
-            numbers = [int(p) for p in word.split(":")]
-        except ValueError:
-            numbers = []
-        if len(numbers) not in (2, 3):
-            raise ValueError(
-                f"a message id is ledgerId:entryId[:partition], earliest or latest; got {text!r}"
-            )
-        return cls(*numbers)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "ledgerId": self.ledger_id,
-            "entryId": self.entry_id,
-            "partitionIndex": self.partition_index,
-        }
-
-
-EARLIEST = MessageId(-1, -1)
-LATEST = MessageId(MAX_ID, MAX_ID)

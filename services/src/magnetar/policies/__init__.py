@@ -7,6 +7,7 @@ dataclass per document, with Pulsar's field names, ``to_json()`` for the body an
 * :mod:`.cluster` — ``ClusterData``; :mod:`.tenant` — ``TenantInfo``.
 * :mod:`.namespace` — ``Policies`` and its parts (retention, backlog quotas, auto topic
   creation, permissions) and Pulsar's enum values.
+* :mod:`.message_id` — ``MessageIdData``, a position as the admin API carries it.
 * :mod:`.fields` — the typed field readers and ``dumps``/``loads``, the stored encoding.
 
 What a policy that is not set means (broker defaults), and checks tied to broker settings, stay
@@ -16,6 +17,7 @@ in :mod:`magnetar.broker`. Imports nothing above :mod:`magnetar.errors`.
 from magnetar.policies.cluster import ClusterData
 from magnetar.policies.errors import InvalidPolicies
 from magnetar.policies.fields import dumps, loads
+from magnetar.policies.message_id import MessageIdData
 from magnetar.policies.namespace import (
     AUTH_ACTIONS,
     BACKLOG_QUOTA_POLICIES,
@@ -42,6 +44,7 @@ __all__ = [
     "BacklogQuota",
     "ClusterData",
     "InvalidPolicies",
+    "MessageIdData",
     "Policies",
     "RetentionPolicies",
     "TenantInfo",
