@@ -87,6 +87,10 @@ class TopicService(Protocol):
 
     async def unload_topic(self, t: TopicName) -> None: ...
 
+    async def terminate_topic(self, t: TopicName) -> MessageIdData:
+        """End a persistent non-partitioned topic's log: its last message id."""
+        ...
+
     async def partitions_auto_created(self, t: TopicName) -> int:
         """``t``'s partition count, creating it as partitioned first where auto-creation says so."""
         ...

@@ -241,4 +241,10 @@ def _domain_router(service: TopicService, domain: str) -> APIRouter:
         for p in await targets(await topic_of(tenant, namespace, topic)):
             await service.unload_topic(p)
 
+    @api.post("/{topic}/terminate", summary="Terminate a topic")
+    async def terminate(tenant: str, namespace: str, topic: str) -> dict[str, Any]:
+        """The last message id (405 for a partitioned or a non-persistent topic)."""
+        t = await topic_of(tenant, namespace, topic)
+        return (await service.terminate_topic(t)).to_json()
+
     return api

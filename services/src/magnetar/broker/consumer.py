@@ -22,6 +22,7 @@ from magnetar.managed_ledger.position import Position
 from magnetar.protocol import commands
 from magnetar.protocol.frame import strip_checksum
 from magnetar.protocol.hand_encoded import message_frame
+from magnetar.protocol.version import V_END_OF_TOPIC
 from magnetar.wire import pulsar_api_pb2 as pb
 
 SubType: TypeAlias = pb.CommandSubscribe.SubType.ValueType
@@ -47,6 +48,7 @@ class Consumer:
     rate_out: RateMeter = field(default_factory=RateMeter)
     rate_redeliver: RateMeter = field(default_factory=RateMeter)
     closed: bool = False
+    end_of_topic_sent: bool = False
 
     @property
     def key(self) -> ConsumerKey:
@@ -107,6 +109,16 @@ class Consumer:
         self.messages_out += messages
         self.bytes_out += size
         self.rate_out.record(messages, size)
+
+    def reached_end_of_topic(self) -> None:
+        """The topic is terminated and this consumer has had everything: REACHED_END_OF_TOPIC,
+        once, to clients that handle it (C++-based clients drop the connection on it)."""
+        if self.end_of_topic_sent:
+            return
+        self.end_of_topic_sent = True
+        features = self.cnx.features
+        if self.cnx.is_open and features.at_least(V_END_OF_TOPIC) and not features.is_cpp_client:
+            self.cnx.write_command(commands.reached_end_of_topic(self.consumer_id))
 
     def close_by_broker(self) -> None:
         """Tell the client to resubscribe (CLOSE_CONSUMER with request id -1)."""

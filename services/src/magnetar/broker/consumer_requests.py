@@ -130,7 +130,7 @@ class ConsumerRequests:
             return
 
         async def work() -> pb.BaseCommand:
-            topic = await self._service.get_topic(TopicName.parse(request.topic))
+            topic = await self._service.get_topic(TopicName.parse(request.topic), by_client=True)
             consumer = Consumer(
                 cnx,
                 consumer_id,

@@ -26,6 +26,7 @@ from magnetar.managed_ledger.errors import (
     ManagedLedgerClosed,
     ManagedLedgerError,
     ManagedLedgerFenced,
+    ManagedLedgerTerminated,
     TooManyPendingAdds,
 )
 from magnetar.naming import InvalidTopicName
@@ -62,6 +63,24 @@ class ProducerBusy(BrokerError):
         super().__init__(f"producer {producer_name!r} is already connected to {topic}")
         self.topic = topic
         self.producer_name = producer_name
+
+
+class ProducerFenced(BrokerError):
+    """An exclusive producer took the topic (ExclusiveWithFencing), or the producer's topic
+    epoch is older than the topic's: it may never publish again (Pulsar's PIP-68)."""
+
+    def __init__(self, topic: str, reason: str) -> None:
+        super().__init__(f"producer fenced on {topic}: {reason}")
+        self.topic = topic
+        self.reason = reason
+
+
+class TopicTerminated(BrokerError):
+    """The topic was terminated: no producer may join and nothing more may be published."""
+
+    def __init__(self, topic: str) -> None:
+        super().__init__(f"topic {topic} was already terminated")
+        self.topic = topic
 
 
 class ConsumerBusy(BrokerError):
@@ -267,6 +286,8 @@ _TABLE: list[tuple[type[BaseException], pb.ServerError.ValueType]] = [
     (TopicClosed, pb.ServiceNotReady),
     (ServiceNotReady, pb.ServiceNotReady),
     (ProducerBusy, pb.ProducerBusy),
+    (ProducerFenced, pb.ProducerFenced),
+    (TopicTerminated, pb.TopicTerminatedError),
     (ConsumerBusy, pb.ConsumerBusy),
     (SubscriptionNotFound, pb.SubscriptionNotFound),
     (ConsumerNotFound, pb.MetadataError),
@@ -277,6 +298,7 @@ _TABLE: list[tuple[type[BaseException], pb.ServerError.ValueType]] = [
     (ManagedLedgerError, pb.PersistenceError),
     (ManagedLedgerFenced, pb.ServiceNotReady),
     (ManagedLedgerClosed, pb.ServiceNotReady),
+    (ManagedLedgerTerminated, pb.TopicTerminatedError),
     (TooManyPendingAdds, pb.TooManyRequests),
     (CursorNotFound, pb.SubscriptionNotFound),
     (ProducerBlockedQuotaExceededError, pb.ProducerBlockedQuotaExceededError),

@@ -11,11 +11,13 @@ Concurrency: on the broker's loop; publish is synchronous apart from its signatu
 from __future__ import annotations
 
 import zlib
+from collections.abc import Callable
 
 from magnetar.broker.consumer import Consumer
 from magnetar.broker.entry import entry_info
 from magnetar.broker.errors import ConsumerBusy, ProducerBusy, TopicClosed
 from magnetar.broker.producer import Producer
+from magnetar.broker.producer_access import ProducerAccess, ProducerRequest
 from magnetar.broker.stats import OutTotals
 from magnetar.ids import EntryId, LedgerId
 from magnetar.managed_ledger import Position
@@ -88,6 +90,7 @@ class NonPersistentTopic:
         self.subscriptions: dict[str, NonPersistentSubscription] = {}
         self._sequence = -1
         self._closing = False
+        self.access = ProducerAccess(str(name), None, _epoch_in_memory)
         self.messages_in = 0
         self.bytes_in = 0
 
@@ -95,16 +98,42 @@ class NonPersistentTopic:
     def is_open(self) -> bool:
         return not self._closing
 
-    def add_producer(self, producer: Producer) -> None:
+    async def add_producer(
+        self,
+        producer: Producer,
+        request: ProducerRequest | None = None,
+        on_queued: Callable[[], None] = lambda: None,
+    ) -> int | None:
+        """Admit ``producer`` under its access mode; the topic epoch (kept in memory only)."""
         if self._closing:
             raise TopicClosed(str(self.name))
         if producer.name in self.producers:
             raise ProducerBusy(str(self.name), producer.name)
+        epoch = await self.access.admit(
+            request or ProducerRequest(producer.name),
+            len(self.producers),
+            self._fence_producers,
+            on_queued,
+        )
+        if self._closing or producer.name in self.producers:
+            self.access.released(producer.name, len(self.producers))
+            raise (
+                TopicClosed(str(self.name))
+                if self._closing
+                else ProducerBusy(str(self.name), producer.name)
+            )
         self.producers[producer.name] = producer
+        return epoch
 
     def remove_producer(self, producer: Producer) -> None:
         if self.producers.get(producer.name) is producer:
             del self.producers[producer.name]
+            self.access.released(producer.name, len(self.producers))
+
+    def _fence_producers(self) -> None:
+        for producer in list(self.producers.values()):
+            producer.close_by_broker()
+        self.producers.clear()
 
     async def publish(self, stored: bytes, num_messages: int) -> MessageId:
         if self._closing:
@@ -137,6 +166,7 @@ class NonPersistentTopic:
         if self._closing:
             return
         self._closing = True
+        self.access.close()
         if disconnect_clients:
             for producer in list(self.producers.values()):
                 producer.close_by_broker()
@@ -146,3 +176,7 @@ class NonPersistentTopic:
         self.producers.clear()
         self.subscriptions.clear()
         log.info("topic_closed", topic=str(self.name))
+
+
+async def _epoch_in_memory(_epoch: int) -> None:
+    """A non-persistent topic's epoch lives as long as the topic is loaded."""

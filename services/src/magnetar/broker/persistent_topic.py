@@ -5,6 +5,13 @@ topic never rewrites them. Durable subscriptions are the managed ledger's durabl
 (re-created as subscriptions when the topic loads); readers get non-durable cursors and a
 subscription that disappears with its consumer.
 
+Producers join through :class:`~magnetar.broker.producer_access.ProducerAccess` (access modes
+and the topic epoch, persisted in the managed ledger's property ``pulsar.topic.epoch``).
+:meth:`PersistentTopic.terminate` ends the log for good: publishing stops, in-flight adds finish,
+the last entry is recorded in the managed ledger's info (it survives restarts), producers are
+disconnected (their reconnect gets TopicTerminatedError) and subscriptions tell consumers that
+have read everything (REACHED_END_OF_TOPIC, to clients that understand it).
+
 Start positions (readers) and seek targets follow Pulsar: earliest (-1,-1) is the first entry,
 latest (INT64_MAX, INT64_MAX) the end, any other id names the entry to start at — the client
 drops what precedes its start id (inclusive or not), so the broker starts at the entry itself.
@@ -16,13 +23,21 @@ from __future__ import annotations
 
 import asyncio
 import functools
+from collections.abc import Callable
 
 from magnetar.broker.consumer import Consumer
 from magnetar.broker.deduplication import CURSOR_NAME as DEDUP_CURSOR
 from magnetar.broker.deduplication import DeduplicationConfig, MessageDeduplication
 from magnetar.broker.entry import entry_info
-from magnetar.broker.errors import MetadataProblem, ProducerBusy, SubscriptionNotFound, TopicClosed
+from magnetar.broker.errors import (
+    MetadataProblem,
+    ProducerBusy,
+    SubscriptionNotFound,
+    TopicClosed,
+    TopicTerminated,
+)
 from magnetar.broker.producer import Producer, Published
+from magnetar.broker.producer_access import EPOCH_PROPERTY, ProducerAccess, ProducerRequest
 from magnetar.broker.subscription import PersistentSubscription
 from magnetar.ids import EntryId
 from magnetar.managed_ledger import InitialPosition, ManagedLedger, Position
@@ -34,6 +49,7 @@ from magnetar.wire import pulsar_api_pb2 as pb
 log = get_logger(__name__)
 
 _SCAN_BATCH = 200
+_TERMINATE_DRAIN_S = 10.0  # in-flight publishes a terminate waits for
 
 
 class PersistentTopic:
@@ -52,6 +68,11 @@ class PersistentTopic:
         self.producers: dict[str, Producer] = {}
         self.subscriptions: dict[str, PersistentSubscription] = {}
         self._closing = False
+        self._terminating = False
+        stored_epoch = ml.properties.get(EPOCH_PROPERTY)
+        self.access = ProducerAccess(
+            str(name), None if stored_epoch is None else int(stored_epoch), self._persist_epoch
+        )
         self.messages_in = 0
         self.bytes_in = 0
         for cursor_name, cursor in ml.cursors.items():
@@ -76,26 +97,66 @@ class PersistentTopic:
     def is_open(self) -> bool:
         return not self._closing
 
+    @property
+    def is_terminated(self) -> bool:
+        return self._terminating or self.ml.terminated_position is not None
+
     def _check_open(self) -> None:
         if self._closing:
             raise TopicClosed(str(self.name))
 
-    # ------------------------------------------------------------------ producers
-    def add_producer(self, producer: Producer) -> None:
+    def _check_publishable(self) -> None:
         self._check_open()
+        if self.is_terminated:
+            raise TopicTerminated(str(self.name))
+
+    # ------------------------------------------------------------------ producers
+    async def add_producer(
+        self,
+        producer: Producer,
+        request: ProducerRequest | None = None,
+        on_queued: Callable[[], None] = lambda: None,
+    ) -> int | None:
+        """Admit ``producer`` under its access mode (may wait: WaitForExclusive); the topic
+        epoch to report. Raises TopicTerminated, ProducerBusy, ProducerFenced, TopicClosed."""
+        request = request or ProducerRequest(producer.name)
+        self._check_publishable()
         if producer.name in self.producers:
             raise ProducerBusy(str(self.name), producer.name)
+        epoch = await self.access.admit(
+            request, len(self.producers), self._fence_producers, on_queued
+        )
+        try:
+            self._check_publishable()
+            if producer.name in self.producers:
+                raise ProducerBusy(str(self.name), producer.name)
+        except BaseException:
+            self.access.released(producer.name, len(self.producers))
+            raise
         self.producers[producer.name] = producer
         producer.publish_nowait = self.publish_nowait  # the task-free publish path
         self.deduplication.producer_added(producer.name)
+        return epoch
 
     def remove_producer(self, producer: Producer) -> None:
         if self.producers.get(producer.name) is producer:
             del self.producers[producer.name]
             self.deduplication.producer_removed(producer.name)
+            self.access.released(producer.name, len(self.producers))
+
+    def _fence_producers(self) -> None:
+        """ExclusiveWithFencing: close every connected producer (its reconnect is fenced)."""
+        for producer in list(self.producers.values()):
+            producer.close_by_broker()
+            del self.producers[producer.name]
+            self.deduplication.producer_removed(producer.name)
+            log.info("producer_fenced", topic=str(self.name), producer=producer.name)
+
+    async def _persist_epoch(self, epoch: int) -> None:
+        await self.ml.set_property(EPOCH_PROPERTY, str(epoch))
 
     async def publish(self, stored: bytes, num_messages: int) -> MessageId:
-        self._check_open()
+        self._check_publishable()
         return self._stored(await self.ml.add_entry(stored), stored, num_messages)
 
     def _stored(self, pos: Position, stored: bytes, num_messages: int) -> MessageId:
@@ -107,8 +168,9 @@ class PersistentTopic:
     def publish_nowait(self, stored: bytes, num_messages: int, on_added: Published) -> bool:
         """Add ``stored`` without a task: ``on_added(position, error)`` is called once the
         entry is durable (or failed). False: the managed ledger has no free add slot and
-        nothing was done (use :meth:`publish`). Raises TopicClosed / the ledger's errors."""
-        self._check_open()
+        nothing was done (use :meth:`publish`). Raises TopicClosed, TopicTerminated / the
+        ledger's errors."""
+        self._check_publishable()
         added = functools.partial(self._added, len(stored), num_messages, on_added)
         return self.ml.add_entry_callback(stored, added)
 
@@ -257,12 +319,33 @@ class PersistentTopic:
                 return MessageId(last.ledger_id, last.entry_id, batch_index=info.messages - 1)
         return MessageId(last.ledger_id, last.entry_id)
 
+    # ------------------------------------------------------------------ terminate
+    async def terminate(self) -> MessageId:
+        """End the topic's log (Pulsar's terminate): the id of its last message."""
+        self._check_open()
+        self._terminating = True  # no publish from here on; in-flight ones finish
+        try:
+            producers = list(self.producers.values())
+            if producers:
+                await asyncio.gather(*(p.flush(_TERMINATE_DRAIN_S) for p in producers))
+            await self.ml.terminate()
+        finally:
+            self._terminating = False  # from now on the managed ledger says it
+        for producer in list(self.producers.values()):
+            producer.close_by_broker()  # the reconnect gets TopicTerminatedError
+            self.remove_producer(producer)
+        for sub in list(self.subscriptions.values()):
+            sub.topic_terminated()
+        log.info("topic_terminated", topic=str(self.name))
+        return await self.last_message_id()
+
     # ------------------------------------------------------------------ close
     async def close(self, *, disconnect_clients: bool = True) -> None:
         """Tell producers and consumers to reconnect, stop dispatching, close the ledger."""
         if self._closing:
             return
         self._closing = True
+        self.access.close()
         for producer in list(self.producers.values()):
             if disconnect_clients:
                 producer.close_by_broker()

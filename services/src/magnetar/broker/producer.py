@@ -96,6 +96,7 @@ class Producer:
     deduplication: MessageDeduplication | None = None
     publish_nowait: PublishNowait | None = None
     connected_since: float = field(default_factory=time.time)
+    topic_epoch: int | None = None  # reported in PRODUCER_SUCCESS (access modes)
     messages_in: int = 0
     bytes_in: int = 0
     rate_in: RateMeter = field(default_factory=RateMeter)

@@ -25,8 +25,10 @@ import asyncio
 import itertools
 
 from magnetar.broker.deduplication import MessageDeduplication
+from magnetar.broker.errors import MetadataProblem, TopicTerminated
 from magnetar.broker.persistent_topic import PersistentTopic
 from magnetar.broker.producer import Producer
+from magnetar.broker.producer_access import AccessMode, ProducerRequest
 from magnetar.broker.service import BrokerService
 from magnetar.broker.transport_cnx import TransportCnx
 from magnetar.naming import TopicName
@@ -91,10 +93,7 @@ class ProducerRequests:
         producer_id = request.producer_id
         existing = self._producers.get(producer_id)
         if existing is not None:
-            reply = commands.producer_success(
-                request.request_id, existing.name, last_sequence_id=_last_sequence_id(existing)
-            )
-            cnx.write_command(reply)
+            cnx.write_command(self._success(request.request_id, existing))
             return
         if producer_id in self._pending:
             cnx.write_command(commands.error(request.request_id, pb.ServiceNotReady,
@@ -104,7 +103,9 @@ class ProducerRequests:
 
         async def work() -> pb.BaseCommand:
             try:
-                topic = await self._service.get_topic(TopicName.parse(request.topic))
+                topic = await self._service.get_topic(
+                    TopicName.parse(request.topic), by_client=True
+                )
                 name = request.producer_name or (
                     f"{self._service.config.cluster_name}-{next(_producer_names)}"
                 )
@@ -112,22 +113,45 @@ class ProducerRequests:
                 producer = Producer(
                     cnx, producer_id, name, str(topic.name), topic.publish, deduplication=dedup
                 )
-                topic.add_producer(producer)
+                access = ProducerRequest(
+                    name,
+                    AccessMode(request.producer_access_mode),
+                    request.topic_epoch if request.HasField("topic_epoch") else None,
+                )
+
+                def queued() -> None:  # WaitForExclusive: "created, not ready yet"
+                    cnx.write_command(
+                        commands.producer_success(request.request_id, name, producer_ready=False)
+                    )
+
+                producer.topic_epoch = await topic.add_producer(producer, access, queued)
+                if producer_id not in self._pending:  # closed by the client while it waited
+                    await self._release(producer)
+                    raise MetadataProblem("producer was closed before it was ready")
                 self._producers[producer_id] = producer
                 self._closed.discard(producer_id)
             finally:
                 self._pending.discard(producer_id)
             log.info("producer_created", client=cnx.address, topic=request.topic, name=name)
-            return commands.producer_success(
-                request.request_id, name, last_sequence_id=_last_sequence_id(producer)
-            )
+            return self._success(request.request_id, producer)
 
         await cnx.request(request.request_id, work)
+
+    @staticmethod
+    def _success(request_id: int, producer: Producer) -> pb.BaseCommand:
+        return commands.producer_success(
+            request_id,
+            producer.name,
+            last_sequence_id=_last_sequence_id(producer),
+            topic_epoch=producer.topic_epoch,
+        )
 
     async def _admit(self, topic: object) -> MessageDeduplication | None:
         """Backlog quota check (may refuse) and deduplication readiness, persistent topics only."""
         if not isinstance(topic, PersistentTopic):
             return None
+        if topic.is_terminated:
+            raise TopicTerminated(str(topic.name))
         await self._service.backlog_quota.check_new_producer(topic)
         await topic.deduplication.wait_ready()
         return topic.deduplication
@@ -175,6 +199,8 @@ class ProducerRequests:
     async def _close_producer(self, request: pb.CommandCloseProducer) -> None:
         producer = self._producers.pop(request.producer_id, None)
         if producer is None:
+            # One still being created (e.g. waiting for exclusive access) is dropped once it is.
+            self._pending.discard(request.producer_id)
             self._cnx.write_command(commands.success(request.request_id))
             return
         self._closed.add(request.producer_id)

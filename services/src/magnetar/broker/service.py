@@ -36,6 +36,7 @@ from magnetar.broker.ownership import BundleTopics, LocalOwnership, LookupResult
 from magnetar.broker.persistent_topic import PersistentTopic
 from magnetar.broker.policy_defaults import (
     BrokerPolicyDefaults,
+    effective_auto_topic_creation,
     effective_retention,
     with_retention,
 )
@@ -149,8 +150,13 @@ class BrokerService:
         found = self.topics.get(str(topic))
         return found if found is not None and found.is_open else None
 
-    async def get_topic(self, topic: TopicName, *, create: bool = True) -> AnyTopic:
-        """The loaded topic, loading (and with ``create`` creating) it on first use."""
+    async def get_topic(
+        self, topic: TopicName, *, create: bool = True, by_client: bool = False
+    ) -> AnyTopic:
+        """The loaded topic, loading (and with ``create`` creating) it on first use.
+        ``by_client`` (a producer or consumer): create only where the effective
+        ``allowAutoTopicCreation`` allows it, or ``topic`` is a partition of a partitioned
+        topic; else TopicNotFound, as Pulsar answers."""
         if self._closed:
             raise ServiceNotReady("broker is shutting down")
         self.ownership.check_owned(topic)
@@ -160,12 +166,12 @@ class BrokerService:
         key = str(topic)
         task = self._loading.get(key)
         if task is None:
-            task = asyncio.create_task(self._load(topic, create), name=f"load-{key}")
+            task = asyncio.create_task(self._load(topic, create, by_client), name=f"load-{key}")
             self._loading[key] = task
             task.add_done_callback(lambda _t: self._loading.pop(key, None))
         return await asyncio.shield(task)
 
-    async def _load(self, topic: TopicName, create: bool) -> AnyTopic:
+    async def _load(self, topic: TopicName, create: bool, by_client: bool) -> AnyTopic:
         loaded: AnyTopic
         if topic.is_persistent:
             name = topic.managed_ledger_name
@@ -178,12 +184,17 @@ class BrokerService:
                 if not exists:
                     raise TopicNotFound(str(topic))
                 policies = Policies()  # a ledger left behind by a deleted namespace
+            if not exists and by_client:
+                await self._check_auto_creation(topic, policies)
             ml = await self.factory.open(name, self.managed_ledger_config_for(policies))
             loaded = PersistentTopic(topic, ml, deduplication=self.config.deduplication)
             await self._load_deduplication(loaded, policies)
         else:
-            if not create or not await self.resources.namespace_exists(topic.namespace):
+            policies = await self._namespace_policies(topic.namespace) if create else None
+            if policies is None:
                 raise TopicNotFound(str(topic))
+            if by_client:
+                await self._check_auto_creation(topic, policies)
             loaded = NonPersistentTopic(topic)
         if self._closed:
             await loaded.close()
@@ -198,6 +209,19 @@ class BrokerService:
         self.message_expiry.start()
         log.info("topic_loaded", topic=str(topic))
         return loaded
+
+    async def _check_auto_creation(self, topic: TopicName, policies: Policies) -> None:
+        """TopicNotFound unless a client may create ``topic``: the namespace's
+        autoTopicCreation (else the broker's allowAutoTopicCreation) allows it, or it is a
+        partition of an existing partitioned topic."""
+        auto = effective_auto_topic_creation(policies, self.config.policy_defaults)
+        if auto.allow_auto_topic_creation:
+            return
+        if topic.is_partition:
+            partitions = await self.resources.get_partitions(topic.partitioned_topic_name)
+            if topic.partition_index < partitions:
+                return
+        raise TopicNotFound(str(topic))
 
     async def topic_exists(self, topic: TopicName) -> bool:
         """``topic`` is loaded here, or (persistent) has a managed ledger: one metadata read

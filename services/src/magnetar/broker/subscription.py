@@ -273,6 +273,7 @@ class PersistentSubscription:
         if len(replays) < budget and not parked:
             fresh = await self.cursor.read_entries(budget - len(replays))
         if not replays and not fresh:
+            self._check_end_of_topic()
             return False
         entries = replays + fresh if replays else fresh
         # Each entry's metadata is parsed once and its unacked-index mask looked up once, here;
@@ -482,6 +483,20 @@ class PersistentSubscription:
         consumer.rate_redeliver.record(sum(r.unacked_count for r in records))
         self._put_back(records, count=True)
         self._wake.set()
+
+    # ------------------------------------------------------------------ end of topic
+    def topic_terminated(self) -> None:
+        """The topic was terminated: consumers that have had everything are told at once."""
+        self._check_end_of_topic()
+        self._wake.set()
+
+    def _check_end_of_topic(self) -> None:
+        """Tell every consumer when the topic is terminated and nothing is left to dispatch."""
+        end = self.ml.terminated_position
+        if end is None or self._replay or self.cursor.read_position <= end:
+            return
+        for consumer in self.consumers:
+            consumer.reached_end_of_topic()
 
     # ------------------------------------------------------------------ moves
     async def reset_cursor(self, pos: Position) -> None:

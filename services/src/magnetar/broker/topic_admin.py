@@ -52,7 +52,7 @@ from magnetar.broker.subscription import PersistentSubscription
 from magnetar.errors import MagnetarError
 from magnetar.managed_ledger import Position
 from magnetar.naming import NamespaceName, TopicName
-from magnetar.policies import AutoTopicCreationOverride, Policies
+from magnetar.policies import AutoTopicCreationOverride, MessageIdData, Policies
 from magnetar.protocol.message_id import MessageId
 from magnetar.telemetry import get_logger
 
@@ -369,6 +369,13 @@ class TopicAdmin:
         topic = await self._persistent(t)
         subscription = topic.subscription(sub)
         await subscription.reset_cursor(topic.start_position(MessageId(ledger_id, entry_id)))
+
+    async def terminate_topic(self, t: TopicName) -> MessageIdData:
+        """Pulsar's terminate: no more publishing, ever; the id of the last message."""
+        if await self.resources.get_partitions(t):
+            raise NotAllowed("Termination of a partitioned topic is not allowed")
+        last = await (await self._persistent(t)).terminate()
+        return MessageIdData(last.ledger_id, last.entry_id, t.partition_index)
 
     async def expire_messages(self, t: TopicName, sub: str, seconds: int) -> None:
         """Pulsar's expireMessages: what was published more than ``seconds`` ago (0: nothing)."""

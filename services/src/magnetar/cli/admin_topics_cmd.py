@@ -223,6 +223,13 @@ def topics_unload(ctx: typer.Context, topic: TopicArg) -> None:
     call(ctx, lambda a: a.unload_topic(topic))
 
 
+@topics.command("terminate")
+def topics_terminate(ctx: typer.Context, topic: TopicArg) -> None:
+    """Terminate a topic: no more messages may be published to it, ever."""
+    last = call(ctx, lambda a: a.terminate_topic(topic))
+    emit(ctx, last.to_json(), lambda: f"Topic terminated at {last.ledger_id}:{last.entry_id}")
+
+
 @topics.command("lookup")
 def topics_lookup(ctx: typer.Context, topic: TopicArg) -> None:
     """Show which broker serves a topic."""

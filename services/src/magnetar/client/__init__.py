@@ -58,6 +58,7 @@ from magnetar.client.message import Message
 from magnetar.client.multi_topic import MultiTopicConsumer
 from magnetar.client.partitioned_producer import PartitionedProducer
 from magnetar.client.producer import Producer
+from magnetar.client.producer_options import ProducerAccessMode
 from magnetar.client.reader import Reader
 from magnetar.client.receiver import InitialPosition, SubscriptionType
 from magnetar.client.routing import HashingScheme, RoutingMode
@@ -100,6 +101,7 @@ __all__ = [
     "PartitionedProducer",
     "PersistenceError",
     "Producer",
+    "ProducerAccessMode",
     "ProducerBlockedQuotaExceeded",
     "ProducerBusy",
     "ProducerClosed",

@@ -391,6 +391,12 @@ class AdminClient:
     async def unload_topic(self, topic: str) -> None:
         await self._call("PUT", f"{_topic(topic)}/unload")
 
+    async def terminate_topic(self, topic: str) -> MessageIdData:
+        """End a persistent topic for good (no more publishing); its last message id."""
+        return _read(
+            MessageIdData.from_json, await self._call("POST", f"{_topic(topic)}/terminate")
+        )
+
     async def lookup_topic(self, topic: str) -> LookupData:
         path = f"/lookup/v2/topic/{TopicName.parse(topic, strict=False).rest_path}"
         return LookupData.from_json(await self._call("GET", path))

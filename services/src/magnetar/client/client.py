@@ -33,7 +33,7 @@ from magnetar.client.multi_topic import MultiTopicConsumer
 from magnetar.client.partitioned_producer import PartitionedProducer
 from magnetar.client.pool import ConnectionPool
 from magnetar.client.producer import Producer
-from magnetar.client.producer_options import ProducerOptions
+from magnetar.client.producer_options import ProducerAccessMode, ProducerOptions
 from magnetar.client.reader import Reader
 from magnetar.client.receiver import (
     ConsumerOptions,
@@ -126,11 +126,13 @@ class Client:
         hashing_scheme: HashingScheme | str = HashingScheme.BOOST,
         message_router: Callable[[str | None, int], int] | None = None,
         properties: Mapping[str, str] | None = None,
+        access_mode: ProducerAccessMode | str = ProducerAccessMode.SHARED,
     ) -> Producer | PartitionedProducer:
         """A producer for ``topic``; a :class:`PartitionedProducer` when it is partitioned.
 
         Options follow the official clients (see docs/client.md); ``message_router`` is
         ``(key, num_partitions) -> partition`` and overrides ``routing_mode``.
+        ``access_mode``: Pulsar's producer access modes (:class:`ProducerAccessMode`).
         """
         self.check_open()
         options = ProducerOptions(
@@ -148,6 +150,7 @@ class Client:
             hashing_scheme=hashing_scheme,
             message_router=message_router,
             properties=dict(properties or {}),
+            access_mode=access_mode,
         )
         return await partitioned_producer.create_producer(self, topic, options)
 

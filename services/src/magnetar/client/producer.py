@@ -60,7 +60,12 @@ from magnetar.client.errors import (
     SendTimeout,
     server_error,
 )
-from magnetar.client.producer_options import ProducerOptions, SendOptions
+from magnetar.client.producer_options import (
+    ProducerAccessMode,
+    ProducerOptions,
+    SendOptions,
+    access_mode,
+)
 from magnetar.client.reconnect import Reconnector, retry_until
 from magnetar.naming import client_topic_name, full_topic_name
 from magnetar.protocol import commands
@@ -86,6 +91,7 @@ class _State(enum.Enum):
 # (an enum member looked up on its class is not).
 _UNUSABLE = (_State.FAILED, _State.CLOSING, _State.CLOSED)
 _WRITABLE = (_State.READY, _State.CLOSING)
+_NO_DEADLINE_S = 365 * 24 * 3600.0  # a WaitForExclusive PRODUCER request waits this long
 
 
 class Producer:
@@ -111,6 +117,7 @@ class Producer:
         )
         self._sequence_known = options.initial_sequence_id is not None
         self._epoch = 0
+        self.topic_epoch: int | None = None  # the topic epoch the broker last granted us
         self._pending: deque[OpSend] = deque()
         self._batch = BatchBuilder(
             max_messages=options.batching_max_messages, max_bytes=options.batching_max_bytes
@@ -164,17 +171,23 @@ class Producer:
         if self._state in (_State.CLOSED, _State.FAILED):
             return
         conn.register_producer(self.producer_id, self)
+        mode = access_mode(self._options.access_mode)
         command = commands.producer(
             self.topic,
             self.producer_id,
             conn.new_request_id(),
             producer_name=self.producer_name or None,
+            access_mode=mode.wire,
             epoch=self._epoch,
             metadata=self._options.properties,
+            topic_epoch=self.topic_epoch,
         )
         command.producer.user_provided_producer_name = self._user_named
+        # WaitForExclusive: the broker answers "not ready" and then waits (no deadline, as the
+        # official clients do).
+        wait = mode is ProducerAccessMode.WAIT_FOR_EXCLUSIVE
         try:
-            response = await conn.request(command)
+            response = await conn.request(command, timeout_s=_NO_DEADLINE_S if wait else None)
         except BaseException:
             conn.unregister_producer(self.producer_id)
             raise
@@ -183,6 +196,8 @@ class Producer:
             raise ConnectionLost(f"connection to {conn.physical_address} lost while attaching")
         success = response.producer_success
         self.producer_name = success.producer_name
+        if success.HasField("topic_epoch"):
+            self.topic_epoch = success.topic_epoch  # sent again on reconnect: fencing
         if not self._sequence_known:
             self._sequence_known = True
             self.last_sequence_id = success.last_sequence_id

@@ -12,6 +12,7 @@ and, for the routing fields, by :mod:`magnetar.client.partitioned_producer`.
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TypedDict
@@ -19,6 +20,37 @@ from typing import TypedDict
 from magnetar.client.compression import CompressionType, compression_type
 from magnetar.client.errors import InvalidConfiguration
 from magnetar.client.routing import HashingScheme, RoutingMode
+from magnetar.wire import pulsar_api_pb2 as pb
+
+
+class ProducerAccessMode(enum.StrEnum):
+    """Who else may publish while this producer is connected (Pulsar's access modes).
+
+    ``SHARED``: anyone. ``EXCLUSIVE``: creation fails (ProducerFenced) if another producer is
+    connected. ``EXCLUSIVE_WITH_FENCING``: the others are fenced out and this one takes the
+    topic. ``WAIT_FOR_EXCLUSIVE``: creation waits until the topic has no other producer.
+    """
+
+    SHARED = "Shared"
+    EXCLUSIVE = "Exclusive"
+    WAIT_FOR_EXCLUSIVE = "WaitForExclusive"
+    EXCLUSIVE_WITH_FENCING = "ExclusiveWithFencing"
+
+    @property
+    def wire(self) -> pb.ProducerAccessMode.ValueType:
+        return pb.ProducerAccessMode.Value(self.value)
+
+
+def access_mode(value: ProducerAccessMode | str) -> ProducerAccessMode:
+    """``value`` as an access mode (Pulsar's names, any case); InvalidConfiguration if none."""
+    if isinstance(value, ProducerAccessMode):
+        return value
+    wanted = value.replace("_", "").lower()
+    for mode in ProducerAccessMode:
+        if mode.value.lower() == wanted:
+            return mode
+    names = ", ".join(m.value for m in ProducerAccessMode)
+    raise InvalidConfiguration(f"access_mode must be one of {names}; got {value!r}")
 
 
 class SendOptions(TypedDict, total=False):
@@ -58,6 +90,7 @@ class ProducerOptions:
     hashing_scheme: HashingScheme | str = HashingScheme.BOOST
     message_router: Callable[[str | None, int], int] | None = None
     properties: Mapping[str, str] = field(default_factory=dict)
+    access_mode: ProducerAccessMode | str = ProducerAccessMode.SHARED
 
     def validate(self) -> None:
         if self.max_pending_messages < 1:
@@ -69,3 +102,4 @@ class ProducerOptions:
         if self.batching_max_publish_delay_ms < 0:
             raise InvalidConfiguration("batching_max_publish_delay_ms cannot be negative")
         compression_type(self.compression_type)
+        access_mode(self.access_mode)

@@ -275,6 +275,49 @@ class ManagedLedger:
         if self._state is State.CLOSED:
             raise ManagedLedgerClosed(self.name)
 
+    # ------------------------------------------------------------------ properties, terminate
+    @property
+    def properties(self) -> dict[str, str]:
+        """The owner's key/value state, persisted in the info (Pulsar's ML properties)."""
+        return dict(self._meta.properties)
+
+    async def set_property(self, key: str, value: str) -> None:
+        """Persist ``key`` = ``value`` in the info (CAS; a conflict fences us)."""
+        self.check_usable()
+        async with self._meta.lock:
+            previous = self._meta.properties.get(key)
+            self._meta.properties[key] = value
+            try:
+                await self._write_info(self._meta.ledgers)
+            except BaseException:
+                if previous is None:
+                    self._meta.properties.pop(key, None)
+                else:
+                    self._meta.properties[key] = previous
+                raise
+
+    @property
+    def terminated_position(self) -> Position | None:
+        """The last entry of a terminated managed ledger (no add may follow it), else None."""
+        return self._meta.terminated_position
+
+    async def terminate(self) -> Position:
+        """Record the last confirmed entry as the end of the log (persisted; idempotent).
+
+        The caller (the topic) refuses new adds first and lets in-flight ones finish, so the
+        position recorded is the last entry there will ever be."""
+        self.check_usable()
+        async with self._meta.lock:
+            if self._meta.terminated_position is None:
+                self._meta.terminated_position = self.last_confirmed_position
+                try:
+                    await self._write_info(self._meta.ledgers)
+                except BaseException:
+                    self._meta.terminated_position = None
+                    raise
+            log.info("managed_ledger_terminated", managed_ledger=self.name)
+            return self._meta.terminated_position
+
     def fence(self, reason: str) -> None:
         if self._state is not State.OPEN:
             return

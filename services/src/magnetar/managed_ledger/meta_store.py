@@ -14,6 +14,9 @@ Invariants:
   :func:`magnetar.metadata.store.update`, which re-reads and retries, does not fit here.
 * :attr:`MetaStore.ledgers` is the chain as last written, plus closed ledgers' final counts
   recorded in memory (:meth:`MetaStore.record_closed`) that the next write carries.
+* :attr:`MetaStore.properties` (the owner's key/value state, e.g. a topic's epoch) and
+  :attr:`MetaStore.terminated_position` are read by :meth:`MetaStore.load` and carried by every
+  write, so a rollover or trim never drops them.
 * Callers serialise writes with :attr:`MetaStore.lock` (opening, before anyone else can write,
   needs no lock).
 
@@ -28,8 +31,14 @@ import asyncio
 import contextlib
 from collections.abc import Sequence
 
-from magnetar.managed_ledger.codec import decode_ledger_info, encode_ledger_info, ledger_info_of
+from magnetar.managed_ledger.codec import (
+    ManagedLedgerInfoValue,
+    decode_ledger_info,
+    encode_ledger_info,
+    ledger_info_of,
+)
 from magnetar.managed_ledger.errors import ManagedLedgerFenced
+from magnetar.managed_ledger.position import Position
 from magnetar.managed_ledger.trimming import LedgerInfo
 from magnetar.metadata import keys
 from magnetar.metadata.errors import BadVersion, KeyExists, NotFound
@@ -47,6 +56,8 @@ class MetaStore:
         self.lock = asyncio.Lock()
         self.ledgers: list[LedgerInfo] = []
         """The chain as last persisted (the current ledger's counts are 0 until closed)."""
+        self.properties: dict[str, str] = {}
+        self.terminated_position: Position | None = None
 
     async def load(self) -> list[LedgerInfo]:
         """The persisted chain (an empty one is created if there is none); its version becomes
@@ -63,11 +74,15 @@ class MetaStore:
                 if found is None:
                     raise ManagedLedgerFenced(self._name, "info vanished while opening") from None
         self._version = found.version
-        return list(decode_ledger_info(self._key, found.value).ledgers)
+        info = decode_ledger_info(self._key, found.value)
+        self.properties = dict(info.properties)
+        self.terminated_position = info.terminated_position
+        return list(info.ledgers)
 
     async def write(self, ledgers: Sequence[LedgerInfo]) -> None:
         """CAS the chain; :class:`ManagedLedgerFenced` if another owner changed it."""
-        data = encode_ledger_info(ledger_info_of(ledgers))
+        info = ManagedLedgerInfoValue(tuple(ledgers), self.terminated_position, self.properties)
+        data = encode_ledger_info(info)
         try:
             self._version = await self._store.put(self._key, data, expected_version=self._version)
         except (BadVersion, NotFound) as exc:
