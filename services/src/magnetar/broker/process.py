@@ -30,6 +30,7 @@ import sys
 from contextlib import suppress
 
 from magnetar.broker.broker_registry import BrokerAlreadyRegistered, BrokerRegistry
+from magnetar.broker.bundle_factory import NamespaceBundleFactory
 from magnetar.broker.errors import ClusterExists, NamespaceExists, TenantExists
 from magnetar.broker.ownership import BundleOwnership, BundleTopics, Ownership
 from magnetar.broker.resources import BrokerResources
@@ -68,11 +69,9 @@ async def create_defaults(service: BrokerService) -> None:
         await resources.create_namespace(NamespaceName("public", "default"))
 
 
-def cluster_ownership(
-    store: MetadataStore, registry: BrokerRegistry, bundle_count: int
-) -> OwnershipFactory:
-    def build(topics: BundleTopics) -> Ownership:
-        return BundleOwnership(store, registry, topics, bundle_count)
+def cluster_ownership(store: MetadataStore, registry: BrokerRegistry) -> OwnershipFactory:
+    def build(topics: BundleTopics, factory: NamespaceBundleFactory) -> Ownership:
+        return BundleOwnership(store, registry, topics, factory)
 
     return build
 
@@ -98,7 +97,7 @@ async def run_broker(
         # A crashed predecessor's key lives until its lease expires: wait that long, no more.
         wait_s = settings.session_timeout_s + 2.0
         registry = BrokerRegistry(store, broker_lookup_data(config), wait_s=wait_s)
-        ownership = cluster_ownership(store, registry, config.default_number_of_namespace_bundles)
+        ownership = cluster_ownership(store, registry)
     service = BrokerService(store, factory, config, BrokerResources(store), ownership)
     await create_defaults(service)
     server = BrokerServer(service, settings.bind_address, settings.broker_port)
