@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from magnetar.broker.broker_registry import BrokerLookupData
+from magnetar.broker.bundle_factory import NamespaceBundleFactory
 from magnetar.broker.bundles import NamespaceBundle
 from magnetar.broker.errors import TopicExists, TopicNotFound
 from magnetar.broker.ownership import LocalOwnership
@@ -34,7 +35,8 @@ class FakeTopicService:
         self.announced: Policies | None = None
         me = BrokerLookupData("127.0.0.1:6650", self.broker_service_url, self.web_service_url)
         # The standalone's real ownership: lookups answer this broker, bundles are Pulsar's 4.
-        self._ownership = LocalOwnership(me, self, 4)
+        factory = NamespaceBundleFactory(resources.store, 4)
+        self._ownership = LocalOwnership(me, self, factory)
 
     @property
     def ownership(self) -> LocalOwnership:

@@ -15,7 +15,8 @@ from magnetar.broker.broker_registry import (
     BrokerRegistry,
     live_brokers,
 )
-from magnetar.broker.bundles import NamespaceBundle
+from magnetar.broker.bundle_factory import NamespaceBundleFactory
+from magnetar.broker.bundles import NamespaceBundle, NamespaceBundles
 from magnetar.broker.errors import ServiceNotReady
 from magnetar.broker.ownership import BundleOwnership, LookupResult, choose_broker
 from magnetar.metadata.memory import MemoryMetadataStore
@@ -50,7 +51,12 @@ async def start_broker(name: str, port: int, session_timeout_s: float = 10.0) ->
     registry = BrokerRegistry(store, data(port), wait_s=0.2)
     await registry.register()
     topics = RecordingTopics()
-    return Broker(store, registry, BundleOwnership(store, registry, topics, 4), topics)
+    return Broker(
+        store,
+        registry,
+        BundleOwnership(store, registry, topics, NamespaceBundleFactory(store, 4)),
+        topics,
+    )
 
 
 @pytest.fixture
@@ -67,7 +73,7 @@ async def pair() -> AsyncIterator[tuple[Broker, Broker]]:
 def other_bundle_topic(owned: NamespaceBundle, ownership: BundleOwnership) -> TopicName:
     for i in range(1000):
         topic = TopicName.parse(f"persistent://public/default/x{i}")
-        if ownership.bundles_of(topic.namespace).find(topic) != owned:
+        if NamespaceBundles.even(topic.namespace).find(topic) != owned:
             return topic
     raise AssertionError("no topic outside the bundle")
 

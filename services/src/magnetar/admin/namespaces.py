@@ -1,8 +1,10 @@
 """``/admin/v2/namespaces``: create/list/delete and the namespace policies Pulsar exposes
 (retention, messageTTL, backlogQuota, deduplication, autoTopicCreation,
 schemaCompatibilityStrategy, permissions). ``GET /admin/v2/namespaces/{tenant}/{namespace}``
-returns the whole Policies object. A policy that is not set reads as 204 No Content (Pulsar
-answers a null value so). Every change is a compare-and-set through ``set_policies``.
+returns the whole Policies object; a create body's ``bundles`` (Pulsar's ``{"numBundles": N}``)
+sets the namespace's bundles, stored by the bundle factory (and forgotten on delete). A policy
+that is not set reads as 204 No Content (Pulsar answers a null value so). Every change is a
+compare-and-set through ``set_policies``.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Body, Response
 
 from magnetar.admin.service import TopicService
+from magnetar.broker.bundles import NamespaceBundles
 from magnetar.broker.errors import NamespaceNotEmpty, TenantNotFound
 from magnetar.broker.resources import BrokerResources
 from magnetar.naming import NamespaceName, TopicName
@@ -52,6 +55,15 @@ def _check_retention_covers_quota(policies: Policies) -> Policies:
     return policies
 
 
+def initial_bundles(ns: NamespaceName, value: object, default_count: int) -> NamespaceBundles:
+    """A new namespace's bundles from a create body's ``bundles`` (Pulsar's
+    ``{"numBundles": N}``, or explicit ``boundaries``); 412 when malformed."""
+    try:
+        return NamespaceBundles.from_json(ns, value, default_count)
+    except ValueError as exc:
+        raise InvalidPolicies(f"Invalid bundles: {exc}") from exc
+
+
 async def parse_namespace(resources: BrokerResources, tenant: str, namespace: str) -> NamespaceName:
     """Validate the name; 404 when its tenant does not exist."""
     ns = NamespaceName.parse(f"{tenant}/{namespace}")
@@ -74,6 +86,7 @@ async def delete_namespace(service: TopicService, ns: NamespaceName, force: bool
     for name in topics:
         await service.delete_topic(TopicName.parse(name), True)
     await resources.delete_namespace(ns)
+    await service.ownership.bundle_factory.delete(ns)
 
 
 def router(service: TopicService) -> APIRouter:
@@ -98,7 +111,12 @@ def router(service: TopicService) -> APIRouter:
     ) -> None:
         ns = await ns_of(tenant, namespace)
         policies = _check_retention_covers_quota(Policies.from_json(body or {}))
+        factory = service.ownership.bundle_factory
+        bundles = (body or {}).get("bundles")
+        initial = None if bundles is None else initial_bundles(ns, bundles, factory.default_count)
         await resources.create_namespace(ns, policies)
+        if initial is not None:
+            await factory.create(initial)
 
     @api.delete("/{tenant}/{namespace}", status_code=NO_CONTENT, summary="Delete a namespace")
     async def delete(tenant: str, namespace: str, force: bool = False) -> None:

@@ -58,6 +58,14 @@ class ServiceNotReady(BrokerError):
     retryable = True
 
 
+class StaleBundle(ServiceNotReady):
+    """A namespace bundle that was split meanwhile: the caller redoes its lookup."""
+
+    def __init__(self, bundle: str) -> None:
+        super().__init__(f"Namespace bundle {bundle} was split; please redo the lookup")
+        self.bundle = bundle
+
+
 class ProducerBusy(BrokerError):
     def __init__(self, topic: str, producer_name: str) -> None:
         super().__init__(f"producer {producer_name!r} is already connected to {topic}")

@@ -25,8 +25,17 @@ Invariants (cluster):
 - Unloading (admin, or SIGTERM) marks the bundle releasing (refusing new clients), closes its
   topics (clients get CLOSE_PRODUCER / CLOSE_CONSUMER and look up again), and only then deletes
   the owner key.
-- Bundle boundaries: every namespace has ``default_number_of_namespace_bundles`` even bundles
-  (the same setting on every broker); splitting comes with the load manager.
+- Bundle boundaries come from the :class:`~magnetar.broker.bundle_factory.NamespaceBundleFactory`
+  (stored per namespace; its cache is a hint). This broker serves a topic when an owned bundle
+  holds the topic's hash, so serving needs no read of the boundaries. A bundle is acquired only
+  if it is still a current bundle on a fresh read AFTER its owner key was created; a stale one
+  (split meanwhile) is given up at once and the lookup is redone (:class:`StaleBundle`). So an
+  owned bundle never overlaps another broker's.
+- Splitting (only the owner splits): the owner keys of both halves are created first, then the
+  boundaries are updated with a compare-and-set, then the halves replace the bundle in the local
+  table and the old owner key is deleted. Until the compare-and-set nobody can look a half up;
+  after it, both halves already have their owner. Topics stay loaded (no client notices) unless
+  the split unloads the halves.
 
 Concurrency: on the broker's loop. Lookups and the admin call :meth:`Ownership.lookup` and
 :meth:`Ownership.unload`; the broker service calls :meth:`Ownership.check_owned` before it
@@ -37,6 +46,7 @@ serves a topic. Topic closes after a session loss run as tasks the ownership own
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import enum
 import json
 from collections.abc import Iterable, Sequence
@@ -44,8 +54,9 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from magnetar.broker.broker_registry import BrokerLookupData, BrokerRegistry, live_brokers
-from magnetar.broker.bundles import NamespaceBundle, NamespaceBundles
-from magnetar.broker.errors import ServiceNotReady
+from magnetar.broker.bundle_factory import NamespaceBundleFactory
+from magnetar.broker.bundles import BundleRange, NamespaceBundle, NamespaceBundles, topic_hash
+from magnetar.broker.errors import ServiceNotReady, StaleBundle
 from magnetar.metadata import keys
 from magnetar.metadata.errors import BadVersion, KeyExists, MetadataError, NotFound
 from magnetar.metadata.store import MetadataStore, SessionEvent
@@ -82,7 +93,12 @@ class BundleTopics(Protocol):
 class Ownership(Protocol):
     """Which bundles this broker serves, and the lookup answers (see the module docstring)."""
 
-    def bundles_of(self, namespace: NamespaceName) -> NamespaceBundles: ...
+    @property
+    def bundle_factory(self) -> NamespaceBundleFactory: ...
+
+    async def bundles(self, namespace: NamespaceName) -> NamespaceBundles:
+        """The namespace's current bundles (read fresh)."""
+        ...
 
     def check_owned(self, topic: TopicName) -> None:
         """Raise :class:`ServiceNotReady` unless this broker serves ``topic``'s bundle."""
@@ -95,6 +111,13 @@ class Ownership(Protocol):
 
     async def unload(self, bundle: NamespaceBundle) -> bool:
         """Close the bundle's topics and give it up; False when this broker does not own it."""
+        ...
+
+    async def split(
+        self, bundle: NamespaceBundle, boundary: int, unload: bool
+    ) -> tuple[NamespaceBundle, NamespaceBundle] | None:
+        """Cut an owned (or unowned, then acquired) bundle at ``boundary``; the halves, then
+        unloaded with ``unload``. None when another broker owns it."""
         ...
 
     async def close(self) -> None:
@@ -133,16 +156,33 @@ def owner_of_record(raw: bytes) -> LookupResult:
     return LookupResult(str(data["nativeUrl"]), str(data["httpUrl"]))
 
 
+def halves(bundle: NamespaceBundle, boundary: int) -> tuple[NamespaceBundle, NamespaceBundle]:
+    """``bundle`` cut at ``boundary``; ValueError unless the boundary is strictly inside."""
+    r = bundle.range
+    if not r.lower < boundary < r.upper:
+        raise ValueError(f"split boundary {boundary:#x} is not inside {bundle}")
+    return (
+        NamespaceBundle(bundle.namespace, BundleRange(r.lower, boundary)),
+        NamespaceBundle(bundle.namespace, BundleRange(boundary, r.upper)),
+    )
+
+
 class LocalOwnership:
     """The standalone's ownership: this broker serves every bundle."""
 
-    def __init__(self, me: BrokerLookupData, topics: BundleTopics, bundle_count: int) -> None:
+    def __init__(
+        self, me: BrokerLookupData, topics: BundleTopics, factory: NamespaceBundleFactory
+    ) -> None:
         self._me = me
         self._topics = topics
-        self._bundle_count = bundle_count
+        self._factory = factory
 
-    def bundles_of(self, namespace: NamespaceName) -> NamespaceBundles:
-        return NamespaceBundles.even(namespace, self._bundle_count)
+    @property
+    def bundle_factory(self) -> NamespaceBundleFactory:
+        return self._factory
+
+    async def bundles(self, namespace: NamespaceName) -> NamespaceBundles:
+        return await self._factory.bundles(namespace, fresh=True)
 
     def check_owned(self, topic: TopicName) -> None:
         return None
@@ -157,12 +197,21 @@ class LocalOwnership:
         await self._topics.close_bundle_topics(bundle)
         return True
 
+    async def split(
+        self, bundle: NamespaceBundle, boundary: int, unload: bool
+    ) -> tuple[NamespaceBundle, NamespaceBundle]:
+        low, high = await self._factory.split(bundle, boundary)
+        if unload:
+            await self.unload(bundle)  # the halves' topics are the bundle's
+        return low, high
+
     async def close(self) -> None:
         return None
 
 
 class _State(enum.Enum):
     OWNED = "owned"
+    SPLITTING = "splitting"  # still served; replaced by its halves when the split succeeds
     RELEASING = "releasing"
 
 
@@ -180,12 +229,12 @@ class BundleOwnership:
         store: MetadataStore,
         registry: BrokerRegistry,
         topics: BundleTopics,
-        bundle_count: int,
+        factory: NamespaceBundleFactory,
     ) -> None:
         self._store = store
         self._registry = registry
         self._topics = topics
-        self._bundle_count = bundle_count
+        self._factory = factory
         self._owned: dict[NamespaceBundle, _Owned] = {}
         self._acquiring: dict[NamespaceBundle, asyncio.Task[LookupResult]] = {}
         self._closing_lost: set[asyncio.Task[None]] = set()
@@ -197,27 +246,51 @@ class BundleOwnership:
         return self._registry.data
 
     @property
+    def bundle_factory(self) -> NamespaceBundleFactory:
+        return self._factory
+
+    @property
     def owned(self) -> Sequence[NamespaceBundle]:
         """Bundles served now (not those being released)."""
-        return [b for b, o in self._owned.items() if o.state is _State.OWNED]
+        return [b for b, o in self._owned.items() if o.state is not _State.RELEASING]
 
-    def bundles_of(self, namespace: NamespaceName) -> NamespaceBundles:
-        return NamespaceBundles.even(namespace, self._bundle_count)
-
-    def _bundle(self, topic: TopicName) -> NamespaceBundle:
-        return self.bundles_of(topic.namespace).find(topic)
+    async def bundles(self, namespace: NamespaceName) -> NamespaceBundles:
+        return await self._factory.bundles(namespace, fresh=True)
 
     def owns(self, bundle: NamespaceBundle) -> bool:
         owned = self._owned.get(bundle)
-        return owned is not None and owned.state is _State.OWNED
+        return owned is not None and owned.state is not _State.RELEASING
+
+    def _served_bundle(self, topic: TopicName) -> NamespaceBundle | None:
+        """The owned bundle that holds ``topic``, if any (no read of the boundaries)."""
+        hash_code = topic_hash(topic)
+        for bundle, owned in self._owned.items():
+            if (
+                owned.state is not _State.RELEASING
+                and bundle.namespace == topic.namespace
+                and bundle.range.contains(hash_code)
+            ):
+                return bundle
+        return None
 
     def check_owned(self, topic: TopicName) -> None:
-        if not self.owns(self._bundle(topic)):
+        if self._served_bundle(topic) is None:
             raise not_served(topic, self.me.broker_id)
 
     # ------------------------------------------------------------------ lookup
     async def lookup(self, topic: TopicName, authoritative: bool) -> LookupResult:
-        bundle = self._bundle(topic)
+        """One answer; a bundle found split meanwhile is looked up again on fresh boundaries."""
+        for _ in range(2):
+            try:
+                return await self._lookup_once(topic, authoritative)
+            except StaleBundle:
+                continue  # the failed check refreshed the cached boundaries
+        return await self._lookup_once(topic, authoritative)
+
+    async def _lookup_once(self, topic: TopicName, authoritative: bool) -> LookupResult:
+        if self._served_bundle(topic) is not None:
+            return LookupResult.connect(self.me)
+        bundle = (await self._factory.bundles(topic.namespace)).find(topic)
         if self.owns(bundle):
             return LookupResult.connect(self.me)
         current = await self._owner(bundle)
@@ -272,6 +345,11 @@ class BundleOwnership:
             return owner_of_record(winner.value)
         except MetadataError as exc:
             raise ServiceNotReady(f"Failed to acquire ownership of {bundle}: {exc}") from exc
+        if not await self._factory.bundle_of(bundle):  # split meanwhile: give it up at once
+            with contextlib.suppress(MetadataError):
+                await self._store.delete(self._key(bundle), expected_version=version)
+            log.info("stale_bundle_released", bundle=str(bundle))
+            raise StaleBundle(str(bundle))
         self._owned[bundle] = _Owned(version)
         log.info("bundle_acquired", bundle=str(bundle), broker=self.me.broker_id)
         await self._registry.report_load(len(self._owned))
@@ -284,6 +362,8 @@ class BundleOwnership:
     # ------------------------------------------------------------------ release
     async def unload(self, bundle: NamespaceBundle) -> bool:
         owned = self._owned.get(bundle)
+        if owned is not None and owned.state is _State.SPLITTING:
+            raise ServiceNotReady(f"Namespace bundle {bundle} is being split")
         if owned is None or owned.state is not _State.OWNED:
             return False
         owned.state = _State.RELEASING
@@ -301,6 +381,51 @@ class BundleOwnership:
         await self._registry.report_load(len(self._owned))
         return True
 
+    # ------------------------------------------------------------------ split
+    async def split(
+        self, bundle: NamespaceBundle, boundary: int, unload: bool
+    ) -> tuple[NamespaceBundle, NamespaceBundle] | None:
+        low, high = halves(bundle, boundary)
+        if not self.owns(bundle):
+            if self._stopping or await self._owner(bundle) is not None:
+                return None
+            acquired = await self._acquire(bundle)  # unowned: take it, then split it
+            if acquired.pulsar_service_url != self.me.pulsar_service_url:
+                return None
+        owned = self._owned.get(bundle)
+        if owned is None or owned.state is not _State.OWNED:
+            raise ServiceNotReady(f"Namespace bundle {bundle} is being split or unloaded")
+        owned.state = _State.SPLITTING
+        created: list[tuple[NamespaceBundle, int]] = []
+        try:
+            record = owner_record(self.me)
+            for half in (low, high):
+                version = await self._store.create(self._key(half), record, ephemeral=True)
+                created.append((half, version))
+            await self._factory.split(bundle, boundary)
+        except BaseException as exc:
+            for half, version in created:
+                with contextlib.suppress(MetadataError):
+                    await self._store.delete(self._key(half), expected_version=version)
+            if self._owned.get(bundle) is owned:
+                owned.state = _State.OWNED
+            if isinstance(exc, KeyExists):
+                raise ServiceNotReady(f"Failed to split {bundle}: a half is owned") from exc
+            raise
+        if self._owned.get(bundle) is owned:  # not lost to a session expiry meanwhile
+            del self._owned[bundle]
+            for half, version in created:
+                self._owned[half] = _Owned(version)
+            try:
+                await self._store.delete(self._key(bundle), expected_version=owned.version)
+            except (NotFound, BadVersion):
+                log.warning("bundle_owner_key_already_gone", bundle=str(bundle))
+            await self._registry.report_load(len(self._owned))
+        if unload:
+            for half in (low, high):
+                await self.unload(half)
+        return low, high
+
     async def close(self) -> None:
         """Stop taking bundles, release every owned one, wait for post-expiry closes."""
         self._stopping = True
@@ -309,7 +434,10 @@ class BundleOwnership:
         for bundle in list(self._owned):
             try:
                 await self.unload(bundle)
-            except MetadataError as exc:
+            except (
+                MetadataError,
+                ServiceNotReady,
+            ) as exc:  # e.g. being split: ends with the session
                 log.warning("bundle_unload_failed", bundle=str(bundle), error=str(exc))
         if self._closing_lost:
             await asyncio.wait(set(self._closing_lost))

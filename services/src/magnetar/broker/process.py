@@ -4,7 +4,9 @@ Start-up: ManagedLedgerFactory -> BrokerService -> binary protocol listener -> a
 service (the app the command line passes in) -> one ready line on stdout; a cluster member
 registers in the broker registry just before it binds (a twin address is refused there). On
 first start it creates the cluster, tenant ``public`` and namespace ``public/default``.
-SIGTERM/SIGINT stop it in order, each step under a timeout: (cluster) unregister, then unload
+A cluster member also runs the automatic bundle split (:mod:`.bundle_splitter`).
+SIGTERM/SIGINT stop it in order, each step under a timeout: (cluster) stop splitting,
+unregister, then unload
 every owned bundle while the listeners still answer lookups (clients move to other brokers),
 stop the web service and the listener (closing client connections), close topics (managed
 ledgers), the factory, then the BookKeeper client and the metadata store.
@@ -30,6 +32,8 @@ import sys
 from contextlib import suppress
 
 from magnetar.broker.broker_registry import BrokerAlreadyRegistered, BrokerRegistry
+from magnetar.broker.bundle_factory import NamespaceBundleFactory
+from magnetar.broker.bundle_splitter import BundleSplitter
 from magnetar.broker.errors import ClusterExists, NamespaceExists, TenantExists
 from magnetar.broker.ownership import BundleOwnership, BundleTopics, Ownership
 from magnetar.broker.resources import BrokerResources
@@ -68,11 +72,9 @@ async def create_defaults(service: BrokerService) -> None:
         await resources.create_namespace(NamespaceName("public", "default"))
 
 
-def cluster_ownership(
-    store: MetadataStore, registry: BrokerRegistry, bundle_count: int
-) -> OwnershipFactory:
-    def build(topics: BundleTopics) -> Ownership:
-        return BundleOwnership(store, registry, topics, bundle_count)
+def cluster_ownership(store: MetadataStore, registry: BrokerRegistry) -> OwnershipFactory:
+    def build(topics: BundleTopics, factory: NamespaceBundleFactory) -> Ownership:
+        return BundleOwnership(store, registry, topics, factory)
 
     return build
 
@@ -98,8 +100,9 @@ async def run_broker(
         # A crashed predecessor's key lives until its lease expires: wait that long, no more.
         wait_s = settings.session_timeout_s + 2.0
         registry = BrokerRegistry(store, broker_lookup_data(config), wait_s=wait_s)
-        ownership = cluster_ownership(store, registry, config.default_number_of_namespace_bundles)
+        ownership = cluster_ownership(store, registry)
     service = BrokerService(store, factory, config, BrokerResources(store), ownership)
+    splitter = bundle_splitter(settings, service)
     await create_defaults(service)
     server = BrokerServer(service, settings.bind_address, settings.broker_port)
     web: WebServer | None = None
@@ -107,6 +110,8 @@ async def run_broker(
         if registry is not None:  # before binding: a twin is refused by address, not by port
             await registry.register()
         port = await server.start()
+        if splitter is not None:
+            splitter.start()
         async with asyncio.TaskGroup() as tg:
             if app_factory is not None:
                 web = build_web_server(
@@ -126,20 +131,38 @@ async def run_broker(
             )
             await stop.wait()
             log.info("broker_stopping")
-            await hand_over(registry, service, timeout)
+            await hand_over(registry, service, timeout, splitter)
             if web is not None:
                 web.should_exit = True
     finally:
-        await hand_over(registry, service, timeout)
+        await hand_over(registry, service, timeout, splitter)
         await shutdown_step("stop_listener", server.close(timeout), timeout)
         await shutdown_step("close_topics", service.close(), timeout * 3)
         await shutdown_step("close_factory", factory.close(), timeout)
 
 
+def bundle_splitter(settings: BrokerSettings, service: BrokerService) -> BundleSplitter | None:
+    """The automatic bundle split of a cluster member (None for the standalone)."""
+    if not isinstance(service.ownership, BundleOwnership):
+        return None
+    return BundleSplitter(
+        service.ownership,
+        lambda: list(service.topics.values()),
+        settings.bundle_split_config(),
+        unload_split_bundles=settings.load_balancer_auto_unload_split_bundles_enabled,
+        window_s=service.config.stats_window_s,
+    )
+
+
 async def hand_over(
-    registry: BrokerRegistry | None, service: BrokerService, step_timeout_s: float
+    registry: BrokerRegistry | None,
+    service: BrokerService,
+    step_timeout_s: float,
+    splitter: BundleSplitter | None = None,
 ) -> None:
-    """Leave the registry, then unload every owned bundle (idempotent)."""
+    """Stop splitting, leave the registry, then unload every owned bundle (idempotent)."""
+    if splitter is not None:
+        await shutdown_step("stop_bundle_splitter", splitter.close(), step_timeout_s)
     if registry is not None:
         await shutdown_step("unregister_broker", registry.unregister(), step_timeout_s)
     await shutdown_step("unload_bundles", service.ownership.close(), step_timeout_s * 3)

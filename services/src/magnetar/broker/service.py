@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 
 from magnetar.broker.backlog_quota import BacklogQuotaConfig, BacklogQuotaManager
 from magnetar.broker.broker_registry import BrokerLookupData
+from magnetar.broker.bundle_factory import NamespaceBundleFactory
 from magnetar.broker.bundles import DEFAULT_NUMBER_OF_NAMESPACE_BUNDLES, NamespaceBundle
 from magnetar.broker.deduplication import DeduplicationConfig, DeduplicationPolicyWatch
 from magnetar.broker.errors import NamespaceNotFound, ServiceNotReady, TopicNotFound
@@ -75,7 +76,7 @@ class BrokerConfig:
     default_number_of_namespace_bundles: int = DEFAULT_NUMBER_OF_NAMESPACE_BUNDLES
 
 
-OwnershipFactory = Callable[[BundleTopics], Ownership]
+OwnershipFactory = Callable[[BundleTopics, NamespaceBundleFactory], Ownership]
 
 
 def broker_lookup_data(config: BrokerConfig) -> BrokerLookupData:
@@ -112,10 +113,13 @@ class BrokerService:
             lambda: self.topics.values(), resources.get_policies, config.policy_defaults
         )
         self.admin = TopicAdmin(self, config.policy_defaults, config.stats_window_s)
+        self.bundle_factory = NamespaceBundleFactory(
+            store, config.default_number_of_namespace_bundles
+        )
         self.ownership: Ownership = (
-            LocalOwnership(self.lookup_data, self, config.default_number_of_namespace_bundles)
+            LocalOwnership(self.lookup_data, self, self.bundle_factory)
             if ownership is None
-            else ownership(self)
+            else ownership(self, self.bundle_factory)
         )
 
     # ------------------------------------------------------------------ urls / lookup

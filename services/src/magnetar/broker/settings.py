@@ -16,6 +16,7 @@ from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from magnetar.broker.backlog_quota import BacklogQuotaConfig
+from magnetar.broker.bundle_split import BundleSplitConfig
 from magnetar.broker.deduplication import DeduplicationConfig
 from magnetar.broker.policy_defaults import BrokerPolicyDefaults
 from magnetar.broker.service import BrokerConfig
@@ -50,6 +51,18 @@ class BrokerSettings(BaseSettings):
     # defaultNumberOfNamespaceBundles: the hash ranges a namespace's topics are spread over
     # (the unit of ownership in a cluster); every broker of a cluster must agree on it.
     default_number_of_namespace_bundles: int = Field(default=4, ge=1, le=65536)
+    # Automatic bundle split (broker.conf names, Pulsar's defaults); see broker/bundle_split.py.
+    load_balancer_auto_bundle_split_enabled: bool = True
+    load_balancer_auto_unload_split_bundles_enabled: bool = True
+    load_balancer_split_interval_minutes: float = Field(default=1.0, gt=0)
+    load_balancer_namespace_bundle_max_topics: int = 1000
+    load_balancer_namespace_bundle_max_sessions: int = 1000
+    load_balancer_namespace_bundle_max_msg_rate: float = 30_000.0
+    load_balancer_namespace_bundle_max_bandwidth_mbytes: float = 100.0
+    load_balancer_namespace_maximum_bundles: int = Field(default=128, ge=1, le=65536)
+    default_namespace_bundle_split_algorithm: Literal[
+        "range_equally_divide", "topic_count_equally_divide"
+    ] = "range_equally_divide"
     shutdown_step_timeout_s: float = Field(default=10.0, gt=0)
     stats_update_frequency_s: float = Field(default=60.0, gt=0)  # statsUpdateFrequencyInSecs
     # Magnetar's own: CPython's youngest-generation GC threshold: a pass costs in proportion
@@ -108,6 +121,18 @@ class BrokerSettings(BaseSettings):
             stats_window_s=self.stats_update_frequency_s,
             policy_defaults=self.policy_defaults(),
             default_number_of_namespace_bundles=self.default_number_of_namespace_bundles,
+        )
+
+    def bundle_split_config(self) -> BundleSplitConfig:
+        return BundleSplitConfig(
+            enabled=self.load_balancer_auto_bundle_split_enabled,
+            interval_s=self.load_balancer_split_interval_minutes * 60,
+            max_topics=self.load_balancer_namespace_bundle_max_topics,
+            max_sessions=self.load_balancer_namespace_bundle_max_sessions,
+            max_msg_rate=self.load_balancer_namespace_bundle_max_msg_rate,
+            max_bandwidth_mbytes=self.load_balancer_namespace_bundle_max_bandwidth_mbytes,
+            maximum_bundles=self.load_balancer_namespace_maximum_bundles,
+            algorithm=self.default_namespace_bundle_split_algorithm,
         )
 
     def deduplication_config(self) -> DeduplicationConfig:

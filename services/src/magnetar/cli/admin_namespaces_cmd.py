@@ -41,10 +41,23 @@ def ns_list(ctx: typer.Context, tenant: Annotated[str, typer.Argument(help="The 
     emit_names(ctx, call(ctx, lambda a: a.list_namespaces(tenant)))
 
 
+BundleOpt = Annotated[
+    str, typer.Option("--bundle", "-b", help="A bundle range, e.g. 0x00000000_0x40000000.")
+]
+
+
 @namespaces.command("create")
-def ns_create(ctx: typer.Context, namespace: NamespaceArg) -> None:
-    """Create a namespace. Example: magnetar admin namespaces create acme/orders"""
-    call(ctx, lambda a: a.create_namespace(namespace))
+def ns_create(
+    ctx: typer.Context,
+    namespace: NamespaceArg,
+    bundles: Annotated[
+        int | None,
+        typer.Option("--bundles", "-b", min=1, max=65536, help="Number of bundles (hash ranges)."),
+    ] = None,
+) -> None:
+    """Create a namespace. Example: magnetar admin namespaces create acme/orders --bundles 8"""
+    body = None if bundles is None else {"bundles": {"numBundles": bundles}}
+    call(ctx, lambda a: a.create_namespace(namespace, body))
 
 
 @namespaces.command("delete")
@@ -285,3 +298,51 @@ def ns_permissions(ctx: typer.Context, namespace: NamespaceArg) -> None:
     grants = call(ctx, lambda a: a.get_permissions(namespace))
     rows = [(role, actions) for role, actions in sorted(grants.items())]
     emit(ctx, grants, lambda: render_table(["ROLE", "ACTIONS"], rows))
+
+
+# ------------------------------------------------------------------ bundles
+
+
+@namespaces.command("bundles")
+def ns_bundles(ctx: typer.Context, namespace: NamespaceArg) -> None:
+    """List the bundles (hash ranges) of a namespace."""
+    value = call(ctx, lambda a: a.get_bundles(namespace))
+    emit(ctx, value, lambda: "\n".join(value.bundles))
+
+
+@namespaces.command("split-bundle")
+def ns_split_bundle(
+    ctx: typer.Context,
+    namespace: NamespaceArg,
+    bundle: BundleOpt,
+    unload: Annotated[
+        bool, typer.Option("--unload", "-u", help="Unload the two halves after the split.")
+    ] = False,
+    algorithm: Annotated[
+        str | None,
+        typer.Option(
+            "--split-algorithm-name",
+            help="range_equally_divide (default) or topic_count_equally_divide.",
+        ),
+    ] = None,
+) -> None:
+    """Split one bundle in two. Example: -b 0x00000000_0x40000000 --unload"""
+    call(
+        ctx,
+        lambda a: a.split_namespace_bundle(namespace, bundle, unload=unload, algorithm=algorithm),
+    )
+
+
+@namespaces.command("unload")
+def ns_unload(
+    ctx: typer.Context,
+    namespace: NamespaceArg,
+    bundle: Annotated[
+        str | None, typer.Option("--bundle", "-b", help="Only this bundle (default: all).")
+    ] = None,
+) -> None:
+    """Unload a namespace's bundles (or one): their topics move on the next lookup."""
+    if bundle is None:
+        call(ctx, lambda a: a.unload_namespace(namespace))
+    else:
+        call(ctx, lambda a: a.unload_namespace_bundle(namespace, bundle))

@@ -46,6 +46,7 @@ from magnetar.client.admin_errors import (
 )
 from magnetar.client.admin_models import (
     DEFAULT_WEB_SERVICE_URL,
+    BundlesData,
     LookupData,
     PartitionedTopicMetadata,
 )
@@ -299,6 +300,34 @@ class AdminClient:
 
     async def revoke_permission(self, namespace: str, role: str) -> None:
         await self._call("DELETE", f"{_ns(namespace)}/permissions/{quote(role, safe='')}")
+
+    # ------------------------------------------------------------------ namespace bundles
+    async def get_bundles(self, namespace: str) -> BundlesData:
+        return BundlesData.from_json(await self._call("GET", f"{_ns(namespace)}/bundles"))
+
+    async def unload_namespace(self, namespace: str) -> None:
+        """Unload every bundle of the namespace, whichever broker owns it."""
+        await self._call("PUT", f"{_ns(namespace)}/unload")
+
+    async def unload_namespace_bundle(self, namespace: str, bundle: str) -> None:
+        """Unload one bundle (``0x00000000_0x40000000``); the owner does it."""
+        await self._call("PUT", f"{_ns(namespace)}/{quote(bundle, safe='')}/unload")
+
+    async def split_namespace_bundle(
+        self,
+        namespace: str,
+        bundle: str,
+        *,
+        unload: bool = False,
+        algorithm: str | None = None,
+    ) -> None:
+        """Split one bundle in two (the owner does it); ``algorithm`` is Pulsar's
+        ``splitAlgorithmName`` (``range_equally_divide`` when None)."""
+        params = {"unload": str(unload).lower()}
+        if algorithm is not None:
+            params["splitAlgorithmName"] = algorithm
+        path = f"{_ns(namespace)}/{quote(bundle, safe='')}/split"
+        await self._call("PUT", path, params=params)
 
     # ------------------------------------------------------------------ topics
 

@@ -14,6 +14,7 @@ Layout (every key absolute, ``/``-separated; free-form names are percent-encoded
     /admin/clusters/<cluster>                    ClusterData (JSON, Pulsar's field names)
     /admin/tenants/<tenant>                      TenantInfo (JSON)
     /admin/namespaces/<tenant>/<ns>              namespace Policies (JSON)
+    /admin/local-policies/<tenant>/<ns>          LocalPolicies: the namespace's bundle boundaries
     /admin/partitioned-topics/<tenant>/<ns>/<domain>/<topic>
                                                  PartitionedTopicMetadata (JSON)
     /loadbalance/brokers/<host:port>             a live broker's registration and load, ephemeral
@@ -40,6 +41,7 @@ LOCK_PREFIX = "/locks/"
 CLUSTERS_PREFIX = "/admin/clusters/"
 TENANTS_PREFIX = "/admin/tenants/"
 NAMESPACES_PREFIX = "/admin/namespaces/"
+LOCAL_POLICIES_PREFIX = "/admin/local-policies/"
 PARTITIONED_TOPICS_PREFIX = "/admin/partitioned-topics/"
 BROKERS_PREFIX = "/loadbalance/brokers/"
 BUNDLE_OWNERS_PREFIX = "/namespace/"
@@ -123,6 +125,11 @@ def namespaces_prefix(tenant_name: str) -> str:
 
 def namespace(tenant_name: str, namespace_name: str) -> str:
     return f"{namespaces_prefix(tenant_name)}{_enc(namespace_name)}"
+
+
+def local_policies(tenant_name: str, namespace_name: str) -> str:
+    """A namespace's LocalPolicies (Pulsar's path): its bundle boundaries, once stored."""
+    return f"{LOCAL_POLICIES_PREFIX}{_enc(tenant_name)}/{_enc(namespace_name)}"
 
 
 def partitioned_topics_prefix(tenant_name: str, namespace_name: str) -> str:
