@@ -4,10 +4,13 @@ Start-up: ManagedLedgerFactory -> BrokerService -> binary protocol listener -> a
 service (the app the command line passes in) -> one ready line on stdout; a cluster member
 registers in the broker registry just before it binds (a twin address is refused there). On
 first start it creates the cluster, tenant ``public`` and namespace ``public/default``.
-SIGTERM/SIGINT stop it in order, each step under a timeout: (cluster) unregister, then unload
-every owned bundle while the listeners still answer lookups (clients move to other brokers),
-stop the web service and the listener (closing client connections), close topics (managed
-ledgers), the factory, then the BookKeeper client and the metadata store.
+A cluster member also runs the load manager (:mod:`.load_manager`: leader election, placement,
+shedding) and the load reporter (:mod:`.load_reporter`), started once registered.
+SIGTERM/SIGINT stop it in order, each step under a timeout: (cluster) stop the load reporter,
+resign the load manager's leadership and unregister, then unload every owned bundle while the
+listeners still answer lookups (clients move to other brokers), stop the web service and the
+listener (closing client connections), close topics (managed ledgers), the factory, then the
+BookKeeper client and the metadata store.
 
 ``magnetar broker`` runs as a cluster member (:class:`~magnetar.broker.ownership.BundleOwnership`
 over the registry); the standalone passes ``cluster=False`` and owns every bundle.
@@ -28,9 +31,12 @@ import asyncio
 import gc
 import sys
 from contextlib import suppress
+from dataclasses import dataclass
 
 from magnetar.broker.broker_registry import BrokerAlreadyRegistered, BrokerRegistry
 from magnetar.broker.errors import ClusterExists, NamespaceExists, TenantExists
+from magnetar.broker.load_manager import BundlePlacement, LoadManager
+from magnetar.broker.load_reporter import LoadReporter
 from magnetar.broker.ownership import BundleOwnership, BundleTopics, Ownership
 from magnetar.broker.resources import BrokerResources
 from magnetar.broker.server import BrokerServer
@@ -69,12 +75,55 @@ async def create_defaults(service: BrokerService) -> None:
 
 
 def cluster_ownership(
-    store: MetadataStore, registry: BrokerRegistry, bundle_count: int
+    store: MetadataStore,
+    registry: BrokerRegistry,
+    bundle_count: int,
+    placement: BundlePlacement | None = None,
 ) -> OwnershipFactory:
     def build(topics: BundleTopics) -> Ownership:
-        return BundleOwnership(store, registry, topics, bundle_count)
+        return BundleOwnership(store, registry, topics, bundle_count, placement)
 
     return build
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterMember:
+    """A cluster member's registration, load manager and load reporter."""
+
+    registry: BrokerRegistry
+    load_manager: LoadManager
+    reporter: LoadReporter
+
+    async def join(self) -> None:
+        await self.registry.register()  # a twin is refused here
+        self.load_manager.start()
+        self.reporter.start()
+
+    async def leave(self) -> None:
+        """Stop reporting, resign the leadership, unregister (idempotent)."""
+        await self.reporter.close()
+        await self.load_manager.close()
+        await self.registry.unregister()
+
+
+def cluster_member(
+    settings: BrokerSettings,
+    store: MetadataStore,
+    registry: BrokerRegistry,
+    load_manager: LoadManager,
+    service: BrokerService,
+) -> ClusterMember:
+    ownership = service.ownership
+    assert isinstance(ownership, BundleOwnership)  # built by cluster_ownership
+    reporter = LoadReporter(
+        store,
+        registry,
+        ownership,
+        service,
+        interval_s=settings.load_balancer_report_update_interval_s,
+        window_s=service.config.stats_window_s,
+    )
+    return ClusterMember(registry, load_manager, reporter)
 
 
 async def run_broker(
@@ -93,19 +142,28 @@ async def run_broker(
     config = settings.broker_config()
     factory = ManagedLedgerFactory(store, bk)
     registry: BrokerRegistry | None = None
+    load_manager: LoadManager | None = None
     ownership: OwnershipFactory | None = None
     if cluster:
         # A crashed predecessor's key lives until its lease expires: wait that long, no more.
         wait_s = settings.session_timeout_s + 2.0
         registry = BrokerRegistry(store, broker_lookup_data(config), wait_s=wait_s)
-        ownership = cluster_ownership(store, registry, config.default_number_of_namespace_bundles)
+        load_manager = LoadManager(store, registry.data, settings.load_manager_config())
+        ownership = cluster_ownership(
+            store, registry, config.default_number_of_namespace_bundles, load_manager
+        )
     service = BrokerService(store, factory, config, BrokerResources(store), ownership)
+    member = (
+        None
+        if registry is None or load_manager is None
+        else cluster_member(settings, store, registry, load_manager, service)
+    )
     await create_defaults(service)
     server = BrokerServer(service, settings.bind_address, settings.broker_port)
     web: WebServer | None = None
     try:
-        if registry is not None:  # before binding: a twin is refused by address, not by port
-            await registry.register()
+        if member is not None:  # before binding: a twin is refused by address, not by port
+            await member.join()
         port = await server.start()
         async with asyncio.TaskGroup() as tg:
             if app_factory is not None:
@@ -126,22 +184,22 @@ async def run_broker(
             )
             await stop.wait()
             log.info("broker_stopping")
-            await hand_over(registry, service, timeout)
+            await hand_over(member, service, timeout)
             if web is not None:
                 web.should_exit = True
     finally:
-        await hand_over(registry, service, timeout)
+        await hand_over(member, service, timeout)
         await shutdown_step("stop_listener", server.close(timeout), timeout)
         await shutdown_step("close_topics", service.close(), timeout * 3)
         await shutdown_step("close_factory", factory.close(), timeout)
 
 
 async def hand_over(
-    registry: BrokerRegistry | None, service: BrokerService, step_timeout_s: float
+    member: ClusterMember | None, service: BrokerService, step_timeout_s: float
 ) -> None:
-    """Leave the registry, then unload every owned bundle (idempotent)."""
-    if registry is not None:
-        await shutdown_step("unregister_broker", registry.unregister(), step_timeout_s)
+    """Leave the cluster (load manager, registry), then unload every owned bundle (idempotent)."""
+    if member is not None:
+        await shutdown_step("unregister_broker", member.leave(), step_timeout_s)
     await shutdown_step("unload_bundles", service.ownership.close(), step_timeout_s * 3)
 
 
