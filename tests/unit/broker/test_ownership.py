@@ -18,7 +18,7 @@ from magnetar.broker.broker_registry import (
 from magnetar.broker.bundle_factory import NamespaceBundleFactory
 from magnetar.broker.bundles import NamespaceBundle, NamespaceBundles
 from magnetar.broker.errors import ServiceNotReady
-from magnetar.broker.ownership import BundleOwnership, LookupResult, choose_broker
+from magnetar.broker.ownership import BundleOwnership, LookupResult
 from magnetar.metadata.memory import MemoryMetadataStore
 from magnetar.naming import TopicName
 
@@ -76,16 +76,6 @@ def other_bundle_topic(owned: NamespaceBundle, ownership: BundleOwnership) -> To
         if NamespaceBundles.even(topic.namespace).find(topic) != owned:
             return topic
     raise AssertionError("no topic outside the bundle")
-
-
-def test_choose_broker_takes_the_least_loaded_then_the_smallest_id() -> None:
-    brokers = [
-        BrokerLookupData("b:1", "pulsar://b:1", "http://b", 2),
-        BrokerLookupData("c:1", "pulsar://c:1", "http://c", 1),
-        BrokerLookupData("a:1", "pulsar://a:1", "http://a", 1),
-    ]
-    assert choose_broker(brokers) == brokers[2]
-    assert choose_broker([]) is None
 
 
 async def test_first_lookup_acquires_on_the_chosen_broker_and_others_connect_to_it(

@@ -1,7 +1,8 @@
 """``create_app(service, metrics)``: the admin REST v2 + lookup FastAPI application.
 
 Beside the REST API: the broker health check, and ``/metrics`` when the process passes its
-:class:`~magnetar.telemetry.metrics.Metrics` (:mod:`magnetar.admin.probes`).
+:class:`~magnetar.telemetry.metrics.Metrics` (:mod:`magnetar.admin.probes`); the brokers and
+broker-stats resources (:mod:`magnetar.admin.brokers`) when it passes its broker directory.
 
 Every error leaves as Pulsar's ``{"reason": "..."}`` body: domain errors get their status from
 THE table in :mod:`magnetar.admin.errors`; FastAPI's validation errors become 400; unknown
@@ -19,10 +20,11 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from magnetar.admin import bundles, clusters, lookup, namespaces, probes, tenants
+from magnetar.admin import brokers, bundles, clusters, lookup, namespaces, probes, tenants
 from magnetar.admin import topics as topic_routes
 from magnetar.admin.errors import http_status_for, reason_of
 from magnetar.admin.service import TopicService
+from magnetar.broker.broker_directory import BrokerDirectory
 from magnetar.errors import MagnetarError
 from magnetar.telemetry import get_logger
 from magnetar.telemetry.metrics import Metrics
@@ -64,7 +66,11 @@ async def _on_unexpected(request: Request, exc: Exception) -> JSONResponse:
     return _reason(500, f"Internal error: {type(exc).__name__}: {exc}")
 
 
-def create_app(service: TopicService, metrics: Metrics | None = None) -> FastAPI:
+def create_app(
+    service: TopicService,
+    metrics: Metrics | None = None,
+    directory: BrokerDirectory | None = None,
+) -> FastAPI:
     app = FastAPI(
         title="Magnetar admin REST API",
         description="Pulsar-compatible admin REST v2 and lookup v2.",
@@ -82,6 +88,8 @@ def create_app(service: TopicService, metrics: Metrics | None = None) -> FastAPI
     app.include_router(topic_routes.router(service))
     app.include_router(lookup.router(service))
     app.include_router(probes.health_router(service))
+    if directory is not None:  # after the health check: /brokers/{cluster} would match it
+        app.include_router(brokers.router(directory))
     if metrics is not None:
         app.include_router(probes.metrics_router(metrics))
     return app

@@ -2,8 +2,10 @@
 
 Every broker of a cluster registers an ephemeral key at ``keys.broker_registration(host:port)``
 (Pulsar's ``/loadbalance/brokers/{host:port}``) holding :class:`BrokerLookupData`: its advertised
-``pulsar://`` and ``http://`` URLs and a small load report (the number of bundles it owns). The
-key lives as long as the broker's metadata session, so a crashed broker drops out of the
+``pulsar://`` and ``http://`` URLs and its load report (:class:`~.load_report.LoadReport`, Pulsar's
+LocalBrokerData field names), rewritten by the load reporter every
+``load_balancer_report_update_interval_s`` and after every bundle acquired or released. The key
+lives as long as the broker's metadata session, so a crashed broker drops out of the
 registry once its lease expires; a broker whose session expired registers again as soon as a new
 session is live.
 
@@ -13,9 +15,10 @@ with :class:`BrokerAlreadyRegistered`, so two brokers never share an address. On
 broker writes its key, and only with a compare-and-set on the version it last wrote.
 
 Concurrency: on the broker's loop. The process entry point registers at start and unregisters
-at stop; ownership (:mod:`.ownership`) reads the live brokers for lookups and reports its bundle
-count after every acquire or release. Re-registration after a session loss runs as a task that
-the registry owns and cancels in :meth:`BrokerRegistry.close`.
+at stop; ownership (:mod:`.ownership`) reports its bundle count after every acquire or release;
+the load reporter (:mod:`.load_reporter`) publishes the full report periodically; the load
+manager (:mod:`.load_manager`) reads every live broker's report. Re-registration after a session
+loss runs as a task that the registry owns and cancels in :meth:`BrokerRegistry.close`.
 """
 
 from __future__ import annotations
@@ -23,9 +26,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from magnetar.broker.errors import BrokerError
+from magnetar.broker.load_report import LoadReport
 from magnetar.cancellation import cancel_and_wait
 from magnetar.metadata import keys
 from magnetar.metadata.errors import BadVersion, KeyExists, MetadataError, NotFound
@@ -55,7 +59,16 @@ class BrokerLookupData:
     broker_id: str
     pulsar_service_url: str
     web_service_url: str
-    num_bundles: int = 0
+    load: LoadReport = field(default_factory=LoadReport)
+
+    @property
+    def num_bundles(self) -> int:
+        return self.load.num_bundles
+
+    @property
+    def web_address(self) -> str:
+        """``host:port`` of the web service: how Pulsar's admin API names a broker."""
+        return self.web_service_url.split("://", 1)[-1]
 
     def to_json(self) -> bytes:
         return json.dumps(
@@ -64,7 +77,7 @@ class BrokerLookupData:
                 "pulsarServiceUrlTls": "",
                 "webServiceUrl": self.web_service_url,
                 "webServiceUrlTls": "",
-                "numBundles": self.num_bundles,
+                **self.load.to_json(),
             },
             sort_keys=True,
         ).encode()
@@ -76,7 +89,7 @@ class BrokerLookupData:
             broker_id=broker_id,
             pulsar_service_url=str(data["pulsarServiceUrl"]),
             web_service_url=str(data["webServiceUrl"]),
-            num_bundles=int(data.get("numBundles", 0)),
+            load=LoadReport.from_json(data),
         )
 
 
@@ -128,8 +141,12 @@ class BrokerRegistry:
         log.info("broker_registered", broker=self._data.broker_id)
 
     async def report_load(self, num_bundles: int) -> None:
-        """Publish the number of bundles this broker owns (best effort: logged on failure)."""
-        self._data = replace(self._data, num_bundles=num_bundles)
+        """Publish the number of bundles this broker owns now (the rest of the report as it was)."""
+        await self.publish(self._data.load.with_num_bundles(num_bundles))
+
+    async def publish(self, report: LoadReport) -> None:
+        """Publish ``report`` (best effort: logged on failure, the next report retries)."""
+        self._data = replace(self._data, load=report)
         if self._version is None:
             return
         try:

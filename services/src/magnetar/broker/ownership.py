@@ -8,9 +8,11 @@ implementations of the :class:`Ownership` protocol:
 - :class:`BundleOwnership` (a cluster on etcd): a bundle is owned through an ephemeral key at
   ``keys.bundle_owner(...)`` (Pulsar's ``/namespace/{tenant}/{ns}/{bundle}``) holding Pulsar's
   NamespaceEphemeralData JSON. A lookup of an owned bundle answers Connect to the owner; of an
-  unowned one, the least-loaded live broker (:func:`choose_broker`) is chosen: this broker
-  acquires the bundle and answers Connect, another one gets a Redirect with
-  ``authoritative=true``; a broker asked authoritatively acquires the bundle itself (no loops).
+  unowned one, the placement (:class:`~.load_manager.BundlePlacement`: the load manager, which
+  routes the decision through its leader) names a broker: this broker acquires the bundle and
+  answers Connect, another one gets a Redirect (``authoritative=true`` to the chosen broker,
+  ``false`` to the leader); a broker asked authoritatively acquires the bundle itself (no
+  loops).
 
 Invariants (cluster):
 
@@ -49,14 +51,15 @@ import asyncio
 import contextlib
 import enum
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from magnetar.broker.broker_registry import BrokerLookupData, BrokerRegistry, live_brokers
+from magnetar.broker.broker_registry import BrokerLookupData, BrokerRegistry
 from magnetar.broker.bundle_factory import NamespaceBundleFactory
 from magnetar.broker.bundles import BundleRange, NamespaceBundle, NamespaceBundles, topic_hash
 from magnetar.broker.errors import ServiceNotReady, StaleBundle
+from magnetar.broker.load_manager import BundlePlacement, SharedReportsPlacement
 from magnetar.metadata import keys
 from magnetar.metadata.errors import BadVersion, KeyExists, MetadataError, NotFound
 from magnetar.metadata.store import MetadataStore, SessionEvent
@@ -80,8 +83,8 @@ class LookupResult:
         return cls(broker.pulsar_service_url, broker.web_service_url)
 
     @classmethod
-    def redirect_to(cls, broker: BrokerLookupData) -> LookupResult:
-        return cls(broker.pulsar_service_url, broker.web_service_url, redirect=True)
+    def redirect_to(cls, broker: BrokerLookupData, authoritative: bool = True) -> LookupResult:
+        return cls(broker.pulsar_service_url, broker.web_service_url, True, authoritative)
 
 
 class BundleTopics(Protocol):
@@ -130,11 +133,6 @@ def not_served(topic: TopicName, broker_id: str) -> ServiceNotReady:
         f"Namespace bundle for topic ({topic}) not served by this instance:{broker_id}. "
         f"Please redo the lookup. Request is denied: namespace={topic.namespace}"
     )
-
-
-def choose_broker(brokers: Iterable[BrokerLookupData]) -> BrokerLookupData | None:
-    """The broker that takes an unowned bundle: fewest owned bundles, ties by id."""
-    return min(brokers, key=lambda b: (b.num_bundles, b.broker_id), default=None)
 
 
 def owner_record(broker: BrokerLookupData) -> bytes:
@@ -230,8 +228,10 @@ class BundleOwnership:
         registry: BrokerRegistry,
         topics: BundleTopics,
         factory: NamespaceBundleFactory,
+        placement: BundlePlacement | None = None,
     ) -> None:
         self._store = store
+        self._placement = placement or SharedReportsPlacement(store)
         self._registry = registry
         self._topics = topics
         self._factory = factory
@@ -298,16 +298,13 @@ class BundleOwnership:
             return current
         if authoritative and not self._stopping:
             return await self._acquire(bundle)
-        brokers = await live_brokers(self._store)
-        if self._stopping:
-            brokers = [b for b in brokers if b.broker_id != self.me.broker_id]
-        target = choose_broker(brokers)
-        if target is None:
+        placed = await self._placement.place(bundle, self.me, exclude_me=self._stopping)
+        if placed is None:
             raise ServiceNotReady(f"no broker is available to serve {bundle}")
-        if target.broker_id == self.me.broker_id:
+        if placed.authoritative and placed.target.broker_id == self.me.broker_id:
             return await self._acquire(bundle)
-        log.debug("lookup_redirect", bundle=str(bundle), target=target.broker_id)
-        return LookupResult.redirect_to(target)
+        log.debug("lookup_redirect", bundle=str(bundle), target=placed.target.broker_id)
+        return LookupResult.redirect_to(placed.target, placed.authoritative)
 
     async def owner(self, bundle: NamespaceBundle) -> LookupResult | None:
         if self.owns(bundle):

@@ -4,12 +4,14 @@ Start-up: ManagedLedgerFactory -> BrokerService -> binary protocol listener -> a
 service (the app the command line passes in) -> one ready line on stdout; a cluster member
 registers in the broker registry just before it binds (a twin address is refused there). On
 first start it creates the cluster, tenant ``public`` and namespace ``public/default``.
-A cluster member also runs the automatic bundle split (:mod:`.bundle_splitter`).
-SIGTERM/SIGINT stop it in order, each step under a timeout: (cluster) stop splitting,
-unregister, then unload
-every owned bundle while the listeners still answer lookups (clients move to other brokers),
-stop the web service and the listener (closing client connections), close topics (managed
-ledgers), the factory, then the BookKeeper client and the metadata store.
+A cluster member also runs the load manager (:mod:`.load_manager`: leader election, placement,
+shedding) and the load reporter (:mod:`.load_reporter`), started once registered, and the
+automatic bundle split (:mod:`.bundle_splitter`).
+SIGTERM/SIGINT stop it in order, each step under a timeout: (cluster) stop splitting, stop the
+load reporter, resign the load manager's leadership and unregister, then unload every owned
+bundle while the listeners still answer lookups (clients move to other brokers), stop the web
+service and the listener (closing client connections), close topics (managed ledgers), the
+factory, then the BookKeeper client and the metadata store.
 
 ``magnetar broker`` runs as a cluster member (:class:`~magnetar.broker.ownership.BundleOwnership`
 over the registry); the standalone passes ``cluster=False`` and owns every bundle.
@@ -30,11 +32,14 @@ import asyncio
 import gc
 import sys
 from contextlib import suppress
+from dataclasses import dataclass
 
 from magnetar.broker.broker_registry import BrokerAlreadyRegistered, BrokerRegistry
 from magnetar.broker.bundle_factory import NamespaceBundleFactory
 from magnetar.broker.bundle_splitter import BundleSplitter
 from magnetar.broker.errors import ClusterExists, NamespaceExists, TenantExists
+from magnetar.broker.load_manager import BundlePlacement, LoadManager
+from magnetar.broker.load_reporter import LoadReporter
 from magnetar.broker.ownership import BundleOwnership, BundleTopics, Ownership
 from magnetar.broker.resources import BrokerResources
 from magnetar.broker.server import BrokerServer
@@ -72,11 +77,53 @@ async def create_defaults(service: BrokerService) -> None:
         await resources.create_namespace(NamespaceName("public", "default"))
 
 
-def cluster_ownership(store: MetadataStore, registry: BrokerRegistry) -> OwnershipFactory:
+def cluster_ownership(
+    store: MetadataStore, registry: BrokerRegistry, placement: BundlePlacement | None = None
+) -> OwnershipFactory:
     def build(topics: BundleTopics, factory: NamespaceBundleFactory) -> Ownership:
-        return BundleOwnership(store, registry, topics, factory)
+        return BundleOwnership(store, registry, topics, factory, placement)
 
     return build
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterMember:
+    """A cluster member's registration, load manager and load reporter."""
+
+    registry: BrokerRegistry
+    load_manager: LoadManager
+    reporter: LoadReporter
+
+    async def join(self) -> None:
+        await self.registry.register()  # a twin is refused here
+        self.load_manager.start()
+        self.reporter.start()
+
+    async def leave(self) -> None:
+        """Stop reporting, resign the leadership, unregister (idempotent)."""
+        await self.reporter.close()
+        await self.load_manager.close()
+        await self.registry.unregister()
+
+
+def cluster_member(
+    settings: BrokerSettings,
+    store: MetadataStore,
+    registry: BrokerRegistry,
+    load_manager: LoadManager,
+    service: BrokerService,
+) -> ClusterMember:
+    ownership = service.ownership
+    assert isinstance(ownership, BundleOwnership)  # built by cluster_ownership
+    reporter = LoadReporter(
+        store,
+        registry,
+        ownership,
+        service,
+        interval_s=settings.load_balancer_report_update_interval_s,
+        window_s=service.config.stats_window_s,
+    )
+    return ClusterMember(registry, load_manager, reporter)
 
 
 async def run_broker(
@@ -95,20 +142,27 @@ async def run_broker(
     config = settings.broker_config()
     factory = ManagedLedgerFactory(store, bk)
     registry: BrokerRegistry | None = None
+    load_manager: LoadManager | None = None
     ownership: OwnershipFactory | None = None
     if cluster:
         # A crashed predecessor's key lives until its lease expires: wait that long, no more.
         wait_s = settings.session_timeout_s + 2.0
         registry = BrokerRegistry(store, broker_lookup_data(config), wait_s=wait_s)
-        ownership = cluster_ownership(store, registry)
+        load_manager = LoadManager(store, registry.data, settings.load_manager_config())
+        ownership = cluster_ownership(store, registry, load_manager)
     service = BrokerService(store, factory, config, BrokerResources(store), ownership)
     splitter = bundle_splitter(settings, service)
+    member = (
+        None
+        if registry is None or load_manager is None
+        else cluster_member(settings, store, registry, load_manager, service)
+    )
     await create_defaults(service)
     server = BrokerServer(service, settings.bind_address, settings.broker_port)
     web: WebServer | None = None
     try:
-        if registry is not None:  # before binding: a twin is refused by address, not by port
-            await registry.register()
+        if member is not None:  # before binding: a twin is refused by address, not by port
+            await member.join()
         port = await server.start()
         if splitter is not None:
             splitter.start()
@@ -131,11 +185,11 @@ async def run_broker(
             )
             await stop.wait()
             log.info("broker_stopping")
-            await hand_over(registry, service, timeout, splitter)
+            await hand_over(member, service, timeout, splitter)
             if web is not None:
                 web.should_exit = True
     finally:
-        await hand_over(registry, service, timeout, splitter)
+        await hand_over(member, service, timeout, splitter)
         await shutdown_step("stop_listener", server.close(timeout), timeout)
         await shutdown_step("close_topics", service.close(), timeout * 3)
         await shutdown_step("close_factory", factory.close(), timeout)
@@ -155,16 +209,17 @@ def bundle_splitter(settings: BrokerSettings, service: BrokerService) -> BundleS
 
 
 async def hand_over(
-    registry: BrokerRegistry | None,
+    member: ClusterMember | None,
     service: BrokerService,
     step_timeout_s: float,
     splitter: BundleSplitter | None = None,
 ) -> None:
-    """Stop splitting, leave the registry, then unload every owned bundle (idempotent)."""
+    """Stop splitting, leave the cluster (load reporter, load manager, registry), then unload
+    every owned bundle (idempotent)."""
     if splitter is not None:
         await shutdown_step("stop_bundle_splitter", splitter.close(), step_timeout_s)
-    if registry is not None:
-        await shutdown_step("unregister_broker", registry.unregister(), step_timeout_s)
+    if member is not None:
+        await shutdown_step("unregister_broker", member.leave(), step_timeout_s)
     await shutdown_step("unload_bundles", service.ownership.close(), step_timeout_s * 3)
 
 

@@ -18,6 +18,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from magnetar.broker.backlog_quota import BacklogQuotaConfig
 from magnetar.broker.bundle_split import BundleSplitConfig
 from magnetar.broker.deduplication import DeduplicationConfig
+from magnetar.broker.load_manager import LoadManagerConfig
 from magnetar.broker.policy_defaults import BrokerPolicyDefaults
 from magnetar.broker.service import BrokerConfig
 from magnetar.managed_ledger import ManagedLedgerConfig
@@ -64,6 +65,13 @@ class BrokerSettings(BaseSettings):
         "range_equally_divide", "topic_count_equally_divide"
     ] = "range_equally_divide"
     shutdown_step_timeout_s: float = Field(default=10.0, gt=0)
+    # The load manager (see broker/load_manager.py and docs/cluster.md). Pulsar's report rule
+    # (loadBalancerReportUpdateMaxIntervalMinutes / ...ThresholdPercentage) kept simple: a period.
+    load_balancer_report_update_interval_s: float = Field(default=10.0, gt=0)
+    load_balancer_shedding_enabled: bool = True
+    load_balancer_shedding_interval_s: float = Field(default=60.0, gt=0)
+    load_balancer_shedding_grace_period_s: float = Field(default=60.0, ge=0)
+    load_balancer_broker_threshold_shedder_percentage: float = Field(default=10.0, ge=0)
     stats_update_frequency_s: float = Field(default=60.0, gt=0)  # statsUpdateFrequencyInSecs
     # Magnetar's own: CPython's youngest-generation GC threshold: a pass costs in proportion
     # to the live objects it finds, and passes stay short now that entries nobody will read
@@ -133,6 +141,15 @@ class BrokerSettings(BaseSettings):
             max_bandwidth_mbytes=self.load_balancer_namespace_bundle_max_bandwidth_mbytes,
             maximum_bundles=self.load_balancer_namespace_maximum_bundles,
             algorithm=self.default_namespace_bundle_split_algorithm,
+        )
+
+    def load_manager_config(self) -> LoadManagerConfig:
+        return LoadManagerConfig(
+            report_interval_s=self.load_balancer_report_update_interval_s,
+            shedding_enabled=self.load_balancer_shedding_enabled,
+            shedding_interval_s=self.load_balancer_shedding_interval_s,
+            shedding_grace_period_s=self.load_balancer_shedding_grace_period_s,
+            threshold_percentage=self.load_balancer_broker_threshold_shedder_percentage,
         )
 
     def deduplication_config(self) -> DeduplicationConfig:

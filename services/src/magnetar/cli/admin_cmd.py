@@ -1,8 +1,9 @@
 """``magnetar admin``: pulsar-admin's everyday verbs over the admin REST v2 API.
 
 ``magnetar admin [--admin-url URL] [--json] GROUP VERB ...`` with the groups ``clusters`` and
-``tenants`` (here), ``namespaces`` (:mod:`magnetar.cli.admin_namespaces_cmd`) and ``topics``
-(:mod:`magnetar.cli.admin_topics_cmd`). Works against Magnetar or Apache Pulsar. Success prints
+``tenants`` (here), ``namespaces`` (:mod:`magnetar.cli.admin_namespaces_cmd`), ``topics``
+(:mod:`magnetar.cli.admin_topics_cmd`), ``brokers`` and ``broker-stats``
+(:mod:`magnetar.cli.admin_brokers_cmd`). Works against Magnetar or Apache Pulsar. Success prints
 the answer (a table, or JSON with ``--json``) or nothing for a change; a failure prints
 ``error: <reason> (HTTP <status>)`` on stderr and exits 1; a bad argument exits 2.
 """
@@ -13,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from magnetar.cli import admin_namespaces_cmd, admin_topics_cmd
+from magnetar.cli import admin_brokers_cmd, admin_namespaces_cmd, admin_topics_cmd
 from magnetar.cli.admin_session import AdminOptions, ForceOpt, call, emit_fields, emit_names
 from magnetar.client.admin_models import DEFAULT_WEB_SERVICE_URL
 from magnetar.policies import TenantInfo
@@ -31,6 +32,8 @@ admin.add_typer(clusters, name="clusters")
 admin.add_typer(tenants, name="tenants")
 admin.add_typer(admin_namespaces_cmd.namespaces, name="namespaces")
 admin.add_typer(admin_topics_cmd.topics, name="topics")
+admin.add_typer(admin_brokers_cmd.brokers, name="brokers")
+admin.add_typer(admin_brokers_cmd.broker_stats, name="broker-stats")
 
 
 @admin.callback()

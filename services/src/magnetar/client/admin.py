@@ -156,8 +156,10 @@ class AdminClient:
         *,
         body: object = None,
         params: Mapping[str, str] | None = None,
+        text: bool = False,
     ) -> Any:
-        """One HTTP call under the deadline; the decoded JSON answer, or None for no content."""
+        """One HTTP call under the deadline; the decoded JSON answer (with ``text``: the text),
+        or None for no content."""
         content = None if body is None else json.dumps(body).encode()
         headers = {"Content-Type": "application/json"} if content is not None else None
         try:
@@ -177,6 +179,8 @@ class AdminClient:
             raise UnexpectedResponse(reason, response.status_code)
         if response.status_code == 204 or not response.content:
             return None
+        if text:
+            return response.text
         try:
             return response.json()
         except ValueError as exc:
@@ -190,6 +194,29 @@ class AdminClient:
     async def get_cluster(self, cluster: str) -> ClusterData:
         path = f"{V2}/clusters/{quote(cluster, safe='')}"
         return _read(ClusterData.from_json, await self._call("GET", path))
+
+    # ------------------------------------------------------------------ brokers
+
+    async def list_brokers(self, cluster: str) -> list[str]:
+        """The live brokers' web addresses (``host:port``)."""
+        return _str_list(await self._call("GET", f"{V2}/brokers/{quote(cluster, safe='')}"))
+
+    async def get_leader_broker(self) -> Mapping[str, Any]:
+        """Pulsar's LeaderBroker: ``brokerId`` and ``serviceUrl``."""
+        return _mapping(await self._call("GET", f"{V2}/brokers/leaderBroker"))
+
+    async def healthcheck(self) -> str:
+        """``ok`` when the broker serves and its metadata store answers."""
+        return str(await self._call("GET", f"{V2}/brokers/health", text=True))
+
+    async def get_owned_namespaces(self, cluster: str, broker: str) -> Mapping[str, Any]:
+        """The bundles ``broker`` (a web ``host:port``) owns, by name."""
+        path = f"{V2}/brokers/{quote(cluster, safe='')}/{quote(broker, safe=':')}/ownedNamespaces"
+        return _mapping(await self._call("GET", path))
+
+    async def get_load_report(self) -> Mapping[str, Any]:
+        """The broker's load report (Pulsar's LocalBrokerData)."""
+        return _mapping(await self._call("GET", f"{V2}/broker-stats/load-report"))
 
     # ------------------------------------------------------------------ tenants
 

@@ -1,4 +1,5 @@
-"""Leader election on the MetadataStore: one ephemeral key per election, ``keys.lock(name)``.
+"""Leader election on the MetadataStore: one ephemeral key per election, ``keys.lock(name)``
+(or a key of its own, such as Pulsar's ``keys.LOAD_BALANCE_LEADER``).
 
 Each candidate runs :meth:`LeaderElection.start`; a background task campaigns by creating the
 key ephemeral with the candidate's value. The creator is the leader; the others watch the key
@@ -44,10 +45,12 @@ async def current_leader(store: MetadataStore, name: str) -> bytes | None:
 class LeaderElection:
     """One candidate in the election ``name``."""
 
-    def __init__(self, store: MetadataStore, name: str, value: bytes) -> None:
+    def __init__(
+        self, store: MetadataStore, name: str, value: bytes, *, key: str | None = None
+    ) -> None:
         self._store = store
         self.name = name
-        self.key = keys.lock(name)
+        self.key = keys.lock(name) if key is None else key
         self.value = value
         self._version: int | None = None
         self._elected = asyncio.Event()

@@ -18,10 +18,13 @@ Layout (every key absolute, ``/``-separated; free-form names are percent-encoded
     /admin/partitioned-topics/<tenant>/<ns>/<domain>/<topic>
                                                  PartitionedTopicMetadata (JSON)
     /loadbalance/brokers/<host:port>             a live broker's registration and load, ephemeral
+    /loadbalance/leader                          the load manager's leader, ephemeral
+    /loadbalance/unload/<host:port>/<bundle>     the leader's request that an owner unload a
+                                                 bundle (load shedding), ephemeral
     /namespace/<tenant>/<ns>/<bundle range>      a namespace bundle's owner, ephemeral
 
-The last two are Pulsar's own paths (``host:port`` is the broker's advertised binary address,
-the bundle range prints as ``0x00000000_0x40000000``).
+The broker, leader and owner keys are Pulsar's own paths (``host:port`` is the broker's
+advertised binary address, the bundle range prints as ``0x00000000_0x40000000``).
 """
 
 from __future__ import annotations
@@ -45,6 +48,8 @@ LOCAL_POLICIES_PREFIX = "/admin/local-policies/"
 PARTITIONED_TOPICS_PREFIX = "/admin/partitioned-topics/"
 BROKERS_PREFIX = "/loadbalance/brokers/"
 BUNDLE_OWNERS_PREFIX = "/namespace/"
+LOAD_BALANCE_LEADER = "/loadbalance/leader"
+UNLOAD_REQUESTS_PREFIX = "/loadbalance/unload/"
 
 
 def _enc(name: str) -> str:
@@ -180,3 +185,18 @@ def bundle_owners_prefix(tenant_name: str, namespace_name: str) -> str:
 def bundle_owner(tenant_name: str, namespace_name: str, bundle_range: str) -> str:
     """The ownership key of one bundle (``bundle_range`` like ``0x00000000_0x40000000``)."""
     return f"{bundle_owners_prefix(tenant_name, namespace_name)}{_enc(bundle_range)}"
+
+
+def unload_requests_prefix(broker_id: str) -> str:
+    """Prefix of the unload requests addressed to one broker (its advertised ``host:port``)."""
+    return f"{UNLOAD_REQUESTS_PREFIX}{quote(broker_id, safe=':')}/"
+
+
+def unload_request(broker_id: str, bundle: str) -> str:
+    """The leader's request that ``broker_id`` unload ``bundle`` (``tenant/ns/0x..._0x...``)."""
+    return f"{unload_requests_prefix(broker_id)}{_enc(bundle)}"
+
+
+def unload_request_bundle_of(broker_id: str, key: str) -> str:
+    """Inverse of :func:`unload_request`: the bundle's full name."""
+    return last_segment_of(unload_requests_prefix(broker_id), key)
