@@ -79,7 +79,7 @@ class Result:
     e2e_msg_s: float
     errors: int
     msgs_per_entry: float
-    broker_cpu_pct: float  # the standalone process's CPU over the window (100 = one core)
+    broker_cpu_pct: float  # the server processes' CPU over the window (100 = one core)
     broker_us_per_msg: float  # its CPU microseconds per published message
     generator_us_per_msg: float = 0.0  # the producer processes' CPU microseconds per message
     consumer_us_per_msg: float = 0.0  # the consumer process's CPU microseconds per received msg
@@ -96,9 +96,26 @@ def process_cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def _admin(sa: StandaloneProcess, method: str, path: str, body: Any = None) -> Any:
+@dataclass(frozen=True)
+class Target:
+    """Where a run publishes: the service and admin URLs, and the server processes whose CPU
+    the run measures (one standalone here; the brokers of a cluster in ``cluster_publish``)."""
+
+    service_url: str
+    web_url: str
+    pids: tuple[int, ...]
+
+    @classmethod
+    def standalone(cls, sa: StandaloneProcess) -> Target:
+        return cls(sa.service_url, sa.web_url, (sa.process.pid,) if sa.process else ())
+
+    def cpu_s(self) -> float:
+        return sum(process_cpu_s(pid) for pid in self.pids)
+
+
+def _admin(target: Target, method: str, path: str, body: Any = None) -> Any:
     request = urllib.request.Request(
-        f"{sa.web_url}/admin/v2/persistent/{path}",
+        f"{target.web_url}/admin/v2/persistent/{path}",
         data=None if body is None else json.dumps(body).encode(),
         method=method,
         headers={"Content-Type": "application/json"},
@@ -108,8 +125,8 @@ def _admin(sa: StandaloneProcess, method: str, path: str, body: Any = None) -> A
     return json.loads(text) if text else None
 
 
-def create_partitioned(sa: StandaloneProcess, topic: str, partitions: int) -> None:
-    _admin(sa, "PUT", f"{topic.removeprefix('persistent://')}/partitions", partitions)
+def create_partitioned(target: Target, topic: str, partitions: int) -> None:
+    _admin(target, "PUT", f"{topic.removeprefix('persistent://')}/partitions", partitions)
 
 
 # ---------------------------------------------------------------------- child processes
@@ -363,14 +380,14 @@ def _child(client: str, official: Any, magnetar: Any, args: tuple[Any, ...]) -> 
     return _CTX.Process(target=official, args=args)
 
 
-def run_scenario(sa: StandaloneProcess, scenario: str, args: argparse.Namespace, rate: float,
+def run_scenario(target: Target, scenario: str, args: argparse.Namespace, rate: float,
                  hold_s: float) -> Result:  # fmt: skip
     batched = scenario.startswith("batched")
     partitions = int(scenario.rsplit("-", 1)[1])
     topic = f"persistent://public/default/bench-{scenario}-{uuid.uuid4().hex[:6]}"
     if partitions > 1:
-        create_partitioned(sa, topic, partitions)
-    spec = {"service_url": sa.service_url, "topic": topic, "size": args.size,
+        create_partitioned(target, topic, partitions)
+    spec = {"service_url": target.service_url, "topic": topic, "size": args.size,
             "pending": args.pending, "batched": batched, "client": args.client,
             "rate": rate / args.producers if rate else 0.0}  # fmt: skip
     window = _CTX.Array("d", [0.0, 0.0], lock=False)
@@ -397,13 +414,12 @@ def run_scenario(sa: StandaloneProcess, scenario: str, args: argparse.Namespace,
     window[0] = start
     window[1] = start + args.seconds
     if hold_s:
-        print(f"profiling window: standalone pid {sa.process.pid if sa.process else -1}, "
+        print(f"profiling window: server pids {list(target.pids)}, "
               f"{hold_s:.0f} s", flush=True)  # fmt: skip
-    pid = sa.process.pid if sa.process else -1
     time.sleep(max(0.0, start - time.monotonic()))
-    cpu_start = process_cpu_s(pid)
+    cpu_start = target.cpu_s()
     time.sleep(max(0.0, start + args.seconds - time.monotonic()))
-    broker_cpu = process_cpu_s(pid) - cpu_start
+    broker_cpu = target.cpu_s() - cpu_start
     published = errors = consumed = entries = 0
     generator_cpu = consumer_cpu = 0.0
     latencies: list[float] = []
@@ -507,16 +523,17 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="bench-broker-") as tmp:
         sa = StandaloneProcess(data_dir=Path(tmp) / "data", journal_sync=True, log_level="warning")
         sa.start()
+        target = Target.standalone(sa)
         try:
             for i, scenario in enumerate(scenarios):
                 hold = args.hold_s if i == 0 else 0.0
                 if args.rate:
-                    results.append(run_scenario(sa, scenario, args, args.rate, hold))
+                    results.append(run_scenario(target, scenario, args, args.rate, hold))
                     continue
-                top = run_scenario(sa, scenario, args, 0.0, hold)
+                top = run_scenario(target, scenario, args, 0.0, hold)
                 results.append(top)
                 if not args.no_half_rate and top.publish_msg_s > 0:
-                    results.append(run_scenario(sa, scenario, args, top.publish_msg_s / 2, 0.0))
+                    results.append(run_scenario(target, scenario, args, top.publish_msg_s / 2, 0.0))
         finally:
             code = sa.stop()
             if code != 0:

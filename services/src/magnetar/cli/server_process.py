@@ -3,7 +3,10 @@
 One rule for all three: a flag that was given overrides the ``MAGNETAR_*`` environment, which
 overrides the defaults (flags left at None are not passed to the settings class, so
 pydantic-settings fills them from the environment). Logging is configured from the resulting
-settings, then the server runs on a fresh event loop until it returns its exit code. The broker
+settings, then the server runs on a fresh event loop until it returns its exit code. A metadata
+store that cannot be reached (at start: the store is opened first, and an unreachable etcd fails
+within a few seconds) ends the process with one line naming the URL and what to do, and exit
+code :data:`EXIT_METADATA_UNAVAILABLE`, not a traceback. The broker
 and the standalone both serve :func:`admin_app` on their web port, with ``/metrics`` from the
 process's one :class:`~magnetar.telemetry.metrics.Metrics`, which their commands build.
 """
@@ -31,6 +34,8 @@ class LogSettings(Protocol):
 
 S = TypeVar("S", bound=LogSettings)
 
+EXIT_METADATA_UNAVAILABLE = 1
+
 
 def run_server(
     settings_class: Callable[..., S],
@@ -38,11 +43,18 @@ def run_server(
     serve: Callable[[S], Coroutine[Any, Any, int]],
 ) -> NoReturn:
     """Build the settings from the given ``flags``, configure logging, run ``serve``, exit."""
-    from magnetar.telemetry import configure_logging
+    from magnetar.metadata.errors import StoreUnavailable
+    from magnetar.telemetry import configure_logging, get_logger
 
     settings = settings_class(**{k: v for k, v in flags.items() if v is not None})
     configure_logging(settings.log_level, json=settings.log_json)
-    raise typer.Exit(asyncio.run(serve(settings)))
+    try:
+        code = asyncio.run(serve(settings))
+    except StoreUnavailable as exc:
+        get_logger(__name__).error("metadata_store_unavailable", error=str(exc))
+        typer.echo(f"magnetar: {exc}", err=True)
+        raise typer.Exit(EXIT_METADATA_UNAVAILABLE) from None
+    raise typer.Exit(code)
 
 
 def admin_app(metrics: Metrics) -> Callable[[BrokerService], Any]:

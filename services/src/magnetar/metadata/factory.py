@@ -6,13 +6,16 @@ Accepted forms::
     rocksdb:///absolute/path         embedded RocksDB (standalone)
     etcd://host:port[,host:port...]  an etcd 3.4+ cluster
 
-Backends are imported lazily so that a process using one never loads the others' libraries.
+Backends are imported lazily so that a process using one never loads the others' libraries. An
+etcd that does not answer at open is a :class:`StoreUnavailable` naming the URL (processes
+print it and exit, see :mod:`magnetar.cli.server_process`).
 """
 
 from __future__ import annotations
 
 from urllib.parse import urlsplit
 
+from magnetar.metadata.errors import StoreUnavailable
 from magnetar.metadata.store import MetadataStore
 
 ACCEPTED_FORMS = "memory://NAME, rocksdb:///absolute/path, etcd://host:port[,host:port...]"
@@ -61,5 +64,11 @@ async def open_store(url: str, *, session_timeout_s: float = 10.0) -> MetadataSt
         endpoints = parse_etcd_endpoints(url, rest)
         from magnetar.metadata.etcd import EtcdMetadataStore
 
-        return await EtcdMetadataStore.open(endpoints, session_timeout_s=session_timeout_s)
+        try:
+            return await EtcdMetadataStore.open(endpoints, session_timeout_s=session_timeout_s)
+        except StoreUnavailable as exc:
+            raise StoreUnavailable(
+                f"cannot reach the metadata store at {url} ({exc}); start etcd there, "
+                "or give the URL of a running one"
+            ) from exc
     raise _bad(url, f"unknown scheme {scheme!r}")

@@ -6,9 +6,10 @@
 or when no renewal succeeded for ``GIVE_UP_FRACTION`` of the TTL, counted from when the last
 successful renewal was *sent*: the client gives up before the server can expire the lease, so
 an owner stops acting before anyone else can take over. On expiry it tells the listeners
-``SessionEvent.EXPIRED``, revokes the old lease (best effort), grants a new one (retrying with
-:data:`~magnetar.backoff.METADATA_SESSION` backoff while the server is unavailable) and tells them
-``SessionEvent.RECONNECTED``.
+``SessionEvent.EXPIRED``, revokes the old lease and grants a new one (both retried with
+:data:`~magnetar.backoff.METADATA_SESSION` backoff while the server is unavailable: a server
+that restarts restores the old lease with a fresh TTL, so the old lease must be revoked once the
+server is back, not merely tried while it is away) and tells them ``SessionEvent.RECONNECTED``.
 
 Fault injection (tests only): :meth:`SessionKeeper.suspend` stops renewals as a hung or
 partitioned process would; the session then expires on schedule and no new one is made until
@@ -21,7 +22,6 @@ Listeners are plain callables run on the loop from that task; an exception in on
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 import time
 from collections.abc import Awaitable, Callable
@@ -160,12 +160,18 @@ class SessionKeeper:
         self._notify(SessionEvent.EXPIRED)
 
     async def _reconnect(self) -> None:
-        stale, self._stale = self._stale, None
-        if stale is not None:
-            with contextlib.suppress(MetadataError):
-                await self._revoke(stale)
-
         async def grant() -> tuple[float, int, float]:
+            if self._stale is not None:
+                # Revoked under the same retry as the grant: an etcd that was down and comes
+                # back restores the expired lease with a fresh TTL, and it would keep our old
+                # ephemeral keys (bundle owners, registrations) alive for one more session.
+                try:
+                    await self._revoke(self._stale)
+                except StoreUnavailable:
+                    raise
+                except MetadataError:
+                    pass  # gone already
+                self._stale = None
             asked = time.monotonic()
             return (asked, *await self._grant())
 
