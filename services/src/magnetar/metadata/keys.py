@@ -173,3 +173,12 @@ def bundle_owners_prefix(tenant_name: str, namespace_name: str) -> str:
 def bundle_owner(tenant_name: str, namespace_name: str, bundle_range: str) -> str:
     """The ownership key of one bundle (``bundle_range`` like ``0x00000000_0x40000000``)."""
     return f"{bundle_owners_prefix(tenant_name, namespace_name)}{_enc(bundle_range)}"
+
+
+def bundle_owner_of(key: str) -> tuple[str, str, str]:
+    """Inverse of :func:`bundle_owner`: (tenant, namespace, bundle range)."""
+    parts = key.removeprefix(BUNDLE_OWNERS_PREFIX).split("/")
+    if not key.startswith(BUNDLE_OWNERS_PREFIX) or len(parts) != 3 or not all(parts):
+        raise ValueError(f"not a bundle owner key: {key!r}")
+    tenant, ns, bundle_range = (unquote(p) for p in parts)
+    return tenant, ns, bundle_range
