@@ -23,7 +23,7 @@ import pulsar
 import pytest
 
 from tests.fault.checker import Subscriber, check_holds, check_in_order, check_once, read_stored
-from tests.fault.cluster import Cluster, dedup_namespace
+from tests.fault.cluster import SESSION_TIMEOUT_S, Cluster, dedup_namespace
 from tests.fault.crash import fault_rng
 from tests.fault.workload import Publisher
 
@@ -91,7 +91,8 @@ def test_kill_9_of_the_owner_loses_no_acknowledged_message(cluster: Cluster) -> 
     failover_s = min(f for f in firsts if f is not None) - killed_at
     print(
         f"failover: kill -9 -> first publish on the new owner {failover_s:.2f} s "
-        f"(session_timeout_s=2); acknowledged {sum(len(a) for a in acked.values())}, "
+        f"(session_timeout_s={SESSION_TIMEOUT_S}); "
+        f"acknowledged {sum(len(a) for a in acked.values())}, "
         f"failed sends {sum(p.failed() for p in publishers)}"
     )
     for subscriber in subscribers:
