@@ -2,8 +2,9 @@
 
 The command runs as its own process (``up --detach`` returns once every member is ready); the
 official pulsar-client produces through the printed service URL and consumes part; ``status``
-sees every member healthy; ``down`` stops them all; ``up`` again on the same data dir comes
-back on the same URLs and the rest of the messages are there, none of the acknowledged ones.
+sees every member healthy and the topic's bundle owner; ``down`` stops them all; ``up`` again on
+the same data dir comes back on the same URLs and the rest of the messages are there, none of
+the acknowledged ones.
 """
 
 from __future__ import annotations
@@ -106,6 +107,9 @@ def test_up_status_down_up_keeps_every_message(data_dir: Path) -> None:
         "etcd", "bookie-1", "bookie-2", "bookie-3", "broker-1", "broker-2",
     ]  # fmt: skip
     assert all(row[2].isdigit() for row in rows)  # a pid each
+    owners = [line.split() for line in status.stdout.splitlines() if line.startswith("public/")]
+    assert owners, status.stdout  # the topic's bundle, owned by one of the brokers
+    assert all(o[0] == "public/default" and o[2].startswith("pulsar://") for o in owners), owners
 
     down = cluster("down", "--data-dir", str(data_dir))
     assert down.returncode == 0, down.stdout + down.stderr
@@ -113,6 +117,7 @@ def test_up_status_down_up_keeps_every_message(data_dir: Path) -> None:
     stopped = cluster("status", "--data-dir", str(data_dir))
     assert stopped.returncode == 1
     assert "0/6 members up" in stopped.stdout
+    assert "bundle owners: the metadata store did not answer" in stopped.stdout
     for name in ("etcd", "bookie-1", "bookie-2", "bookie-3", "broker-1", "broker-2"):
         assert (data_dir / "logs" / f"{name}.log").stat().st_size > 0
 

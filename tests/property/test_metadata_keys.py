@@ -61,3 +61,8 @@ def test_empty_names_are_rejected() -> None:
     for build in (keys.managed_ledger_info, keys.lock, keys.cursors_prefix):
         with pytest.raises(ValueError, match="non-empty"):
             build("")
+
+
+@given(any_name, any_name, any_name)
+def test_bundle_owner_key_round_trips(tenant: str, ns: str, bundle: str) -> None:
+    assert keys.bundle_owner_of(keys.bundle_owner(tenant, ns, bundle)) == (tenant, ns, bundle)

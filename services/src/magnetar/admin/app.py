@@ -4,10 +4,12 @@ Beside the REST API: the broker health check, and ``/metrics`` when the process 
 :class:`~magnetar.telemetry.metrics.Metrics` (:mod:`magnetar.admin.probes`); the brokers and
 broker-stats resources (:mod:`magnetar.admin.brokers`) when it passes its broker directory.
 
-Every error leaves as Pulsar's ``{"reason": "..."}`` body: domain errors get their status from
-THE table in :mod:`magnetar.admin.errors`; FastAPI's validation errors become 400; unknown
-routes and methods keep Starlette's 404/405 with a reason body; anything else is a 500 that is
-logged. The OpenAPI reference is served at ``/docs`` (``/openapi.json``).
+A topic call refused because another broker owns the topic answers ``307`` to the owner
+(:mod:`magnetar.admin.redirect`). Every other error leaves as Pulsar's ``{"reason": "..."}``
+body: domain errors get their status from THE table in :mod:`magnetar.admin.errors`; FastAPI's
+validation errors become 400; unknown routes and methods keep Starlette's 404/405 with a reason
+body; anything else is a 500 that is logged. The OpenAPI reference is served at ``/docs``
+(``/openapi.json``).
 
 Concurrency: request handlers run as tasks on the broker's event loop (uvicorn in-process); they
 share ``service`` and its ``resources`` and hold no state of their own.
@@ -17,14 +19,16 @@ from __future__ import annotations
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from magnetar.admin import brokers, bundles, clusters, lookup, namespaces, probes, tenants
 from magnetar.admin import topics as topic_routes
 from magnetar.admin.errors import http_status_for, reason_of
+from magnetar.admin.redirect import owner_redirect
 from magnetar.admin.service import TopicService
 from magnetar.broker.broker_directory import BrokerDirectory
+from magnetar.broker.errors import ServiceNotReady
 from magnetar.errors import MagnetarError
 from magnetar.telemetry import get_logger
 from magnetar.telemetry.metrics import Metrics
@@ -77,7 +81,13 @@ def create_app(
         version="2",
         docs_url="/docs",
     )
+
+    async def on_not_served(request: Request, exc: Exception) -> Response:
+        redirect = await owner_redirect(service, request)
+        return redirect if redirect is not None else await _on_domain_error(request, exc)
+
     app.add_exception_handler(MagnetarError, _on_domain_error)
+    app.add_exception_handler(ServiceNotReady, on_not_served)
     app.add_exception_handler(RequestValidationError, _on_validation_error)
     app.add_exception_handler(StarletteHTTPException, _on_http_error)
     app.add_exception_handler(Exception, _on_unexpected)

@@ -112,11 +112,15 @@ def up(
 
 @cluster.command("status")
 def status(data_dir: DataDirOpt = DEFAULT_DATA_DIR) -> None:
-    """Show each member's pid, ports and health; exit 1 if any member is not healthy."""
+    """Show each member's pid, ports and health, and the bundle owners; exit 1 if any member is
+    not healthy."""
     from magnetar.localcluster import (
         LocalClusterError,
+        Role,
         all_up,
         cluster_status,
+        owners_table,
+        read_bundle_owners,
         status_line,
         status_table,
     )
@@ -131,6 +135,9 @@ def status(data_dir: DataDirOpt = DEFAULT_DATA_DIR) -> None:
         f"metadata URL {layout.metadata_url}"
     )
     for row in status_table(statuses):
+        typer.echo(row)
+    etcd_up = any(s.up for s in statuses if s.member.role is Role.ETCD)
+    for row in owners_table(read_bundle_owners(layout.metadata_url) if etcd_up else None):
         typer.echo(row)
     if not all_up(statuses):
         raise typer.Exit(EXIT_FAILED)

@@ -4,13 +4,22 @@ A composition above the services, beside :mod:`magnetar.standalone` in the layer
 ``etcd``, ``magnetar bookie`` and ``magnetar broker`` as child processes through their command
 lines and never imports a service. :mod:`.layout` (members, ports, ``cluster.json``),
 :mod:`.command` (each member's command line) and :mod:`.status` (health counts and text) are
-pure; :mod:`.ports`, :mod:`.probe` and :mod:`.supervisor` do the I/O. Called by
-``magnetar cluster`` (:mod:`magnetar.cli.cluster_cmd`) only.
+pure; :mod:`.ports`, :mod:`.probe` and :mod:`.supervisor` do the I/O, and :mod:`.owners` reads
+the bundle owners from the cluster's metadata store through :mod:`magnetar.metadata`. Called
+by ``magnetar cluster`` (:mod:`magnetar.cli.cluster_cmd`) only.
 """
 
 from magnetar.localcluster.errors import LocalClusterError, RoleNotAvailable
 from magnetar.localcluster.layout import ClusterLayout, Member, Role
-from magnetar.localcluster.status import Health, MemberStatus, all_up, status_line, status_table
+from magnetar.localcluster.owners import BundleOwner, read_bundle_owners
+from magnetar.localcluster.status import (
+    Health,
+    MemberStatus,
+    all_up,
+    owners_table,
+    status_line,
+    status_table,
+)
 from magnetar.localcluster.supervisor import (
     RunningCluster,
     cluster_status,
@@ -21,6 +30,7 @@ from magnetar.localcluster.supervisor import (
 )
 
 __all__ = [
+    "BundleOwner",
     "ClusterLayout",
     "Health",
     "LocalClusterError",
@@ -31,6 +41,8 @@ __all__ = [
     "RunningCluster",
     "all_up",
     "cluster_status",
+    "owners_table",
+    "read_bundle_owners",
     "serve_foreground",
     "sigterm_interrupts",
     "start_cluster",

@@ -1,9 +1,9 @@
 """A local cluster's status: each member's health, the one-line summary and the status table.
 
 Pure values and text, no I/O: :mod:`magnetar.localcluster.probe` observes the processes and
-ports and builds the :class:`MemberStatus` values; this module only counts and formats them.
-Bundle owners and under-replicated ledgers belong here once brokers own bundles and an auditor
-exists; until then nothing is printed for them.
+ports and builds the :class:`MemberStatus` values, :mod:`magnetar.localcluster.owners` reads
+the bundle owners; this module only counts and formats them. Under-replicated ledgers belong
+here once an auditor exists; until then nothing is printed for them.
 
 Called by :mod:`magnetar.localcluster.supervisor` (the foreground status line) and by
 ``magnetar cluster status``.
@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from magnetar.localcluster.layout import START_ORDER, ClusterLayout, Member, Role
+from magnetar.localcluster.owners import BundleOwner
 
 
 class Health(enum.StrEnum):
@@ -58,6 +59,21 @@ def status_table(statuses: Sequence[MemberStatus]) -> list[str]:
         m = s.member
         pid = "-" if m.pid is None or s.health is Health.DOWN else str(m.pid)
         rows.append((m.name, m.role.value, pid, ",".join(map(str, m.ports)), s.health.value))
+    return _aligned(rows)
+
+
+def owners_table(owners: Sequence[BundleOwner] | None) -> list[str]:
+    """One header and one row per owned bundle: namespace, bundle, owner's service URL."""
+    if owners is None:
+        return ["bundle owners: the metadata store did not answer"]
+    if not owners:
+        return ["bundle owners: none (a bundle gets an owner at its first lookup)"]
+    rows = [("NAMESPACE", "BUNDLE", "OWNER")]
+    rows += [(o.namespace, o.bundle, o.broker_url) for o in owners]
+    return _aligned(rows)
+
+
+def _aligned(rows: Sequence[tuple[str, ...]]) -> list[str]:
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     return [
         "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()

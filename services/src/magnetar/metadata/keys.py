@@ -200,3 +200,12 @@ def unload_request(broker_id: str, bundle: str) -> str:
 def unload_request_bundle_of(broker_id: str, key: str) -> str:
     """Inverse of :func:`unload_request`: the bundle's full name."""
     return last_segment_of(unload_requests_prefix(broker_id), key)
+
+
+def bundle_owner_of(key: str) -> tuple[str, str, str]:
+    """Inverse of :func:`bundle_owner`: (tenant, namespace, bundle range)."""
+    parts = key.removeprefix(BUNDLE_OWNERS_PREFIX).split("/")
+    if not key.startswith(BUNDLE_OWNERS_PREFIX) or len(parts) != 3 or not all(parts):
+        raise ValueError(f"not a bundle owner key: {key!r}")
+    tenant, ns, bundle_range = (unquote(p) for p in parts)
+    return tenant, ns, bundle_range
