@@ -50,6 +50,7 @@ class BookieStartError(ProcessStartError):
 class BookieProcess(ServerProcess):
     ready_line: ClassVar[str] = READY_LINE
     start_error: ClassVar[type[ProcessStartError]] = BookieStartError
+    redrawn_ports: ClassVar[tuple[str, ...]] = ("port", "http_port")
 
     data_dir: Path
     metadata_url: str

@@ -29,6 +29,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import ClassVar, TypeVar
 
+from tests.kit.ports import free_port
+
 MAGNETAR_CLI = (sys.executable, "-c", "from magnetar.cli.main import app; app()")
 """The ``magnetar`` command run by this interpreter (no installed console script needed)."""
 
@@ -42,6 +44,8 @@ class ServerProcess:
     start_error: ClassVar[type[ProcessStartError]] = ProcessStartError
     start_timeout_s: ClassVar[float] = 30.0
     stop_timeout_s: ClassVar[float] = 20.0
+    #: fields holding ports from ``free_port()`` that a failed first start may draw again
+    redrawn_ports: ClassVar[tuple[str, ...]] = ()
 
     data_dir: Path
     env: dict[str, str]
@@ -89,7 +93,31 @@ class ServerProcess:
         return self.process
 
     def start(self, timeout: float | None = None) -> None:
-        """Start and wait for the ready line; raise ``start_error`` with the log tail."""
+        """Start and wait for the ready line; raise ``start_error`` with the log tail.
+
+        ``free_port()`` can only hand out a port that was free a moment ago: on a first start
+        that fails because one of :attr:`redrawn_ports` was taken meanwhile, those ports are
+        drawn again and the start is retried (twice at most). A restart keeps its ports."""
+        for attempt in range(3):
+            try:
+                self._start_once(timeout)
+                self._ready_once = True
+                return
+            except ProcessStartError:
+                if attempt == 2 or not self._redraw_ports():
+                    raise
+
+    def _redraw_ports(self) -> bool:
+        if getattr(self, "_ready_once", False) or not self.redrawn_ports:
+            return False
+        log = self.log_text(since_start=True).lower()
+        if "address already in use" not in log and "failed to bind" not in log:
+            return False
+        for name in self.redrawn_ports:
+            setattr(self, name, free_port())
+        return True
+
+    def _start_once(self, timeout: float | None) -> None:
         timeout = self.start_timeout_s if timeout is None else timeout
         process = self.spawn()
         deadline = time.monotonic() + timeout

@@ -42,6 +42,7 @@ class StandaloneStartError(ProcessStartError):
 class StandaloneProcess(ServerProcess):
     ready_line: ClassVar[str] = READY_LINE
     start_error: ClassVar[type[ProcessStartError]] = StandaloneStartError
+    redrawn_ports: ClassVar[tuple[str, ...]] = ("broker_port", "web_port")
     start_timeout_s: ClassVar[float] = 60.0
     stop_timeout_s: ClassVar[float] = 30.0
 
