@@ -18,7 +18,12 @@ from magnetar.broker.broker_registry import (
 from magnetar.broker.bundle_factory import NamespaceBundleFactory
 from magnetar.broker.bundles import NamespaceBundle, NamespaceBundles
 from magnetar.broker.errors import ServiceNotReady
-from magnetar.broker.ownership import BundleOwnership, LookupResult
+from magnetar.broker.ownership import (
+    BundleOwnership,
+    LocalOwnership,
+    LookupResult,
+    proxy_through_service_url,
+)
 from magnetar.metadata.memory import MemoryMetadataStore
 from magnetar.naming import TopicName
 
@@ -114,6 +119,45 @@ async def test_concurrent_acquires_leave_one_owner(pair: tuple[Broker, Broker]) 
     assert len(owners) == 1
 
 
+class SlowCheckFactory(NamespaceBundleFactory):
+    """The real factory, with a pause in the acquire's boundary check (a slow store)."""
+
+    async def bundle_of(self, bundle: NamespaceBundle) -> bool:
+        await asyncio.sleep(0.05)
+        return await super().bundle_of(bundle)
+
+
+async def test_concurrent_lookups_of_an_unowned_bundle_all_connect() -> None:
+    # The first lookup's acquire creates the owner key, then checks the boundaries before it
+    # records the bundle; the others must wait for it, not read the key as "being unloaded".
+    store = await MemoryMetadataStore.open(uuid.uuid4().hex)
+    registry = BrokerRegistry(store, data(1), wait_s=0.2)
+    await registry.register()
+    ownership = BundleOwnership(store, registry, RecordingTopics(), SlowCheckFactory(store, 4))
+    try:
+        first = asyncio.create_task(ownership.lookup(TOPIC, False))
+        await asyncio.sleep(0.02)  # the acquire is inside its boundary check now
+        answers = await asyncio.gather(
+            first, *(ownership.lookup(TOPIC, authoritative) for authoritative in (False, True))
+        )
+        assert set(answers) == {LookupResult.connect(registry.data)}
+        bundle = ownership.owned[0]
+        assert await ownership.owner(bundle) == LookupResult.connect(registry.data)
+    finally:
+        await ownership.close()
+        await registry.close()
+        await store.close()
+
+
+async def test_owner_during_an_acquire_is_its_outcome(pair: tuple[Broker, Broker]) -> None:
+    a, _ = pair
+    bundle = (await a.ownership.bundles(TOPIC.namespace)).find(TOPIC)
+    acquire = asyncio.create_task(a.ownership.lookup(TOPIC, True))
+    owners = await asyncio.gather(*(a.ownership.owner(bundle) for _ in range(8)))
+    assert await acquire == LookupResult.connect(a.registry.data)
+    assert set(owners) == {LookupResult.connect(a.registry.data)}
+
+
 async def test_unload_closes_topics_then_releases_the_key(pair: tuple[Broker, Broker]) -> None:
     a, b = pair
     await a.ownership.lookup(TOPIC, False)
@@ -158,3 +202,35 @@ async def test_a_second_broker_with_the_same_address_is_refused() -> None:
         await store.close()
         await first.registry.close()
         await first.store.close()
+
+
+def test_proxy_through_service_url_follows_pulsar_standalone_rule() -> None:
+    assert proxy_through_service_url(True, "pulsar://127.0.0.1:6650")
+    assert proxy_through_service_url(True, "pulsar://localhost:6650")
+    assert proxy_through_service_url(True, "pulsar://[::1]:6650")
+    assert not proxy_through_service_url(True, "pulsar://10.0.0.5:6650")
+    assert not proxy_through_service_url(True, "pulsar://broker-0.example:6650")
+    assert not proxy_through_service_url(False, "pulsar://127.0.0.1:6650")
+
+
+async def test_standalone_lookup_carries_the_proxy_through_flag() -> None:
+    store = await MemoryMetadataStore.open(uuid.uuid4().hex)
+    try:
+        factory = NamespaceBundleFactory(store, 4)
+        loopback = LocalOwnership(data(1), RecordingTopics(), factory)
+        answer = await loopback.lookup(TOPIC, False)
+        assert answer.proxy_through_service_url
+        assert not answer.redirect
+        assert answer.pulsar_service_url == "pulsar://127.0.0.1:1"
+        remote = BrokerLookupData("10.0.0.5:1", "pulsar://10.0.0.5:1", "http://10.0.0.5:2")
+        assert not (
+            await LocalOwnership(remote, RecordingTopics(), factory).lookup(TOPIC, False)
+        ).proxy_through_service_url
+    finally:
+        await store.close()
+
+
+async def test_cluster_lookup_never_proxies_through(pair: tuple[Broker, Broker]) -> None:
+    a, b = pair
+    assert not (await a.ownership.lookup(TOPIC, False)).proxy_through_service_url
+    assert not (await b.ownership.lookup(TOPIC, False)).proxy_through_service_url

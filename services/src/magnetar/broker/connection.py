@@ -341,6 +341,7 @@ class ServerCnx:
                 broker_service_url=found.pulsar_service_url,
                 redirect=found.redirect,
                 authoritative=found.authoritative,
+                proxy_through_service_url=found.proxy_through_service_url,
             )
 
         await self.request(request.request_id, work, commands.lookup_failed)

@@ -4,7 +4,8 @@ A broker serves a topic only while it owns the topic's bundle (:mod:`.bundles`).
 implementations of the :class:`Ownership` protocol:
 
 - :class:`LocalOwnership` (the standalone): the only broker owns every bundle; a lookup always
-  answers "connect here".
+  answers "connect here" (through the service URL when it advertises a loopback address, as
+  Pulsar's standalone does: :func:`proxy_through_service_url`).
 - :class:`BundleOwnership` (a cluster on etcd): a bundle is owned through an ephemeral key at
   ``keys.bundle_owner(...)`` (Pulsar's ``/namespace/{tenant}/{ns}/{bundle}``) holding Pulsar's
   NamespaceEphemeralData JSON. A lookup of an owned bundle answers Connect to the owner; of an
@@ -27,6 +28,10 @@ Invariants (cluster):
 - Unloading (admin, or SIGTERM) marks the bundle releasing (refusing new clients), closes its
   topics (clients get CLOSE_PRODUCER / CLOSE_CONSUMER and look up again), and only then deletes
   the owner key.
+- This broker's owner key exists a moment before the acquire records the bundle as owned (it
+  still checks the boundaries). So a lookup or :meth:`Ownership.owner` of a bundle whose
+  acquire is running waits for that acquire instead of reading the key: reading it would
+  answer "being unloaded" for a bundle that is being taken.
 - Bundle boundaries come from the :class:`~magnetar.broker.bundle_factory.NamespaceBundleFactory`
   (stored per namespace; its cache is a hint). This broker serves a topic when an owned bundle
   holds the topic's hash, so serving needs no read of the boundaries. A bundle is acquired only
@@ -50,10 +55,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import enum
+import ipaddress
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
+from urllib.parse import urlsplit
 
 from magnetar.broker.broker_registry import BrokerLookupData, BrokerRegistry
 from magnetar.broker.bundle_factory import NamespaceBundleFactory
@@ -71,16 +78,26 @@ log = get_logger(__name__)
 
 @dataclass(frozen=True, slots=True)
 class LookupResult:
-    """Where a client must go for a topic: Connect (``redirect=False``) or Redirect."""
+    """Where a client must go for a topic: Connect (``redirect=False``) or Redirect.
+
+    ``proxy_through_service_url`` (Connect only) tells the client to keep the broker as the
+    logical address but reach it through the service URL it was given (a proxy or a load
+    balancer in front of the broker): see :func:`proxy_through_service_url`.
+    """
 
     pulsar_service_url: str
     web_service_url: str
     redirect: bool = False
     authoritative: bool = True
+    proxy_through_service_url: bool = False
 
     @classmethod
-    def connect(cls, broker: BrokerLookupData) -> LookupResult:
-        return cls(broker.pulsar_service_url, broker.web_service_url)
+    def connect(cls, broker: BrokerLookupData, proxy_through: bool = False) -> LookupResult:
+        return cls(
+            broker.pulsar_service_url,
+            broker.web_service_url,
+            proxy_through_service_url=proxy_through,
+        )
 
     @classmethod
     def redirect_to(cls, broker: BrokerLookupData, authoritative: bool = True) -> LookupResult:
@@ -135,6 +152,30 @@ def not_served(topic: TopicName, broker_id: str) -> ServiceNotReady:
     )
 
 
+def proxy_through_service_url(running_standalone: bool, broker_url: str) -> bool:
+    """Pulsar's rule for the Connect answer's proxy-through flag.
+
+    Pulsar's broker sets the flag only when it runs standalone and advertises a loopback
+    address: the client then reaches it through the service URL it was given (e.g. a port
+    mapped into a container) instead of an address that only means something inside. A broker
+    of a cluster never sets it, whatever the CONNECT said (``proxy_to_broker_url`` and
+    ``original_principal`` serve authentication and the proxy's own routing, not the answer):
+    the proxy answers its clients' lookups itself. A host name other than ``localhost`` is not
+    resolved (no DNS on the loop), so only literal loopback addresses count.
+    """
+    if not running_standalone:
+        return False
+    host = urlsplit(broker_url).hostname
+    if host is None:
+        return False
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 def owner_record(broker: BrokerLookupData) -> bytes:
     """Pulsar's NamespaceEphemeralData JSON, the value of an owner key."""
     return json.dumps(
@@ -174,6 +215,9 @@ class LocalOwnership:
         self._me = me
         self._topics = topics
         self._factory = factory
+        self._here = LookupResult.connect(
+            me, proxy_through_service_url(running_standalone=True, broker_url=me.pulsar_service_url)
+        )
 
     @property
     def bundle_factory(self) -> NamespaceBundleFactory:
@@ -186,10 +230,10 @@ class LocalOwnership:
         return None
 
     async def lookup(self, topic: TopicName, authoritative: bool) -> LookupResult:
-        return LookupResult.connect(self._me)
+        return self._here
 
     async def owner(self, bundle: NamespaceBundle) -> LookupResult | None:
-        return LookupResult.connect(self._me)
+        return self._here
 
     async def unload(self, bundle: NamespaceBundle) -> bool:
         await self._topics.close_bundle_topics(bundle)
@@ -293,6 +337,9 @@ class BundleOwnership:
         bundle = (await self._factory.bundles(topic.namespace)).find(topic)
         if self.owns(bundle):
             return LookupResult.connect(self.me)
+        acquiring = self._acquiring.get(bundle)
+        if acquiring is not None:  # our owner key may exist before the bundle is recorded
+            return await asyncio.shield(acquiring)
         current = await self._owner(bundle)
         if current is not None:
             return current
@@ -307,6 +354,9 @@ class BundleOwnership:
         return LookupResult.redirect_to(placed.target, placed.authoritative)
 
     async def owner(self, bundle: NamespaceBundle) -> LookupResult | None:
+        acquiring = self._acquiring.get(bundle)
+        if acquiring is not None:  # its outcome, not its half-done owner key, is the answer
+            await asyncio.wait([acquiring])
         if self.owns(bundle):
             return LookupResult.connect(self.me)
         found = await self._store.get(self._key(bundle))
