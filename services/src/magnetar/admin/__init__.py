@@ -7,6 +7,7 @@ policies and topics, as a FastAPI app (the only package that imports fastapi).
 * :mod:`.errors` — admin errors and THE table from domain errors to HTTP statuses.
 * :mod:`.clusters`, :mod:`.tenants`, :mod:`.namespaces`, :mod:`.topics`, :mod:`.lookup` — routes.
 * :mod:`.probes` — ``/admin/v2/brokers/health`` and ``/metrics``.
+* :mod:`.broker_stats` — ``/admin/v2/broker-stats/topics`` and ``/broker-stats/metrics``.
 """
 
 from magnetar.admin.app import create_app

@@ -22,7 +22,16 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from magnetar.admin import brokers, bundles, clusters, lookup, namespaces, probes, tenants
+from magnetar.admin import (
+    broker_stats,
+    brokers,
+    bundles,
+    clusters,
+    lookup,
+    namespaces,
+    probes,
+    tenants,
+)
 from magnetar.admin import topics as topic_routes
 from magnetar.admin.errors import http_status_for, reason_of
 from magnetar.admin.redirect import owner_redirect
@@ -100,6 +109,7 @@ def create_app(
     app.include_router(probes.health_router(service))
     if directory is not None:  # after the health check: /brokers/{cluster} would match it
         app.include_router(brokers.router(directory))
+        app.include_router(broker_stats.router(directory))
     if metrics is not None:
         app.include_router(probes.metrics_router(metrics))
     return app

@@ -8,7 +8,8 @@
 - the bundles this broker owns (a cluster member's ownership table; the standalone, which
   serves every bundle, lists the bundles of its loaded topics, as Pulsar's standalone lists
   the bundles it has been asked for);
-- this broker's load report, computed now (:mod:`.load_report`).
+- this broker's load report, computed now (:mod:`.load_report`), and its loaded topics and
+  stats window (for ``broker-stats``).
 
 Built once per process by :meth:`BrokerDirectory.of` from the broker service (the command
 line's admin app factory does it). Concurrency: read from the admin's request tasks on the
@@ -102,6 +103,14 @@ class BrokerDirectory:
 
     def owned_bundles(self) -> list[NamespaceBundle]:
         return list(self._owned())
+
+    @property
+    def loaded_topics(self) -> LoadedTopics:
+        return self._topics
+
+    @property
+    def stats_window_s(self) -> float:
+        return self._window_s
 
     def load_report(self) -> LoadReport:
         return current_report(self._owned(), self._topics, self._window_s, self._sampler)

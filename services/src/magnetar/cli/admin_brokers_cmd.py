@@ -4,7 +4,9 @@
 - ``brokers leader-broker``: the load manager's leader (``brokerId``, ``serviceUrl``);
 - ``brokers health``: ``ok`` when the broker serves and its metadata store answers;
 - ``brokers owned-namespaces CLUSTER BROKER``: the bundles a broker (web ``host:port``) owns;
-- ``broker-stats load-report``: the broker's load report (always JSON: it is nested).
+- ``broker-stats load-report``: the broker's load report (always JSON: it is nested);
+- ``broker-stats topics``: the stats of the broker's topics by namespace and bundle (JSON);
+- ``broker-stats monitoring-metrics``: the broker's namespace metrics (JSON).
 
 Wiring only; see :mod:`magnetar.cli.admin_cmd` for the output and exit-code rules.
 """
@@ -59,3 +61,15 @@ def brokers_owned(
 def stats_load_report(ctx: typer.Context) -> None:
     """Print the broker's load report (JSON)."""
     emit(ctx, dict(call(ctx, lambda a: a.get_load_report())))
+
+
+@broker_stats.command("topics")
+def stats_topics(ctx: typer.Context) -> None:
+    """Print the stats of the broker's topics, by namespace and bundle (JSON)."""
+    emit(ctx, dict(call(ctx, lambda a: a.get_broker_topics_stats())))
+
+
+@broker_stats.command("monitoring-metrics")
+def stats_monitoring_metrics(ctx: typer.Context) -> None:
+    """Print the broker's namespace metrics (JSON)."""
+    emit(ctx, [dict(m) for m in call(ctx, lambda a: a.get_broker_metrics())])

@@ -218,6 +218,17 @@ class AdminClient:
         """The broker's load report (Pulsar's LocalBrokerData)."""
         return _mapping(await self._call("GET", f"{V2}/broker-stats/load-report"))
 
+    async def get_broker_topics_stats(self) -> Mapping[str, Any]:
+        """Stats of the broker's topics: namespace -> bundle -> domain -> topic -> TopicStats."""
+        return _mapping(await self._call("GET", f"{V2}/broker-stats/topics"))
+
+    async def get_broker_metrics(self) -> list[Mapping[str, Any]]:
+        """The broker's namespace metrics: Pulsar's Metrics (``metrics``, ``dimensions``)."""
+        found = await self._call("GET", f"{V2}/broker-stats/metrics")
+        if not isinstance(found, list):
+            raise UnexpectedResponse(f"expected a JSON array, got {found!r:.200}")
+        return [_mapping(item) for item in found]
+
     # ------------------------------------------------------------------ tenants
 
     async def list_tenants(self) -> list[str]:
