@@ -2,7 +2,8 @@
 
 The command runs as its own process (``up --detach`` returns once every member is ready); the
 official pulsar-client produces through the printed service URL and consumes part; ``status``
-sees every member healthy and the topic's bundle owner; ``down`` stops them all; ``up`` again on
+sees every member healthy, the topic's bundle owner and no under-replicated ledger, then, once a
+bookie is killed, the topic's ledgers as under-replicated; ``down`` stops them all; ``up`` again on
 the same data dir comes back on the same URLs and the rest of the messages are there, none of
 the acknowledged ones.
 """
@@ -10,6 +11,7 @@ the acknowledged ones.
 from __future__ import annotations
 
 import json
+import os
 import re
 import signal
 import socket
@@ -77,6 +79,8 @@ def client(service_url: str) -> pulsar.Client:
 def test_up_status_down_up_keeps_every_message(data_dir: Path) -> None:
     first = up(data_dir)
     service_url = url(first, "service")
+    assert service_url.startswith("pulsar://127.0.0.1:")
+    assert service_url.count(",") == 1  # both brokers, the client's multi-host form
     assert url(first, "metadata").startswith("etcd://127.0.0.1:")
     assert url(first, "admin").startswith("http://127.0.0.1:")
 
@@ -110,6 +114,27 @@ def test_up_status_down_up_keeps_every_message(data_dir: Path) -> None:
     owners = [line.split() for line in status.stdout.splitlines() if line.startswith("public/")]
     assert owners, status.stdout  # the topic's bundle, owned by one of the brokers
     assert all(o[0] == "public/default" and o[2].startswith("pulsar://") for o in owners), owners
+    assert "under-replicated ledgers: 0" in status.stdout
+
+    # A bookie killed without a clean stop: once its registration's lease runs out, every
+    # ledger of the topic (E3: all three bookies) lacks a copy, and status names it.
+    state = json.loads((data_dir / "cluster.json").read_text())
+    bookie_3_pid = next(m["pid"] for m in state["members"] if m["name"] == "bookie-3")
+    os.kill(bookie_3_pid, signal.SIGKILL)
+
+    seen: list[str] = []
+
+    def under_replicated() -> bool:
+        seen.append(cluster("status", "--data-dir", str(data_dir)).stdout)
+        found = re.search(r"^under-replicated ledgers: (\d+)$", seen[-1], re.MULTILINE)
+        return found is not None and int(found.group(1)) > 0
+
+    wait_until(under_replicated, timeout_s=30, interval_s=0.5)
+    degraded = seen[-1]
+    assert "5/6 members up (etcd 1/1, bookies 2/3, brokers 2/2)" in degraded
+    missing = [line.split() for line in degraded.splitlines() if line.endswith("bookie-3")]
+    assert missing, degraded
+    assert all(row[0].isdigit() for row in missing), degraded
 
     down = cluster("down", "--data-dir", str(data_dir))
     assert down.returncode == 0, down.stdout + down.stderr

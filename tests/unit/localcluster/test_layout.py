@@ -29,7 +29,7 @@ def test_a_new_cluster_gets_the_pulsar_default_ports_when_free() -> None:
     assert [m.name for m in layout.members] == [
         "etcd", "bookie-1", "bookie-2", "bookie-3", "broker-1", "broker-2",
     ]  # fmt: skip
-    assert layout.service_url == "pulsar://127.0.0.1:6650"
+    assert layout.service_url == "pulsar://127.0.0.1:6650,127.0.0.1:40000"  # every broker
     assert layout.admin_url == "http://127.0.0.1:8080"
     assert layout.metadata_url == "etcd://127.0.0.1:2379"
     assert [m.port for m in layout.by_role(Role.BOOKIE)] == [3181, 3182, 3183]

@@ -112,8 +112,8 @@ def up(
 
 @cluster.command("status")
 def status(data_dir: DataDirOpt = DEFAULT_DATA_DIR) -> None:
-    """Show each member's pid, ports and health, and the bundle owners; exit 1 if any member is
-    not healthy."""
+    """Show each member's pid, ports and health, the bundle owners and the under-replicated
+    ledgers; exit 1 if any member is not healthy."""
     from magnetar.localcluster import (
         LocalClusterError,
         Role,
@@ -121,8 +121,10 @@ def status(data_dir: DataDirOpt = DEFAULT_DATA_DIR) -> None:
         cluster_status,
         owners_table,
         read_bundle_owners,
+        read_under_replicated,
         status_line,
         status_table,
+        under_replicated_table,
     )
 
     try:
@@ -138,6 +140,9 @@ def status(data_dir: DataDirOpt = DEFAULT_DATA_DIR) -> None:
         typer.echo(row)
     etcd_up = any(s.up for s in statuses if s.member.role is Role.ETCD)
     for row in owners_table(read_bundle_owners(layout.metadata_url) if etcd_up else None):
+        typer.echo(row)
+    ledgers = read_under_replicated(layout.metadata_url) if etcd_up else None
+    for row in under_replicated_table(ledgers):
         typer.echo(row)
     if not all_up(statuses):
         raise typer.Exit(EXIT_FAILED)

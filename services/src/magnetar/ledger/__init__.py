@@ -24,6 +24,7 @@ from magnetar.ledger.errors import (
 from magnetar.ledger.metadata import LedgerMetadataView, LedgerState
 from magnetar.ledger.placement import PlacementPolicy
 from magnetar.ledger.read_handle import LedgerEntry, ReadHandle
+from magnetar.ledger.replication import UnderReplicatedLedger, under_replicated
 from magnetar.ledger.write_handle import WriteHandle
 
 __all__ = [
@@ -46,5 +47,7 @@ __all__ = [
     "PlacementPolicy",
     "ReadHandle",
     "RecoveryFailed",
+    "UnderReplicatedLedger",
     "WriteHandle",
+    "under_replicated",
 ]

@@ -4,11 +4,13 @@ A composition above the services, beside :mod:`magnetar.standalone` in the layer
 ``etcd``, ``magnetar bookie`` and ``magnetar broker`` as child processes through their command
 lines and never imports a service. :mod:`.layout` (members, ports, ``cluster.json``),
 :mod:`.command` (each member's command line) and :mod:`.status` (health counts and text) are
-pure; :mod:`.ports`, :mod:`.probe` and :mod:`.supervisor` do the I/O, and :mod:`.owners` reads
-the bundle owners from the cluster's metadata store through :mod:`magnetar.metadata`. Called
-by ``magnetar cluster`` (:mod:`magnetar.cli.cluster_cmd`) only.
+pure; :mod:`.ports`, :mod:`.probe` and :mod:`.supervisor` do the I/O, :mod:`.owners` reads
+the bundle owners and :mod:`.audit` the under-replicated ledgers from the cluster's metadata
+store through :mod:`magnetar.metadata`. Called by ``magnetar cluster``
+(:mod:`magnetar.cli.cluster_cmd`) only.
 """
 
+from magnetar.localcluster.audit import read_under_replicated
 from magnetar.localcluster.errors import LocalClusterError, RoleNotAvailable
 from magnetar.localcluster.layout import ClusterLayout, Member, Role
 from magnetar.localcluster.owners import BundleOwner, read_bundle_owners
@@ -19,6 +21,7 @@ from magnetar.localcluster.status import (
     owners_table,
     status_line,
     status_table,
+    under_replicated_table,
 )
 from magnetar.localcluster.supervisor import (
     RunningCluster,
@@ -43,10 +46,12 @@ __all__ = [
     "cluster_status",
     "owners_table",
     "read_bundle_owners",
+    "read_under_replicated",
     "serve_foreground",
     "sigterm_interrupts",
     "start_cluster",
     "status_line",
     "status_table",
     "stop_data_dir",
+    "under_replicated_table",
 ]

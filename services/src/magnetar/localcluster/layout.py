@@ -9,7 +9,8 @@ pid while the cluster runs.
 Invariants: member names are unique and stable (``etcd``, ``bookie-1``..``bookie-N``,
 ``broker-1``..``broker-M``), and so are their ports: a restart on the same data dir reuses
 both, so bookie ids, ledger metadata and the URLs clients were given stay valid. No two
-members share a port. The first broker gets 6650/8080, etcd 2379/2380 and bookie ``i``
+members share a port. The service URL names every broker, the admin URL the first. The
+first broker gets 6650/8080, etcd 2379/2380 and bookie ``i``
 3181+i-1 (gRPC) and 8000+i-1 (HTTP) when those are free; any other port is one the caller found
 free.
 
@@ -93,10 +94,14 @@ class ClusterLayout:
 
     @property
     def service_url(self) -> str:
-        return f"pulsar://{LOOPBACK}:{self.first_broker.port}"
+        """Every broker, in the clients' multi-host form (``pulsar://h:p1,h:p2``): a client
+        looks up through the next one when the first is gone."""
+        hosts = ",".join(f"{LOOPBACK}:{m.port}" for m in self.by_role(Role.BROKER))
+        return f"pulsar://{hosts}"
 
     @property
     def admin_url(self) -> str:
+        """The first broker's web service only: ``magnetar admin`` takes one host."""
         return f"http://{LOOPBACK}:{self.first_broker.second_port}"
 
     def with_pids(self, pids: Mapping[str, int | None]) -> ClusterLayout:

@@ -2,8 +2,8 @@
 
 Pure values and text, no I/O: :mod:`magnetar.localcluster.probe` observes the processes and
 ports and builds the :class:`MemberStatus` values, :mod:`magnetar.localcluster.owners` reads
-the bundle owners; this module only counts and formats them. Under-replicated ledgers belong
-here once an auditor exists; until then nothing is printed for them.
+the bundle owners and :mod:`magnetar.localcluster.audit` the under-replicated ledgers; this
+module only counts and formats them.
 
 Called by :mod:`magnetar.localcluster.supervisor` (the foreground status line) and by
 ``magnetar cluster status``.
@@ -15,6 +15,7 @@ import enum
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from magnetar.ledger.replication import UnderReplicatedLedger
 from magnetar.localcluster.layout import START_ORDER, ClusterLayout, Member, Role
 from magnetar.localcluster.owners import BundleOwner
 
@@ -71,6 +72,27 @@ def owners_table(owners: Sequence[BundleOwner] | None) -> list[str]:
     rows = [("NAMESPACE", "BUNDLE", "OWNER")]
     rows += [(o.namespace, o.bundle, o.broker_url) for o in owners]
     return _aligned(rows)
+
+
+UNDER_REPLICATED_SHOWN = 10
+"""How many under-replicated ledgers ``status`` lists by id (it counts them all)."""
+
+
+def under_replicated_table(
+    ledgers: Sequence[UnderReplicatedLedger] | None, limit: int = UNDER_REPLICATED_SHOWN
+) -> list[str]:
+    """The count, then one row per ledger (up to ``limit``): its id and its missing bookies."""
+    if ledgers is None:
+        return ["under-replicated ledgers: the metadata store did not answer"]
+    lines = [f"under-replicated ledgers: {len(ledgers)}"]
+    if not ledgers:
+        return lines
+    rows = [("LEDGER", "MISSING BOOKIES")]
+    rows += [(str(u.ledger_id), ",".join(u.missing)) for u in ledgers[:limit]]
+    lines += _aligned(rows)
+    if len(ledgers) > limit:
+        lines.append(f"... and {len(ledgers) - limit} more")
+    return lines
 
 
 def _aligned(rows: Sequence[tuple[str, ...]]) -> list[str]:
