@@ -22,6 +22,7 @@ from magnetar.broker.load_manager import (
 )
 from magnetar.broker.load_report import AnyTopic, LoadReport
 from magnetar.broker.load_reporter import LoadReporter
+from magnetar.broker.resource_usage import ResourceSampler
 from magnetar.metadata import keys
 from magnetar.metadata.memory import MemoryMetadataStore
 from magnetar.naming import NamespaceName
@@ -76,7 +77,12 @@ async def member(name: str, port: int, config: LoadManagerConfig = CONFIG) -> Me
     await registry.register()
     manager = LoadManager(store, registry.data, config)
     ownership = FakeOwnership()
-    reporter = LoadReporter(store, registry, ownership, NoTopics(), interval_s=0.05, window_s=1.0)
+    # Both members share this process: a fixed CPU clock keeps the test's own CPU use (busy on
+    # a loaded machine) out of the scores it compares.
+    idle = ResourceSampler(cpu_seconds=lambda: 0.0)
+    reporter = LoadReporter(
+        store, registry, ownership, NoTopics(), interval_s=0.05, window_s=1.0, sampler=idle
+    )
     return Member(store, registry, manager, ownership, reporter)
 
 
