@@ -10,17 +10,14 @@ test's thread.
 
 from __future__ import annotations
 
-import json
-import urllib.error
-import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import pulsar
 
 from tests.kit.bookie import BookieProcess
 from tests.kit.broker import BrokerProcess
+from tests.kit.cluster import http
 from tests.kit.etcd import EtcdServer
 
 SESSION_TIMEOUT_S = 2.0
@@ -88,19 +85,6 @@ class Cluster:
         status, body = http(self.live_broker(), "GET", f"/lookup/v2/topic/{path}")
         assert status == 200, body
         return next(b for b in self.brokers if b.service_url == body["brokerUrl"])
-
-
-def http(broker: BrokerProcess, method: str, path: str, body: Any = None) -> tuple[int, Any]:
-    """One admin call; (status, JSON body or reason text). urllib follows a GET's 307."""
-    data = None if body is None else json.dumps(body).encode()
-    request = urllib.request.Request(broker.web_url + path, data=data, method=method)
-    request.add_header("Content-Type", "application/json")
-    try:
-        with urllib.request.urlopen(request, timeout=10) as response:
-            raw = response.read()
-            return response.status, json.loads(raw) if raw else None
-    except urllib.error.HTTPError as exc:
-        return exc.code, exc.read().decode()
 
 
 def dedup_namespace(broker: BrokerProcess, name: str) -> str:

@@ -16,14 +16,10 @@ import asyncio
 import json
 import threading
 import time
-import urllib.error
-import urllib.request
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
-import pulsar
 import pytest
 from typer.testing import CliRunner
 
@@ -34,6 +30,7 @@ from magnetar.metadata.factory import open_store
 from magnetar.naming import NamespaceName, TopicName
 from tests.kit.bookie import BookieProcess
 from tests.kit.broker import BrokerProcess
+from tests.kit.cluster import client_on, http, read_all
 from tests.kit.etcd import EtcdServer
 
 pytestmark = pytest.mark.etcd
@@ -67,22 +64,6 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, lis
         etcd.stop()
 
 
-def http(broker: BrokerProcess, method: str, path: str, body: Any = None) -> tuple[int, Any]:
-    data = None if body is None else json.dumps(body).encode()
-    request = urllib.request.Request(
-        broker.web_url + path,
-        data=data,
-        method=method,
-        headers={"Content-Type": "application/json"},
-    )
-    try:
-        with urllib.request.urlopen(request, timeout=10) as response:
-            raw = response.read()
-            return response.status, json.loads(raw) if raw else None
-    except urllib.error.HTTPError as exc:
-        return exc.code, exc.read().decode()
-
-
 def admin(broker: BrokerProcess, *args: str) -> str:
     result = CliRunner().invoke(app, ["admin", "--admin-url", broker.web_url, *args])
     assert result.exit_code == 0, result.output
@@ -97,28 +78,6 @@ def new_namespace(broker: BrokerProcess, bundles: int) -> NamespaceName:
 
 def bundle_names(broker: BrokerProcess, ns: NamespaceName) -> list[str]:
     return admin(broker, "namespaces", "bundles", str(ns)).split()
-
-
-def client_on(*brokers: BrokerProcess) -> pulsar.Client:
-    hosts = ",".join(b.broker_id for b in brokers)
-    return pulsar.Client(
-        f"pulsar://{hosts}",
-        operation_timeout_seconds=20,
-        logger=pulsar.ConsoleLogger(pulsar.LoggerLevel.Warn),
-    )
-
-
-def read_all(client: pulsar.Client, topic: str, expected: int) -> list[bytes]:
-    reader = client.create_reader(topic, pulsar.MessageId.earliest)
-    got: list[bytes] = []
-    try:
-        while True:
-            try:
-                got.append(reader.read_next(2000 if len(got) >= expected else 15000).data())
-            except pulsar.Timeout:
-                return got
-    finally:
-        reader.close()
 
 
 def topics_in(ns: NamespaceName, lower: int, upper: int, count: int) -> list[str]:
@@ -172,7 +131,7 @@ def test_split_bundle_while_producing_loses_nothing(
         assert not worker.is_alive()
         assert len(bundle_names(first, ns)) == 4
         for topic, sent in acked.items():
-            got = read_all(client, topic, len(sent))
+            got = read_all(client, topic, len(sent), quiet_ms=2000)
             # At least once, in order: a send in flight when the unload closed its producer may
             # be stored and then resent (no deduplication here), right after itself.
             assert [m for i, m in enumerate(got) if i == 0 or m != got[i - 1]] == sent
@@ -210,7 +169,7 @@ def test_a_bundle_over_max_topics_is_split_automatically(
             producer.send(b"last")
             path = TopicName.parse(topic).rest_path
             assert http(first, "GET", f"/lookup/v2/topic/{path}")[0] in (200, 307)
-            assert read_all(client, topic, 2)[-1] == b"last"
+            assert read_all(client, topic, 2, quiet_ms=2000)[-1] == b"last"
     finally:
         client.close()
 

@@ -19,11 +19,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 import urllib.error
 import urllib.request
-import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,6 +33,7 @@ from magnetar.metadata.factory import open_store
 from magnetar.naming import TopicName
 from tests.kit.bookie import BookieClient, BookieProcess
 from tests.kit.broker import BrokerProcess
+from tests.kit.cluster import client_on, fresh_topic, read_all, wait_for
 from tests.kit.etcd import EtcdServer
 
 pytestmark = pytest.mark.etcd
@@ -79,13 +78,6 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         etcd.stop()
 
 
-def wait_for(condition: Callable[[], bool], what: str, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, f"not within {timeout:g}s: {what}"
-        time.sleep(0.1)
-
-
 def lookup(broker: BrokerProcess, topic: str) -> str | None:
     """The ``pulsar://`` URL of the topic's owner as ``broker`` answers it (None: no answer)."""
     path = f"/lookup/v2/topic/{TopicName.parse(topic).rest_path}"
@@ -117,31 +109,6 @@ def registered(etcd: EtcdServer, prefix: str) -> set[str]:
     return asyncio.run(read())
 
 
-def client_on(*brokers: BrokerProcess) -> pulsar.Client:
-    return pulsar.Client(
-        "pulsar://" + ",".join(b.broker_id for b in brokers),
-        operation_timeout_seconds=30,
-        logger=pulsar.ConsoleLogger(pulsar.LoggerLevel.Error),
-    )
-
-
-def read_all(client: pulsar.Client, topic: str, expected: int) -> list[bytes]:
-    reader = client.create_reader(topic, pulsar.MessageId.earliest)
-    got: list[bytes] = []
-    try:
-        while True:
-            try:
-                got.append(reader.read_next(3000 if len(got) >= expected else 30000).data())
-            except pulsar.Timeout:
-                return got
-    finally:
-        reader.close()
-
-
-def fresh_topic() -> str:
-    return f"persistent://public/default/fault-{uuid.uuid4().hex[:8]}"
-
-
 def log_mark(process: BookieProcess | BrokerProcess) -> int:
     return len(process.log_text())
 
@@ -151,8 +118,8 @@ def logged_since(process: BookieProcess | BrokerProcess, mark: int, event: str) 
 
 
 def test_an_etcd_crash_within_the_session_timeout_loses_nothing(cluster: Cluster) -> None:
-    topic = fresh_topic()
-    client = client_on(*cluster.brokers)
+    topic = fresh_topic("fault")
+    client = client_on(*cluster.brokers, operation_timeout_s=30, log_level=pulsar.LoggerLevel.Error)
     try:
         producer = client.create_producer(topic, batching_enabled=False, send_timeout_millis=60000)
         sent = [f"m{i}".encode() for i in range(60)]
@@ -173,14 +140,14 @@ def test_an_etcd_crash_within_the_session_timeout_loses_nothing(cluster: Cluster
             assert not logged_since(member, marks[id(member)], "metadata_session_expired"), (
                 f"{member.describe()} lost its session during a short etcd outage"
             )
-        assert read_all(client, topic, len(sent)) == sent
+        assert read_all(client, topic, len(sent), first_ms=30000) == sent
     finally:
         client.close()
 
 
 def test_an_etcd_outage_longer_than_the_session_timeout(cluster: Cluster) -> None:
-    topic = fresh_topic()
-    client = client_on(*cluster.brokers)
+    topic = fresh_topic("fault")
+    client = client_on(*cluster.brokers, operation_timeout_s=30, log_level=pulsar.LoggerLevel.Error)
     acked: list[bytes] = []
     try:
         producer = client.create_producer(topic, batching_enabled=False, send_timeout_millis=60000)
@@ -224,9 +191,9 @@ def test_an_etcd_outage_longer_than_the_session_timeout(cluster: Cluster) -> Non
             producer.send(f"a{i}".encode())
             acked.append(f"a{i}".encode())
         acked.extend(late)
-        got = read_all(client, topic, len(acked))
+        got = read_all(client, topic, len(acked), first_ms=30000)
         assert set(acked) <= set(got), sorted(set(acked) - set(got))
-        fresh = client.create_producer(fresh_topic())  # a new ledger on all three bookies
+        fresh = client.create_producer(fresh_topic("fault"))  # a new ledger on all three bookies
         fresh.send(b"after the outage")
     finally:
         client.close()
@@ -239,13 +206,13 @@ def test_a_killed_bookie_rejoins_after_a_restart(cluster: Cluster) -> None:
     bookie.start()
     assert logged_since(bookie, mark, "bookie_registered")
     before = asyncio.run(ledgers_on(bookie))
-    client = client_on(*cluster.brokers)
+    client = client_on(*cluster.brokers, operation_timeout_s=30, log_level=pulsar.LoggerLevel.Error)
     try:
-        topic = fresh_topic()
+        topic = fresh_topic("fault")
         producer = client.create_producer(topic, batching_enabled=False)
         for i in range(10):
             producer.send(f"r{i}".encode())
-        assert read_all(client, topic, 10) == [f"r{i}".encode() for i in range(10)]
+        assert read_all(client, topic, 10, first_ms=30000) == [f"r{i}".encode() for i in range(10)]
     finally:
         client.close()
     after = asyncio.run(ledgers_on(bookie))

@@ -11,15 +11,10 @@ resources, a leader that places bundles on both brokers, and leadership moving o
 
 from __future__ import annotations
 
-import json
 import subprocess
-import time
-import urllib.error
-import urllib.request
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -27,6 +22,7 @@ from magnetar.broker.bundles import NamespaceBundles
 from magnetar.naming import NamespaceName, TopicName
 from tests.kit.bookie import BookieProcess
 from tests.kit.broker import BrokerProcess
+from tests.kit.cluster import http, wait_for
 from tests.kit.etcd import EtcdServer
 from tests.kit.process import MAGNETAR_CLI
 
@@ -61,32 +57,8 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[BrokerPro
         etcd.stop()
 
 
-def http(broker: BrokerProcess, method: str, path: str, body: Any = None) -> tuple[int, Any]:
-    data = None if body is None else json.dumps(body).encode()
-    request = urllib.request.Request(broker.web_url + path, data=data, method=method)
-    if data is not None:
-        request.add_header("Content-Type", "application/json")
-    try:
-        with urllib.request.urlopen(request, timeout=10) as response:
-            raw = response.read()
-            try:
-                return response.status, json.loads(raw) if raw else None
-            except ValueError:
-                return response.status, raw.decode()
-    except urllib.error.HTTPError as exc:
-        return exc.code, exc.read().decode()
-
-
 def web_address(broker: BrokerProcess) -> str:
     return f"127.0.0.1:{broker.web_port}"
-
-
-def wait_for(condition: Callable[[], bool], timeout_s: float, what: str) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout_s}s waiting for {what}")
-        time.sleep(0.1)
 
 
 def leader_of(broker: BrokerProcess) -> str | None:
@@ -99,7 +71,7 @@ def test_brokers_list_leader_and_health(cluster: list[BrokerProcess]) -> None:
     for broker in cluster:
         assert http(broker, "GET", f"/admin/v2/brokers/{CLUSTER}") == (200, expected)
         assert http(broker, "GET", "/admin/v2/brokers/health") == (200, "ok")
-    wait_for(lambda: leader_of(cluster[0]) is not None, 10, "a leader")
+    wait_for(lambda: leader_of(cluster[0]) is not None, "a leader", 10)
     leader = leader_of(cluster[0])
     assert leader in {b.web_url for b in cluster}
     assert leader_of(cluster[1]) == leader
@@ -152,11 +124,11 @@ def test_lookups_sent_to_one_broker_spread_bundles_over_both(
 
 
 def test_a_killed_leader_hands_leadership_over(cluster: list[BrokerProcess]) -> None:
-    wait_for(lambda: leader_of(cluster[0]) is not None, 10, "a leader")
+    wait_for(lambda: leader_of(cluster[0]) is not None, "a leader", 10)
     leader = next(b for b in cluster if b.web_url == leader_of(cluster[0]))
     survivor = next(b for b in cluster if b is not leader)
     leader.kill()
-    wait_for(lambda: leader_of(survivor) == survivor.web_url, 20, "the survivor to lead")
+    wait_for(lambda: leader_of(survivor) == survivor.web_url, "the survivor to lead", 20)
     assert http(survivor, "GET", f"/admin/v2/brokers/{CLUSTER}") == (
         200,
         [web_address(survivor)],

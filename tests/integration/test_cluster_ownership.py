@@ -13,14 +13,9 @@ official ``pulsar-client``.
 
 from __future__ import annotations
 
-import json
 import time
-import urllib.error
-import urllib.request
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pulsar
@@ -30,6 +25,7 @@ from magnetar.broker.bundles import NamespaceBundles
 from magnetar.naming import NamespaceName, TopicName
 from tests.kit.bookie import BookieProcess
 from tests.kit.broker import BrokerProcess
+from tests.kit.cluster import client_on, fresh_topic, http, read_all
 from tests.kit.etcd import EtcdServer
 
 pytestmark = pytest.mark.etcd
@@ -60,20 +56,6 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[BrokerPro
         etcd.stop()
 
 
-def http(broker: BrokerProcess, method: str, path: str) -> tuple[int, Any]:
-    request = urllib.request.Request(broker.web_url + path, method=method)
-    try:
-        with urllib.request.urlopen(request, timeout=10) as response:
-            raw = response.read()
-            return response.status, json.loads(raw) if raw else None
-    except urllib.error.HTTPError as exc:
-        return exc.code, exc.read().decode()
-
-
-def fresh_topic() -> str:
-    return f"persistent://public/default/own-{uuid.uuid4().hex[:8]}"
-
-
 def make_owner(broker: BrokerProcess, topic: str, cluster: list[BrokerProcess]) -> None:
     """Make ``broker`` own ``topic``'s bundle: unload it from another owner, then look it up
     authoritatively on ``broker`` (which then acquires it itself)."""
@@ -91,28 +73,6 @@ def make_owner(broker: BrokerProcess, topic: str, cluster: list[BrokerProcess]) 
     raise AssertionError(f"{broker.describe()} could not take {bundle}")
 
 
-def client_on(*brokers: BrokerProcess) -> pulsar.Client:
-    hosts = ",".join(b.broker_id for b in brokers)
-    return pulsar.Client(
-        f"pulsar://{hosts}",
-        operation_timeout_seconds=20,
-        logger=pulsar.ConsoleLogger(pulsar.LoggerLevel.Warn),
-    )
-
-
-def read_all(client: pulsar.Client, topic: str, expected: int) -> list[bytes]:
-    reader = client.create_reader(topic, pulsar.MessageId.earliest)
-    got: list[bytes] = []
-    try:
-        while True:
-            try:
-                got.append(reader.read_next(3000 if len(got) >= expected else 15000).data())
-            except pulsar.Timeout:
-                return got
-    finally:
-        reader.close()
-
-
 def test_namespace_bundles_and_registry(cluster: list[BrokerProcess]) -> None:
     status, body = http(cluster[0], "GET", "/admin/v2/namespaces/public/default/bundles")
     assert status == 200
@@ -121,7 +81,7 @@ def test_namespace_bundles_and_registry(cluster: list[BrokerProcess]) -> None:
 
 def test_client_on_the_non_owner_ends_up_on_the_owner(cluster: list[BrokerProcess]) -> None:
     owner, other = cluster
-    topic = fresh_topic()
+    topic = fresh_topic("own")
     make_owner(owner, topic, cluster)
     path = TopicName.parse(topic).rest_path
     status, body = http(other, "GET", f"/lookup/v2/topic/{path}")
@@ -151,7 +111,7 @@ def test_client_on_the_non_owner_ends_up_on_the_owner(cluster: list[BrokerProces
 
 def test_producer_survives_an_unload_of_its_bundle(cluster: list[BrokerProcess]) -> None:
     owner, other = cluster
-    topic = fresh_topic()
+    topic = fresh_topic("own")
     make_owner(owner, topic, cluster)
     bundle = NamespaceBundles.even(NS).find(TopicName.parse(topic))
     client = client_on(other, owner)
@@ -175,7 +135,7 @@ def test_a_frozen_owner_loses_the_bundle_and_never_writes_again(
     cluster: list[BrokerProcess],
 ) -> None:
     owner, other = cluster
-    topic = fresh_topic()
+    topic = fresh_topic("own")
     make_owner(owner, topic, cluster)
     path = TopicName.parse(topic).rest_path
     first = client_on(owner, other)
@@ -226,7 +186,7 @@ def test_a_frozen_owner_loses_the_bundle_and_never_writes_again(
 
 def test_sigterm_hands_bundles_over(cluster: list[BrokerProcess]) -> None:
     owner, other = cluster
-    topic = fresh_topic()
+    topic = fresh_topic("own")
     make_owner(owner, topic, cluster)
     client = client_on(owner, other)
     try:
