@@ -13,6 +13,7 @@ official ``pulsar-client``.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -184,26 +185,61 @@ def test_a_frozen_owner_loses_the_bundle_and_never_writes_again(
         second.close()
 
 
-def test_sigterm_hands_bundles_over(cluster: list[BrokerProcess]) -> None:
-    owner, other = cluster
+def sigterm_handover(owner: BrokerProcess, other: BrokerProcess, run: int) -> tuple[float, float]:
+    """SIGTERM the owner of a fresh topic while one producer sends back to back; return the
+    seconds from the signal to the first acknowledgement from the new owner (a message id on
+    another ledger), and the longest pause between two acknowledgements. Nothing acknowledged
+    may be lost."""
     topic = fresh_topic("own")
-    make_owner(owner, topic, cluster)
+    make_owner(owner, topic, cluster=[owner, other])
     client = client_on(owner, other)
     try:
-        producer = client.create_producer(topic)
+        producer = client.create_producer(topic, send_timeout_millis=30000)
         for i in range(20):
-            producer.send(f"m{i}".encode())
-        assert owner.stop() == 0, owner.log_text(since_start=True)[-3000:]
-        for i in range(20, 40):
-            producer.send(f"m{i}".encode())
-        got = read_all(client, topic, 40)
-        assert got == [f"m{i}".encode() for i in range(40)]
+            ledger = producer.send(f"m{i}".encode()).ledger_id()
+        acked_at: list[float] = []
+        stopping = threading.Thread(target=lambda: codes.append(owner.stop()))
+        codes: list[int | None] = []
+        signalled = time.monotonic()
+        stopping.start()
+        first_after: float | None = None
+        i = 20
+        while stopping.is_alive() or first_after is None:
+            moved = producer.send(f"m{i}".encode()).ledger_id() != ledger
+            acked_at.append(time.monotonic())
+            if first_after is None and moved:
+                first_after = acked_at[-1] - signalled
+            i += 1
+        stopping.join()
+        assert codes == [0], owner.log_text(since_start=True)[-3000:]
+        got = read_all(client, topic, i)
+        # At least once: the send in flight at the signal may be stored twice (see cluster.md).
+        assert list(dict.fromkeys(got)) == [f"m{n}".encode() for n in range(i)]
+        duplicates = len(got) - i
         path = TopicName.parse(topic).rest_path
         status, body = http(other, "GET", f"/lookup/v2/topic/{path}")
         assert (status, body["brokerUrl"]) == (200, other.service_url)
     finally:
         client.close()
         owner.start()
+    assert first_after is not None
+    stall = max(b - a for a, b in zip([signalled, *acked_at], acked_at, strict=False))
+    print(
+        f"\nsigterm handover run {run}: first publish on the new owner {first_after:.3f} s, "
+        f"longest publish pause {stall:.3f} s, {i} messages, none lost, "
+        f"{duplicates} stored twice"
+    )
+    return first_after, stall
+
+
+def test_sigterm_hands_bundles_over(cluster: list[BrokerProcess]) -> None:
+    """Issue 12 point 6: the owner unloads its bundles on SIGTERM, the producer goes on on the
+    other broker with nothing lost. The timings are printed (``-s``) for docs/benchmarks.md,
+    not asserted: they depend on the machine's load."""
+    owner, other = cluster
+    figures = [sigterm_handover(owner, other, run) for run in range(1, 4)]
+    firsts = sorted(f for f, _ in figures)
+    print(f"sigterm handover, first publish on the new owner (s): {[round(f, 3) for f in firsts]}")
 
 
 def test_a_second_broker_with_the_same_address_is_refused(cluster: list[BrokerProcess]) -> None:
