@@ -96,6 +96,41 @@ async def test_first_lookup_acquires_on_the_chosen_broker_and_others_connect_to_
     assert (await live_brokers(a.store))[0].num_bundles == 1
 
 
+class SlowPutStore(MemoryMetadataStore):
+    """The real memory store, with a network round trip's pause before every put; counts them."""
+
+    puts = 0
+
+    async def put(self, key: str, value: bytes, expected_version: int | None = None) -> int:
+        SlowPutStore.puts += 1
+        await asyncio.sleep(0.01)
+        return await super().put(key, value, expected_version)
+
+
+async def test_a_burst_of_acquires_publishes_the_final_count_in_few_writes() -> None:
+    # Every acquire reports the new bundle count; concurrent compare-and-sets on the registry
+    # key used to fail each other, leaving a stale count for the leader until the next report.
+    store = await SlowPutStore.open(uuid.uuid4().hex)
+    registry = BrokerRegistry(store, data(1), wait_s=0.2)
+    await registry.register()
+    factory = NamespaceBundleFactory(store, 4)
+    ownership = BundleOwnership(store, registry, RecordingTopics(), factory)
+    topics: dict[NamespaceBundle, TopicName] = {}
+    for i in range(200):
+        topic = TopicName.parse(f"persistent://public/default/x{i}")
+        topics.setdefault(NamespaceBundles.even(topic.namespace).find(topic), topic)
+    SlowPutStore.puts = 0
+    try:
+        await asyncio.gather(*(ownership.lookup(t, True) for t in topics.values()))
+        assert len(ownership.owned) == 4
+        assert (await live_brokers(store))[0].num_bundles == 4
+        assert SlowPutStore.puts <= 2  # the first acquire's write, then one for the others
+    finally:
+        await ownership.close()
+        await registry.close()
+        await store.close()
+
+
 async def test_unowned_bundle_redirects_to_the_least_loaded_broker(
     pair: tuple[Broker, Broker],
 ) -> None:

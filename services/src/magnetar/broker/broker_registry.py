@@ -12,7 +12,9 @@ session is live.
 Invariants: one live key per advertised address. A broker that finds the key held by another
 session waits up to ``wait_s`` (a crashed predecessor's lease running out) and is then refused
 with :class:`BrokerAlreadyRegistered`, so two brokers never share an address. Only the owning
-broker writes its key, and only with a compare-and-set on the version it last wrote.
+broker writes its key, and only with a compare-and-set on the version it last wrote. Writes go
+one at a time (a lock), each carrying the latest report: a burst of acquires writes the key at
+most twice instead of once each, and no write fails the compare-and-set against its sibling.
 
 Concurrency: on the broker's loop. The process entry point registers at start and unregisters
 at stop; ownership (:mod:`.ownership`) reports its bundle count after every acquire or release;
@@ -114,6 +116,8 @@ class BrokerRegistry:
         self._wait_s = wait_s
         self._key = keys.broker_registration(data.broker_id)
         self._version: int | None = None
+        self._written: BrokerLookupData | None = None  # what the key holds at ``_version``
+        self._writing = asyncio.Lock()
         self._closed = False
         self._reregister: asyncio.Task[None] | None = None
         store.add_session_listener(self._on_session)
@@ -138,6 +142,7 @@ class BrokerRegistry:
             except TimeoutError:
                 raise BrokerAlreadyRegistered(self._data.broker_id, self._wait_s) from None
             self._version = await self._store.create(self._key, value, ephemeral=True)
+        self._written = self._data
         log.info("broker_registered", broker=self._data.broker_id)
 
     async def report_load(self, num_bundles: int) -> None:
@@ -145,26 +150,33 @@ class BrokerRegistry:
         await self.publish(self._data.load.with_num_bundles(num_bundles))
 
     async def publish(self, report: LoadReport) -> None:
-        """Publish ``report`` (best effort: logged on failure, the next report retries)."""
+        """Publish ``report`` (best effort: logged on failure, the next report retries).
+
+        Writes are serialised and each writes the latest data, so a call that waited for
+        another's write returns at once when that write already carried its report."""
         self._data = replace(self._data, load=report)
-        if self._version is None:
-            return
-        try:
-            self._version = await self._store.put(
-                self._key, self._data.to_json(), expected_version=self._version
-            )
-        except (BadVersion, MetadataError) as exc:
-            log.warning("broker_load_report_failed", broker=self._data.broker_id, error=str(exc))
+        async with self._writing:
+            data = self._data
+            if self._version is None or data == self._written:
+                return
+            try:
+                self._version = await self._store.put(
+                    self._key, data.to_json(), expected_version=self._version
+                )
+                self._written = data
+            except MetadataError as exc:
+                log.warning("broker_load_report_failed", broker=data.broker_id, error=str(exc))
 
     async def unregister(self) -> None:
         """Delete the key, so that lookups stop choosing this broker."""
         self._closed = True
         await cancel_and_wait(self._reregister)
-        version, self._version = self._version, None
-        if version is None:
-            return
-        with contextlib.suppress(NotFound, BadVersion):
-            await self._store.delete(self._key, expected_version=version)
+        async with self._writing:  # after a write in flight, so the delete sees its version
+            version, self._version = self._version, None
+            if version is None:
+                return
+            with contextlib.suppress(NotFound, BadVersion):
+                await self._store.delete(self._key, expected_version=version)
         log.info("broker_unregistered", broker=self._data.broker_id)
 
     async def close(self) -> None:
