@@ -15,6 +15,7 @@ from magnetar.broker.bundles import (
     SPLIT_ALGORITHMS,
     TOPIC_COUNT_EQUALLY_DIVIDE,
     NamespaceBundles,
+    bundle_holding,
     split_boundary,
 )
 from magnetar.naming import NamespaceName, TopicName
@@ -49,6 +50,11 @@ def test_a_topic_is_found_in_the_bundle_that_includes_it(count: int, local: str)
     found = bundles.find(topic)
     assert found.includes(topic)
     assert sum(b.includes(topic) for b in bundles.bundles) == 1
+    assert bundle_holding(bundles.bundles, topic) == found
+    others = [b for b in bundles.bundles if b != found]
+    assert bundle_holding(others, topic) is None
+    other_ns = NamespaceBundles.even(NamespaceName("public", "other"), count)
+    assert bundle_holding(other_ns.bundles, topic) is None
 
 
 @given(counts)

@@ -25,17 +25,9 @@ from typing import Any
 from fastapi import APIRouter
 
 from magnetar.broker.broker_directory import BrokerDirectory
-from magnetar.broker.bundles import NamespaceBundle, topic_hash
+from magnetar.broker.bundles import NamespaceBundle, bundle_holding
 from magnetar.broker.topic_admin import topic_stats
 from magnetar.broker.topic_metrics import AnyTopic, backlog, storage_size
-
-
-def _bundle_of(topic: AnyTopic, bundles: Sequence[NamespaceBundle]) -> NamespaceBundle | None:
-    hash_code = topic_hash(topic.name)
-    for bundle in bundles:
-        if bundle.namespace == topic.name.namespace and bundle.range.contains(hash_code):
-            return bundle
-    return None
 
 
 def topics_by_bundle(
@@ -44,7 +36,7 @@ def topics_by_bundle(
     """Pulsar's ``broker-stats/topics`` map (module docstring)."""
     tree: dict[str, Any] = {}
     for topic in sorted(topics, key=lambda t: str(t.name)):
-        bundle = _bundle_of(topic, bundles)
+        bundle = bundle_holding(bundles, topic.name)
         if bundle is None:
             continue
         by_domain = tree.setdefault(str(bundle.namespace), {}).setdefault(bundle.name, {})

@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from typing import Protocol
 
 from magnetar.broker.bundle_factory import NamespaceBundleFactory
 from magnetar.broker.bundle_split import BundleSplitConfig, BundleStats, bundles_to_split, overload
 from magnetar.broker.bundles import NamespaceBundle, split_boundary, topic_hash
-from magnetar.broker.stats import DEFAULT_WINDOW_S, total
+from magnetar.broker.load_report import stats_by_bundle
+from magnetar.broker.stats import DEFAULT_WINDOW_S
 from magnetar.broker.topic_admin import AnyTopic
 from magnetar.cancellation import cancel_and_wait
 from magnetar.errors import MagnetarError
@@ -47,44 +47,21 @@ class SplittingOwnership(Protocol):
     ) -> tuple[NamespaceBundle, NamespaceBundle] | None: ...
 
 
-@dataclass(frozen=True, slots=True)
-class _Load:
-    sessions: int
-    msg_rate: float
-    throughput: float
-
-
-def _topic_load(topic: AnyTopic, window_s: float) -> _Load:
-    rate_in = total(p.rate_in.rate(window_s) for p in topic.producers.values())
-    rate_out = total(
-        c.rate_out.rate(window_s) for s in topic.subscriptions.values() for c in s.consumers
-    )
-    consumers = sum(len(s.consumers) for s in topic.subscriptions.values())
-    return _Load(
-        len(topic.producers) + consumers,
-        rate_in.messages + rate_out.messages,
-        rate_in.bytes + rate_out.bytes,
-    )
-
-
 def measure(
-    owned: Iterable[NamespaceBundle], topics: Iterable[AnyTopic], window_s: float
+    owned: Sequence[NamespaceBundle], topics: Iterable[AnyTopic], window_s: float
 ) -> list[BundleStats]:
     """The load of each owned bundle, summed over its loaded, open topics."""
-    sums: dict[NamespaceBundle, list[float]] = {b: [0, 0, 0.0, 0.0] for b in owned}
-    for topic in topics:
-        if not topic.is_open:
-            continue
-        hash_code = topic_hash(topic.name)
-        for bundle, acc in sums.items():
-            if bundle.namespace == topic.name.namespace and bundle.range.contains(hash_code):
-                load = _topic_load(topic, window_s)
-                acc[0] += 1
-                acc[1] += load.sessions
-                acc[2] += load.msg_rate
-                acc[3] += load.throughput
-                break
-    return [BundleStats(b, int(acc[0]), int(acc[1]), acc[2], acc[3]) for b, acc in sums.items()]
+    open_topics = (t for t in topics if t.is_open)
+    return [
+        BundleStats(
+            bundle,
+            topics=s.topics,
+            sessions=s.producer_count + s.consumer_count,
+            msg_rate=s.msg_rate,
+            throughput=s.msg_throughput_in + s.msg_throughput_out,
+        )
+        for bundle, s in stats_by_bundle(owned, open_topics, window_s).items()
+    ]
 
 
 class BundleSplitter:
@@ -133,7 +110,8 @@ class BundleSplitter:
             counts[ns] = (await factory.bundles(ns, fresh=True)).count
         done = []
         for bundle in bundles_to_split(candidates, counts, self._config):
-            hashes = [topic_hash(t.name) for t in topics if bundle.includes(t.name)]
+            # split_boundary keeps the hashes inside the bundle's range itself
+            hashes = [topic_hash(t.name) for t in topics if t.name.namespace == bundle.namespace]
             try:
                 boundary = split_boundary(bundle.range, self._config.algorithm, hashes)
                 if await self._ownership.split(bundle, boundary, self._unload) is not None:

@@ -112,6 +112,15 @@ class NamespaceBundle:
         return f"{self.namespace}/{self.range.name}"
 
 
+def bundle_holding(bundles: Iterable[NamespaceBundle], topic: TopicName) -> NamespaceBundle | None:
+    """The bundle among ``bundles`` that holds ``topic``, if any (the topic hashed once)."""
+    hash_code = topic_hash(topic)
+    for bundle in bundles:
+        if bundle.namespace == topic.namespace and bundle.range.contains(hash_code):
+            return bundle
+    return None
+
+
 @dataclass(frozen=True, slots=True)
 class NamespaceBundles:
     """Every bundle of one namespace, by its boundaries (see the module docstring)."""

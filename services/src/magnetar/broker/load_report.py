@@ -20,10 +20,11 @@ and the admin's ``broker-stats/load-report``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from magnetar.broker.bundles import NamespaceBundle, bundle_holding
 from magnetar.broker.non_persistent_topic import NonPersistentTopic
 from magnetar.broker.persistent_topic import PersistentTopic
 from magnetar.broker.stats import total
@@ -135,6 +136,18 @@ def bundle_stats(topics: Iterable[AnyTopic], window_s: float) -> BundleStats:
     for topic in topics:
         out = out + topic_load(topic, window_s)
     return out
+
+
+def stats_by_bundle(
+    bundles: Sequence[NamespaceBundle], topics: Iterable[AnyTopic], window_s: float
+) -> dict[NamespaceBundle, BundleStats]:
+    """Each of ``bundles``' stats over the ``topics`` it holds (zeros for one holding none)."""
+    members: dict[NamespaceBundle, list[AnyTopic]] = {b: [] for b in bundles}
+    for topic in topics:
+        bundle = bundle_holding(bundles, topic.name)
+        if bundle is not None:
+            members[bundle].append(topic)
+    return {b: bundle_stats(ts, window_s) for b, ts in members.items()}
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,7 +27,7 @@ from typing import Protocol
 from magnetar.broker.broker_registry import BrokerRegistry
 from magnetar.broker.bundles import NamespaceBundle
 from magnetar.broker.errors import BrokerError
-from magnetar.broker.load_report import AnyTopic, BundleStats, LoadReport, bundle_stats
+from magnetar.broker.load_report import AnyTopic, BundleStats, LoadReport, stats_by_bundle
 from magnetar.broker.resource_usage import ResourceSampler
 from magnetar.cancellation import cancel_and_wait
 from magnetar.metadata import keys
@@ -56,13 +56,7 @@ def per_bundle_stats(
     owned: Sequence[NamespaceBundle], topics: Mapping[str, AnyTopic], window_s: float
 ) -> dict[str, BundleStats]:
     """Each owned bundle's stats by full name (a bundle with no loaded topic has zeros)."""
-    members: dict[NamespaceBundle, list[AnyTopic]] = {b: [] for b in owned}
-    for topic in topics.values():
-        for bundle in owned:
-            if bundle.includes(topic.name):
-                members[bundle].append(topic)
-                break
-    return {str(b): bundle_stats(ts, window_s) for b, ts in members.items()}
+    return {str(b): s for b, s in stats_by_bundle(owned, topics.values(), window_s).items()}
 
 
 def current_report(

@@ -64,7 +64,12 @@ from urllib.parse import urlsplit
 
 from magnetar.broker.broker_registry import BrokerLookupData, BrokerRegistry
 from magnetar.broker.bundle_factory import NamespaceBundleFactory
-from magnetar.broker.bundles import BundleRange, NamespaceBundle, NamespaceBundles, topic_hash
+from magnetar.broker.bundles import (
+    BundleRange,
+    NamespaceBundle,
+    NamespaceBundles,
+    bundle_holding,
+)
 from magnetar.broker.errors import ServiceNotReady, StaleBundle
 from magnetar.broker.load_manager import BundlePlacement, SharedReportsPlacement
 from magnetar.metadata import keys
@@ -307,15 +312,8 @@ class BundleOwnership:
 
     def _served_bundle(self, topic: TopicName) -> NamespaceBundle | None:
         """The owned bundle that holds ``topic``, if any (no read of the boundaries)."""
-        hash_code = topic_hash(topic)
-        for bundle, owned in self._owned.items():
-            if (
-                owned.state is not _State.RELEASING
-                and bundle.namespace == topic.namespace
-                and bundle.range.contains(hash_code)
-            ):
-                return bundle
-        return None
+        served = (b for b, o in self._owned.items() if o.state is not _State.RELEASING)
+        return bundle_holding(served, topic)
 
     def check_owned(self, topic: TopicName) -> None:
         if self._served_bundle(topic) is None:
