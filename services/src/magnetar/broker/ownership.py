@@ -338,7 +338,7 @@ class BundleOwnership:
         acquiring = self._acquiring.get(bundle)
         if acquiring is not None:  # our owner key may exist before the bundle is recorded
             return await asyncio.shield(acquiring)
-        current = await self._owner(bundle)
+        current = await self._other_owner(bundle)
         if current is not None:
             return current
         if authoritative and not self._stopping:
@@ -357,15 +357,18 @@ class BundleOwnership:
             await asyncio.wait([acquiring])
         if self.owns(bundle):
             return LookupResult.connect(self.me)
+        return await self._stored_owner(bundle)
+
+    async def _stored_owner(self, bundle: NamespaceBundle) -> LookupResult | None:
+        """The owner key's broker, as stored (one read)."""
         found = await self._store.get(self._key(bundle))
         return None if found is None else owner_of_record(found.value)
 
-    async def _owner(self, bundle: NamespaceBundle) -> LookupResult | None:
-        found = await self._store.get(self._key(bundle))
-        if found is None:
-            return None
-        owner = owner_of_record(found.value)
-        if owner.pulsar_service_url == self.me.pulsar_service_url:
+    async def _other_owner(self, bundle: NamespaceBundle) -> LookupResult | None:
+        """The stored owner of a bundle this broker does not serve; ServiceNotReady when the
+        key is this broker's own (the bundle is being released)."""
+        owner = await self._stored_owner(bundle)
+        if owner is not None and owner.pulsar_service_url == self.me.pulsar_service_url:
             # Our key, but not served here: it is being released (or was, before a crash).
             raise ServiceNotReady(f"Namespace bundle {bundle} is being unloaded")
         return owner
@@ -384,10 +387,10 @@ class BundleOwnership:
                 self._key(bundle), owner_record(self.me), ephemeral=True
             )
         except KeyExists:
-            winner = await self._store.get(self._key(bundle))
+            winner = await self._stored_owner(bundle)
             if winner is None:
                 raise ServiceNotReady(f"Failed to acquire ownership of {bundle}") from None
-            return owner_of_record(winner.value)
+            return winner
         except MetadataError as exc:
             raise ServiceNotReady(f"Failed to acquire ownership of {bundle}: {exc}") from exc
         if not await self._factory.bundle_of(bundle):  # split meanwhile: give it up at once
@@ -432,7 +435,7 @@ class BundleOwnership:
     ) -> tuple[NamespaceBundle, NamespaceBundle] | None:
         low, high = halves(bundle, boundary)
         if not self.owns(bundle):
-            if self._stopping or await self._owner(bundle) is not None:
+            if self._stopping or await self._other_owner(bundle) is not None:
                 return None
             acquired = await self._acquire(bundle)  # unowned: take it, then split it
             if acquired.pulsar_service_url != self.me.pulsar_service_url:
