@@ -132,10 +132,7 @@ def topic_load(topic: AnyTopic, window_s: float) -> BundleStats:
 
 
 def bundle_stats(topics: Iterable[AnyTopic], window_s: float) -> BundleStats:
-    out = BundleStats()
-    for topic in topics:
-        out = out + topic_load(topic, window_s)
-    return out
+    return sum((topic_load(t, window_s) for t in topics), BundleStats())
 
 
 def stats_by_bundle(
@@ -152,16 +149,11 @@ def stats_by_bundle(
 
 @dataclass(frozen=True, slots=True)
 class LoadReport:
-    """One broker's load (Pulsar's LocalBrokerData, the fields Magnetar fills)."""
+    """One broker's load (Pulsar's LocalBrokerData, the fields Magnetar fills): ``totals`` sums
+    its bundles' stats (``numTopics``, ``numProducers``, ``msgRateIn``, ... in the JSON)."""
 
     num_bundles: int = 0
-    num_topics: int = 0
-    num_producers: int = 0
-    num_consumers: int = 0
-    msg_rate_in: float = 0.0
-    msg_rate_out: float = 0.0
-    msg_throughput_in: float = 0.0
-    msg_throughput_out: float = 0.0
+    totals: BundleStats = BundleStats()
     cpu: ResourceUsage = ResourceUsage()
     memory: ResourceUsage = ResourceUsage()
     last_stats: Mapping[str, BundleStats] = field(default_factory=dict)
@@ -177,18 +169,9 @@ class LoadReport:
         now_ms: int,
     ) -> LoadReport:
         """The report of a broker owning exactly the bundles of ``per_bundle`` (by full name)."""
-        sums = BundleStats()
-        for stats in per_bundle.values():
-            sums = sums + stats
         return cls(
             num_bundles=len(per_bundle),
-            num_topics=sums.topics,
-            num_producers=sums.producer_count,
-            num_consumers=sums.consumer_count,
-            msg_rate_in=sums.msg_rate_in,
-            msg_rate_out=sums.msg_rate_out,
-            msg_throughput_in=sums.msg_throughput_in,
-            msg_throughput_out=sums.msg_throughput_out,
+            totals=sum(per_bundle.values(), BundleStats()),
             cpu=cpu,
             memory=memory,
             last_stats=dict(sorted(per_bundle.items())),
@@ -199,15 +182,16 @@ class LoadReport:
         return replace(self, num_bundles=num_bundles)
 
     def to_json(self) -> dict[str, Any]:
+        t = self.totals
         return {
             "numBundles": self.num_bundles,
-            "numTopics": self.num_topics,
-            "numProducers": self.num_producers,
-            "numConsumers": self.num_consumers,
-            "msgRateIn": self.msg_rate_in,
-            "msgRateOut": self.msg_rate_out,
-            "msgThroughputIn": self.msg_throughput_in,
-            "msgThroughputOut": self.msg_throughput_out,
+            "numTopics": t.topics,
+            "numProducers": t.producer_count,
+            "numConsumers": t.consumer_count,
+            "msgRateIn": t.msg_rate_in,
+            "msgRateOut": t.msg_rate_out,
+            "msgThroughputIn": t.msg_throughput_in,
+            "msgThroughputOut": t.msg_throughput_out,
             "cpu": self.cpu.to_json(),
             "memory": self.memory.to_json(),
             "bundles": list(self.last_stats),
@@ -220,13 +204,15 @@ class LoadReport:
         stats = data.get("lastStats") or {}
         return cls(
             num_bundles=int(data.get("numBundles", 0)),
-            num_topics=int(data.get("numTopics", 0)),
-            num_producers=int(data.get("numProducers", 0)),
-            num_consumers=int(data.get("numConsumers", 0)),
-            msg_rate_in=float(data.get("msgRateIn", 0.0)),
-            msg_rate_out=float(data.get("msgRateOut", 0.0)),
-            msg_throughput_in=float(data.get("msgThroughputIn", 0.0)),
-            msg_throughput_out=float(data.get("msgThroughputOut", 0.0)),
+            totals=BundleStats(
+                float(data.get("msgRateIn", 0.0)),
+                float(data.get("msgRateOut", 0.0)),
+                float(data.get("msgThroughputIn", 0.0)),
+                float(data.get("msgThroughputOut", 0.0)),
+                int(data.get("numProducers", 0)),
+                int(data.get("numConsumers", 0)),
+                int(data.get("numTopics", 0)),
+            ),
             cpu=ResourceUsage.from_json(data.get("cpu")),
             memory=ResourceUsage.from_json(data.get("memory")),
             last_stats={str(k): BundleStats.from_json(v) for k, v in stats.items()},
@@ -239,6 +225,6 @@ def broker_score(report: LoadReport, extra_bundles: int = 0) -> float:
     return (
         report.num_bundles
         + extra_bundles
-        + (report.msg_rate_in + report.msg_rate_out) / MSG_RATE_PER_BUNDLE
+        + report.totals.msg_rate / MSG_RATE_PER_BUNDLE
         + report.cpu.percent / CPU_PERCENT_PER_BUNDLE
     )
