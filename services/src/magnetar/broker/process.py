@@ -88,16 +88,18 @@ def cluster_ownership(
 
 @dataclass(frozen=True, slots=True)
 class ClusterMember:
-    """A cluster member's registration, load manager and load reporter."""
+    """A cluster member's registration, load manager, load reporter and bundle splitter."""
 
     registry: BrokerRegistry
     load_manager: LoadManager
     reporter: LoadReporter
+    splitter: BundleSplitter
 
     async def join(self) -> None:
         await self.registry.register()  # a twin is refused here
         self.load_manager.start()
         self.reporter.start()
+        self.splitter.start()  # its first pass comes one split interval later
 
     async def leave(self) -> None:
         """Stop reporting, resign the leadership, unregister (idempotent)."""
@@ -115,15 +117,23 @@ def cluster_member(
 ) -> ClusterMember:
     ownership = service.ownership
     assert isinstance(ownership, BundleOwnership)  # built by cluster_ownership
+    window_s = service.config.stats_window_s
     reporter = LoadReporter(
         store,
         registry,
         ownership,
         service,
         interval_s=settings.load_balancer_report_update_interval_s,
-        window_s=service.config.stats_window_s,
+        window_s=window_s,
     )
-    return ClusterMember(registry, load_manager, reporter)
+    splitter = BundleSplitter(
+        ownership,
+        lambda: list(service.topics.values()),
+        settings.bundle_split_config(),
+        unload_split_bundles=settings.load_balancer_auto_unload_split_bundles_enabled,
+        window_s=window_s,
+    )
+    return ClusterMember(registry, load_manager, reporter, splitter)
 
 
 async def run_broker(
@@ -151,7 +161,6 @@ async def run_broker(
         load_manager = LoadManager(store, registry.data, settings.load_manager_config())
         ownership = cluster_ownership(store, registry, load_manager)
     service = BrokerService(store, factory, config, BrokerResources(store), ownership)
-    splitter = bundle_splitter(settings, service)
     member = (
         None
         if registry is None or load_manager is None
@@ -164,8 +173,6 @@ async def run_broker(
         if member is not None:  # before binding: a twin is refused by address, not by port
             await member.join()
         port = await server.start()
-        if splitter is not None:
-            splitter.start()
         async with asyncio.TaskGroup() as tg:
             if app_factory is not None:
                 web = build_web_server(
@@ -185,40 +192,23 @@ async def run_broker(
             )
             await stop.wait()
             log.info("broker_stopping")
-            await hand_over(member, service, timeout, splitter)
+            await hand_over(member, service, timeout)
             if web is not None:
                 web.should_exit = True
     finally:
-        await hand_over(member, service, timeout, splitter)
+        await hand_over(member, service, timeout)
         await shutdown_step("stop_listener", server.close(timeout), timeout)
         await shutdown_step("close_topics", service.close(), timeout * 3)
         await shutdown_step("close_factory", factory.close(), timeout)
 
 
-def bundle_splitter(settings: BrokerSettings, service: BrokerService) -> BundleSplitter | None:
-    """The automatic bundle split of a cluster member (None for the standalone)."""
-    if not isinstance(service.ownership, BundleOwnership):
-        return None
-    return BundleSplitter(
-        service.ownership,
-        lambda: list(service.topics.values()),
-        settings.bundle_split_config(),
-        unload_split_bundles=settings.load_balancer_auto_unload_split_bundles_enabled,
-        window_s=service.config.stats_window_s,
-    )
-
-
 async def hand_over(
-    member: ClusterMember | None,
-    service: BrokerService,
-    step_timeout_s: float,
-    splitter: BundleSplitter | None = None,
+    member: ClusterMember | None, service: BrokerService, step_timeout_s: float
 ) -> None:
     """Stop splitting, leave the cluster (load reporter, load manager, registry), then unload
     every owned bundle (idempotent)."""
-    if splitter is not None:
-        await shutdown_step("stop_bundle_splitter", splitter.close(), step_timeout_s)
     if member is not None:
+        await shutdown_step("stop_bundle_splitter", member.splitter.close(), step_timeout_s)
         await shutdown_step("unregister_broker", member.leave(), step_timeout_s)
     await shutdown_step("unload_bundles", service.ownership.close(), step_timeout_s * 3)
 
