@@ -8,6 +8,7 @@
     sa.kill()                   # SIGKILL (a crash);  sa.stop() sends SIGTERM and waits
     sa.start()                  # restart on the same data dir and ports
     admin_call(sa, "PUT", "/admin/v2/persistent/public/default/t/partitions", 3)
+    read_from_start(client, topic)      # every payload a new subscription gets, until quiet
 
 The process's stdout and stderr go to ``<data_dir>.log`` beside the data dir (appended across
 restarts); :meth:`StandaloneProcess.log_text` returns it for assertions and failure messages.
@@ -125,3 +126,19 @@ def receive_until_quiet(consumer: pulsar.Consumer, wait_ms: int) -> list[pulsar.
             got.append(consumer.receive(timeout_millis=wait_ms))
         except pulsar.Timeout:
             return got
+
+
+def read_from_start(client: pulsar.Client, topic: str, *, wait_ms: int = 500) -> list[bytes]:
+    """The payloads a new subscription on ``topic`` receives from the earliest message until
+    none arrives for ``wait_ms`` (none acked; the consumer is closed)."""
+    import pulsar
+
+    consumer = client.subscribe(
+        topic,
+        f"read-{uuid.uuid4().hex[:6]}",
+        initial_position=pulsar.InitialPosition.Earliest,
+    )
+    try:
+        return [msg.data() for msg in receive_until_quiet(consumer, wait_ms)]
+    finally:
+        consumer.close()
