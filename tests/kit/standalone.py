@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from tests.kit.broker import BrokerEndpoints
 from tests.kit.ports import free_port
 from tests.kit.process import MAGNETAR_CLI, ProcessStartError, ServerProcess
 
@@ -40,7 +41,7 @@ class StandaloneStartError(ProcessStartError):
 
 
 @dataclass
-class StandaloneProcess(ServerProcess):
+class StandaloneProcess(BrokerEndpoints, ServerProcess):
     ready_line: ClassVar[str] = READY_LINE
     start_error: ClassVar[type[ProcessStartError]] = StandaloneStartError
     redrawn_ports: ClassVar[tuple[str, ...]] = ("broker_port", "web_port")
@@ -57,22 +58,11 @@ class StandaloneProcess(ServerProcess):
     process: subprocess.Popen[bytes] | None = None
     _log_offset: int = 0
 
-    @property
-    def service_url(self) -> str:
-        return f"pulsar://127.0.0.1:{self.broker_port}"
-
-    @property
-    def web_url(self) -> str:
-        return f"http://127.0.0.1:{self.web_port}"
-
     def command(self) -> list[str]:
         return [
             *MAGNETAR_CLI, "standalone",
             "--data-dir", str(self.data_dir),
-            "--broker-port", str(self.broker_port),
-            "--web-port", str(self.web_port),
-            "--advertised-address", "127.0.0.1",
-            "--bind-address", "127.0.0.1",
+            *self.listener_args(),
             "--journal-sync" if self.journal_sync else "--no-journal-sync",
             "--log-level", self.log_level,
             *self.extra_args,
