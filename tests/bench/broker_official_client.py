@@ -57,7 +57,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from tests.bench.report import header, machine, percentile
+from tests.bench.report import bench_json, header, machine, percentile
 from tests.kit.standalone import StandaloneProcess
 
 SCENARIOS = ("unbatched-1", "batched-1", "unbatched-8", "batched-8")
@@ -489,13 +489,30 @@ def table(results: list[Result]) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def add_load_arguments(parser: argparse.ArgumentParser) -> None:
+    """The load options :func:`run_scenario` reads, shared with the cluster benchmark."""
     parser.add_argument("--seconds", type=float, default=10.0, help="measured time per run")
     parser.add_argument("--warmup", type=float, default=2.0, help="unmeasured time per run")
     parser.add_argument("--size", type=int, default=1024, help="payload bytes")
     parser.add_argument("--producers", type=int, default=4, help="producer processes")
     parser.add_argument("--pending", type=int, default=1000, help="async sends per producer")
+    parser.add_argument("--json", type=Path, help="also write the results here")
+
+
+def official_client_missing() -> bool:
+    """Whether ``pulsar-client`` cannot be imported (said on stderr); the child processes use
+    it, so a benchmark checks it once before it starts anything."""
+    try:
+        import pulsar  # noqa: F401
+    except ImportError:
+        print("pulsar-client is not installed", file=sys.stderr)
+        return True
+    return False
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_load_arguments(parser)
     parser.add_argument("--scenarios", default=",".join(SCENARIOS))
     parser.add_argument("--no-half-rate", action="store_true", help="skip the half-rate runs")
     parser.add_argument("--hold-s", type=float, default=0.0, help="extra load for a profiler")
@@ -503,16 +520,11 @@ def main(argv: list[str] | None = None) -> int:
                         help="only paced runs at this total msg/s (no max run)")  # fmt: skip
     parser.add_argument("--no-consumer", dest="consumer", action="store_false",
                         help="publish only: no subscription (e2e is not measured)")  # fmt: skip
-    parser.add_argument("--json", type=Path, help="also write the results here")
     parser.add_argument("--client", choices=("official", "magnetar"), default="official",
                         help="load generator: official pulsar-client or magnetar")  # fmt: skip
     args = parser.parse_args(argv)
-    if args.client == "official":
-        try:
-            import pulsar  # noqa: F401  # only checked here; the child processes use it
-        except ImportError:
-            print("pulsar-client is not installed", file=sys.stderr)
-            return 2
+    if args.client == "official" and official_client_missing():
+        return 2
     print(header({k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()}))
     print(f"load generator: {args.client} client", flush=True)
     scenarios = [s for s in args.scenarios.split(",") if s]
@@ -553,9 +565,7 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print(f"load generator: {args.client} client")
     print(table(results))
-    print("BENCH_JSON " + json.dumps(summary), flush=True)
-    if args.json:
-        args.json.write_text(json.dumps(summary, indent=2))
+    bench_json(summary, args.json)
     return 0
 
 

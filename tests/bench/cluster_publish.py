@@ -37,7 +37,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import json
 import os
 import sys
 import tempfile
@@ -48,12 +47,15 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from tests.bench.broker_official_client import Result, Target, run_scenario
-from tests.bench.report import header, machine
-from tests.kit.bookie import BookieProcess
-from tests.kit.broker import BrokerProcess
-from tests.kit.etcd import EtcdServer
-from tests.kit.process import ServerProcess
+from tests.bench.broker_official_client import (
+    Result,
+    Target,
+    add_load_arguments,
+    official_client_missing,
+    run_scenario,
+)
+from tests.bench.report import bench_json, header, machine
+from tests.kit.cluster import Cluster
 from tests.kit.standalone import StandaloneProcess
 
 SCENARIOS = ("unbatched-1", "batched-1", "unbatched-8", "batched-8")
@@ -79,35 +81,16 @@ class Lookups:
 
 @contextlib.contextmanager
 def cluster(base: Path) -> Iterator[Target]:
-    """etcd, three bookies, two brokers (E3 Wq2 Aq2); stopped in reverse order."""
-    etcd = EtcdServer(data_dir=base / "etcd")
-    bookies = [
-        BookieProcess(base / f"bookie-{i}", etcd.url, session_timeout_s=10.0, journal_sync=True)
-        for i in range(3)
-    ]
-    brokers = [
-        BrokerProcess(
-            base / f"broker-{i}",
-            etcd.url,
-            session_timeout_s=10.0,
-            log_level="warning",
-            env=dict(CLUSTER_ENV),
-        )
-        for i in range(2)
-    ]
-    started: list[ServerProcess] = []
-    try:
-        for process in (etcd, *bookies, *brokers):
-            process.start()
-            started.append(process)
+    """etcd, three bookies, two brokers (E3 Wq2 Aq2); stopped with SIGTERM."""
+    members = Cluster(
+        base, session_timeout_s=10.0, broker_env=CLUSTER_ENV, broker_log_level="warning"
+    )
+    with members.running() as running:
         yield Target(
-            "pulsar://" + ",".join(b.broker_id for b in brokers),
-            brokers[0].web_url,
-            tuple(b.process.pid for b in brokers if b.process is not None),
+            running.service_url,
+            running.brokers[0].web_url,
+            tuple(b.process.pid for b in running.brokers if b.process is not None),
         )
-    finally:
-        for process in reversed(started):
-            process.stop()
 
 
 @contextlib.contextmanager
@@ -206,27 +189,19 @@ def table(measured: dict[str, tuple[list[Result], Lookups]]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=10.0, help="measured time per run")
-    parser.add_argument("--warmup", type=float, default=2.0, help="unmeasured time per run")
-    parser.add_argument("--size", type=int, default=1024, help="payload bytes")
-    parser.add_argument("--producers", type=int, default=4, help="producer processes")
-    parser.add_argument("--pending", type=int, default=1000, help="async sends per producer")
+    add_load_arguments(parser)
     parser.add_argument("--scenarios", default="unbatched-1,batched-1",
                         help=f"comma-separated, of {','.join(SCENARIOS)}")  # fmt: skip
     parser.add_argument("--lookup-seconds", type=float, default=10.0)
     parser.add_argument("--lookup-concurrency", type=int, default=32)
     parser.add_argument("--producer-topics", type=int, default=100)
     parser.add_argument("--targets", default=",".join(TARGETS), help="cluster,standalone")
-    parser.add_argument("--json", type=Path, help="also write the results here")
     args = parser.parse_args(argv)
     args.scenarios = [s for s in args.scenarios.split(",") if s]
     targets = [t for t in args.targets.split(",") if t]
     if set(args.scenarios) - set(SCENARIOS) or set(targets) - set(TARGETS):
         parser.error(f"scenarios are {SCENARIOS}, targets {TARGETS}")
-    try:
-        import pulsar  # noqa: F401  # only checked here; the child processes use it
-    except ImportError:
-        print("pulsar-client is not installed", file=sys.stderr)
+    if official_client_missing():
         return 2
     args.client, args.consumer = "official", False  # what run_scenario reads besides the above
     settings: dict[str, Any] = {k: str(v) if isinstance(v, Path) else v
@@ -250,9 +225,7 @@ def main(argv: list[str] | None = None) -> int:
     }
     print()
     print(table(measured))
-    print("BENCH_JSON " + json.dumps(summary), flush=True)
-    if args.json:
-        args.json.write_text(json.dumps(summary, indent=2))
+    bench_json(summary, args.json)
     return 0
 
 

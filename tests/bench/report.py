@@ -4,6 +4,7 @@ settings of the run, and percentiles of a latency sample. Not a test; shared by 
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 from collections.abc import Mapping, Sequence
@@ -33,6 +34,14 @@ def header(settings: Mapping[str, object]) -> str:
     so that a figure copied from its output keeps the machine and settings it was measured on."""
     pairs = " ".join(f"{key}={value}" for key, value in settings.items())
     return f"machine: {machine()}\nsettings: {pairs}"
+
+
+def bench_json(summary: Mapping[str, object], path: Path | None) -> None:
+    """The last line of a run, ``BENCH_JSON {...}`` (what scripts collect), and the same
+    summary indented in ``path`` when one was given."""
+    print("BENCH_JSON " + json.dumps(summary), flush=True)
+    if path is not None:
+        path.write_text(json.dumps(summary, indent=2))
 
 
 def percentile(sorted_values: Sequence[float], q: float) -> float:

@@ -23,6 +23,7 @@ import time
 import pulsar
 
 from tests.fault.workload import index_of
+from tests.kit.standalone import receive_until_quiet
 
 RECEIVE_MS = 10_000
 
@@ -40,12 +41,7 @@ def read_exactly(consumer: pulsar.Consumer, n: int, *, ack: bool = True) -> list
 
 def read_until_quiet(consumer: pulsar.Consumer, wait_ms: int) -> list[int]:
     """The indexes of every message received until none arrives for ``wait_ms`` (none acked)."""
-    got = []
-    while True:
-        try:
-            got.append(index_of(consumer.receive(timeout_millis=wait_ms).data()))
-        except pulsar.Timeout:
-            return got
+    return [index_of(msg.data()) for msg in receive_until_quiet(consumer, wait_ms)]
 
 
 def check_all_in_order_once(got: list[int], sent: int, seed: int) -> None:
@@ -137,14 +133,11 @@ def read_stored(
     consumer = client.subscribe(topic, subscription, receiver_queue_size=1000)
     stored: dict[str, list[int]] = {}
     try:
-        while True:
-            try:
-                msg = consumer.receive(timeout_millis=wait_ms)
-            except pulsar.Timeout:
-                return stored
+        for msg in receive_until_quiet(consumer, wait_ms):
             stored.setdefault(msg.producer_name(), []).append(index_of(msg.data()))
     finally:
         consumer.close()
+    return stored
 
 
 def check_in_order(got: list[int], what: str, seed: int) -> None:

@@ -15,23 +15,14 @@ import pytest
 
 from magnetar.client import Client, ProducerAccessMode, ProducerBusy, ProducerFenced
 from magnetar.client.errors import InvalidConfiguration, OperationTimeout
-from tests.kit.standalone import StandaloneProcess, official_client, topic_name
+from tests.kit.standalone import (
+    StandaloneProcess,
+    official_client,
+    read_from_start,
+    topic_name,
+)
 
 Mode = pulsar.ProducerAccessMode
-RECEIVE_MS = 5000
-
-
-def _drain(client: Any, topic: str) -> list[bytes]:
-    consumer = client.subscribe(topic, "check", initial_position=pulsar.InitialPosition.Earliest)
-    got: list[bytes] = []
-    try:
-        while True:
-            try:
-                got.append(consumer.receive(timeout_millis=500).data())
-            except pulsar.Timeout:
-                return got
-    finally:
-        consumer.close()
 
 
 def test_exclusive_refuses_a_second_producer_of_any_mode(client: Any) -> None:
@@ -48,7 +39,7 @@ def test_exclusive_refuses_a_second_producer_of_any_mode(client: Any) -> None:
     with pytest.raises(pulsar.ProducerFenced):
         client.create_producer(topic, access_mode=Mode.Exclusive)
     shared.close()
-    assert _drain(client, topic) == [b"only-me"]
+    assert read_from_start(client, topic) == [b"only-me"]
 
 
 def test_exclusive_with_fencing_takes_the_topic_for_good(client: Any) -> None:
@@ -68,7 +59,7 @@ def test_exclusive_with_fencing_takes_the_topic_for_good(client: Any) -> None:
             pass  # the reconnect may still be under way
         assert time.monotonic() < deadline, "the fenced producer could still publish"
         time.sleep(0.1)
-    assert _drain(client, topic) == [b"from-first", b"from-second"]
+    assert read_from_start(client, topic) == [b"from-first", b"from-second"]
 
 
 def test_wait_for_exclusive_is_queued_until_the_topic_is_free(
@@ -99,7 +90,7 @@ def test_wait_for_exclusive_is_queued_until_the_topic_is_free(
         created[0].close()
     finally:
         waiter_client.close()
-    assert _drain(client, topic) == [b"first", b"second"]
+    assert read_from_start(client, topic) == [b"first", b"second"]
 
 
 async def test_access_modes_through_magnetar_client(

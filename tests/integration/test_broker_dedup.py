@@ -9,10 +9,9 @@ import uuid
 from typing import Any
 
 import httpx
-import pulsar
 
 from tests.kit.ports import wait_until
-from tests.kit.standalone import StandaloneProcess
+from tests.kit.standalone import StandaloneProcess, read_from_start
 
 
 def _namespace(web_url: str, dedup: bool | None) -> str:
@@ -43,24 +42,6 @@ def _send_ids(producer: Any, ids: range) -> list[Any]:
     return [producer.send(f"m{i}".encode(), sequence_id=i) for i in ids]
 
 
-def _drain(client: Any, topic: str, subscription: str | None = None) -> list[bytes]:
-    """What ``subscription`` (default: a new one from the earliest) has to read, oldest first."""
-    consumer = client.subscribe(
-        topic,
-        subscription or f"drain-{uuid.uuid4().hex[:6]}",
-        initial_position=pulsar.InitialPosition.Earliest,
-    )
-    got: list[bytes] = []
-    try:
-        while True:
-            try:
-                got.append(consumer.receive(timeout_millis=500).data())
-            except pulsar.Timeout:
-                return got
-    finally:
-        consumer.close()
-
-
 def test_resent_sequence_ids_are_stored_once(client: Any, standalone: StandaloneProcess) -> None:
     topic = f"persistent://{_namespace(standalone.web_url, True)}/t"
     producer = client.create_producer(topic, producer_name="p1", batching_enabled=False)
@@ -69,7 +50,7 @@ def test_resent_sequence_ids_are_stored_once(client: Any, standalone: Standalone
     assert all(m.ledger_id() >= 0 for m in first)
     assert all((m.ledger_id(), m.entry_id()) == (-1, -1) for m in again)
     producer.close()
-    assert _drain(client, topic) == [f"m{i}".encode() for i in range(10)]
+    assert read_from_start(client, topic) == [f"m{i}".encode() for i in range(10)]
     assert _stats(standalone.web_url, topic)["deduplicationStatus"] == "Enabled"
 
 
@@ -85,7 +66,7 @@ def test_reconnecting_producer_resumes_after_its_last_sequence_id(
     producer.send(b"next")  # the client numbers it 4
     _send_ids(producer, range(3, 5))  # both duplicates now
     producer.close()
-    assert _drain(client, topic) == [b"m0", b"m1", b"m2", b"m3", b"next"]
+    assert read_from_start(client, topic) == [b"m0", b"m1", b"m2", b"m3", b"next"]
 
 
 def test_admin_switch_applies_to_a_live_topic(client: Any, standalone: StandaloneProcess) -> None:
@@ -105,4 +86,4 @@ def test_admin_switch_applies_to_a_live_topic(client: Any, standalone: Standalon
     with httpx.Client(base_url=standalone.web_url, timeout=10) as http:
         assert "pulsar.dedup" not in http.get(internal).json().get("cursors", {})
     producer.close()
-    assert _drain(client, topic) == [b"m0", b"m1", b"m0", b"m1", b"m2", b"m3"]
+    assert read_from_start(client, topic) == [b"m0", b"m1", b"m0", b"m1", b"m2", b"m3"]

@@ -16,6 +16,7 @@ from tests.kit.standalone import topic_name
 
 MESSAGES = 400
 KEYS = 20
+STALLED_QUEUE = 10  # the stalled consumer's receiver queue: it takes no more than this
 
 
 def drain_all(consumers: list[Any], expected: int, wait_ms: int = 1000) -> list[tuple[int, Any]]:
@@ -72,15 +73,19 @@ def test_a_consumer_without_permits_does_not_hold_back_the_other_keys(client: An
     topic = topic_name("key-shared-stalled")
     active = client.subscribe(topic, "sub", consumer_type=pulsar.ConsumerType.KeyShared)
     stalled = client.subscribe(
-        topic, "sub", consumer_type=pulsar.ConsumerType.KeyShared, receiver_queue_size=10
+        topic, "sub", consumer_type=pulsar.ConsumerType.KeyShared, receiver_queue_size=STALLED_QUEUE
     )
     produce(client, topic)
     first = drain_all([active], MESSAGES)  # ``stalled`` receives nothing meanwhile
-    rest = drain_all([stalled, active], MESSAGES - len(first))
-    got = [(1, m) for _, m in first] + [(0 if i == 0 else 1, m) for i, m in rest]
+    rest = drain_all([stalled, active], MESSAGES - len(first))  # index 0: stalled, 1: active
+    got = [(1, m) for _, m in first] + rest
     values = sorted(int(msg.data()) for _, msg in got)
     assert values == list(range(MESSAGES)), f"{MESSAGES - len(set(values))} messages missing"
     active_keys = {key for key, index in owners(got).items() if index == 1}
     late = [msg.partition_key() for index, msg in rest if index == 1]
     assert not late, f"{len(late)} messages of the active consumer's keys waited for the other"
     assert active_keys, "the active consumer owns no key"
+    # Otherwise nothing was held back and the test proves nothing: the stalled consumer's keys
+    # must have brought it more messages than its receiver queue takes.
+    held_back = [msg for index, msg in rest if index == 0]
+    assert len(held_back) > STALLED_QUEUE, f"the stalled consumer had {len(held_back)} messages"

@@ -8,24 +8,13 @@ from __future__ import annotations
 
 import time
 import urllib.request
-from collections.abc import Iterator
 
-import pytest
-
-from tests.kit.process import running
 from tests.kit.scrape import scrape, value
 from tests.kit.standalone import StandaloneProcess, admin_call, official_client, topic_name
 
 MESSAGES = 10
 PAYLOAD = b"m" * 200
 RECEIVE_MS = 5000
-
-
-@pytest.fixture(scope="module")
-def standalone(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StandaloneProcess]:
-    sa = StandaloneProcess(data_dir=tmp_path_factory.mktemp("metrics") / "data")
-    with running(sa) as process:
-        yield process
 
 
 def wait_for(sa: StandaloneProcess, name: str, expected: float, **labels: str) -> float:

@@ -10,26 +10,16 @@ proxy-through flag, as Pulsar's standalone does.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 
-import pytest
 from typer.testing import CliRunner
 
 from magnetar.broker.bundles import NamespaceBundles
 from magnetar.cli.main import app
 from magnetar.client.admin import AdminClient
 from magnetar.naming import TopicName
-from tests.kit.process import running
 from tests.kit.standalone import StandaloneProcess, official_client, topic_name
 
 MESSAGES = 5
-
-
-@pytest.fixture(scope="module")
-def standalone(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StandaloneProcess]:
-    sa = StandaloneProcess(data_dir=tmp_path_factory.mktemp("broker-stats") / "data")
-    with running(sa) as process:
-        yield process
 
 
 async def test_topics_and_metrics_show_a_loaded_topic(standalone: StandaloneProcess) -> None:

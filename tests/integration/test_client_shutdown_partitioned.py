@@ -18,11 +18,10 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import urllib.request
 
 import pytest
 
-from tests.kit.standalone import StandaloneProcess, topic_name
+from tests.kit.standalone import StandaloneProcess, admin_call, topic_name
 
 RUNS = 5
 DEADLINE_S = 20.0
@@ -50,25 +49,13 @@ print("shutdown returned")
 """
 
 
-def create_partitioned(standalone: StandaloneProcess, topic: str, partitions: int) -> None:
-    path = topic.replace("persistent://", "/admin/v2/persistent/") + "/partitions"
-    request = urllib.request.Request(
-        standalone.web_url + path,
-        data=str(partitions).encode(),
-        method="PUT",
-        headers={"Content-Type": "application/json"},
-    )
-    with urllib.request.urlopen(request, timeout=10):
-        pass
-
-
 @pytest.mark.parametrize("variant", ["default-logger", "python-logger"])
 def test_shutdown_returns_after_producing_to_a_partitioned_topic(
     standalone: StandaloneProcess, variant: str
 ) -> None:
     for run in range(RUNS):
         topic = topic_name("shutdown")
-        create_partitioned(standalone, topic, 3)
+        admin_call(standalone, "PUT", f"/admin/v2/{topic.replace('://', '/')}/partitions", 3)
         try:
             done = subprocess.run(
                 [sys.executable, "-c", STEPS, standalone.service_url, topic, variant],

@@ -18,7 +18,6 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -28,10 +27,8 @@ from magnetar.cli.main import app
 from magnetar.metadata import keys
 from magnetar.metadata.factory import open_store
 from magnetar.naming import NamespaceName, TopicName
-from tests.kit.bookie import BookieProcess
 from tests.kit.broker import BrokerProcess
-from tests.kit.cluster import client_on, http, read_all
-from tests.kit.etcd import EtcdServer
+from tests.kit.cluster import Cluster, client_on, http, read_all
 
 pytestmark = pytest.mark.etcd
 
@@ -43,25 +40,10 @@ SPLIT_ENV = {
 
 
 @pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, list[BrokerProcess]]]:
-    base: Path = tmp_path_factory.mktemp("split")
-    etcd = EtcdServer(data_dir=base / "etcd")
-    etcd.start()
-    bookies = [
-        BookieProcess(base / f"bookie-{i}", etcd.url, session_timeout_s=2, journal_sync=False)
-        for i in range(3)
-    ]
-    brokers = [BrokerProcess(base / f"broker-{i}", etcd.url, env=dict(SPLIT_ENV)) for i in range(2)]
-    try:
-        for process in (*bookies, *brokers):
-            process.start()
-        yield etcd.url, brokers
-    finally:
-        for broker in brokers:
-            broker.stop()
-        for bookie in bookies:
-            bookie.stop()
-        etcd.stop()
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    split = Cluster(tmp_path_factory.mktemp("split"), journal_sync=False, broker_env=SPLIT_ENV)
+    with split.running() as running:
+        yield running
 
 
 def admin(broker: BrokerProcess, *args: str) -> str:
@@ -91,10 +73,8 @@ def topics_in(ns: NamespaceName, lower: int, upper: int, count: int) -> list[str
     raise AssertionError("no such topics")
 
 
-def test_split_bundle_while_producing_loses_nothing(
-    cluster: tuple[str, list[BrokerProcess]],
-) -> None:
-    _, (first, second) = cluster
+def test_split_bundle_while_producing_loses_nothing(cluster: Cluster) -> None:
+    first, second = cluster.brokers
     ns = new_namespace(first, 2)
     assert bundle_names(second, ns) == [b.name for b in NamespaceBundles.even(ns, 2).bundles]
     whole = NamespaceBundles.even(ns, 2).bundles[0]
@@ -141,10 +121,8 @@ def test_split_bundle_while_producing_loses_nothing(
         client.close()
 
 
-def test_a_bundle_over_max_topics_is_split_automatically(
-    cluster: tuple[str, list[BrokerProcess]],
-) -> None:
-    _, (first, second) = cluster
+def test_a_bundle_over_max_topics_is_split_automatically(cluster: Cluster) -> None:
+    first, second = cluster.brokers
     ns = new_namespace(first, 1)
     topics = [f"persistent://{ns}/auto-{i}" for i in range(12)]
     client = client_on(first, second)
@@ -174,8 +152,8 @@ def test_a_bundle_over_max_topics_is_split_automatically(
         client.close()
 
 
-def test_namespace_unload_reaches_every_owner(cluster: tuple[str, list[BrokerProcess]]) -> None:
-    metadata_url, (first, second) = cluster
+def test_namespace_unload_reaches_every_owner(cluster: Cluster) -> None:
+    first, second = cluster.brokers
     ns = new_namespace(first, 4)
     topics = [
         topics_in(ns, b.range.lower, b.range.upper, 1)[0]
@@ -190,7 +168,7 @@ def test_namespace_unload_reaches_every_owner(cluster: tuple[str, list[BrokerPro
             client.create_producer(topic).send(b"x")
 
         async def owners() -> list[str]:
-            store = await open_store(metadata_url)
+            store = await open_store(cluster.etcd.url)
             try:
                 prefix = keys.bundle_owners_prefix(ns.tenant, ns.local_name)
                 return [json.loads(v.value)["nativeUrl"] for _, v in await store.list(prefix)]

@@ -23,9 +23,9 @@ import pulsar
 import pytest
 
 from tests.fault.checker import Subscriber, check_holds, check_in_order, check_once, read_stored
-from tests.fault.cluster import SESSION_TIMEOUT_S, Cluster, dedup_namespace
 from tests.fault.crash import fault_rng
 from tests.fault.workload import Publisher
+from tests.kit.cluster import SESSION_TIMEOUT_S, Cluster, dedup_namespace
 
 pytestmark = pytest.mark.etcd
 
@@ -36,12 +36,8 @@ AFTER_KILL = 300  # and after it, counted from the kill
 @pytest.fixture
 def cluster(tmp_path: Path) -> Iterator[Cluster]:
     # The bookies are not killed here: their fsyncs would only slow the machine down.
-    running = Cluster(tmp_path / "cluster", journal_sync=False)
-    try:
-        running.start()
+    with Cluster(tmp_path / "cluster", journal_sync=False).running(graceful_stop=False) as running:
         yield running
-    finally:
-        running.stop()
 
 
 def test_kill_9_of_the_owner_loses_no_acknowledged_message(cluster: Cluster) -> None:

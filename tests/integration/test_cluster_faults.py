@@ -22,8 +22,6 @@ import json
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
-from dataclasses import dataclass
-from pathlib import Path
 
 import pulsar
 import pytest
@@ -33,7 +31,7 @@ from magnetar.metadata.factory import open_store
 from magnetar.naming import TopicName
 from tests.kit.bookie import BookieClient, BookieProcess
 from tests.kit.broker import BrokerProcess
-from tests.kit.cluster import client_on, fresh_topic, read_all, wait_for
+from tests.kit.cluster import Cluster, client_on, fresh_topic, read_all, wait_for
 from tests.kit.etcd import EtcdServer
 
 pytestmark = pytest.mark.etcd
@@ -41,41 +39,12 @@ pytestmark = pytest.mark.etcd
 SESSION_TIMEOUT_S = 8.0
 
 
-@dataclass
-class Cluster:
-    etcd: EtcdServer
-    bookies: list[BookieProcess]
-    brokers: list[BrokerProcess]
-
-    def members(self) -> list[BookieProcess | BrokerProcess]:
-        return [*self.bookies, *self.brokers]
-
-
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    base: Path = tmp_path_factory.mktemp("faults")
-    etcd = EtcdServer(data_dir=base / "etcd")
-    etcd.start()
-    bookies = [
-        BookieProcess(
-            base / f"bookie-{i}", etcd.url, session_timeout_s=SESSION_TIMEOUT_S, journal_sync=False
-        )
-        for i in range(3)
-    ]
-    brokers = [
-        BrokerProcess(base / f"broker-{i}", etcd.url, session_timeout_s=SESSION_TIMEOUT_S)
-        for i in range(2)
-    ]
-    try:
-        for process in (*bookies, *brokers):
-            process.start()
-        yield Cluster(etcd, bookies, brokers)
-    finally:
-        for broker in brokers:
-            broker.stop()
-        for bookie in bookies:
-            bookie.stop()
-        etcd.stop()
+    base = tmp_path_factory.mktemp("faults")
+    faults = Cluster(base, session_timeout_s=SESSION_TIMEOUT_S, journal_sync=False)
+    with faults.running() as running:
+        yield running
 
 
 def lookup(broker: BrokerProcess, topic: str) -> str | None:

@@ -14,16 +14,13 @@ from __future__ import annotations
 import subprocess
 import uuid
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from magnetar.broker.bundles import NamespaceBundles
 from magnetar.naming import NamespaceName, TopicName
-from tests.kit.bookie import BookieProcess
 from tests.kit.broker import BrokerProcess
-from tests.kit.cluster import http, wait_for
-from tests.kit.etcd import EtcdServer
+from tests.kit.cluster import Cluster, http, wait_for
 from tests.kit.process import MAGNETAR_CLI
 
 pytestmark = pytest.mark.etcd
@@ -37,24 +34,9 @@ SETTINGS = {
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[BrokerProcess]]:
-    base: Path = tmp_path_factory.mktemp("load-manager")
-    etcd = EtcdServer(data_dir=base / "etcd")
-    etcd.start()
-    bookies = [
-        BookieProcess(base / f"bookie-{i}", etcd.url, session_timeout_s=2, journal_sync=False)
-        for i in range(3)
-    ]
-    brokers = [BrokerProcess(base / f"broker-{i}", etcd.url, env=dict(SETTINGS)) for i in range(2)]
-    try:
-        for process in (*bookies, *brokers):
-            process.start()
-        yield brokers
-    finally:
-        for broker in brokers:
-            broker.stop()
-        for bookie in bookies:
-            bookie.stop()
-        etcd.stop()
+    base = tmp_path_factory.mktemp("load-manager")
+    with Cluster(base, journal_sync=False, broker_env=SETTINGS).running() as running:
+        yield running.brokers
 
 
 def web_address(broker: BrokerProcess) -> str:

@@ -22,9 +22,8 @@ import pytest
 
 from magnetar.broker.bundles import NamespaceBundles
 from magnetar.naming import NamespaceName, TopicName
-from tests.kit.bookie import BookieProcess
 from tests.kit.broker import BrokerProcess
-from tests.kit.etcd import EtcdServer
+from tests.kit.cluster import Cluster
 
 pytestmark = pytest.mark.etcd
 
@@ -39,20 +38,9 @@ SETTINGS = {
 @pytest.fixture(scope="module")
 def storage(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str]]:
     base: Path = tmp_path_factory.mktemp("shedding")
-    etcd = EtcdServer(data_dir=base / "etcd")
-    etcd.start()
-    bookies = [
-        BookieProcess(base / f"bookie-{i}", etcd.url, session_timeout_s=2, journal_sync=False)
-        for i in range(3)
-    ]
-    try:
-        for bookie in bookies:
-            bookie.start()
-        yield base, etcd.url
-    finally:
-        for bookie in bookies:
-            bookie.stop()
-        etcd.stop()
+    # No broker: the test starts its two itself, one after the other.
+    with Cluster(base, broker_count=0, journal_sync=False).running() as running:
+        yield base, running.etcd.url
 
 
 def owned(broker: BrokerProcess) -> set[str]:

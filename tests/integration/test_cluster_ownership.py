@@ -16,7 +16,6 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import httpx
 import pulsar
@@ -24,10 +23,8 @@ import pytest
 
 from magnetar.broker.bundles import NamespaceBundles
 from magnetar.naming import NamespaceName, TopicName
-from tests.kit.bookie import BookieProcess
 from tests.kit.broker import BrokerProcess
-from tests.kit.cluster import client_on, fresh_topic, http, read_all
-from tests.kit.etcd import EtcdServer
+from tests.kit.cluster import Cluster, client_on, fresh_topic, http, read_all
 
 pytestmark = pytest.mark.etcd
 
@@ -36,25 +33,9 @@ NS = NamespaceName("public", "default")
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[BrokerProcess]]:
-    base: Path = tmp_path_factory.mktemp("cluster")
-    etcd = EtcdServer(data_dir=base / "etcd")
-    etcd.start()
-    bookies = [
-        BookieProcess(base / f"bookie-{i}", etcd.url, session_timeout_s=2, journal_sync=False)
-        for i in range(3)
-    ]
-    brokers = [BrokerProcess(base / f"broker-{i}", etcd.url) for i in range(2)]
-    try:
-        for process in (*bookies, *brokers):
-            process.start()
-        yield brokers
-    finally:
-        for broker in brokers:
-            broker.resume()
-            broker.stop()
-        for bookie in bookies:
-            bookie.stop()
-        etcd.stop()
+    # Stopped with SIGTERM at the end, a broker a test froze (SIGSTOP) resumed first.
+    with Cluster(tmp_path_factory.mktemp("cluster"), journal_sync=False).running() as running:
+        yield running.brokers
 
 
 def make_owner(broker: BrokerProcess, topic: str, cluster: list[BrokerProcess]) -> None:

@@ -31,8 +31,36 @@ class BrokerStartError(ProcessStartError):
     """The broker exited or did not get ready; the message holds its log tail."""
 
 
+class BrokerEndpoints:
+    """The two loopback ports a broker serves on (a broker process or a standalone), its URLs,
+    and the command-line options that bind and advertise them."""
+
+    broker_port: int
+    web_port: int
+
+    @property
+    def service_url(self) -> str:
+        return f"pulsar://127.0.0.1:{self.broker_port}"
+
+    @property
+    def web_url(self) -> str:
+        return f"http://127.0.0.1:{self.web_port}"
+
+    @property
+    def broker_id(self) -> str:
+        return f"127.0.0.1:{self.broker_port}"
+
+    def listener_args(self) -> list[str]:
+        return [
+            "--broker-port", str(self.broker_port),
+            "--web-port", str(self.web_port),
+            "--advertised-address", "127.0.0.1",
+            "--bind-address", "127.0.0.1",
+        ]  # fmt: skip
+
+
 @dataclass
-class BrokerProcess(ServerProcess):
+class BrokerProcess(BrokerEndpoints, ServerProcess):
     ready_line: ClassVar[str] = READY_LINE
     start_error: ClassVar[type[ProcessStartError]] = BrokerStartError
     redrawn_ports: ClassVar[tuple[str, ...]] = ("broker_port", "web_port")
@@ -50,26 +78,11 @@ class BrokerProcess(ServerProcess):
     process: subprocess.Popen[bytes] | None = None
     _log_offset: int = 0
 
-    @property
-    def service_url(self) -> str:
-        return f"pulsar://127.0.0.1:{self.broker_port}"
-
-    @property
-    def web_url(self) -> str:
-        return f"http://127.0.0.1:{self.web_port}"
-
-    @property
-    def broker_id(self) -> str:
-        return f"127.0.0.1:{self.broker_port}"
-
     def command(self) -> list[str]:
         return [
             *MAGNETAR_CLI, "broker",
             "--metadata", self.metadata_url,
-            "--broker-port", str(self.broker_port),
-            "--web-port", str(self.web_port),
-            "--advertised-address", "127.0.0.1",
-            "--bind-address", "127.0.0.1",
+            *self.listener_args(),
             "--log-level", self.log_level,
             *self.extra_args,
         ]  # fmt: skip

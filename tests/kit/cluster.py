@@ -1,8 +1,19 @@
-"""Helpers for tests against several brokers (holds no tests).
+"""A real cluster on loopback, and helpers for tests against several brokers (holds no tests).
 
-One admin call (:func:`http`), the official client pointed at several brokers as a user would
-point it at a cluster (:func:`client_on`), reading a topic back to its end (:func:`read_all`), a
-fresh topic name and a bounded wait for a condition. Blocking: call them from the test's thread.
+:class:`Cluster` starts one etcd, ``bookie_count`` bookie processes and ``broker_count`` broker
+processes, each its own OS process on free ports, with a short session timeout (2 s by default)
+so that a killed or frozen member's leases run out quickly. ``broker_env`` reaches every broker
+(the managed ledger's ensemble settings, say). The shape every module fixture wants::
+
+    @pytest.fixture(scope="module")
+    def cluster(tmp_path_factory):
+        with Cluster(tmp_path_factory.mktemp("split"), journal_sync=False).running() as running:
+            yield running                    # stopped with SIGTERM at the end (resumed first)
+
+Besides it: one admin call (:func:`http`), the official client pointed at several brokers as a
+user would point it at a cluster (:func:`client_on`, :meth:`Cluster.client`), reading a topic
+back to its end (:func:`read_all`), a fresh topic name and a bounded wait for a condition.
+Blocking: call them from the test's thread.
 """
 
 from __future__ import annotations
@@ -12,12 +23,110 @@ import time
 import urllib.error
 import urllib.request
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pulsar
 
+from tests.kit.bookie import BookieProcess
 from tests.kit.broker import BrokerProcess
+from tests.kit.etcd import EtcdServer
+
+SESSION_TIMEOUT_S = 2.0
+
+
+@dataclass
+class Cluster:
+    """etcd, bookies and brokers on free loopback ports; built here, started by :meth:`start`."""
+
+    base: Path
+    bookie_count: int = 3
+    broker_count: int = 2
+    session_timeout_s: float = SESSION_TIMEOUT_S  # of every bookie and broker
+    journal_sync: bool = True
+    broker_env: dict[str, str] = field(default_factory=dict)
+    broker_log_level: str = "info"
+    etcd: EtcdServer = field(init=False)
+    bookies: list[BookieProcess] = field(init=False)
+    brokers: list[BrokerProcess] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.etcd = EtcdServer(data_dir=self.base / "etcd")
+        self.bookies = [
+            BookieProcess(
+                self.base / f"bookie-{i}",
+                self.etcd.url,
+                session_timeout_s=self.session_timeout_s,
+                journal_sync=self.journal_sync,
+            )
+            for i in range(self.bookie_count)
+        ]
+        self.brokers = [
+            BrokerProcess(
+                self.base / f"broker-{i}",
+                self.etcd.url,
+                session_timeout_s=self.session_timeout_s,
+                log_level=self.broker_log_level,
+                env=dict(self.broker_env),
+            )
+            for i in range(self.broker_count)
+        ]
+
+    def members(self) -> list[BookieProcess | BrokerProcess]:
+        return [*self.bookies, *self.brokers]
+
+    def start(self) -> None:
+        """etcd, then the bookies, then the brokers, each waited for until ready."""
+        self.etcd.start()
+        for process in self.members():
+            process.start()
+
+    def stop(self, *, graceful: bool = True) -> None:
+        """Brokers, bookies, then etcd. ``graceful``: SIGTERM (a paused broker is resumed
+        first, so that it can exit); otherwise SIGKILL, for tests whose teardown must be quick
+        and that check a clean stop elsewhere."""
+        for process in (*self.brokers, *self.bookies):
+            if not graceful:
+                process.kill()
+                continue
+            if isinstance(process, BrokerProcess):
+                process.resume()
+            process.stop()
+        self.etcd.stop()
+
+    @contextmanager
+    def running(self, *, graceful_stop: bool = True) -> Iterator[Cluster]:
+        """:meth:`start`, yield, then :meth:`stop` (also when a member failed to start)."""
+        try:
+            self.start()
+            yield self
+        finally:
+            self.stop(graceful=graceful_stop)
+
+    @property
+    def service_url(self) -> str:
+        return "pulsar://" + ",".join(b.broker_id for b in self.brokers)
+
+    def client(self, operation_timeout_s: int = 30) -> pulsar.Client:
+        return pulsar.Client(
+            self.service_url,
+            operation_timeout_seconds=operation_timeout_s,
+            # Refused connections to a killed broker are expected: keep them out of the output.
+            logger=pulsar.FileLogger(pulsar.LoggerLevel.Warn, str(self.base / "client.log")),
+        )
+
+    def live_broker(self) -> BrokerProcess:
+        return next(b for b in self.brokers if b.running)
+
+    def owner_of(self, topic: str) -> BrokerProcess:
+        """The broker that serves ``topic`` now (an HTTP lookup on a live broker)."""
+        path = topic.replace("://", "/")
+        status, body = http(self.live_broker(), "GET", f"/lookup/v2/topic/{path}")
+        assert status == 200, body
+        return next(b for b in self.brokers if b.service_url == body["brokerUrl"])
 
 
 def http(broker: BrokerProcess, method: str, path: str, body: Any = None) -> tuple[int, Any]:
@@ -79,3 +188,13 @@ def wait_for(condition: Callable[[], bool], what: str, timeout_s: float = 30.0) 
     while not condition():
         assert time.monotonic() < deadline, f"not within {timeout_s:g}s: {what}"
         time.sleep(0.1)
+
+
+def dedup_namespace(broker: BrokerProcess, name: str) -> str:
+    """Create ``public/<name>`` with deduplication on; its name."""
+    ns = f"public/{name}"
+    status, body = http(broker, "PUT", f"/admin/v2/namespaces/{ns}")
+    assert status == 204, body
+    status, body = http(broker, "POST", f"/admin/v2/namespaces/{ns}/deduplication", True)
+    assert status == 204, body
+    return ns

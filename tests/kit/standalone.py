@@ -8,6 +8,7 @@
     sa.kill()                   # SIGKILL (a crash);  sa.stop() sends SIGTERM and waits
     sa.start()                  # restart on the same data dir and ports
     admin_call(sa, "PUT", "/admin/v2/persistent/public/default/t/partitions", 3)
+    read_from_start(client, topic)      # every payload a new subscription gets, until quiet
 
 The process's stdout and stderr go to ``<data_dir>.log`` beside the data dir (appended across
 restarts); :meth:`StandaloneProcess.log_text` returns it for assertions and failure messages.
@@ -25,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from tests.kit.broker import BrokerEndpoints
 from tests.kit.ports import free_port
 from tests.kit.process import MAGNETAR_CLI, ProcessStartError, ServerProcess
 
@@ -39,7 +41,7 @@ class StandaloneStartError(ProcessStartError):
 
 
 @dataclass
-class StandaloneProcess(ServerProcess):
+class StandaloneProcess(BrokerEndpoints, ServerProcess):
     ready_line: ClassVar[str] = READY_LINE
     start_error: ClassVar[type[ProcessStartError]] = StandaloneStartError
     redrawn_ports: ClassVar[tuple[str, ...]] = ("broker_port", "web_port")
@@ -56,22 +58,11 @@ class StandaloneProcess(ServerProcess):
     process: subprocess.Popen[bytes] | None = None
     _log_offset: int = 0
 
-    @property
-    def service_url(self) -> str:
-        return f"pulsar://127.0.0.1:{self.broker_port}"
-
-    @property
-    def web_url(self) -> str:
-        return f"http://127.0.0.1:{self.web_port}"
-
     def command(self) -> list[str]:
         return [
             *MAGNETAR_CLI, "standalone",
             "--data-dir", str(self.data_dir),
-            "--broker-port", str(self.broker_port),
-            "--web-port", str(self.web_port),
-            "--advertised-address", "127.0.0.1",
-            "--bind-address", "127.0.0.1",
+            *self.listener_args(),
             "--journal-sync" if self.journal_sync else "--no-journal-sync",
             "--log-level", self.log_level,
             *self.extra_args,
@@ -125,3 +116,19 @@ def receive_until_quiet(consumer: pulsar.Consumer, wait_ms: int) -> list[pulsar.
             got.append(consumer.receive(timeout_millis=wait_ms))
         except pulsar.Timeout:
             return got
+
+
+def read_from_start(client: pulsar.Client, topic: str, *, wait_ms: int = 500) -> list[bytes]:
+    """The payloads a new subscription on ``topic`` receives from the earliest message until
+    none arrives for ``wait_ms`` (none acked; the consumer is closed)."""
+    import pulsar
+
+    consumer = client.subscribe(
+        topic,
+        f"read-{uuid.uuid4().hex[:6]}",
+        initial_position=pulsar.InitialPosition.Earliest,
+    )
+    try:
+        return [msg.data() for msg in receive_until_quiet(consumer, wait_ms)]
+    finally:
+        consumer.close()
