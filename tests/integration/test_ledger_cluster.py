@@ -58,8 +58,6 @@ def bookies(
     finally:
         for proc in procs:
             proc.stop()
-    for proc in procs:
-        proc.stop()
 
 
 @pytest.fixture
