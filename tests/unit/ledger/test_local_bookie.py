@@ -188,6 +188,35 @@ async def test_appends_keep_call_order_when_the_writer_runs_out_of_room(bookie: 
         await store.close()
 
 
+async def test_a_small_add_does_not_overtake_a_big_one_waiting_for_room(bookie: Bookie) -> None:
+    """The writer holds 64 bytes: the third add (40 bytes) must wait in a task, and the fourth
+    (4 bytes) would fit at once; it waits behind the third, so positions follow call order."""
+    store = await open_store(f"memory://{uuid.uuid4().hex}", session_timeout_s=5.0)
+    registration = Registration(store, BID, "127.0.0.1:9")
+    task = asyncio.create_task(registration.run())
+    try:
+        async with asyncio.timeout(5):
+            await registration.wait_registered()
+        config = LedgerClientConfig(max_pending_add_bytes=64)
+        bk = await BookKeeper.start(store, config, local_bookies={BID: LocalBookie(bookie)})
+        factory = ManagedLedgerFactory(store, bk)
+        try:
+            ml = await factory.open("public/default/persistent/small", ManagedLedgerConfig(1, 1, 1))
+            async with asyncio.timeout(30):
+                positions = await asyncio.gather(
+                    *(ml.add_entry(bytes(size)) for size in (30, 30, 40, 4, 4))
+                )
+            assert [p.entry_id for p in positions] == [0, 1, 2, 3, 4]
+        finally:
+            await factory.close()
+            await bk.close()
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        await registration.unregister()
+        await store.close()
+
+
 async def test_adds_go_on_after_the_sender_task_died(bookie: Bookie) -> None:
     client = LocalBookieClient(BID, LocalBookie(bookie), LedgerClientConfig())
     try:

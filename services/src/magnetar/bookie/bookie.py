@@ -32,10 +32,9 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from magnetar.bookie.bookie_protocol import (
     AddFields,
@@ -53,6 +52,7 @@ from magnetar.bookie.errors import BookieClosed, BookieError
 from magnetar.bookie.journal import Journal
 from magnetar.bookie.journal_record import JournalRecord, RecordKind
 from magnetar.bookie.ledger_storage import LedgerStorage, StoredEntry
+from magnetar.tasks import TaskSet
 from magnetar.telemetry import get_logger
 
 log = get_logger(__name__)
@@ -84,7 +84,7 @@ class Bookie:
         )
         self._closed = False
         self._gc_wake = asyncio.Event()
-        self._tasks: list[asyncio.Task[None]] = []
+        self._tasks = TaskSet("bookie-background")
         self.disk_usage_probe: Callable[[Path], DiskUsage] = disk_usage
         """Replaceable in tests to simulate a full disk."""
 
@@ -105,14 +105,11 @@ class Bookie:
         bookie = cls(config, storage, journal)
         await loop.run_in_executor(None, bookie._load_state)
         await bookie.check_disk()
-        bookie._spawn(bookie._checkpoint_loop(), "bookie-checkpoint")
-        bookie._spawn(bookie._gc_loop(), "bookie-gc")
-        bookie._spawn(bookie._disk_loop(), "bookie-disk")
+        bookie._tasks.spawn(bookie._checkpoint_loop(), name="bookie-checkpoint")
+        bookie._tasks.spawn(bookie._gc_loop(), name="bookie-gc")
+        bookie._tasks.spawn(bookie._disk_loop(), name="bookie-disk")
         log.info("bookie_opened", data_dir=str(config.data_dir), ledgers=len(bookie._ledgers))
         return bookie
-
-    def _spawn(self, coro: Coroutine[Any, Any, None], name: str) -> None:
-        self._tasks.append(asyncio.create_task(coro, name=name))
 
     def _load_state(self) -> None:
         """Executor: rebuild in-memory ledger state from storage."""
@@ -433,10 +430,7 @@ class Bookie:
         if self._closed:
             return
         self._closed = True
-        for task in self._tasks:
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
-        self._tasks.clear()
+        await self._tasks.close()
         await self._journal.close(drain_timeout_s)
         if not self._journal.failed:
             await self._journal.checkpoint()

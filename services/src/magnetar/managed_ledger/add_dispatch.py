@@ -92,9 +92,8 @@ class CurrentLedger:
     dispatched_bytes: int = 0
     confirmed_bytes: int = 0
     failed: bool = False
-    # adds waiting in a task for room in the writer
+    # adds waiting in a task for room in the writer (each leaves the set when its task ends)
     inflight: TaskSet = field(default_factory=lambda: TaskSet("managed_ledger_adds"))
-    waiting: int = 0  # adds waiting in a task for room in the writer
     callbacks: int = 0  # adds dispatched with the writer's append_callback, not yet answered
     drained: asyncio.Future[None] | None = None  # set when ``callbacks`` falls to 0
 
@@ -184,14 +183,12 @@ class AddDispatch:
                 continue
             # No room in the writer: a task waits for it. Later adds go the same way until
             # the waiting ones are done, so entry ids keep the queue's order.
-            task = cur.inflight.spawn(self._append(cur, op))
-            cur.waiting += 1
-            task.add_done_callback(functools.partial(_waited, cur))
+            cur.inflight.spawn(self._append(cur, op))
 
     def _append_nowait(self, cur: CurrentLedger, op: AddOp) -> bool:
         """Hand ``op`` to the writer's ``append_callback`` (no task, no future per add) when
         it has room; False if not done."""
-        if cur.waiting:
+        if cur.inflight:
             return False
         answer = functools.partial(self._answered, cur, op, cur.writer.last_add_confirmed)
         try:
@@ -256,7 +253,3 @@ class AddDispatch:
         self.adds.release_slot()
         if cur.failed:
             self.pump()
-
-
-def _waited(cur: CurrentLedger, _task: asyncio.Task[None]) -> None:
-    cur.waiting -= 1

@@ -39,7 +39,7 @@ import asyncio
 import contextlib
 import enum
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 
 from magnetar.errors import MagnetarError
 from magnetar.ids import EntryId, LedgerId
@@ -215,10 +215,19 @@ class ManagedLedger:
         )
 
     # ================================================================== info
-    async def _write_info(self, ledgers: Sequence[LedgerInfo]) -> None:
-        """CAS the chain; a conflict fences us. Callers hold the info lock (or are opening)."""
+    async def _write_info(
+        self,
+        ledgers: Sequence[LedgerInfo],
+        *,
+        properties: Mapping[str, str] | None = None,
+        terminated_position: Position | None = None,
+    ) -> None:
+        """CAS the chain (see :meth:`MetaStore.write`); a conflict fences us. Callers hold the
+        info lock (or are opening)."""
         try:
-            await self._meta.write(ledgers)
+            await self._meta.write(
+                ledgers, properties=properties, terminated_position=terminated_position
+            )
         except ManagedLedgerFenced:
             self.fence("managed ledger info changed by another owner")
             raise
@@ -285,16 +294,8 @@ class ManagedLedger:
         """Persist ``key`` = ``value`` in the info (CAS; a conflict fences us)."""
         self.check_usable()
         async with self._meta.lock:
-            previous = self._meta.properties.get(key)
-            self._meta.properties[key] = value
-            try:
-                await self._write_info(self._meta.ledgers)
-            except BaseException:
-                if previous is None:
-                    self._meta.properties.pop(key, None)
-                else:
-                    self._meta.properties[key] = previous
-                raise
+            properties = {**self._meta.properties, key: value}
+            await self._write_info(self._meta.ledgers, properties=properties)
 
     @property
     def terminated_position(self) -> Position | None:
@@ -308,15 +309,12 @@ class ManagedLedger:
         position recorded is the last entry there will ever be."""
         self.check_usable()
         async with self._meta.lock:
-            if self._meta.terminated_position is None:
-                self._meta.terminated_position = self.last_confirmed_position
-                try:
-                    await self._write_info(self._meta.ledgers)
-                except BaseException:
-                    self._meta.terminated_position = None
-                    raise
+            terminated = self._meta.terminated_position
+            if terminated is None:
+                terminated = self.last_confirmed_position
+                await self._write_info(self._meta.ledgers, terminated_position=terminated)
             log.info("managed_ledger_terminated", managed_ledger=self.name)
-            return self._meta.terminated_position
+            return terminated
 
     def fence(self, reason: str) -> None:
         if self._state is not State.OPEN:

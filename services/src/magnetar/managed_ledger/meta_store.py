@@ -16,7 +16,8 @@ Invariants:
   recorded in memory (:meth:`MetaStore.record_closed`) that the next write carries.
 * :attr:`MetaStore.properties` (the owner's key/value state, e.g. a topic's epoch) and
   :attr:`MetaStore.terminated_position` are read by :meth:`MetaStore.load` and carried by every
-  write, so a rollover or trim never drops them.
+  write, so a rollover or trim never drops them. They change only through :meth:`MetaStore.write`
+  and only once its compare-and-set succeeded: a refused write leaves memory as it was.
 * Callers serialise writes with :attr:`MetaStore.lock` (opening, before anyone else can write,
   needs no lock).
 
@@ -29,7 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from magnetar.managed_ledger.codec import (
     ManagedLedgerInfoValue,
@@ -79,15 +80,28 @@ class MetaStore:
         self.terminated_position = info.terminated_position
         return list(info.ledgers)
 
-    async def write(self, ledgers: Sequence[LedgerInfo]) -> None:
-        """CAS the chain; :class:`ManagedLedgerFenced` if another owner changed it."""
-        info = ManagedLedgerInfoValue(tuple(ledgers), self.terminated_position, self.properties)
-        data = encode_ledger_info(info)
+    async def write(
+        self,
+        ledgers: Sequence[LedgerInfo],
+        *,
+        properties: Mapping[str, str] | None = None,
+        terminated_position: Position | None = None,
+    ) -> None:
+        """CAS the chain (with new ``properties`` or a ``terminated_position`` if given, else
+        the current ones); :class:`ManagedLedgerFenced` if another owner changed it. Memory
+        takes the new values only once the write succeeded."""
+        props = self.properties if properties is None else dict(properties)
+        terminated = (
+            self.terminated_position if terminated_position is None else terminated_position
+        )
+        data = encode_ledger_info(ManagedLedgerInfoValue(tuple(ledgers), terminated, props))
         try:
             self._version = await self._store.put(self._key, data, expected_version=self._version)
         except (BadVersion, NotFound) as exc:
             raise ManagedLedgerFenced(self._name, str(exc)) from exc
         self.ledgers = list(ledgers)
+        self.properties = props
+        self.terminated_position = terminated
 
     def record_closed(self, closed: LedgerInfo) -> None:
         """Replace ``closed``'s entry in :attr:`ledgers` (in memory only: if the write that
