@@ -7,8 +7,9 @@ handles; it returns False for those it does not know either. It sees the connect
 through :class:`~.transport_cnx.TransportCnx`.
 
 FLOW and REDELIVER are applied inline (their order matters, they never wait); the others are
-requests answered by request id from a task of the connection. ACK changes the cursor state
-at once (in order) and waits for persistence in a task.
+requests answered by request id from a task of the connection. ACK runs in such a task too:
+tasks start in arrival order, so ACKs change the subscription's state in order, in their first
+step (after any FLOW or REDELIVER of the same read, which are inline), then wait for persistence.
 
 Answers follow the reference's traps: SUCCESS for SUBSCRIBE / CLOSE_CONSUMER / UNSUBSCRIBE /
 SEEK; ACK_RESPONSE only when the ACK carried a request id; nothing for FLOW and REDELIVER;

@@ -10,11 +10,13 @@ writing MESSAGE frames, persisting acks through the cursor.
 The dispatcher (one task per subscription, started with the first consumer) loops: while some
 consumer has permits, read entries waiting for redelivery and then new ones from the cursor,
 plan, send, record pending; what nobody could take goes to the redelivery queue. Key_Shared
-reads only the replays that can go out now (``dispatch.key_shared_replayable``), so a consumer
-without permits never holds back the keys of the others; its parked entries are bounded by
-``MAX_KEY_SHARED_LOOKAHEAD``. When nothing could go out it waits for a FLOW, an ack, a
-membership change or new entries — all of which set one event (new entries through a
-managed-ledger listener, no helper tasks per wait).
+reads only the replays that can go out now (``dispatch.key_shared_replayable``), so the entries
+parked for a consumer without permits do not hold back the keys of the others — until
+``MAX_KEY_SHARED_LOOKAHEAD`` entries wait for redelivery: then no step reads new entries, for
+any consumer (Pulsar's look-ahead limit), so one read step past the limit (at most
+``MAX_READ_ENTRIES``) is all that parking adds beyond it. When nothing could go out it waits
+for a FLOW, an ack, a membership change or new entries — all of which set one event (new
+entries through a managed-ledger listener, no helper tasks per wait).
 
 Invariants: an entry is pending on at most one consumer, or queued for redelivery, never both;
 acknowledged entries are never dispatched again (checked against the cursor before every
@@ -76,7 +78,7 @@ log = get_logger(__name__)
 MAX_READ_ENTRIES = 100
 # Key_Shared: no new reads while this many entries wait for redelivery (Pulsar's
 # keySharedLookAheadMsgInReplayThresholdPerSubscription default): keys of a consumer without
-# permits are parked there while the others' keys flow, and this bounds that queue.
+# permits are parked there while the others' keys flow; past this, everyone's new reads wait.
 MAX_KEY_SHARED_LOOKAHEAD = 20_000
 _WAIT_NEW_ENTRIES_S = 30.0
 Selector: TypeAlias = ExclusiveSelector | FailoverSelector | SharedSelector | KeySharedSelector

@@ -68,7 +68,7 @@ from magnetar.client.receiver import (
 )
 from magnetar.client.reconnect import Reconnector, is_retryable
 from magnetar.client.unacked import UnackedTracker
-from magnetar.naming import client_topic_name, full_topic_name
+from magnetar.naming import client_topic_name
 from magnetar.protocol import commands
 from magnetar.protocol.batch import is_batch
 from magnetar.protocol.errors import MalformedBatch
@@ -97,11 +97,12 @@ class Consumer:
         dead_letter_topic_base: str | None = None,
     ) -> None:
         self._client = client
-        self.topic = full_topic_name(topic)
+        name = client_topic_name(topic)
+        self.topic = str(name)
         self.subscription = subscription
         self.options = options
         self.consumer_name = options.consumer_name or f"magnetar-{uuid.uuid4().hex[:10]}"
-        self.partition = client_topic_name(self.topic).partition_index
+        self.partition = name.partition_index
         self._id = client.new_consumer_id()
         self._on_arrival = on_arrival
         self._queue: deque[Message] = deque()

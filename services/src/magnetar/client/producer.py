@@ -67,7 +67,7 @@ from magnetar.client.producer_options import (
     access_mode,
 )
 from magnetar.client.reconnect import Reconnector, retry_until
-from magnetar.naming import client_topic_name, full_topic_name
+from magnetar.naming import client_topic_name
 from magnetar.protocol import commands
 from magnetar.protocol.message_id import MessageId
 from magnetar.tasks import TaskSet
@@ -102,8 +102,9 @@ class Producer:
     ) -> None:
         options.validate()
         self._client = client
-        self.topic = full_topic_name(topic)
-        self.partition = partition if partition >= 0 else client_topic_name(topic).partition_index
+        name = client_topic_name(topic)
+        self.topic = str(name)
+        self.partition = partition if partition >= 0 else name.partition_index
         self._options = options
         self._codec = compression_type(options.compression_type)
         self.producer_id = client.new_producer_id()

@@ -36,6 +36,26 @@ def test_queue_is_sorted_and_tracks_slots() -> None:
     assert len(q) == 0
 
 
+def test_queue_asks_accept_once_per_refused_slot() -> None:
+    # Key_Shared parks a consumer's entries here while it has no permits; a step must not pay
+    # a call of ``accept`` for each of them (the filter refuses whole slots, oldest first).
+    q = RedeliveryQueue()
+    for e in range(1000):
+        q.add(p(e), 7)  # parked: slot 7 is refused
+    q.add(p(1000), None)
+    q.add(p(1001), 8)
+    q.add(p(1002), 8)
+    asked: list[tuple[Position, int | None]] = []
+
+    def accept(position: Position, slot: int | None) -> bool:
+        asked.append((position, slot))
+        return slot != 7
+
+    assert q.positions(10, accept) == [p(1000), p(1001), p(1002)]
+    assert asked == [(p(0), 7), (p(1000), None), (p(1001), 8), (p(1002), 8)]
+    assert q.positions(2, accept) == [p(1000), p(1001)]
+
+
 def test_redelivery_counts_and_dead_letter_decision() -> None:
     counts = RedeliveryCounts()
     assert counts.count(p(1)) == 0

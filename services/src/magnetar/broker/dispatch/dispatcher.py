@@ -239,6 +239,9 @@ def key_shared_replayable(
     at the head of the queue, so the replays of every other consumer behind them, and its new
     reads (held back while its slot has replays), never go out. Pass the result as ``accept`` to
     :meth:`RedeliveryQueue.positions`. ``can_take(consumer)``: it has permits and is connected.
+    Once it refuses a position of a slot it refuses every later one (the slot's consumer, its
+    holders and its recently-joined limit do not change within a step), which ``positions``
+    relies on to skip the rest of a refused slot.
     """
     min_limit = min(view.recently_joined.values(), default=None)
 

@@ -86,15 +86,27 @@ class RedeliveryQueue:
         accept: Callable[[Position, int | None], bool] | None = None,
     ) -> list[Position]:
         """The oldest positions first (at most ``limit``); with ``accept(position, slot)``, only
-        those it accepts (Key_Shared: :func:`~.dispatcher.key_shared_replayable`)."""
+        those it accepts (Key_Shared: :func:`~.dispatcher.key_shared_replayable`).
+
+        Once ``accept`` refuses a position of a slot, the later positions of that slot are
+        skipped without asking: Key_Shared delivers a slot in position order, so a slot held
+        back at one position is held back at every later one. Entries parked for a consumer
+        without permits then cost a set lookup each, not a call of ``accept``."""
         if accept is None:
             return list(self._positions if limit is None else self._positions[:limit])
         chosen: list[Position] = []
+        refused: set[int] = set()
+        hash_of = self._hash_of
         for position in self._positions:
             if limit is not None and len(chosen) >= limit:
                 break
-            if accept(position, self._hash_of[position]):
+            slot = hash_of[position]
+            if slot in refused:
+                continue
+            if accept(position, slot):
                 chosen.append(position)
+            elif slot is not None:
+                refused.add(slot)
         return chosen
 
     def hashes(self) -> frozenset[int]:
