@@ -155,6 +155,10 @@ def test_a_frozen_owner_loses_the_bundle_and_never_writes_again(
             acked.append(f"a{i}".encode())
         acked.extend(frozen_sends)
         got = read_all(second, topic, len(acked))
+        # "Never writes again", as a client can observe it: an append the woken owner made
+        # outside the new owner's ledger chain would be acknowledged yet missing here, and one
+        # made to the fenced ledger would be refused, so every acknowledged message shows up
+        # through the new owner exactly once.
         assert set(acked) <= set(got), sorted(set(acked) - set(got))
         assert len(got) == len(set(got)), "a message was stored twice"
         deadline = time.monotonic() + 10
