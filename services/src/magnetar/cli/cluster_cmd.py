@@ -74,6 +74,7 @@ def up(
         serve_foreground,
         sigterm_interrupts,
         start_cluster,
+        urls_text,
     )
 
     for flag, wanted in (("proxy", proxy), ("autorecovery", autorecovery)):
@@ -88,9 +89,8 @@ def up(
         raise typer.Exit(130) from None
     layout = running.layout
     typer.echo(f"cluster {layout.cluster_name} ready in {running.data_dir}")
-    typer.echo(f"service URL:  {layout.service_url}")
-    typer.echo(f"admin URL:    {layout.admin_url}")
-    typer.echo(f"metadata URL: {layout.metadata_url}")
+    for line in urls_text(layout):
+        typer.echo(line)
     if detach:
         typer.echo(f"stop it with: magnetar cluster down --data-dir {running.data_dir}")
         return

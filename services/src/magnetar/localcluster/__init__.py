@@ -22,6 +22,7 @@ from magnetar.localcluster.status import (
     status_line,
     status_table,
     under_replicated_table,
+    urls_text,
 )
 from magnetar.localcluster.supervisor import (
     RunningCluster,
@@ -54,4 +55,5 @@ __all__ = [
     "status_table",
     "stop_data_dir",
     "under_replicated_table",
+    "urls_text",
 ]
