@@ -1,4 +1,5 @@
-"""The minimal HTTP responder on loopback: routes, HEAD, 404/405/400/500, oversized heads."""
+"""The minimal HTTP responder on loopback: routes, HEAD, 404/405/400/500, oversized heads,
+slow requests and clients that do not read their reply."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
+from magnetar.telemetry import http_server
 from magnetar.telemetry.http_server import MAX_HEAD_BYTES, HttpResponse, HttpServer
 
 
@@ -72,3 +74,43 @@ async def test_oversized_head_is_dropped_and_server_keeps_serving(port: int) -> 
     huge = b"GET /hello HTTP/1.1\r\nX: " + b"a" * (MAX_HEAD_BYTES * 2) + b"\r\n\r\n"
     assert await request(port, huge) == b""
     assert (await request(port, b"GET /hello HTTP/1.1\r\n\r\n")).endswith(b"hello")
+
+
+async def test_a_head_that_does_not_arrive_in_time_is_dropped(
+    port: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(http_server, "REQUEST_TIMEOUT_S", 0.2)
+    started = asyncio.get_running_loop().time()
+    assert await request(port, b"GET /hello HTTP/1.1\r\n") == b""  # the head never ends
+    assert asyncio.get_running_loop().time() - started < 5
+
+
+BIG_BODY_BYTES = 32 << 20  # more than loopback's socket buffers hold
+
+
+async def big() -> HttpResponse:
+    return HttpResponse(200, b"x" * BIG_BODY_BYTES)
+
+
+async def test_a_client_that_does_not_read_its_reply_is_cut_off(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(http_server, "REQUEST_TIMEOUT_S", 0.2)
+    server = HttpServer({"/big": big})
+    bound = await server.start("127.0.0.1", 0)
+    reader, writer = await asyncio.open_connection("127.0.0.1", bound)
+    try:
+        writer.write(b"GET /big HTTP/1.1\r\n\r\n")
+        await writer.drain()
+        await asyncio.sleep(1.0)  # the client reads nothing for five times the deadline
+        received = 0
+        try:
+            async with asyncio.timeout(10):
+                while chunk := await reader.read(1 << 20):
+                    received += len(chunk)
+        except ConnectionResetError:
+            pass
+        assert received < BIG_BODY_BYTES
+    finally:
+        writer.close()
+        await server.close()

@@ -5,7 +5,14 @@ from __future__ import annotations
 import itertools
 
 from magnetar.localcluster.layout import plan_layout
-from magnetar.localcluster.status import Health, MemberStatus, all_up, status_line, status_table
+from magnetar.localcluster.status import (
+    Health,
+    MemberStatus,
+    all_up,
+    status_line,
+    status_table,
+    urls_text,
+)
 
 
 def _statuses(down: set[str] = frozenset(), stuck: set[str] = frozenset()) -> list[MemberStatus]:
@@ -44,3 +51,15 @@ def test_the_table_shows_pid_ports_and_health_per_member() -> None:
     assert rows[2].split() == ["bookie-1", "bookie", "-", "3181,8000", "down"]
     assert rows[5].split() == ["broker-1", "broker", "1004", "6650,8080", "healthy"]
     assert len(rows) == 7
+
+
+def test_the_urls_a_user_connects_to_are_labelled_one_a_line() -> None:
+    ports = itertools.count(40000)
+    layout = plan_layout(3, 2, lambda port: True, lambda: next(ports))
+    lines = urls_text(layout)
+    assert [line.split(":", 1)[0] for line in lines] == ["service URL", "admin URL", "metadata URL"]
+    assert [line.split()[-1] for line in lines] == [
+        layout.service_url,
+        layout.admin_url,
+        layout.metadata_url,
+    ]

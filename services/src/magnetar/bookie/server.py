@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from contextlib import AsyncExitStack
 
 from magnetar.bookie.bookie import Bookie
 from magnetar.bookie.bookie_metrics import observe_bookie
@@ -41,6 +42,17 @@ EXIT_STORAGE_UNAVAILABLE = 3
 _GRACE_S = 2.0
 
 
+def _refuse(event: str, bookie_id: BookieId, problem: Exception, code: int) -> int:
+    log.error(event, bookie_id=bookie_id, problem=str(problem))
+    print(f"magnetar bookie: refusing to start: {problem}", file=sys.stderr, flush=True)
+    return code
+
+
+def _remove_stop_handlers(loop: asyncio.AbstractEventLoop) -> None:
+    for sig in STOP_SIGNALS:
+        loop.remove_signal_handler(sig)
+
+
 async def serve(settings: BookieSettings) -> int:
     """Run until SIGTERM/SIGINT; return the process exit code."""
     loop = asyncio.get_running_loop()
@@ -49,68 +61,60 @@ async def serve(settings: BookieSettings) -> int:
     config = settings.bookie_config()
     timeout = settings.shutdown_step_timeout_s
 
-    store = await open_store(settings.metadata_url, session_timeout_s=settings.session_timeout_s)
-    try:
-        config.data_dir.mkdir(parents=True, exist_ok=True)
-        await verify_or_create_cookie(
-            store, bookie_id, config.data_dir, config.journal_dir, config.ledger_dir
+    async with AsyncExitStack() as stack:
+        stack.callback(_remove_stop_handlers, loop)  # last: a signal still stops the steps
+        store = await open_store(
+            settings.metadata_url, session_timeout_s=settings.session_timeout_s
         )
-    except CookieMismatch as exc:
-        log.error("bookie_cookie_mismatch", bookie_id=bookie_id, problem=str(exc))
-        print(f"magnetar bookie: refusing to start: {exc}", file=sys.stderr, flush=True)
-        await shutdown_step("close_metadata", store.close(), timeout)
-        return EXIT_COOKIE_MISMATCH
-    except BaseException:
-        await shutdown_step("close_metadata", store.close(), timeout)
-        raise
-
-    try:
-        bookie = await Bookie.open(config)
-    except StorageUnavailable as exc:
-        log.error("bookie_storage_unavailable", bookie_id=bookie_id, problem=str(exc))
-        print(f"magnetar bookie: refusing to start: {exc}", file=sys.stderr, flush=True)
-        await shutdown_step("close_metadata", store.close(), timeout)
-        return EXIT_STORAGE_UNAVAILABLE
-    except BaseException:
-        await shutdown_step("close_metadata", store.close(), timeout)
-        raise
-    server = None
-    registration = Registration(store, bookie_id, settings.address)
-    metrics = Metrics()
-    observe_bookie(metrics, bookie)
-    http = BookieHttpService(bookie, metrics)
-    http_server = HttpServer(http.routes())
-    try:
-        http_port = await http_server.start(settings.bind_address, settings.http_server_port)
-        servicer = BookieServicer(bookie, bookie_id)
-        server, _ = await start_server(servicer, f"{settings.bind_address}:{settings.port}")
-        bookie.add_mode_listener(registration.set_read_only)
-        registration.set_read_only(bookie.read_only)
-        async with asyncio.TaskGroup() as tg:
-            registering = tg.create_task(registration.run(), name="bookie-registration")
-            async with asyncio.timeout(settings.register_timeout_s):
-                await registration.wait_registered()
-            http.registered = True
-            log.info(
-                "bookie_ready", bookie_id=bookie_id, address=settings.address, http_port=http_port
+        stack.push_async_callback(shutdown_step, "close_metadata", store.close(), timeout)
+        try:
+            config.data_dir.mkdir(parents=True, exist_ok=True)
+            await verify_or_create_cookie(
+                store, bookie_id, config.data_dir, config.journal_dir, config.ledger_dir
             )
-            print(f"{READY_LINE} id={bookie_id} address={settings.address}", flush=True)
-            await stop.wait()
-            log.info("bookie_stopping", bookie_id=bookie_id)
+        except CookieMismatch as exc:
+            return _refuse("bookie_cookie_mismatch", bookie_id, exc, EXIT_COOKIE_MISMATCH)
+        try:
+            bookie = await Bookie.open(config)
+        except StorageUnavailable as exc:
+            return _refuse("bookie_storage_unavailable", bookie_id, exc, EXIT_STORAGE_UNAVAILABLE)
+        server = None
+        registration = Registration(store, bookie_id, settings.address)
+        metrics = Metrics()
+        observe_bookie(metrics, bookie)
+        http = BookieHttpService(bookie, metrics)
+        http_server = HttpServer(http.routes())
+        try:
+            http_port = await http_server.start(settings.bind_address, settings.http_server_port)
+            servicer = BookieServicer(bookie, bookie_id)
+            server, _ = await start_server(servicer, f"{settings.bind_address}:{settings.port}")
+            bookie.add_mode_listener(registration.set_read_only)
+            registration.set_read_only(bookie.read_only)
+            async with asyncio.TaskGroup() as tg:
+                registering = tg.create_task(registration.run(), name="bookie-registration")
+                async with asyncio.timeout(settings.register_timeout_s):
+                    await registration.wait_registered()
+                http.registered = True
+                log.info(
+                    "bookie_ready",
+                    bookie_id=bookie_id,
+                    address=settings.address,
+                    http_port=http_port,
+                )
+                print(f"{READY_LINE} id={bookie_id} address={settings.address}", flush=True)
+                await stop.wait()
+                log.info("bookie_stopping", bookie_id=bookie_id)
+                http.shutting_down = True
+                await shutdown_step("stop_accepting", server.stop(_GRACE_S), timeout)
+                server = None
+                registering.cancel()
+        finally:
+            if server is not None:
+                await shutdown_step("stop_accepting", server.stop(0), timeout)
+            await shutdown_step("unregister", registration.unregister(), timeout)
             http.shutting_down = True
-            await shutdown_step("stop_accepting", server.stop(_GRACE_S), timeout)
-            server = None
-            registering.cancel()
-    finally:
-        if server is not None:
-            await shutdown_step("stop_accepting", server.stop(0), timeout)
-        await shutdown_step("unregister", registration.unregister(), timeout)
-        http.shutting_down = True
-        await shutdown_step("close_bookie", bookie.close(drain_timeout_s=timeout), timeout * 2)
-        await shutdown_step("stop_http", http_server.close(), timeout)
-        metrics.shutdown()
-        await shutdown_step("close_metadata", store.close(), timeout)
-        for sig in STOP_SIGNALS:
-            loop.remove_signal_handler(sig)
+            await shutdown_step("close_bookie", bookie.close(drain_timeout_s=timeout), timeout * 2)
+            await shutdown_step("stop_http", http_server.close(), timeout)
+            metrics.shutdown()
     log.info("bookie_stopped", bookie_id=bookie_id)
     return 0

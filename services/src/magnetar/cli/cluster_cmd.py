@@ -74,6 +74,7 @@ def up(
         serve_foreground,
         sigterm_interrupts,
         start_cluster,
+        urls_text,
     )
 
     for flag, wanted in (("proxy", proxy), ("autorecovery", autorecovery)):
@@ -88,9 +89,8 @@ def up(
         raise typer.Exit(130) from None
     layout = running.layout
     typer.echo(f"cluster {layout.cluster_name} ready in {running.data_dir}")
-    typer.echo(f"service URL:  {layout.service_url}")
-    typer.echo(f"admin URL:    {layout.admin_url}")
-    typer.echo(f"metadata URL: {layout.metadata_url}")
+    for line in urls_text(layout):
+        typer.echo(line)
     if detach:
         typer.echo(f"stop it with: magnetar cluster down --data-dir {running.data_dir}")
         return
@@ -120,8 +120,7 @@ def status(data_dir: DataDirOpt = DEFAULT_DATA_DIR) -> None:
         all_up,
         cluster_status,
         owners_table,
-        read_bundle_owners,
-        read_under_replicated,
+        read_cluster_metadata,
         status_line,
         status_table,
         under_replicated_table,
@@ -139,10 +138,10 @@ def status(data_dir: DataDirOpt = DEFAULT_DATA_DIR) -> None:
     for row in status_table(statuses):
         typer.echo(row)
     etcd_up = any(s.up for s in statuses if s.member.role is Role.ETCD)
-    for row in owners_table(read_bundle_owners(layout.metadata_url) if etcd_up else None):
+    read = read_cluster_metadata(layout.metadata_url) if etcd_up else None
+    for row in owners_table(None if read is None else read.owners):
         typer.echo(row)
-    ledgers = read_under_replicated(layout.metadata_url) if etcd_up else None
-    for row in under_replicated_table(ledgers):
+    for row in under_replicated_table(None if read is None else read.under_replicated):
         typer.echo(row)
     if not all_up(statuses):
         raise typer.Exit(EXIT_FAILED)

@@ -4,16 +4,16 @@ A composition above the services, beside :mod:`magnetar.standalone` in the layer
 ``etcd``, ``magnetar bookie`` and ``magnetar broker`` as child processes through their command
 lines and never imports a service. :mod:`.layout` (members, ports, ``cluster.json``),
 :mod:`.command` (each member's command line) and :mod:`.status` (health counts and text) are
-pure; :mod:`.ports`, :mod:`.probe` and :mod:`.supervisor` do the I/O, :mod:`.owners` reads
-the bundle owners and :mod:`.audit` the under-replicated ledgers from the cluster's metadata
-store through :mod:`magnetar.metadata`. Called by ``magnetar cluster``
-(:mod:`magnetar.cli.cluster_cmd`) only.
+pure, as are :mod:`.owners` and :mod:`.audit` (bundle owners and under-replicated ledgers from
+metadata keys); :mod:`.ports`, :mod:`.probe` and :mod:`.supervisor` do the I/O, and
+:mod:`.cluster_metadata` reads the cluster's metadata store (through :mod:`magnetar.metadata`,
+one session for both). Called by ``magnetar cluster`` (:mod:`magnetar.cli.cluster_cmd`) only.
 """
 
-from magnetar.localcluster.audit import read_under_replicated
+from magnetar.localcluster.cluster_metadata import ClusterMetadata, read_cluster_metadata
 from magnetar.localcluster.errors import LocalClusterError, RoleNotAvailable
 from magnetar.localcluster.layout import ClusterLayout, Member, Role
-from magnetar.localcluster.owners import BundleOwner, read_bundle_owners
+from magnetar.localcluster.owners import BundleOwner
 from magnetar.localcluster.status import (
     Health,
     MemberStatus,
@@ -22,6 +22,7 @@ from magnetar.localcluster.status import (
     status_line,
     status_table,
     under_replicated_table,
+    urls_text,
 )
 from magnetar.localcluster.supervisor import (
     RunningCluster,
@@ -35,6 +36,7 @@ from magnetar.localcluster.supervisor import (
 __all__ = [
     "BundleOwner",
     "ClusterLayout",
+    "ClusterMetadata",
     "Health",
     "LocalClusterError",
     "Member",
@@ -45,8 +47,7 @@ __all__ = [
     "all_up",
     "cluster_status",
     "owners_table",
-    "read_bundle_owners",
-    "read_under_replicated",
+    "read_cluster_metadata",
     "serve_foreground",
     "sigterm_interrupts",
     "start_cluster",
@@ -54,4 +55,5 @@ __all__ = [
     "status_table",
     "stop_data_dir",
     "under_replicated_table",
+    "urls_text",
 ]

@@ -4,24 +4,17 @@ Every owner key (``/namespace/<tenant>/<ns>/<bundle range>``, Pulsar's path) hol
 NamespaceEphemeralData JSON; its ``nativeUrl`` is the owner's ``pulsar://host:port``. Keys are
 ephemeral: an owner that died is still listed until its lease runs out.
 
-:func:`parse_owners` is pure; :func:`read_bundle_owners` opens the store the cluster's metadata
-URL names (through :mod:`magnetar.metadata`, never a broker), lists the keys under a deadline
-and closes it. Blocking (it runs its own event loop): called by ``magnetar cluster status``
-from the command's thread, never from a running loop.
+:func:`parse_owners` is pure: :mod:`magnetar.localcluster.cluster_metadata` lists the keys
+(one store session for the whole status) and calls it; callable from any thread.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from magnetar.errors import MagnetarError
 from magnetar.metadata import keys
-from magnetar.metadata.factory import open_store
-
-READ_TIMEOUT_S = 5.0
 
 
 @dataclass(frozen=True, order=True)
@@ -46,25 +39,3 @@ def parse_owners(entries: Iterable[tuple[str, bytes]]) -> list[BundleOwner]:
             url = "?"
         owners.append(BundleOwner(f"{tenant}/{ns}", bundle, url))
     return sorted(owners)
-
-
-async def _read(metadata_url: str) -> list[BundleOwner]:
-    store = await open_store(metadata_url, session_timeout_s=READ_TIMEOUT_S)
-    try:
-        found = await store.list(keys.BUNDLE_OWNERS_PREFIX)
-    finally:
-        await store.close()
-    return parse_owners((key, versioned.value) for key, versioned in found)
-
-
-def read_bundle_owners(metadata_url: str) -> list[BundleOwner] | None:
-    """The bundle owners now, or None when the store does not answer within the deadline."""
-
-    async def bounded() -> list[BundleOwner]:
-        async with asyncio.timeout(READ_TIMEOUT_S):
-            return await _read(metadata_url)
-
-    try:
-        return asyncio.run(bounded())
-    except (TimeoutError, MagnetarError, OSError):
-        return None

@@ -1,9 +1,9 @@
 """A local cluster's status: each member's health, the one-line summary and the status table.
 
 Pure values and text, no I/O: :mod:`magnetar.localcluster.probe` observes the processes and
-ports and builds the :class:`MemberStatus` values, :mod:`magnetar.localcluster.owners` reads
-the bundle owners and :mod:`magnetar.localcluster.audit` the under-replicated ledgers; this
-module only counts and formats them.
+ports and builds the :class:`MemberStatus` values, :mod:`magnetar.localcluster.cluster_metadata`
+reads the bundle owners and the under-replicated ledgers; this module only counts and formats
+them.
 
 Called by :mod:`magnetar.localcluster.supervisor` (the foreground status line) and by
 ``magnetar cluster status``.

@@ -8,7 +8,9 @@ What it does, and all it does:
   is looked up exactly (a query string is ignored): 404 for an unknown path, 405 for another
   method, 400 for a request line it cannot read;
 - limits: the request head must arrive within :data:`REQUEST_TIMEOUT_S` and fit in
-  :data:`MAX_HEAD_BYTES`; the body of a request is never read;
+  :data:`MAX_HEAD_BYTES`, and the client must take the reply within another
+  :data:`REQUEST_TIMEOUT_S` (else the connection is aborted, so a client that stops reading
+  never holds a handler and its buffered reply); the body of a request is never read;
 - a route is an ``async`` callable returning an :class:`HttpResponse`; an exception in a
   route is logged and answered with 500, never ends the server.
 
@@ -79,7 +81,10 @@ class HttpServer:
             method, path = _request_line(head)
             response = await self._respond(method, path)
             writer.write(_encode(response, include_body=method != "HEAD"))
-            await writer.drain()
+            async with asyncio.timeout(REQUEST_TIMEOUT_S):
+                await writer.drain()
+        except TimeoutError:
+            writer.transport.abort()  # a client that does not read its reply is cut off
         except ConnectionError:
             pass  # the client went away
         finally:
