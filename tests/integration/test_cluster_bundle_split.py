@@ -22,13 +22,13 @@ from collections.abc import Iterator
 import pytest
 from typer.testing import CliRunner
 
-from magnetar.broker.bundles import NamespaceBundles, topic_hash
+from magnetar.broker.bundles import NamespaceBundles
 from magnetar.cli.main import app
 from magnetar.metadata import keys
 from magnetar.metadata.factory import open_store
 from magnetar.naming import NamespaceName, TopicName
 from tests.kit.broker import BrokerProcess
-from tests.kit.cluster import Cluster, client_on, http, read_all
+from tests.kit.cluster import Cluster, client_on, http, read_all, topics_in
 
 pytestmark = pytest.mark.etcd
 
@@ -60,17 +60,6 @@ def new_namespace(broker: BrokerProcess, bundles: int) -> NamespaceName:
 
 def bundle_names(broker: BrokerProcess, ns: NamespaceName) -> list[str]:
     return admin(broker, "namespaces", "bundles", str(ns)).split()
-
-
-def topics_in(ns: NamespaceName, lower: int, upper: int, count: int) -> list[str]:
-    found = []
-    for i in range(100_000):
-        name = f"persistent://{ns}/t{i}"
-        if lower <= topic_hash(TopicName.parse(name)) < upper:
-            found.append(name)
-            if len(found) == count:
-                return found
-    raise AssertionError("no such topics")
 
 
 def test_split_bundle_while_producing_loses_nothing(cluster: Cluster) -> None:

@@ -10,9 +10,7 @@ before, during and after the moves is acknowledged.
 
 from __future__ import annotations
 
-import json
 import time
-import urllib.request
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,10 +18,9 @@ from pathlib import Path
 import pulsar
 import pytest
 
-from magnetar.broker.bundles import NamespaceBundles
-from magnetar.naming import NamespaceName, TopicName
+from magnetar.naming import NamespaceName
 from tests.kit.broker import BrokerProcess
-from tests.kit.cluster import Cluster
+from tests.kit.cluster import Cluster, http, one_topic_per_bundle
 
 pytestmark = pytest.mark.etcd
 
@@ -44,31 +41,11 @@ def storage(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, st
 
 
 def owned(broker: BrokerProcess) -> set[str]:
-    path = f"/admin/v2/brokers/{CLUSTER}/127.0.0.1:{broker.web_port}/ownedNamespaces"
-    with urllib.request.urlopen(broker.web_url + path, timeout=10) as response:
-        return set(json.loads(response.read()))
-
-
-def create_namespace(broker: BrokerProcess, ns: NamespaceName) -> None:
-    request = urllib.request.Request(
-        f"{broker.web_url}/admin/v2/namespaces/{ns}", data=b"{}", method="PUT"
+    status, body = http(
+        broker, "GET", f"/admin/v2/brokers/{CLUSTER}/127.0.0.1:{broker.web_port}/ownedNamespaces"
     )
-    request.add_header("Content-Type", "application/json")
-    with urllib.request.urlopen(request, timeout=10) as response:
-        assert response.status == 204
-
-
-def one_topic_per_bundle(ns: NamespaceName) -> list[str]:
-    topics = []
-    for bundle in NamespaceBundles.even(ns).bundles:
-        topics.append(
-            next(
-                str(t)
-                for i in range(10_000)
-                if bundle.includes(t := TopicName.parse(f"persistent://{ns}/t{i}"))
-            )
-        )
-    return topics
+    assert status == 200, body
+    return set(body)
 
 
 def test_an_overloaded_broker_sheds_bundles_to_a_new_one(storage: tuple[Path, str]) -> None:
@@ -81,7 +58,7 @@ def test_an_overloaded_broker_sheds_bundles_to_a_new_one(storage: tuple[Path, st
         namespaces = [NamespaceName("public", f"shed-{uuid.uuid4().hex[:6]}") for _ in range(2)]
         topics = []
         for ns in namespaces:
-            create_namespace(a, ns)
+            assert http(a, "PUT", f"/admin/v2/namespaces/{ns}", {})[0] == 204
             topics += one_topic_per_bundle(ns)
         client = pulsar.Client(
             a.service_url,

@@ -31,6 +31,8 @@ from typing import Any
 
 import pulsar
 
+from magnetar.broker.bundles import NamespaceBundles, topic_hash
+from magnetar.naming import NamespaceName, TopicName
 from tests.kit.bookie import BookieProcess
 from tests.kit.broker import BrokerProcess
 from tests.kit.etcd import EtcdServer
@@ -198,3 +200,23 @@ def dedup_namespace(broker: BrokerProcess, name: str) -> str:
     status, body = http(broker, "POST", f"/admin/v2/namespaces/{ns}/deduplication", True)
     assert status == 204, body
     return ns
+
+
+def topics_in(ns: NamespaceName, lower: int, upper: int, count: int = 1) -> list[str]:
+    """``count`` topic names of ``ns`` (``t0``, ``t1``, ...) whose hash falls in
+    ``[lower, upper)``: topics served by one bundle of that range."""
+    found = []
+    for i in range(100_000):
+        name = f"persistent://{ns}/t{i}"
+        if lower <= topic_hash(TopicName.parse(name)) < upper:
+            found.append(name)
+            if len(found) == count:
+                return found
+    raise AssertionError(f"no {count} topics of {ns} hash into [{lower:#x}, {upper:#x})")
+
+
+def one_topic_per_bundle(ns: NamespaceName) -> list[str]:
+    """One topic for each of the default bundles of ``ns``."""
+    return [
+        topics_in(ns, b.range.lower, b.range.upper)[0] for b in NamespaceBundles.even(ns).bundles
+    ]

@@ -56,7 +56,7 @@ def http_answers(url: str, expect: bytes = b"") -> bool:
     try:
         with urllib.request.urlopen(url, timeout=PROBE_TIMEOUT_S) as response:
             return bool(response.status == 200 and expect in response.read())
-    except (OSError, urllib.error.URLError):
+    except OSError:  # urllib's URLError and HTTPError are OSErrors
         return False
 
 

@@ -11,7 +11,7 @@ The I/O shell around the pure :mod:`.layout`, :mod:`.command` and :mod:`.status`
   is stopped and :class:`~.errors.MemberFailed` carries the member's log tail.
 - :func:`stop_cluster` stops the members in reverse order (brokers, bookies, etcd): SIGTERM to
   every member of a role, then SIGKILL to those still running after the role's timeout.
-- :func:`watch` is the foreground: a status line refreshed every couple of seconds until
+- :func:`serve_foreground` is the foreground: a status line refreshed every couple of seconds until
   SIGINT or SIGTERM, then :func:`stop_cluster`.
 
 Invariants: ``cluster.json`` is replaced atomically; it records each member's pid as soon as
