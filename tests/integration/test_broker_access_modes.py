@@ -17,6 +17,7 @@ from magnetar.client import Client, ProducerAccessMode, ProducerBusy, ProducerFe
 from magnetar.client.errors import InvalidConfiguration, OperationTimeout
 from tests.kit.standalone import (
     StandaloneProcess,
+    admin_call,
     official_client,
     read_from_start,
     topic_name,
@@ -60,6 +61,20 @@ def test_exclusive_with_fencing_takes_the_topic_for_good(client: Any) -> None:
         assert time.monotonic() < deadline, "the fenced producer could still publish"
         time.sleep(0.1)
     assert read_from_start(client, topic) == [b"from-first", b"from-second"]
+
+
+def test_a_fenced_producer_leaves_a_non_persistent_topic(
+    client: Any, standalone: StandaloneProcess
+) -> None:
+    """ExclusiveWithFencing removes the producers it fences from the topic, on the
+    non-persistent side as on the persistent one: the stats list the fencing producer only."""
+    local = topic_name("am-np").rsplit("/", 1)[1]
+    topic = f"non-persistent://public/default/{local}"
+    first = client.create_producer(topic, access_mode=Mode.Exclusive, send_timeout_millis=3000)
+    second = client.create_producer(topic, access_mode=Mode.ExclusiveWithFencing)
+    stats = admin_call(standalone, "GET", f"/admin/v2/non-persistent/public/default/{local}/stats")
+    assert [p["producerName"] for p in stats["publishers"]] == [second.producer_name()]
+    second.close()  # ``first`` was fenced: the client has closed it already
 
 
 def test_wait_for_exclusive_is_queued_until_the_topic_is_free(
