@@ -70,11 +70,11 @@ def test_a_fenced_producer_leaves_a_non_persistent_topic(
     non-persistent side as on the persistent one: the stats list the fencing producer only."""
     local = topic_name("am-np").rsplit("/", 1)[1]
     topic = f"non-persistent://public/default/{local}"
-    first = client.create_producer(topic, access_mode=Mode.Exclusive, send_timeout_millis=3000)
+    client.create_producer(topic, access_mode=Mode.Exclusive, send_timeout_millis=3000)
     second = client.create_producer(topic, access_mode=Mode.ExclusiveWithFencing)
     stats = admin_call(standalone, "GET", f"/admin/v2/non-persistent/public/default/{local}/stats")
     assert [p["producerName"] for p in stats["publishers"]] == [second.producer_name()]
-    second.close()  # ``first`` was fenced: the client has closed it already
+    second.close()  # the first producer was fenced: the client has closed it already
 
 
 def test_wait_for_exclusive_is_queued_until_the_topic_is_free(
