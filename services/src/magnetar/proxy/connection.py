@@ -1,0 +1,469 @@
+"""One client connection to the proxy: the handshake, then lookups or a relay to a broker.
+
+Like Pulsar's ProxyConnection. The first frame must be CONNECT, complete within
+``handshake_timeout_s`` and no larger than the frame limit; anything else closes the
+connection (garbage, a client that never finishes, a slow-loris). Then one of two modes:
+
+* **lookup** (no ``proxy_to_broker_url``): the proxy answers CONNECTED itself and serves the
+  client's lookups (:mod:`.lookup`): LOOKUP, PARTITIONED_METADATA, GET_TOPICS_OF_NAMESPACE,
+  GET_SCHEMA, PING. Frames are decoded here (few and small). At most
+  :data:`MAX_REQUESTS_PER_CONNECTION` requests run at once; beyond that the proxy stops
+  reading the socket until one finishes.
+* **relay** (``proxy_to_broker_url = host:port``): the address must be a registered broker's
+  (no open relay: anything else is refused with ``ERROR(NotAllowedError)`` instead of
+  CONNECTED). The proxy connects to it, sends the client's CONNECT on its behalf (client
+  version, protocol version, feature flags, auth method and data, also as
+  ``original_auth_*``, plus ``proxy_version``), passes the broker's CONNECTED to the client
+  unchanged (so both ends agree on the protocol version) or its ERROR, and then hands both
+  sockets to :mod:`.relay`, which moves bytes without decoding them. Bytes either side sent
+  past its handshake frame are passed on at the switch.
+
+Bounds: before the handshake ends a connection buffers at most one frame; the socket is not
+read while the broker handshake runs. Concurrency: asyncio protocol callbacks on the proxy's
+loop; the broker handshake and lookup requests run as tasks the connection owns (cancelled
+when it closes).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import struct
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass, field
+from typing import Any
+
+from magnetar.errors import MagnetarError
+from magnetar.protocol import commands
+from magnetar.protocol.errors import ProtocolError, server_error_for
+from magnetar.protocol.frame import (
+    Frame,
+    FrameDecoder,
+    command_body,
+    encode_command,
+    parse_frame_body,
+)
+from magnetar.protocol.version import PeerFeatures, server_feature_flags
+from magnetar.proxy.broker_link import PROXY_VERSION, split_address
+from magnetar.proxy.discovery import BrokerDiscovery, address_of
+from magnetar.proxy.errors import BrokerUnreachable, NotARegisteredBroker
+from magnetar.proxy.lookup import ProxyLookup
+from magnetar.proxy.relay import Relay, RelayEnd, close_gracefully, set_limits
+from magnetar.proxy.settings import RelayLimits
+from magnetar.proxy.stats import ProxyStats
+from magnetar.tasks import TaskSet
+from magnetar.telemetry import get_logger
+from magnetar.wire import pulsar_api_pb2 as pb
+
+log = get_logger(__name__)
+
+T = pb.BaseCommand
+_U32 = struct.Struct(">I")
+MAX_REQUESTS_PER_CONNECTION = 1000
+HANDSHAKE_FRAME_LIMIT = 64 * 1024  # a broker's CONNECTED or ERROR is a few dozen bytes
+FORWARDED = frozenset({T.PARTITIONED_METADATA, T.GET_TOPICS_OF_NAMESPACE, T.GET_SCHEMA})
+
+
+@dataclass
+class ProxyContext:
+    """What every client connection of one proxy shares."""
+
+    discovery: BrokerDiscovery
+    lookup: ProxyLookup
+    limits: RelayLimits
+    stats: ProxyStats
+    max_message_size: int
+    tasks: TaskSet
+    relays: dict[str, set[Relay]] = field(default_factory=dict)
+
+    def relay_closed(self, relay: Relay) -> None:
+        self.stats.active_relays -= 1
+        held = self.relays.get(relay.broker_id)
+        if held is not None:
+            held.discard(relay)
+            if not held:
+                del self.relays[relay.broker_id]
+
+    def relay_opened(self, relay: Relay) -> None:
+        self.stats.active_relays += 1
+        self.relays.setdefault(relay.broker_id, set()).add(relay)
+
+    def drop_relays_to(self, broker_id: str) -> int:
+        relays = self.relays.pop(broker_id, set())
+        for relay in list(relays):
+            relay.abort()
+        return len(relays)
+
+
+class _State(enum.Enum):
+    HANDSHAKE = "handshake"
+    CONNECTING = "connecting"  # relay: waiting for the broker's CONNECTED
+    LOOKUP = "lookup"
+    RELAY = "relay"
+    CLOSED = "closed"
+
+
+class FirstFrame:
+    """Buffers bytes until one whole frame is in; bounded by the frame limit."""
+
+    def __init__(self, max_frame_size: int) -> None:
+        self._max = max_frame_size
+        self._buffer = bytearray()
+
+    def feed(self, data: bytes) -> tuple[Frame, bytes, bytes] | None:
+        """The first frame, its bytes and the bytes after it, once complete; ProtocolError
+        if bad."""
+        self._buffer += data
+        if len(self._buffer) < 4:
+            return None
+        (total,) = _U32.unpack_from(self._buffer, 0)
+        if total > self._max or total < 4:
+            raise _BadHandshake(f"first frame announces {total} bytes")
+        if len(self._buffer) < 4 + total:
+            return None
+        raw = bytes(self._buffer[: 4 + total])
+        return parse_frame_body(raw[4:]), raw, bytes(self._buffer[4 + total :])
+
+
+class _BadHandshake(ProtocolError):
+    fatal = True
+
+
+class ProxyConnection(asyncio.Protocol):
+    """One client connection (module docstring)."""
+
+    def __init__(self, ctx: ProxyContext, on_closed: Callable[[ProxyConnection], None]) -> None:
+        self._ctx = ctx
+        self._on_closed = on_closed
+        self._state = _State.HANDSHAKE
+        self._transport: asyncio.Transport | None = None
+        self._first = FirstFrame(ctx.limits.max_frame_size)
+        self._early: bytearray = bytearray()  # client bytes sent while CONNECTING
+        self._decoder: FrameDecoder | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._requests = 0
+        self._paused = False
+        self._timer: asyncio.TimerHandle | None = None
+        self.address = "?"
+
+    # ------------------------------------------------------------------ life cycle
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self._transport = transport
+        peer = transport.get_extra_info("peername")
+        self.address = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
+        set_limits(transport, self._ctx.limits.buffer_bytes)
+        self._ctx.stats.new_connections += 1
+        self._ctx.stats.active_connections += 1
+        loop = asyncio.get_running_loop()
+        self._timer = loop.call_later(self._ctx.limits.handshake_timeout_s, self._handshake_expired)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self._state is not _State.RELAY:  # a relay's end reports its own
+            self._finish()
+
+    def _finish(self) -> None:
+        if self._state is _State.CLOSED:
+            return
+        self._state = _State.CLOSED
+        self._ctx.stats.active_connections -= 1
+        if self._timer is not None:
+            self._timer.cancel()
+        for task in list(self._tasks):
+            task.cancel()  # each ends by itself: a request's answer goes nowhere now
+        self._on_closed(self)
+
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        """Run ``work`` as this connection's task: held until done, cancelled on close; its
+        failure is logged by the context's task set."""
+        task = self._ctx.tasks.spawn(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def close(self) -> None:
+        """Close the connection (a relay: both sides)."""
+        if self._transport is not None:
+            self._transport.abort()
+
+    def _handshake_expired(self) -> None:
+        if self._state in (_State.HANDSHAKE, _State.CONNECTING):
+            log.info("proxy_handshake_timeout", client=self.address, state=self._state.value)
+            self._reject_quietly()
+
+    def _reject_quietly(self) -> None:
+        self._ctx.stats.rejected_connections += 1
+        if self._transport is not None:
+            self._transport.abort()
+
+    def _refuse(self, code: int, message: str) -> None:
+        """ERROR instead of CONNECTED, then close (the client reconnects and looks up again)."""
+        self._ctx.stats.rejected_connections += 1
+        log.info("proxy_connect_refused", client=self.address, reason=message)
+        if self._transport is not None and not self._transport.is_closing():
+            error = commands.error(commands.BROKER_REQUEST_ID, code, message)  # type: ignore[arg-type]
+            self._transport.write(encode_command(error))
+            close_gracefully(self._transport)
+
+    # ------------------------------------------------------------------ bytes in
+    def data_received(self, data: bytes) -> None:
+        state = self._state
+        if state is _State.LOOKUP:
+            self._lookup_bytes(data)
+        elif state is _State.HANDSHAKE:
+            self._handshake_bytes(data)
+        elif state is _State.CONNECTING:
+            self._early += data
+            if len(self._early) > self._ctx.limits.max_frame_size:
+                self._reject_quietly()
+
+    def _handshake_bytes(self, data: bytes) -> None:
+        try:
+            first = self._first.feed(data)
+        except ProtocolError as exc:
+            log.info("proxy_bad_handshake", client=self.address, error=str(exc))
+            self._reject_quietly()
+            return
+        if first is None:
+            return
+        frame, _, rest = first
+        if frame.type != T.CONNECT:
+            log.info("proxy_command_before_connect", client=self.address, type=frame.type)
+            self._reject_quietly()
+            return
+        connect = frame.command.connect
+        if connect.HasField("proxy_to_broker_url"):
+            self._state = _State.CONNECTING
+            self._early += rest
+            assert self._transport is not None
+            self._transport.pause_reading()
+            self._spawn(self._open_relay(connect))
+        else:
+            self._start_lookups(connect, rest)
+
+    # ------------------------------------------------------------------ lookup mode
+    def _start_lookups(self, connect: pb.CommandConnect, rest: bytes) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        self._state = _State.LOOKUP
+        features = PeerFeatures.from_connect(connect)
+        self._write(
+            commands.connected(
+                server_version=PROXY_VERSION,
+                protocol_version=features.protocol_version,
+                max_message_size=self._ctx.max_message_size,
+                feature_flags=server_feature_flags(),
+            )
+        )
+        self._decoder = FrameDecoder(max_frame_size=self._ctx.limits.max_frame_size)
+        if rest:
+            self._lookup_bytes(rest)
+
+    def _write(self, command: pb.BaseCommand) -> None:
+        if self._transport is not None and not self._transport.is_closing():
+            self._transport.write(encode_command(command))
+
+    def _lookup_bytes(self, data: bytes) -> None:
+        decoder = self._decoder
+        assert decoder is not None
+        try:
+            decoder.feed(data)
+        except ProtocolError as exc:
+            log.info("proxy_protocol_error", client=self.address, error=str(exc))
+            self._reject_quietly()
+            return
+        while self._state is _State.LOOKUP:
+            try:
+                for frame in decoder.frames():
+                    self._lookup_command(frame.command)
+                return
+            except ProtocolError as exc:
+                if exc.fatal:
+                    self._reject_quietly()
+                    return
+                log.info("proxy_frame_rejected", client=self.address, error=str(exc))
+                self._write(commands.error(commands.BROKER_REQUEST_ID, pb.UnknownError, str(exc)))
+
+    def _lookup_command(self, cmd: pb.BaseCommand) -> None:
+        kind = cmd.type
+        if kind == T.PING:
+            self._write(commands.pong())
+        elif kind == T.PONG:
+            pass
+        elif kind == T.LOOKUP:
+            self._request(self._ctx.lookup.lookup(cmd.lookup_topic))
+        elif kind in FORWARDED:
+            self._request(self._ctx.lookup.forward(cmd))
+        else:
+            name = T.Type.Name(kind)
+            request_id = getattr(command_body(cmd), "request_id", commands.BROKER_REQUEST_ID)
+            self._write(
+                commands.error(
+                    request_id,
+                    pb.NotAllowedError,
+                    f"{name} is not served on a lookup connection: connect through the proxy "
+                    "with proxy_to_broker_url set to the broker a lookup named",
+                )
+            )
+
+    def _request(self, work: Any) -> None:
+        self._requests += 1
+        if self._requests >= MAX_REQUESTS_PER_CONNECTION and self._transport is not None:
+            self._transport.pause_reading()
+            self._paused = True
+        self._spawn(self._answer(work))
+
+    async def _answer(self, work: Any) -> None:
+        try:
+            self._write(await work)
+        finally:
+            self._requests -= 1
+            if self._paused and self._requests < MAX_REQUESTS_PER_CONNECTION // 2:
+                self._paused = False
+                if self._transport is not None and not self._transport.is_closing():
+                    self._transport.resume_reading()
+
+    # ------------------------------------------------------------------ relay mode
+    async def _open_relay(self, connect: pb.CommandConnect) -> None:
+        address = address_of(connect.proxy_to_broker_url)
+        limits = self._ctx.limits
+        broker = self._ctx.discovery.by_service_address(address)
+        if broker is None:
+            refusal: MagnetarError = NotARegisteredBroker(connect.proxy_to_broker_url)
+            self._refuse(server_error_for(refusal), str(refusal))
+            return
+        loop = asyncio.get_running_loop()
+        end = BrokerHandshake(broker_connect(connect), limits.buffer_bytes)
+        host, port = split_address(address)
+        transport: asyncio.Transport | None = None
+        try:
+            async with asyncio.timeout(limits.connect_timeout_s):
+                made, _ = await loop.create_connection(lambda: end, host, port)
+                assert isinstance(made, asyncio.Transport)
+                transport = made
+            async with asyncio.timeout(limits.handshake_timeout_s):
+                connected = await end.connected
+        except (OSError, TimeoutError, MagnetarError) as exc:
+            if transport is not None:
+                transport.abort()
+            self._refuse(*_refusal(address, exc))
+            return
+        except BaseException:
+            if transport is not None:
+                transport.abort()
+            raise
+        self._switch_to_relay(transport, broker.broker_id, connected, end.take_rest())
+
+    def _switch_to_relay(
+        self, broker: asyncio.Transport, broker_id: str, connected: bytes, rest: bytes
+    ) -> None:
+        client = self._transport
+        if client is None or client.is_closing() or self._state is not _State.CONNECTING:
+            broker.abort()
+            return
+        if broker.is_closing():
+            self._refuse(pb.ServiceNotReady, f"broker {broker_id} closed the connection")
+            return
+        if self._timer is not None:
+            self._timer.cancel()
+        ctx = self._ctx
+
+        def closed(relay: Relay) -> None:
+            ctx.relay_closed(relay)
+            self._finish()
+
+        relay = Relay(
+            client, broker, broker_id, ctx.stats, ctx.limits.write_stall_timeout_s, closed
+        )
+        self._state = _State.RELAY
+        ctx.relay_opened(relay)
+        client.set_protocol(RelayEnd(relay, client, from_client=True))
+        broker.set_protocol(RelayEnd(relay, broker, from_client=False))
+        client.write(connected + rest)
+        if self._early:
+            broker.write(bytes(self._early))
+            self._early = bytearray()
+        client.resume_reading()
+        broker.resume_reading()
+        log.info("proxy_relay_opened", client=self.address, broker=broker_id)
+
+
+def _refusal(address: str, exc: BaseException) -> tuple[int, str]:
+    """The ERROR code and message a client gets when its relay could not be opened."""
+    if isinstance(exc, _BrokerRefused):
+        return exc.code, str(exc)
+    if not isinstance(exc, MagnetarError):
+        exc = BrokerUnreachable(address, repr(exc))
+    return server_error_for(exc), str(exc)
+
+
+def broker_connect(connect: pb.CommandConnect) -> pb.BaseCommand:
+    """The CONNECT the proxy sends a broker for a client (module docstring)."""
+    forwarded = pb.CommandConnect()
+    forwarded.CopyFrom(connect)
+    forwarded.ClearField("proxy_to_broker_url")
+    forwarded.proxy_version = PROXY_VERSION
+    if connect.HasField("auth_method_name"):
+        forwarded.original_auth_method = connect.auth_method_name
+    if connect.HasField("auth_data"):
+        forwarded.original_auth_data = connect.auth_data.decode(errors="replace")
+    return commands.wrap(T.CONNECT, forwarded)
+
+
+class BrokerHandshake(asyncio.Protocol):
+    """The broker side of a relay until the switch: sends the client's CONNECT, then waits for
+    one frame. :attr:`connected` resolves to CONNECTED's bytes; what the broker sends after it
+    before the switch is kept (bounded) for :meth:`take_rest`."""
+
+    def __init__(self, connect: pb.BaseCommand, buffer_bytes: int) -> None:
+        self._connect = encode_command(connect)
+        self._buffer_bytes = buffer_bytes
+        self._first = FirstFrame(HANDSHAKE_FRAME_LIMIT)
+        self._rest = bytearray()
+        self._transport: asyncio.Transport | None = None
+        self.connected: asyncio.Future[bytes] = asyncio.get_running_loop().create_future()
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self._transport = transport
+        set_limits(transport, self._buffer_bytes)
+        transport.write(self._connect)
+
+    def take_rest(self) -> bytes:
+        rest, self._rest = bytes(self._rest), bytearray()
+        return rest
+
+    def data_received(self, data: bytes) -> None:
+        if self.connected.done():
+            self._rest += data
+            if len(self._rest) > self._buffer_bytes and self._transport is not None:
+                self._transport.pause_reading()  # resumed by the relay's switch
+            return
+        try:
+            first = self._first.feed(data)
+        except ProtocolError as exc:
+            self.connected.set_exception(BrokerUnreachable("broker", str(exc)))
+            return
+        if first is None:
+            return
+        frame, raw, rest = first
+        if frame.type == T.CONNECTED:
+            self._rest += rest
+            self.connected.set_result(raw)
+        elif frame.type == T.ERROR:
+            error = frame.command.error
+            self.connected.set_exception(_BrokerRefused(error.error, error.message))
+        else:
+            name = T.Type.Name(frame.type)
+            self.connected.set_exception(BrokerUnreachable("broker", f"{name} before CONNECTED"))
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self.connected.done():
+            self.connected.set_exception(BrokerUnreachable("broker", "closed during handshake"))
+
+
+class _BrokerRefused(MagnetarError):
+    """The broker answered the CONNECT with ERROR; the client gets the same code."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
