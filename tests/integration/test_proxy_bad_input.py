@@ -11,6 +11,7 @@ more than its buffer for it. The official client works through the proxy afterwa
 
 from __future__ import annotations
 
+import json
 import socket
 import struct
 import time
@@ -23,7 +24,10 @@ import pytest
 from magnetar.protocol import commands
 from magnetar.protocol.frame import Frame, FrameDecoder, encode_command
 from magnetar.wire import pulsar_api_pb2 as pb
-from tests.kit.cluster import Cluster
+from tests.kit.cluster import Cluster, http
+from tests.kit.etcd import EtcdServer
+from tests.kit.process import running
+from tests.kit.proxy import ProxyProcess
 from tests.kit.scrape import scrape, value
 
 pytestmark = pytest.mark.etcd
@@ -32,6 +36,7 @@ T = pb.BaseCommand
 TIMEOUT_S = 5.0
 HANDSHAKE_TIMEOUT_S = 1.0
 STALL_TIMEOUT_S = 2.0
+KEEP_ALIVE_S = 2.0
 
 
 class RawClient:
@@ -45,14 +50,20 @@ class RawClient:
     def send(self, data: bytes) -> None:
         self.sock.sendall(data)
 
-    def next_frame(self) -> Frame:
-        while not self.frames:
-            data = self.sock.recv(65536)
-            if not data:
-                raise ConnectionError("closed by the proxy")
-            self.decoder.feed(data)
-            self.frames.extend(self.decoder.frames())
-        return self.frames.pop(0)
+    def next_frame(self, *, pings: bool = False) -> Frame:
+        """The next frame; the proxy's keep-alive PINGs are answered and skipped unless
+        ``pings``."""
+        while True:
+            while not self.frames:
+                data = self.sock.recv(65536)
+                if not data:
+                    raise ConnectionError("closed by the proxy")
+                self.decoder.feed(data)
+                self.frames.extend(self.decoder.frames())
+            frame = self.frames.pop(0)
+            if frame.type != T.PING or pings:
+                return frame
+            self.send(encode_command(commands.pong()))
 
     def closed_within(self, seconds: float) -> bool:
         """Whether the proxy closes the connection within ``seconds`` (bytes are discarded)."""
@@ -84,6 +95,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         "MAGNETAR_PROXY_HANDSHAKE_TIMEOUT_S": str(HANDSHAKE_TIMEOUT_S),
         "MAGNETAR_PROXY_RELAY_BUFFER_BYTES": str(64 * 1024),
         "MAGNETAR_PROXY_RELAY_WRITE_STALL_TIMEOUT_S": str(STALL_TIMEOUT_S),
+        "MAGNETAR_PROXY_KEEP_ALIVE_INTERVAL_S": str(KEEP_ALIVE_S),
     }
     cluster = Cluster(
         base,
@@ -194,6 +206,13 @@ def test_lookup_connection_serves_lookups_only(raw: RawClient) -> None:
     assert raw.next_frame().type == T.PONG
 
 
+def test_a_silent_lookup_connection_is_pinged_then_dropped(raw: RawClient) -> None:
+    raw.send(connect())
+    assert raw.next_frame().type == T.CONNECTED
+    assert raw.next_frame(pings=True).type == T.PING  # after an idle interval
+    assert raw.closed_within(KEEP_ALIVE_S * 2 + TIMEOUT_S)  # unanswered: dropped
+
+
 def test_lookup_through_the_proxy_names_the_broker_and_proxies_through(
     cluster: Cluster, raw: RawClient
 ) -> None:
@@ -237,3 +256,34 @@ def test_a_client_that_stops_reading_is_dropped(cluster: Cluster, raw: RawClient
         assert time.monotonic() < deadline, "the slow client was not dropped"
         time.sleep(0.2)
     official_round_trip(cluster)
+
+
+def test_a_proxy_without_brokers_says_so(tmp_path: Path) -> None:
+    """etcd and a proxy, no broker: health 503, lookups and admin calls fail with the reason."""
+    etcd = EtcdServer(data_dir=tmp_path / "etcd")
+    etcd.start()
+    try:
+        proxy = ProxyProcess(tmp_path / "proxy", etcd.url)
+        with running(proxy):
+            status, body = http(proxy, "GET", "/status.html")
+            assert status == 503, body
+            assert "no broker is registered" in body
+            status, body = http(proxy, "GET", "/admin/v2/tenants")
+            assert status == 503, body
+            assert "no broker is registered" in json.loads(body)["reason"]
+            raw = RawClient(proxy.service_port)
+            try:
+                raw.send(connect())
+                assert raw.next_frame().type == T.CONNECTED
+                raw.send(encode_command(commands.lookup("persistent://public/default/t", 1)))
+                answer = raw.next_frame().command.lookup_topic_response
+                assert answer.response == pb.CommandLookupTopicResponse.Failed
+                assert answer.error == pb.ServiceNotReady
+                raw.send(encode_command(commands.partitioned_metadata("public/default/t", 2)))
+                meta = raw.next_frame().command.partition_metadata_response
+                assert meta.response == pb.CommandPartitionedTopicMetadataResponse.Failed
+                assert meta.error == pb.ServiceNotReady
+            finally:
+                raw.close()
+    finally:
+        etcd.stop()

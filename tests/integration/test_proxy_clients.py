@@ -195,3 +195,21 @@ def test_metrics_and_health_of_the_proxy(cluster: Cluster, client: pulsar.Client
     assert value(samples, "pulsar_proxy_active_connections") >= 1
     status, body = http(cluster.the_proxy, "GET", "/status.html")
     assert status == 200, body
+
+
+def test_two_proxies_side_by_side(cluster: Cluster, client: pulsar.Client) -> None:
+    """The proxy keeps no state: a second one serves the same topics at once."""
+    second = cluster.new_proxy("proxy-2")
+    second.start()
+    try:
+        other = pulsar.Client(second.service_url, operation_timeout_seconds=30)
+        try:
+            topic = fresh("two-proxies")
+            consumer = other.subscribe(topic, "sub")
+            sent = produce(client, topic, 20)
+            assert receive_all(consumer, 20) == sent
+            consumer.close()
+        finally:
+            other.close()
+    finally:
+        assert second.stop() == 0, second.log_text()[-3000:]

@@ -19,9 +19,12 @@ connection (garbage, a client that never finishes, a slow-loris). Then one of tw
   past its handshake frame are passed on at the switch.
 
 Bounds: before the handshake ends a connection buffers at most one frame; the socket is not
-read while the broker handshake runs. Concurrency: asyncio protocol callbacks on the proxy's
-loop; the broker handshake and lookup requests run as tasks the connection owns (cancelled
-when it closes).
+read while the broker handshake runs. Keep-alive (lookup mode): after ``keep_alive_interval_s``
+without a byte from the client the proxy sends PING, and closes the connection when the next
+interval passes in silence too (a relay carries the client's and the broker's own PINGs).
+
+Concurrency: asyncio protocol callbacks on the proxy's loop; the broker handshake and lookup
+requests run as tasks the connection owns (cancelled when it closes).
 """
 
 from __future__ import annotations
@@ -144,6 +147,8 @@ class ProxyConnection(asyncio.Protocol):
         self._requests = 0
         self._paused = False
         self._timer: asyncio.TimerHandle | None = None
+        self._last_received = 0.0
+        self._pinged = False
         self.address = "?"
 
     # ------------------------------------------------------------------ life cycle
@@ -255,6 +260,9 @@ class ProxyConnection(asyncio.Protocol):
             )
         )
         self._decoder = FrameDecoder(max_frame_size=self._ctx.limits.max_frame_size)
+        loop = asyncio.get_running_loop()
+        self._last_received = loop.time()
+        self._timer = loop.call_later(self._ctx.limits.keep_alive_interval_s, self._keepalive)
         if rest:
             self._lookup_bytes(rest)
 
@@ -262,7 +270,24 @@ class ProxyConnection(asyncio.Protocol):
         if self._transport is not None and not self._transport.is_closing():
             self._transport.write(encode_command(command))
 
+    def _keepalive(self) -> None:
+        if self._state is not _State.LOOKUP:
+            return
+        loop = asyncio.get_running_loop()
+        interval = self._ctx.limits.keep_alive_interval_s
+        idle = loop.time() - self._last_received
+        if idle >= interval:
+            if self._pinged:
+                log.info("proxy_keepalive_timeout", client=self.address, idle_s=idle)
+                self.close()
+                return
+            self._write(commands.ping())
+            self._pinged = True
+        self._timer = loop.call_later(interval, self._keepalive)
+
     def _lookup_bytes(self, data: bytes) -> None:
+        self._last_received = asyncio.get_running_loop().time()
+        self._pinged = False
         decoder = self._decoder
         assert decoder is not None
         try:

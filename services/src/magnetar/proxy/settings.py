@@ -28,6 +28,7 @@ class RelayLimits:
     max_frame_size: int
     operation_timeout_s: float
     max_pending_requests: int
+    keep_alive_interval_s: float
 
 
 class ProxySettings(BaseSettings):
@@ -47,6 +48,9 @@ class ProxySettings(BaseSettings):
     # Lookups and the other requests the proxy forwards on a lookup connection.
     operation_timeout_s: float = Field(default=30.0, gt=0)
     max_concurrent_lookup_requests: int = Field(default=50_000, ge=1)
+    # keepAliveIntervalSeconds: a lookup connection idle this long gets a PING, and is closed
+    # when it stays silent another interval (relays carry the broker's own keep-alive).
+    keep_alive_interval_s: float = Field(default=30.0, gt=0)
     # Bytes one direction of a relay buffers before it stops reading its source.
     relay_buffer_bytes: int = Field(default=1024 * 1024, ge=64 * 1024)
     # A peer that takes none of its buffered bytes for this long is dropped (a slow client).
@@ -70,4 +74,5 @@ class ProxySettings(BaseSettings):
             max_frame_size=self.max_message_size + FRAME_SIZE_PADDING,
             operation_timeout_s=self.operation_timeout_s,
             max_pending_requests=self.max_concurrent_lookup_requests,
+            keep_alive_interval_s=self.keep_alive_interval_s,
         )
