@@ -30,6 +30,7 @@ requests run as tasks the connection owns (cancelled when it closes).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import enum
 import struct
 from collections.abc import Callable, Coroutine
@@ -351,7 +352,13 @@ class ProxyConnection(asyncio.Protocol):
     async def _open_relay(self, connect: pb.CommandConnect) -> None:
         address = address_of(connect.proxy_to_broker_url)
         limits = self._ctx.limits
-        broker = self._ctx.discovery.by_service_address(address)
+        discovery = self._ctx.discovery
+        broker = discovery.by_service_address(address)
+        if broker is None:  # registered a moment ago? the watch may lag: ask the store once
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(limits.operation_timeout_s):
+                    await discovery.refresh()
+            broker = discovery.by_service_address(address)
         if broker is None:
             refusal: MagnetarError = NotARegisteredBroker(connect.proxy_to_broker_url)
             self._refuse(server_error_for(refusal), str(refusal))

@@ -8,8 +8,10 @@ current from a watch of that prefix, re-listing after every (re)start of the wat
 its listeners with a broker's id when its key disappears, so that relays to a broker that
 left the cluster (crashed and lost its lease, or shut down) are closed at once.
 
-Invariants: :meth:`BrokerDiscovery.is_registered` answers from the last listing plus the
-watch's events; a broker id is ``host:port`` of its binary listener, as the client names it in
+Invariants: the lookups (:meth:`BrokerDiscovery.by_service_address` ...) answer from the last
+listing plus the watch's events; :meth:`BrokerDiscovery.refresh` lists again on demand, at most
+once per :data:`REFRESH_INTERVAL_S` (bogus addresses from clients cannot hammer the store). A
+broker id is ``host:port`` of its binary listener, as the client names it in
 ``proxy_to_broker_url``. Concurrency: one watch task on the proxy's loop, owned here and
 cancelled by :meth:`BrokerDiscovery.close`; the reads are synchronous.
 """
@@ -33,6 +35,7 @@ from magnetar.telemetry import get_logger
 log = get_logger(__name__)
 
 BrokerGone = Callable[[str], None]
+REFRESH_INTERVAL_S = 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +71,8 @@ class BrokerDiscovery:
         self._rng = rng or random.Random()
         self._task: asyncio.Task[None] | None = None
         self._listed = asyncio.Event()
+        self._refreshed_at = -REFRESH_INTERVAL_S
+        self._refreshing = asyncio.Lock()
 
     async def start(self) -> None:
         """Start watching; returns once the first listing is in."""
@@ -93,6 +98,19 @@ class BrokerDiscovery:
 
     def by_web_address(self, address: str) -> RegisteredBroker | None:
         return next((b for b in self._brokers.values() if b.web_address == address), None)
+
+    async def refresh(self) -> None:
+        """List the registry now (a broker that registered a moment ago may not have reached
+        the watch yet); a store that does not answer leaves the view as it was."""
+        async with self._refreshing:
+            now = asyncio.get_running_loop().time()
+            if now - self._refreshed_at < REFRESH_INTERVAL_S:
+                return
+            self._refreshed_at = now
+            try:
+                await self._relist()
+            except MetadataError as exc:
+                log.warning("proxy_discovery_refresh_failed", error=str(exc))
 
     def any_broker(self) -> RegisteredBroker:
         """A registered broker picked at random (spreads the proxy's lookups)."""
