@@ -12,8 +12,8 @@ from magnetar.protocol import commands
 from magnetar.protocol.errors import ProtocolError
 from magnetar.protocol.frame import encode_command
 from magnetar.proxy.broker_link import PROXY_VERSION
-from magnetar.proxy.connection import FirstFrame, broker_connect
 from magnetar.proxy.discovery import RegisteredBroker, address_of
+from magnetar.proxy.handshake import FirstFrame, broker_connect
 from magnetar.proxy.settings import ProxySettings
 from magnetar.wire import pulsar_api_pb2 as pb
 

@@ -11,7 +11,8 @@ forwarded to the brokers. Stateless: it reads the broker registry from the metad
 * :mod:`.discovery` — the registered brokers, kept by a watch; who left.
 * :mod:`.broker_link` — the proxy's own shared request connections to brokers.
 * :mod:`.lookup` — LOOKUP through the brokers (redirects followed), and forwarded requests.
-* :mod:`.connection` — one client connection: handshake, lookup mode, relay set-up.
+* :mod:`.connection` — one client connection: lookup mode, relay set-up.
+* :mod:`.handshake` — the first frame, the CONNECT sent to a broker, the broker's CONNECTED.
 * :mod:`.relay` — the byte relay with flow control.
 * :mod:`.server` — the binary listener.
 * :mod:`.http_forward` (httpx), :mod:`.web_app` (ASGI), :mod:`.web_service` (uvicorn) — HTTP.

@@ -16,7 +16,8 @@ connection (garbage, a client that never finishes, a slow-loris). Then one of tw
   ``original_auth_*``, plus ``proxy_version``), passes the broker's CONNECTED to the client
   unchanged (so both ends agree on the protocol version) or its ERROR, and then hands both
   sockets to :mod:`.relay`, which moves bytes without decoding them. Bytes either side sent
-  past its handshake frame are passed on at the switch.
+  past its handshake frame are passed on at the switch. The handshake pieces are in
+  :mod:`.handshake`.
 
 Bounds: before the handshake ends a connection buffers at most one frame; the socket is not
 read while the broker handshake runs. Keep-alive (lookup mode): after ``keep_alive_interval_s``
@@ -32,7 +33,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import enum
-import struct
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
@@ -41,16 +41,15 @@ from magnetar.errors import MagnetarError
 from magnetar.protocol import commands
 from magnetar.protocol.errors import ProtocolError, server_error_for
 from magnetar.protocol.frame import (
-    Frame,
     FrameDecoder,
     command_body,
     encode_command,
-    parse_frame_body,
 )
 from magnetar.protocol.version import PeerFeatures, server_feature_flags
 from magnetar.proxy.broker_link import PROXY_VERSION, split_address
 from magnetar.proxy.discovery import BrokerDiscovery, address_of
-from magnetar.proxy.errors import BrokerUnreachable, NotARegisteredBroker
+from magnetar.proxy.errors import NotARegisteredBroker
+from magnetar.proxy.handshake import BrokerHandshake, FirstFrame, broker_connect, refusal
 from magnetar.proxy.lookup import ProxyLookup
 from magnetar.proxy.relay import Relay, RelayEnd, close_gracefully, set_limits
 from magnetar.proxy.settings import RelayLimits
@@ -62,9 +61,7 @@ from magnetar.wire import pulsar_api_pb2 as pb
 log = get_logger(__name__)
 
 T = pb.BaseCommand
-_U32 = struct.Struct(">I")
 MAX_REQUESTS_PER_CONNECTION = 1000
-HANDSHAKE_FRAME_LIMIT = 64 * 1024  # a broker's CONNECTED or ERROR is a few dozen bytes
 FORWARDED = frozenset({T.PARTITIONED_METADATA, T.GET_TOPICS_OF_NAMESPACE, T.GET_SCHEMA})
 
 
@@ -105,32 +102,6 @@ class _State(enum.Enum):
     LOOKUP = "lookup"
     RELAY = "relay"
     CLOSED = "closed"
-
-
-class FirstFrame:
-    """Buffers bytes until one whole frame is in; bounded by the frame limit."""
-
-    def __init__(self, max_frame_size: int) -> None:
-        self._max = max_frame_size
-        self._buffer = bytearray()
-
-    def feed(self, data: bytes) -> tuple[Frame, bytes, bytes] | None:
-        """The first frame, its bytes and the bytes after it, once complete; ProtocolError
-        if bad."""
-        self._buffer += data
-        if len(self._buffer) < 4:
-            return None
-        (total,) = _U32.unpack_from(self._buffer, 0)
-        if total > self._max or total < 4:
-            raise _BadHandshake(f"first frame announces {total} bytes")
-        if len(self._buffer) < 4 + total:
-            return None
-        raw = bytes(self._buffer[: 4 + total])
-        return parse_frame_body(raw[4:]), raw, bytes(self._buffer[4 + total :])
-
-
-class _BadHandshake(ProtocolError):
-    fatal = True
 
 
 class ProxyConnection(asyncio.Protocol):
@@ -360,8 +331,8 @@ class ProxyConnection(asyncio.Protocol):
                     await discovery.refresh()
             broker = discovery.by_service_address(address)
         if broker is None:
-            refusal: MagnetarError = NotARegisteredBroker(connect.proxy_to_broker_url)
-            self._refuse(server_error_for(refusal), str(refusal))
+            refused = NotARegisteredBroker(connect.proxy_to_broker_url)
+            self._refuse(server_error_for(refused), str(refused))
             return
         loop = asyncio.get_running_loop()
         end = BrokerHandshake(broker_connect(connect), limits.buffer_bytes)
@@ -377,7 +348,7 @@ class ProxyConnection(asyncio.Protocol):
         except (OSError, TimeoutError, MagnetarError) as exc:
             if transport is not None:
                 transport.abort()
-            self._refuse(*_refusal(address, exc))
+            self._refuse(*refusal(address, exc))
             return
         except BaseException:
             if transport is not None:
@@ -417,85 +388,3 @@ class ProxyConnection(asyncio.Protocol):
         client.resume_reading()
         broker.resume_reading()
         log.info("proxy_relay_opened", client=self.address, broker=broker_id)
-
-
-def _refusal(address: str, exc: BaseException) -> tuple[int, str]:
-    """The ERROR code and message a client gets when its relay could not be opened."""
-    if isinstance(exc, _BrokerRefused):
-        return exc.code, str(exc)
-    if not isinstance(exc, MagnetarError):
-        exc = BrokerUnreachable(address, repr(exc))
-    return server_error_for(exc), str(exc)
-
-
-def broker_connect(connect: pb.CommandConnect) -> pb.BaseCommand:
-    """The CONNECT the proxy sends a broker for a client (module docstring)."""
-    forwarded = pb.CommandConnect()
-    forwarded.CopyFrom(connect)
-    forwarded.ClearField("proxy_to_broker_url")
-    forwarded.proxy_version = PROXY_VERSION
-    if connect.HasField("auth_method_name"):
-        forwarded.original_auth_method = connect.auth_method_name
-    if connect.HasField("auth_data"):
-        forwarded.original_auth_data = connect.auth_data.decode(errors="replace")
-    return commands.wrap(T.CONNECT, forwarded)
-
-
-class BrokerHandshake(asyncio.Protocol):
-    """The broker side of a relay until the switch: sends the client's CONNECT, then waits for
-    one frame. :attr:`connected` resolves to CONNECTED's bytes; what the broker sends after it
-    before the switch is kept (bounded) for :meth:`take_rest`."""
-
-    def __init__(self, connect: pb.BaseCommand, buffer_bytes: int) -> None:
-        self._connect = encode_command(connect)
-        self._buffer_bytes = buffer_bytes
-        self._first = FirstFrame(HANDSHAKE_FRAME_LIMIT)
-        self._rest = bytearray()
-        self._transport: asyncio.Transport | None = None
-        self.connected: asyncio.Future[bytes] = asyncio.get_running_loop().create_future()
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self._transport = transport
-        set_limits(transport, self._buffer_bytes)
-        transport.write(self._connect)
-
-    def take_rest(self) -> bytes:
-        rest, self._rest = bytes(self._rest), bytearray()
-        return rest
-
-    def data_received(self, data: bytes) -> None:
-        if self.connected.done():
-            self._rest += data
-            if len(self._rest) > self._buffer_bytes and self._transport is not None:
-                self._transport.pause_reading()  # resumed by the relay's switch
-            return
-        try:
-            first = self._first.feed(data)
-        except ProtocolError as exc:
-            self.connected.set_exception(BrokerUnreachable("broker", str(exc)))
-            return
-        if first is None:
-            return
-        frame, raw, rest = first
-        if frame.type == T.CONNECTED:
-            self._rest += rest
-            self.connected.set_result(raw)
-        elif frame.type == T.ERROR:
-            error = frame.command.error
-            self.connected.set_exception(_BrokerRefused(error.error, error.message))
-        else:
-            name = T.Type.Name(frame.type)
-            self.connected.set_exception(BrokerUnreachable("broker", f"{name} before CONNECTED"))
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        if not self.connected.done():
-            self.connected.set_exception(BrokerUnreachable("broker", "closed during handshake"))
-
-
-class _BrokerRefused(MagnetarError):
-    """The broker answered the CONNECT with ERROR; the client gets the same code."""
-
-    def __init__(self, code: int, message: str) -> None:
-        super().__init__(message)
-        self.code = code
