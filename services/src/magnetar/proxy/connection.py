@@ -117,7 +117,9 @@ class ProxyConnection(asyncio.Protocol):
         self._decoder: FrameDecoder | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self._requests = 0
-        self._paused = False
+        self._paused = False  # reading paused: too many requests in flight
+        self._unread = False  # reading paused: the client does not take its answers
+        self._stall: asyncio.TimerHandle | None = None
         self._timer: asyncio.TimerHandle | None = None
         self._last_received = 0.0
         self._pinged = False
@@ -144,8 +146,9 @@ class ProxyConnection(asyncio.Protocol):
             return
         self._state = _State.CLOSED
         self._ctx.stats.active_connections -= 1
-        if self._timer is not None:
-            self._timer.cancel()
+        for timer in (self._timer, self._stall):
+            if timer is not None:
+                timer.cancel()
         for task in list(self._tasks):
             task.cancel()  # each ends by itself: a request's answer goes nowhere now
         self._on_closed(self)
@@ -316,8 +319,40 @@ class ProxyConnection(asyncio.Protocol):
             self._requests -= 1
             if self._paused and self._requests < MAX_REQUESTS_PER_CONNECTION // 2:
                 self._paused = False
-                if self._transport is not None and not self._transport.is_closing():
-                    self._transport.resume_reading()
+                self._resume()
+
+    def _resume(self) -> None:
+        transport = self._transport
+        if (
+            self._state is _State.LOOKUP  # a connecting client stays paused until its relay
+            and transport is not None
+            and not transport.is_closing()
+            and not (self._paused or self._unread)
+        ):
+            transport.resume_reading()
+
+    # A lookup client that leaves its answers unread: stop taking its requests, and drop it
+    # after the write-stall timeout (a relay's ends have their own, in .relay).
+    def pause_writing(self) -> None:
+        if self._transport is None:
+            return
+        self._unread = True
+        self._transport.pause_reading()
+        loop = asyncio.get_running_loop()
+        stall_s = self._ctx.limits.write_stall_timeout_s
+        self._stall = loop.call_later(stall_s, self._stalled)
+
+    def resume_writing(self) -> None:
+        self._unread = False
+        if self._stall is not None:
+            self._stall.cancel()
+            self._stall = None
+        self._resume()
+
+    def _stalled(self) -> None:
+        self._ctx.stats.dropped_slow += 1
+        log.info("proxy_lookup_client_stalled", client=self.address)
+        self.close()
 
     # ------------------------------------------------------------------ relay mode
     async def _open_relay(self, connect: pb.CommandConnect) -> None:
