@@ -92,7 +92,7 @@ class ProxyContext:
     def drop_relays_to(self, broker_id: str) -> int:
         relays = self.relays.pop(broker_id, set())
         for relay in list(relays):
-            relay.abort()
+            relay.close()
         return len(relays)
 
 

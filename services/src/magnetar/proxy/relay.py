@@ -14,8 +14,9 @@ not read) gets the relay dropped, both sockets aborted.
 Closing: when either side ends (EOF, reset, a broker killed), the other side is closed after
 the bytes already buffered for it are written (at most ``CLOSE_GRACE_S``, then aborted), so a
 client sees the broker's last frames and then the end of its connection, and reconnects (a
-new lookup through the proxy). :meth:`Relay.abort` drops both at once (the broker left the
-registry, the proxy stops).
+new lookup through the proxy). :meth:`Relay.close` ends both that way (the broker left the
+registry: receipts it already sent still reach the client); :meth:`Relay.abort` drops both at
+once (a stalled peer).
 
 Concurrency: asyncio protocol callbacks on the proxy's loop; nothing here awaits.
 """
@@ -95,6 +96,12 @@ class Relay:
     def side_closed(self, side: asyncio.Transport) -> None:
         """One side ended: close the other once its buffered bytes are out."""
         close_gracefully(self._other(side))
+        self._finish()
+
+    def close(self) -> None:
+        """End both sides, each after the bytes already buffered for it are out."""
+        close_gracefully(self.client)
+        close_gracefully(self.broker)
         self._finish()
 
     def abort(self) -> None:
