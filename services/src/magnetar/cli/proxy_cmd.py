@@ -24,7 +24,7 @@ def proxy(
         int | None, typer.Option(help="HTTP port: admin and lookup forwarding, /metrics (8080).")
     ] = None,
     advertised_address: Annotated[
-        str | None, typer.Option(help="Host clients are told to dial.")
+        str | None, typer.Option(help="Host of the proxy's URLs in its ready line.")
     ] = None,
     bind_address: Annotated[str | None, typer.Option(help="Interface to listen on.")] = None,
     handshake_timeout: Annotated[

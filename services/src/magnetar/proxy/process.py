@@ -28,7 +28,7 @@ from magnetar.proxy.server import ProxyServer
 from magnetar.proxy.settings import ProxySettings
 from magnetar.proxy.stats import ProxyStats
 from magnetar.proxy.web_app import ProxyWebApp
-from magnetar.proxy.web_service import build_web_server
+from magnetar.proxy.web_service import bound_port, build_web_server
 from magnetar.shutdown import shutdown_step, stop_event
 from magnetar.tasks import TaskSet
 from magnetar.telemetry import get_logger
@@ -85,10 +85,11 @@ async def run_proxy(settings: ProxySettings, store: MetadataStore, stop: asyncio
                 while not web.started:  # noqa: ASYNC110
                     await asyncio.sleep(0.02)
             address = settings.advertised_address
-            log.info("proxy_ready", service_port=port, web_port=settings.web_service_port)
+            web_port = bound_port(web, settings.web_service_port)
+            log.info("proxy_ready", service_port=port, web_port=web_port)
             print(
                 f"{READY_LINE} service_url=pulsar://{address}:{port} "
-                f"web_service_url=http://{address}:{settings.web_service_port}",
+                f"web_service_url=http://{address}:{web_port}",
                 flush=True,
             )
             await stop.wait()

@@ -28,3 +28,11 @@ def build_web_server(app: Any, host: str, port: int) -> ProxyWebServer:
         app, host=host, port=port, log_level="warning", lifespan="off", access_log=False
     )
     return ProxyWebServer(config)
+
+
+def bound_port(server: ProxyWebServer, configured: int) -> int:
+    """The port the started server listens on (``configured`` unless it was 0)."""
+    for listener in getattr(server, "servers", []):
+        for sock in listener.sockets:
+            return int(sock.getsockname()[1])
+    return configured
