@@ -177,8 +177,18 @@ def test_admin_through_the_proxy_keeps_statuses_and_errors(cluster: Cluster) -> 
     finally:
         client.close()
     for topic in topics:
-        status, body = http(proxy, "GET", f"/admin/v2/{topic.replace('://', '/')}/stats")
+        path = f"/admin/v2/{topic.replace('://', '/')}"
+        status, body = http(proxy, "GET", f"{path}/stats")
         assert status == 200, body
+        # A PUT: urllib does not follow its 307, so a 204 shows the proxy followed it.
+        owner = cluster.owner_of(topic)
+        other = next(b for b in cluster.brokers if b is not owner)
+        assert http(other, "PUT", f"{path}/subscription/direct")[0] == 307
+        status, body = http(proxy, "PUT", f"{path}/subscription/via-proxy")
+        assert status == 204, body
+        status, body = http(proxy, "PUT", f"{path}/subscription/via-proxy")
+        assert status == 409, body
+        assert "reason" in body, body
     status, body = http(proxy, "GET", "/lookup/v2/topic/" + topics[0].replace("://", "/"))
     assert status == 200, body
     assert body["brokerUrl"].startswith("pulsar://"), body
