@@ -380,15 +380,14 @@ class ProxyConnection(asyncio.Protocol):
                 transport = made
             async with asyncio.timeout(limits.handshake_timeout_s):
                 connected = await end.connected
-        except (OSError, TimeoutError, MagnetarError) as exc:
+        except BaseException as exc:  # also cancelled: the client went away meanwhile
+            end.connected.cancel()  # nobody will read its outcome now
             if transport is not None:
                 transport.abort()
+            if not isinstance(exc, (OSError, TimeoutError, MagnetarError)):
+                raise
             self._refuse(*refusal(address, exc))
             return
-        except BaseException:
-            if transport is not None:
-                transport.abort()
-            raise
         self._switch_to_relay(transport, broker.broker_id, connected, end.take_rest())
 
     def _switch_to_relay(
