@@ -20,6 +20,7 @@ pools connections); :meth:`HttpForwarder.close` at shutdown.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from urllib.parse import urlsplit
@@ -69,6 +70,8 @@ class HttpForwarder:
     def __init__(self, discovery: BrokerDiscovery, timeout_s: float) -> None:
         self._discovery = discovery
         self._timeout_s = timeout_s
+        # httpx logs every request at INFO: the proxy's own log lines say what matters.
+        logging.getLogger("httpx").setLevel(logging.WARNING)
         self._client = httpx.AsyncClient(
             timeout=httpx.Timeout(timeout_s), follow_redirects=False, trust_env=False
         )
