@@ -4,13 +4,15 @@ directly, in the same run and on the same cluster.
 Usage::
 
     python -m tests.bench.proxy_publish [--seconds 8] [--size 1024] [--producers 2]
-        [--scenarios unbatched-1,batched-1] [--rounds 1] [--journal-sync] [--json FILE]
+        [--scenarios unbatched-1,batched-1] [--rounds 1] [--rate R] [--journal-sync] [--json FILE]
 
 One cluster on loopback: a real etcd, two ``magnetar bookie`` processes, two
 ``magnetar broker`` processes (managed ledgers E2 Wq2 Aq2) and one ``magnetar proxy``. Each
 scenario of :mod:`tests.bench.broker_official_client` (producer processes of the official
-``pulsar-client``, at their maximum rate, no consumer) runs once with the brokers' own service
-URL (``direct``) and once with the proxy's (``proxy``), alternating, ``--rounds`` times. The
+``pulsar-client``, at their maximum rate, or paced at ``--rate`` msg/s in all when given, no
+consumer) runs once with the brokers' own service URL (``direct``) and once with the proxy's
+(``proxy``), alternating, ``--rounds`` times. At the maximum rate the latency is queueing
+behind the sends in flight; a paced run below it shows what the extra hop adds. The
 CPU column is the brokers' for ``direct`` and the proxy process's alone for ``proxy`` (100% =
 one core): what relaying costs. The journal's fdatasync is off unless ``--journal-sync``, so
 that the proxy's share of the latency is not hidden behind the disk.
@@ -50,12 +52,14 @@ ENV = {
 
 def table(results: list[tuple[str, Result]]) -> str:
     lines = [
-        "| path | scenario | msg/s | MB/s | p50 publish | p99 publish | CPU (brokers / proxy) |",
-        "|---|---|---|---|---|---|---|",
+        "| path | scenario | run | msg/s | MB/s | p50 publish | p99 publish "
+        "| CPU (brokers / proxy) |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for path, r in results:
+        run = "max" if r.mode == "max" else f"{r.target_msg_s:,.0f}/s"
         lines.append(
-            f"| {path} | {r.scenario} | {r.publish_msg_s:,.0f} | {r.publish_mb_s:.2f} | "
+            f"| {path} | {r.scenario} | {run} | {r.publish_msg_s:,.0f} | {r.publish_mb_s:.2f} | "
             f"{r.p50_ms:.1f} ms | {r.p99_ms:.1f} ms | {r.broker_cpu_pct:.0f}% |"
         )
     return "\n".join(lines)
@@ -69,6 +73,7 @@ def main(argv: list[str] | None = None) -> int:
                         help=f"comma-separated, of {','.join(SCENARIOS)}")  # fmt: skip
     parser.add_argument("--rounds", type=int, default=1, help="direct/proxy pairs per scenario")
     parser.add_argument("--journal-sync", action="store_true", help="bookies fdatasync")
+    parser.add_argument("--rate", type=float, default=0.0, help="paced total msg/s (0: max)")
     args = parser.parse_args(argv)
     args.scenarios = [s for s in args.scenarios.split(",") if s]
     if set(args.scenarios) - set(SCENARIOS):
@@ -102,7 +107,8 @@ def main(argv: list[str] | None = None) -> int:
             for _ in range(args.rounds):
                 for scenario in args.scenarios:
                     for path, target in paths.items():
-                        results.append((path, run_scenario(target, scenario, args, 0.0, 0.0)))
+                        result = run_scenario(target, scenario, args, args.rate, 0.0)
+                        results.append((path, result))
                         print(f"  ^ {path}", flush=True)
     summary = {
         "benchmark": "proxy_publish",
