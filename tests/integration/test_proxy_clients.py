@@ -208,18 +208,18 @@ def test_metrics_and_health_of_the_proxy(cluster: Cluster, client: pulsar.Client
 
 
 def test_two_proxies_side_by_side(cluster: Cluster, client: pulsar.Client) -> None:
-    """The proxy keeps no state: a second one serves the same topics at once."""
+    """The proxy keeps no state: a second one serves the same topics at once, and stops
+    cleanly (exit 0) under its open relays."""
     second = cluster.new_proxy("proxy-2")
     second.start()
+    other = pulsar.Client(second.service_url, operation_timeout_seconds=30)
     try:
-        other = pulsar.Client(second.service_url, operation_timeout_seconds=30)
-        try:
-            topic = fresh("two-proxies")
-            consumer = other.subscribe(topic, "sub")
-            sent = produce(client, topic, 20)
-            assert receive_all(consumer, 20) == sent
-            consumer.close()
-        finally:
-            other.close()
+        topic = fresh("two-proxies")
+        consumer = other.subscribe(topic, "sub")
+        sent = produce(client, topic, 20)
+        assert receive_all(consumer, 20) == sent
+        assert second.stop() == 0, second.log_text()[-3000:]  # with the consumer's relay open
+        assert "proxy_stopped" in second.log_text()
     finally:
-        assert second.stop() == 0, second.log_text()[-3000:]
+        other.close()
+        second.stop()
