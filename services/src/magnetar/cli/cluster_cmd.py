@@ -16,7 +16,10 @@ from typing import Annotated
 import typer
 
 cluster = typer.Typer(
-    help="A local cluster on loopback: etcd, bookies and brokers, each its own process.",
+    help=(
+        "A local cluster on loopback: etcd, bookies, brokers and optionally a proxy, each its "
+        "own process."
+    ),
     no_args_is_help=True,
 )
 

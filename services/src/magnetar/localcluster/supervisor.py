@@ -3,14 +3,16 @@
 The I/O shell around the pure :mod:`.layout`, :mod:`.command` and :mod:`.status`:
 
 - :func:`start_cluster` refuses a data dir whose cluster runs, plans ports on a first start
-  (or reuses the stored ones), then starts etcd, the bookies and the brokers, one role at a
-  time, each member in its own session (so a terminal's Ctrl-C reaches only this command) with
-  its output appended to its log. It waits until every member of a role is ready (etcd's
-  health endpoint; the ready line a bookie prints once registered and a broker once it serves)
-  before starting the next role. If a member exits or is not ready in time, everything started
-  is stopped and :class:`~.errors.MemberFailed` carries the member's log tail.
-- :func:`stop_cluster` stops the members in reverse order (brokers, bookies, etcd): SIGTERM to
-  every member of a role, then SIGKILL to those still running after the role's timeout.
+  (or reuses the stored ones), then starts etcd, the bookies, the brokers and the proxy (when
+  the cluster has one), one role at a time, each member in its own session (so a terminal's
+  Ctrl-C reaches only this command) with its output appended to its log. It waits until every
+  member of a role is ready (etcd's health endpoint; the ready line a bookie prints once
+  registered, a broker and a proxy once they serve) before starting the next role. If a
+  member exits or is not ready in time, everything started is stopped and
+  :class:`~.errors.MemberFailed` carries the member's log tail.
+- :func:`stop_cluster` stops the members in reverse order (proxy, brokers, bookies, etcd):
+  SIGTERM to every member of a role, then SIGKILL to those still running after the role's
+  timeout.
 - :func:`serve_foreground` is the foreground: a status line refreshed every couple of seconds until
   SIGINT or SIGTERM, then :func:`stop_cluster`.
 
