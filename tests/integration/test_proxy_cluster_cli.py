@@ -2,12 +2,14 @@
 
 ``up --detach`` prints the proxy's service and admin URLs first; the official client, given only
 the service URL, produces and consumes; the admin URL answers admin calls (forwarded to the
-brokers); ``status`` shows the proxy healthy; ``down`` stops it with the rest.
+brokers; ``magnetar admin`` given that URL reads a topic's stats on its owner); ``status`` shows
+the proxy healthy; ``down`` stops it with the rest.
 """
 
 from __future__ import annotations
 
 import json
+import subprocess
 import urllib.request
 import uuid
 from collections.abc import Iterator
@@ -18,6 +20,7 @@ import pytest
 
 from tests.integration.test_cluster_cli import cluster, url
 from tests.kit.etcd import etcd_binary
+from tests.kit.process import MAGNETAR_CLI
 
 pytestmark = pytest.mark.etcd
 
@@ -61,6 +64,15 @@ def test_cluster_up_with_a_proxy_prints_the_proxy_first(data_dir: Path) -> None:
         client.close()
     with urllib.request.urlopen(f"{admin_url}/admin/v2/tenants", timeout=10) as response:
         assert "public" in json.loads(response.read())
+    stats = subprocess.run(
+        [*MAGNETAR_CLI, "admin", "--admin-url", admin_url, "--json", "topics", "stats", topic],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert stats.returncode == 0, stats.stdout + stats.stderr
+    assert json.loads(stats.stdout)["msgInCounter"] == 10
 
     status = cluster("status", "--data-dir", str(data_dir))
     assert status.returncode == 0, status.stdout + status.stderr
