@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 
+from magnetar.metadata.errors import StoreUnavailable
 from magnetar.metadata.factory import open_store
 from magnetar.metadata.store import MetadataStore
 from magnetar.proxy.broker_link import BrokerLinks
@@ -76,7 +77,14 @@ async def run_proxy(settings: ProxySettings, store: MetadataStore, stop: asyncio
     app = ProxyWebApp(forwarder, discovery, metrics, settings.http_max_request_body_bytes)
     web = build_web_server(app, settings.bind_address, settings.web_service_port)
     try:
-        await discovery.start()
+        try:
+            async with asyncio.timeout(settings.operation_timeout_s):
+                await discovery.start()
+        except TimeoutError:
+            raise StoreUnavailable(
+                f"could not list the broker registry at {settings.metadata_url} within "
+                f"{settings.operation_timeout_s:g}s; check that etcd answers"
+            ) from None
         port = await server.start()
         async with asyncio.TaskGroup() as tg:
             tg.create_task(web.serve(), name="proxy-web")
