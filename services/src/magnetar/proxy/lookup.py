@@ -9,6 +9,9 @@ reaches it through the proxy, naming it in ``CONNECT.proxy_to_broker_url``. A Fa
 goes back as the broker gave it. Errors travel inside LOOKUP_RESPONSE (the C++ client ignores
 ERROR for a lookup), and inside PARTITIONED_METADATA_RESPONSE / GET_SCHEMA_RESPONSE for those.
 
+A broker that does not accept the proxy's connection (killed, its registration not yet
+expired) is skipped for another registered one.
+
 The other requests of a lookup connection (PARTITIONED_METADATA, GET_TOPICS_OF_NAMESPACE,
 GET_SCHEMA) need no owner: any broker answers them from the metadata store, so they go to a
 random registered broker as they are.
@@ -24,7 +27,7 @@ from magnetar.protocol.errors import server_error_for
 from magnetar.protocol.frame import command_body
 from magnetar.proxy.broker_link import BrokerLinks
 from magnetar.proxy.discovery import BrokerDiscovery, address_of
-from magnetar.proxy.errors import TooManyLookupRedirects
+from magnetar.proxy.errors import BrokerRequestTimeout, BrokerUnreachable, TooManyLookupRedirects
 from magnetar.proxy.stats import ProxyStats
 from magnetar.telemetry import get_logger
 from magnetar.wire import pulsar_api_pb2 as pb
@@ -67,16 +70,10 @@ class ProxyLookup:
         )
 
     async def _find_owner(self, request: pb.CommandLookupTopic) -> LookupResponse:
-        address = address_of(self._discovery.any_broker().pulsar_service_url)
+        address = await self._first_answering()
         authoritative = False
         for _ in range(MAX_REDIRECTS + 1):
-            command = commands.lookup(
-                request.topic,
-                0,
-                authoritative=authoritative,
-                advertised_listener_name=request.advertised_listener_name or None,
-            )
-            reply = await self._links.request(address, command)
+            reply = await self._links.request(address, _lookup(request, authoritative))
             if reply.type != T.LOOKUP_RESPONSE:
                 return _failed_answer(reply)
             answer = reply.lookup_topic_response
@@ -86,18 +83,42 @@ class ProxyLookup:
             authoritative = answer.authoritative
         raise TooManyLookupRedirects(request.topic, MAX_REDIRECTS)
 
+    async def _first_answering(self) -> str:
+        """A registered broker whose link is open (a random one first, then the others): a
+        broker killed a moment ago stays registered until its lease runs out."""
+        first = address_of(self._discovery.any_broker().pulsar_service_url)
+        others = [address_of(b.pulsar_service_url) for b in self._discovery.brokers]
+        last: MagnetarError | None = None
+        for address in [first, *(a for a in others if a != first)]:
+            try:
+                await self._links.get(address)
+                return address
+            except (BrokerUnreachable, BrokerRequestTimeout) as exc:
+                last = exc
+        assert last is not None
+        raise last
+
     async def forward(self, command: pb.BaseCommand) -> pb.BaseCommand:
         """Send ``command`` (PARTITIONED_METADATA, GET_TOPICS_OF_NAMESPACE, GET_SCHEMA) to a
         broker; its answer with the client's request id, or the error in the answer's shape."""
         body = command_body(command)
         client_id: int = body.request_id  # type: ignore[attr-defined]
         try:
-            address = address_of(self._discovery.any_broker().pulsar_service_url)
-            reply = await self._links.request(address, command)
+            reply = await self._links.request(await self._first_answering(), command)
         except MagnetarError as exc:
             return _error_reply(command.type, client_id, exc)
         command_body(reply).request_id = client_id  # type: ignore[attr-defined]
         return reply
+
+
+def _lookup(request: pb.CommandLookupTopic, authoritative: bool) -> pb.BaseCommand:
+    """The client's LOOKUP as the proxy asks it of a broker (the link numbers it)."""
+    return commands.lookup(
+        request.topic,
+        0,
+        authoritative=authoritative,
+        advertised_listener_name=request.advertised_listener_name or None,
+    )
 
 
 def _failed_answer(reply: pb.BaseCommand) -> LookupResponse:
