@@ -70,6 +70,16 @@ class TooManyLookupRedirects(ProxyError):
         self.topic = topic
 
 
+def http_status_for(error: MagnetarError) -> int:
+    """The status the proxy's HTTP port answers when it could not get a broker's answer
+    (the proxy's one table; a broker's own answers pass through unchanged)."""
+    if isinstance(error, NoBrokerAvailable):
+        return 503
+    if isinstance(error, BrokerRequestTimeout):
+        return 504
+    return 502  # a broker that refused the connection, or kept redirecting
+
+
 register_server_error(NoBrokerAvailable, pb.ServiceNotReady)
 register_server_error(NotARegisteredBroker, pb.NotAllowedError)
 register_server_error(BrokerUnreachable, pb.ServiceNotReady)

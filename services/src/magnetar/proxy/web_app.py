@@ -23,7 +23,7 @@ from typing import Any
 
 from magnetar.errors import MagnetarError
 from magnetar.proxy.discovery import BrokerDiscovery
-from magnetar.proxy.errors import BrokerRequestTimeout, NoBrokerAvailable
+from magnetar.proxy.errors import NoBrokerAvailable, http_status_for
 from magnetar.proxy.http_forward import HttpForwarder
 from magnetar.telemetry import get_logger
 from magnetar.telemetry.metrics import CONTENT_TYPE, Metrics
@@ -85,15 +85,9 @@ class ProxyWebApp:
             answer = await self._forwarder.forward(
                 scope["method"], target, headers, body, str(client[0])
             )
-        except NoBrokerAvailable as exc:
-            await _reason(send, 503, str(exc))
-            return
-        except BrokerRequestTimeout as exc:
-            await _reason(send, 504, str(exc))
-            return
         except MagnetarError as exc:
             log.info("proxy_http_forward_failed", path=scope["path"], error=str(exc))
-            await _reason(send, 502, str(exc))
+            await _reason(send, http_status_for(exc), str(exc))
             return
         try:
             await send(
