@@ -3,7 +3,8 @@
 A persistent entry is exactly what followed the SEND command: ``[0x0e01][crc32c][meta_size]
 [MessageMetadata][payload]`` (the checksum part is optional). The broker never rewrites it; it
 only peeks at the metadata to count permits (a batch is ``num_messages_in_batch`` messages), to
-route by key, and to seek by publish time. The payload (possibly compressed) is never parsed.
+route by key, and to seek by publish time. The payload (possibly compressed) is never parsed on the
+delivery path; only the admin's message views (:mod:`.message_view`) open it.
 
 Pure functions; safe from any task.
 """
@@ -35,18 +36,25 @@ class EntryInfo:
 
 def entry_metadata(stored: bytes) -> pb.MessageMetadata:
     """The MessageMetadata of a stored entry; an empty one if the bytes are not parseable."""
+    return split_entry(stored)[0]
+
+
+def split_entry(stored: bytes) -> tuple[pb.MessageMetadata, bytes]:
+    """The MessageMetadata of a stored entry and the (possibly compressed) payload after it;
+    an empty metadata and no payload if the bytes are not parseable."""
     offset = 0
     if len(stored) >= 6 and _U16.unpack_from(stored, 0)[0] == MAGIC_CRC32C:
         offset = 6
     metadata = pb.MessageMetadata()
     if len(stored) < offset + 4:
-        return metadata
+        return metadata, b""
     (size,) = _U32.unpack_from(stored, offset)
+    end = offset + 4 + size
     try:
-        metadata.MergeFromString(stored[offset + 4 : offset + 4 + size])
+        metadata.MergeFromString(stored[offset + 4 : end])
     except (DecodeError, ValueError, RuntimeError):
-        return pb.MessageMetadata()
-    return metadata
+        return pb.MessageMetadata(), b""
+    return metadata, stored[end:]
 
 
 def entry_info(stored: bytes) -> EntryInfo:
