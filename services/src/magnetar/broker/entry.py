@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from google.protobuf.message import DecodeError
 
+from magnetar.broker.dispatch import ChunkTag
 from magnetar.protocol.batch import is_batch, message_count
 from magnetar.protocol.frame import MAGIC_CRC32C
 from magnetar.wire import pulsar_api_pb2 as pb
@@ -32,6 +33,7 @@ class EntryInfo:
     key: bytes
     publish_time: int
     batched: bool
+    chunk: ChunkTag | None = None  # a chunk of a chunked message
 
 
 def entry_metadata(stored: bytes) -> pb.MessageMetadata:
@@ -63,9 +65,17 @@ def entry_info(stored: bytes) -> EntryInfo:
         key = metadata.ordering_key
     else:
         key = metadata.partition_key.encode()
+    chunks = metadata.num_chunks_from_msg
     return EntryInfo(
         messages=max(1, message_count(metadata)),
         key=key,
         publish_time=metadata.publish_time,
         batched=is_batch(metadata),
+        chunk=ChunkTag(
+            (metadata.producer_name, metadata.uuid),
+            metadata.chunk_id,
+            metadata.chunk_id >= chunks - 1,
+        )
+        if chunks > 1
+        else None,
     )
