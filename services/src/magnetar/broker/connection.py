@@ -39,6 +39,7 @@ from typing import Any
 from magnetar.broker.consumer_requests import ConsumerRequests
 from magnetar.broker.errors import ServiceNotReady
 from magnetar.broker.producer_requests import ProducerRequests
+from magnetar.broker.schemas.requests import SchemaRequests
 from magnetar.broker.service import SERVER_VERSION, BrokerService
 from magnetar.broker.transport_cnx import ErrorReply, RequestWork
 from magnetar.errors import MagnetarError
@@ -92,6 +93,7 @@ class ServerCnx:
         self._last_received = self._loop.time()
         self._producers = ProducerRequests(self, service)
         self._consumers = ConsumerRequests(self, service)
+        self._schemas = SchemaRequests(self, service.schemas)
 
     # ------------------------------------------------------------------ TransportCnx
     @property
@@ -289,7 +291,11 @@ class ServerCnx:
             self.write_command(
                 commands.error(commands.BROKER_REQUEST_ID, pb.NotAllowedError, "already connected")
             )
-        elif not (await self._producers.handle(frame) or await self._consumers.handle(frame)):
+        elif not (
+            await self._producers.handle(frame)
+            or await self._consumers.handle(frame)
+            or await self._schemas.handle(frame)
+        ):
             self._unsupported(cmd)
 
     def _unsupported(self, cmd: pb.BaseCommand) -> None:

@@ -29,11 +29,13 @@ from magnetar.broker.errors import MetadataProblem, TopicTerminated
 from magnetar.broker.persistent_topic import PersistentTopic
 from magnetar.broker.producer import Producer
 from magnetar.broker.producer_access import AccessMode, ProducerRequest
+from magnetar.broker.schemas import schema_of
 from magnetar.broker.service import BrokerService
 from magnetar.broker.transport_cnx import TransportCnx
 from magnetar.naming import TopicName
 from magnetar.protocol import commands
 from magnetar.protocol.frame import Frame
+from magnetar.schema import encode_version
 from magnetar.telemetry import get_logger
 from magnetar.wire import pulsar_api_pb2 as pb
 
@@ -110,6 +112,12 @@ class ProducerRequests:
                     f"{self._service.config.cluster_name}-{next(_producer_names)}"
                 )
                 dedup = await self._admit(topic)
+                schema = schema_of(request.schema if request.HasField("schema") else None)
+                schema_version = (
+                    b""
+                    if schema is None
+                    else encode_version(await self._service.schemas.add(topic.name, schema))
+                )
                 producer = Producer(
                     cnx, producer_id, name, str(topic.name), topic.publish, deduplication=dedup
                 )
@@ -124,6 +132,7 @@ class ProducerRequests:
                         commands.producer_success(request.request_id, name, producer_ready=False)
                     )
 
+                producer.schema_version = schema_version
                 producer.topic_epoch = await topic.add_producer(producer, access, queued)
                 if producer_id not in self._pending:  # closed by the client while it waited
                     await self._release(producer)
@@ -144,6 +153,7 @@ class ProducerRequests:
             producer.name,
             last_sequence_id=_last_sequence_id(producer),
             topic_epoch=producer.topic_epoch,
+            schema_version=producer.schema_version,
         )
 
     async def _admit(self, topic: object) -> MessageDeduplication | None:

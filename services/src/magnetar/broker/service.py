@@ -42,6 +42,7 @@ from magnetar.broker.policy_defaults import (
     with_retention,
 )
 from magnetar.broker.resources import BrokerResources
+from magnetar.broker.schemas import SchemaRegistry
 from magnetar.broker.topic_admin import AnyTopic, TopicAdmin
 from magnetar.broker.topic_sweep import sweep_once
 from magnetar.managed_ledger import ManagedLedgerConfig, ManagedLedgerFactory
@@ -49,6 +50,7 @@ from magnetar.metadata import keys
 from magnetar.metadata.store import MetadataStore
 from magnetar.naming import NamespaceName, TopicName
 from magnetar.policies import Policies
+from magnetar.schema import Strategy
 from magnetar.telemetry import get_logger
 
 log = get_logger(__name__)
@@ -113,6 +115,9 @@ class BrokerService:
             lambda: self.topics.values(), resources.get_policies, config.policy_defaults
         )
         self.admin = TopicAdmin(self, config.policy_defaults, config.stats_window_s)
+        self.schemas = SchemaRegistry(
+            store, resources, Strategy(config.policy_defaults.schema_compatibility_strategy)
+        )
         self.bundle_factory = NamespaceBundleFactory(
             store, config.default_number_of_namespace_bundles
         )

@@ -104,6 +104,16 @@ class BrokerSettings(BaseSettings):
     allow_auto_topic_creation: bool = True
     allow_auto_topic_creation_type: Literal["non-partitioned", "partitioned"] = "non-partitioned"
     default_num_partitions: int = Field(default=1, ge=1)
+    schema_compatibility_strategy: Literal[
+        "ALWAYS_INCOMPATIBLE",
+        "ALWAYS_COMPATIBLE",
+        "BACKWARD",
+        "FORWARD",
+        "FULL",
+        "BACKWARD_TRANSITIVE",
+        "FORWARD_TRANSITIVE",
+        "FULL_TRANSITIVE",
+    ] = "FULL"
 
     def broker_config(self) -> BrokerConfig:
         return BrokerConfig(
@@ -182,4 +192,5 @@ class BrokerSettings(BaseSettings):
                 self.allow_auto_topic_creation, self.allow_auto_topic_creation_type
             ),
             default_num_partitions=self.default_num_partitions,
+            schema_compatibility_strategy=self.schema_compatibility_strategy,
         )
