@@ -231,6 +231,7 @@ class Consumer:
             priority_level=self.options.priority_level,
             metadata=self.options.properties,
             subscription_properties=self.options.subscription_properties,
+            schema=None if self.options.schema is None else self.options.schema.to_proto(),
         )
         cnx.register_consumer(self._id, self)
         try:

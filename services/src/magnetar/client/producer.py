@@ -119,6 +119,9 @@ class Producer:
         self._sequence_known = options.initial_sequence_id is not None
         self._epoch = 0
         self.topic_epoch: int | None = None  # the topic epoch the broker last granted us
+        # The version of the producer's schema (8 bytes) stamped into every message; empty:
+        # no schema.
+        self.schema_version = b""
         self._pending: deque[OpSend] = deque()
         self._batch = BatchBuilder(
             max_messages=options.batching_max_messages, max_bytes=options.batching_max_bytes
@@ -182,6 +185,7 @@ class Producer:
             epoch=self._epoch,
             metadata=self._options.properties,
             topic_epoch=self.topic_epoch,
+            schema=None if self._options.schema is None else self._options.schema.to_proto(),
         )
         command.producer.user_provided_producer_name = self._user_named
         # WaitForExclusive: the broker answers "not ready" and then waits (no deadline, as the
@@ -199,6 +203,7 @@ class Producer:
         self.producer_name = success.producer_name
         if success.HasField("topic_epoch"):
             self.topic_epoch = success.topic_epoch  # sent again on reconnect: fencing
+        self.schema_version = success.schema_version  # empty without a schema
         if not self._sequence_known:
             self._sequence_known = True
             self.last_sequence_id = success.last_sequence_id
@@ -461,6 +466,8 @@ class Producer:
                 ),
             )
             return
+        if self.schema_version:
+            op.metadata.schema_version = self.schema_version
         op.created_at = time.monotonic()
         op.push_index = self._pushed
         self._pushed += 1

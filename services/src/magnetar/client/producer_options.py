@@ -20,6 +20,7 @@ from typing import TypedDict
 from magnetar.client.compression import CompressionType, compression_type
 from magnetar.client.errors import InvalidConfiguration
 from magnetar.client.routing import HashingScheme, RoutingMode
+from magnetar.client.schema import SchemaInfo
 from magnetar.wire import pulsar_api_pb2 as pb
 
 
@@ -91,6 +92,7 @@ class ProducerOptions:
     message_router: Callable[[str | None, int], int] | None = None
     properties: Mapping[str, str] = field(default_factory=dict)
     access_mode: ProducerAccessMode | str = ProducerAccessMode.SHARED
+    schema: SchemaInfo | None = None  # declared in PRODUCER (magnetar.client.schema)
 
     def validate(self) -> None:
         if self.max_pending_messages < 1:

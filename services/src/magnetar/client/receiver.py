@@ -25,6 +25,7 @@ from magnetar.client.compression import decompress
 from magnetar.client.dead_letter import DeadLetterPolicy
 from magnetar.client.errors import InvalidConfiguration
 from magnetar.client.message import NO_PROPERTIES, Message, new_message
+from magnetar.client.schema import SchemaInfo
 from magnetar.protocol.errors import MalformedBatch
 from magnetar.protocol.message_id import (
     EARLIEST,
@@ -90,6 +91,7 @@ class ConsumerOptions:
     read_compacted: bool = False
     properties: Mapping[str, str] = field(default_factory=dict)
     subscription_properties: Mapping[str, str] = field(default_factory=dict)
+    schema: SchemaInfo | None = None  # declared in SUBSCRIBE (magnetar.client.schema)
     start_message_id: MessageId | None = None  # non-durable (readers) only
     start_message_id_inclusive: bool = False
     pattern_auto_discovery_period_s: float = 60.0
