@@ -198,3 +198,19 @@ def test_history_survives_restart(standalone: StandaloneProcess) -> None:
         assert msg_id is not None
     finally:
         c.close()
+
+
+def test_partitions_share_one_history(client: Any, standalone: StandaloneProcess) -> None:
+    topic = topic_name("parted")
+    admin_call(standalone, "PUT", f"/admin/v2/{topic.replace('://', '/')}/partitions", 3)
+    producer = client.create_producer(
+        topic,
+        schema=AvroSchema(UserV1),
+        message_routing_mode=pulsar.PartitionsRoutingMode.RoundRobinDistribution,
+        batching_enabled=False,
+    )
+    for i in range(6):  # every partition gets some, each producer registered once
+        producer.send(UserV1(name=f"u{i}"))
+    assert versions(standalone, topic) == [0]
+    with pytest.raises(pulsar.IncompatibleSchema):
+        client.create_producer(topic, schema=AvroSchema(UserV3))

@@ -21,7 +21,9 @@ from magnetar.client import (
     TopicNotFound,
 )
 from magnetar.client.schema import INT64, SchemaInfo
-from magnetar.schema import SchemaType
+from magnetar.protocol import commands
+from magnetar.schema import SchemaType, decode_version
+from magnetar.wire import pulsar_api_pb2 as pb
 from tests.kit.standalone import StandaloneProcess, admin_call, official_client, topic_name
 
 USER_V1 = {"type": "record", "name": "User", "fields": [{"name": "name", "type": "string"}]}
@@ -125,3 +127,25 @@ async def test_primitive_schema_round_trip(ours: Client) -> None:
     assert INT64.decode((await consumer.receive(timeout_s=5)).data) == -42
     info, _ = await ours.get_schema(topic)
     assert info == SchemaInfo(SchemaType.INT64, topic.rpartition("/")[2], b"", {})
+
+
+async def test_get_or_create_schema(ours: Client) -> None:
+    """GET_OR_CREATE_SCHEMA (only Java clients send it), answered in its own response type."""
+    topic = topic_name("ours-goc")
+    found = await ours.lookup.lookup(topic)
+    conn = await ours.pool.get(found.logical_address, found.physical_address)
+
+    async def get_or_create(definition: dict[str, object]) -> int:
+        info = JsonSchema(definition).info
+        assert info is not None
+        body = pb.CommandGetOrCreateSchema(
+            request_id=conn.new_request_id(), topic=topic, schema=info.to_proto()
+        )
+        response = await conn.request(commands.wrap(pb.BaseCommand.GET_OR_CREATE_SCHEMA, body))
+        return decode_version(response.get_or_create_schema_response.schema_version)
+
+    assert await get_or_create(USER_V1) == 0
+    assert await get_or_create(USER_V1) == 0
+    assert await get_or_create(USER_V2) == 1
+    with pytest.raises(IncompatibleSchema, match="has no default"):
+        await get_or_create(USER_BAD)
