@@ -137,3 +137,26 @@ def test_cli_upload_get_delete(standalone: StandaloneProcess, tmp_path: Path) ->
     missing = cli("get", topic)
     assert missing.returncode == 1
     assert "404" in missing.stderr
+
+
+def test_deleting_the_topic_deletes_its_schema(client: Any, standalone: StandaloneProcess) -> None:
+    plain, parted = topic_name("del-plain"), topic_name("del-parted")
+    admin_call(standalone, "PUT", f"/admin/v2/{parted.replace('://', '/')}/partitions", 2)
+    for topic in (plain, parted):
+        client.create_producer(topic, schema=AvroSchema(_order_v1())).close()
+        assert admin_call(standalone, "GET", f"/admin/v2/schemas/{topic[13:]}/schema")
+    admin_call(standalone, "DELETE", f"/admin/v2/{plain.replace('://', '/')}?force=true")
+    admin_call(
+        standalone, "DELETE", f"/admin/v2/{parted.replace('://', '/')}/partitions?force=true"
+    )
+    for topic in (plain, parted):
+        with pytest.raises(urllib.error.HTTPError) as gone:
+            admin_call(standalone, "GET", f"/admin/v2/schemas/{topic[13:]}/schema")
+        assert gone.value.code == 404
+
+
+def _order_v1() -> type[Record]:
+    class Order(Record):
+        id = String(required=True)
+
+    return Order
