@@ -17,6 +17,7 @@ from pulsar.schema import (
     BytesSchema,
     Integer,
     JsonSchema,
+    ProtobufNativeSchema,
     Record,
     Schema,
     String,
@@ -24,6 +25,7 @@ from pulsar.schema import (
 )
 
 from magnetar.schema import join_key_value
+from magnetar.wire import pulsar_api_pb2 as pb
 from tests.kit.standalone import StandaloneProcess, admin_call, topic_name
 
 
@@ -214,3 +216,21 @@ def test_partitions_share_one_history(client: Any, standalone: StandaloneProcess
     assert versions(standalone, topic) == [0]
     with pytest.raises(pulsar.IncompatibleSchema):
         client.create_producer(topic, schema=AvroSchema(UserV3))
+
+
+def test_protobuf_native(client: Any, standalone: StandaloneProcess) -> None:
+    topic = topic_name("proto")
+    producer = client.create_producer(topic, schema=ProtobufNativeSchema(pb.MessageIdData))
+    producer.send(pb.MessageIdData(ledger_id=3, entry_id=4))
+    consumer = client.subscribe(
+        topic,
+        "s",
+        schema=ProtobufNativeSchema(pb.MessageIdData),
+        initial_position=pulsar.InitialPosition.Earliest,
+    )
+    assert consumer.receive(timeout_millis=5000).value().entry_id == 4
+    stored = admin_call(standalone, "GET", f"{schema_rest(topic)}/schema")
+    assert stored["type"] == "PROTOBUF_NATIVE"
+    assert json.loads(stored["data"])["rootMessageTypeName"].endswith("MessageIdData")
+    with pytest.raises(pulsar.IncompatibleSchema):  # another root message
+        client.create_producer(topic, schema=ProtobufNativeSchema(pb.KeyValue))

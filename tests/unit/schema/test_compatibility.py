@@ -154,3 +154,15 @@ def test_history_versions_deletions_and_encoding() -> None:
         h.version(2)  # the deletion marker
     with pytest.raises(InvalidSchema, match="malformed"):
         SchemaHistory.decode(b"[]")
+
+
+def test_protobuf_native_keeps_its_root_message() -> None:
+    def proto(root: str) -> SchemaData:
+        doc = {"fileDescriptorSet": "", "rootMessageTypeName": root, "rootFileDescriptorName": "a"}
+        return SchemaData(SchemaType.PROTOBUF_NATIVE, json.dumps(doc).encode())
+
+    check_new_schema([proto("acme.Order")], proto("acme.Order"), Strategy.FULL)
+    with pytest.raises(IncompatibleSchema, match=r"root message type acme\.Item"):
+        check_new_schema([proto("acme.Order")], proto("acme.Item"), Strategy.BACKWARD)
+    with pytest.raises(InvalidSchema, match="PROTOBUF_NATIVE"):
+        validate(SchemaData(SchemaType.PROTOBUF_NATIVE, b"{}"))

@@ -11,8 +11,10 @@ A producer's schema that is not yet in the topic's history (:func:`check_new_sch
   with the new one; FULL: both. Without ``_TRANSITIVE`` against the latest version only, with it
   against every version since the last deletion.
 * KEY_VALUE: its key and its value schemas, each by its own type's rule.
-* every other type (primitives, PROTOBUF_NATIVE): compatible (Pulsar's default check), since a
-  primitive's encoding has no definition to evolve.
+* PROTOBUF_NATIVE: the root message type must stay the same (Pulsar's
+  ProtobufNativeSchemaCompatibilityCheck); field-level rules are protobuf's own.
+* every other type (the primitives): compatible (Pulsar's default check), since a primitive's
+  encoding has no definition to evolve.
 
 A consumer's schema (:func:`check_consumer_schema`), on a topic that has a schema: BACKWARD,
 FORWARD, FORWARD_TRANSITIVE and FULL check that it reads the latest version (Pulsar checks
@@ -26,6 +28,7 @@ reason names the versions and the first problems found.
 from __future__ import annotations
 
 import enum
+import json
 from collections.abc import Sequence
 
 from magnetar.schema import avro
@@ -66,6 +69,8 @@ def validate(schema: SchemaData) -> None:
     """Refuse a definition its type cannot use (Pulsar's SchemaDataValidator)."""
     if schema.type.is_avro_based:
         _parse(schema)
+    elif schema.type == SchemaType.PROTOBUF_NATIVE:
+        _root_message(schema)
     elif schema.type == SchemaType.KEY_VALUE:
         for part in key_value_components(schema):
             validate(part)
@@ -134,6 +139,11 @@ def _problems(old: SchemaData, new: SchemaData, strategy: Strategy) -> list[str]
         return [f"key {p}" for p in _problems(old_key, new_key, strategy)] + [
             f"value {p}" for p in _problems(old_value, new_value, strategy)
         ]
+    if new.type == SchemaType.PROTOBUF_NATIVE:
+        old_root, new_root = _root_message(old), _root_message(new)
+        if old_root != new_root:
+            return [f"root message type {new_root} is not {old_root}"]
+        return []
     if not new.type.is_avro_based:
         return []
     old_avro, new_avro = _parse(old), _parse(new)
@@ -143,6 +153,21 @@ def _problems(old: SchemaData, new: SchemaData, strategy: Strategy) -> list[str]
     if strategy.forward:
         problems += [f"old readers cannot read: {e}" for e in avro.read_errors(old_avro, new_avro)]
     return problems
+
+
+def _root_message(schema: SchemaData) -> str:
+    """A PROTOBUF_NATIVE definition's root message type (Pulsar's ProtobufNativeSchemaData)."""
+    try:
+        doc = json.loads(schema.data)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise InvalidSchema("Invalid schema definition data for PROTOBUF_NATIVE schema") from exc
+    root = doc.get("rootMessageTypeName") if isinstance(doc, dict) else None
+    if not isinstance(root, str) or not isinstance(doc.get("fileDescriptorSet"), str):
+        raise InvalidSchema(
+            "Invalid schema definition data for PROTOBUF_NATIVE schema: needs "
+            "fileDescriptorSet and rootMessageTypeName"
+        )
+    return root
 
 
 def _parse(schema: SchemaData) -> avro.AvroSchema:
