@@ -4,6 +4,7 @@ marker, then a fresh history), forced delete and Pulsar's error statuses."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -160,3 +161,16 @@ def _order_v1() -> type[Record]:
         id = String(required=True)
 
     return Order
+
+
+async def test_version_of_a_payload(standalone: StandaloneProcess) -> None:
+    topic = topic_name("version-of")
+    path = f"/admin/v2/schemas/{topic[13:]}"
+    await asyncio.to_thread(admin_call, standalone, "POST", f"{path}/schema", payload("id"))
+    found = await asyncio.to_thread(
+        admin_call, standalone, "POST", f"{path}/version", payload("id")
+    )
+    assert found == {"version": 0}
+    with pytest.raises(urllib.error.HTTPError) as missing:
+        await asyncio.to_thread(admin_call, standalone, "POST", f"{path}/version", payload("x"))
+    assert missing.value.code == 404

@@ -41,6 +41,7 @@ from magnetar.schema import (
     SchemaData,
     SchemaEntry,
     SchemaError,
+    SchemaNotFound,
     SchemaType,
     admin_text,
     check_new_schema,
@@ -148,12 +149,7 @@ def router(service: TopicService) -> APIRouter:
         t = await topic_of(tenant, namespace, topic)
         found = (await service.schemas.history(t)).find(payload_schema(body))
         if found is None:
-            raise SchemaNotFoundForPayload(str(t))
+            raise SchemaNotFound(f"No version of {t}'s schema equals the given one")
         return {"version": found}
 
     return api
-
-
-class SchemaNotFoundForPayload(SchemaError):
-    def __init__(self, topic: str) -> None:
-        super().__init__(f"No version of {topic}'s schema equals the given one")

@@ -71,14 +71,3 @@ class SchemaType(enum.Enum):
     def is_avro_based(self) -> bool:
         """Definitions are Avro schemas (Pulsar checks these with Avro's resolution rules)."""
         return self in (SchemaType.AVRO, SchemaType.JSON, SchemaType.PROTOBUF)
-
-    @property
-    def is_primitive(self) -> bool:
-        """A fixed encoding with no definition (STRING, INT32, ...): data is empty."""
-        return not self.is_avro_based and self not in (
-            SchemaType.KEY_VALUE,
-            SchemaType.PROTOBUF_NATIVE,
-            SchemaType.NONE,
-            SchemaType.AUTO_CONSUME,
-            SchemaType.AUTO_PUBLISH,
-        )
