@@ -62,7 +62,10 @@ class Client:
         keepalive_interval_s: float = 30.0,
         auth: Authentication | None = None,
         tls: TlsOptions | None = None,
+        listener_name: str | None = None,
     ) -> None:
+        """``listener_name``: the broker's named listener to be told about in lookups
+        (Pulsar's advertised listeners; docs/broker-api.md)."""
         self.service_url = service_url
         self.operation_timeout_s = operation_timeout_s
         use_tls = service_url.startswith("pulsar+ssl://")
@@ -75,7 +78,9 @@ class Client:
             auth=auth,
             tls=tls if use_tls else None,
         )
-        self.lookup = LookupService(self.pool, service_url, use_tls=use_tls)
+        self.lookup = LookupService(
+            self.pool, service_url, use_tls=use_tls, listener_name=listener_name
+        )
         self._producer_ids = itertools.count()
         self._consumer_ids = itertools.count()
         self._handles: list[Closable] = []
