@@ -92,6 +92,7 @@ class ProducerOptions:
     message_router: Callable[[str | None, int], int] | None = None
     properties: Mapping[str, str] = field(default_factory=dict)
     access_mode: ProducerAccessMode | str = ProducerAccessMode.SHARED
+    chunking_enabled: bool = False
     schema: SchemaInfo | None = None  # declared in PRODUCER (magnetar.client.schema)
 
     def validate(self) -> None:
@@ -105,3 +106,7 @@ class ProducerOptions:
             raise InvalidConfiguration("batching_max_publish_delay_ms cannot be negative")
         compression_type(self.compression_type)
         access_mode(self.access_mode)
+        if self.chunking_enabled and self.batching_enabled:
+            raise InvalidConfiguration(
+                "chunking_enabled needs batching_enabled=False (a batch is never chunked)"
+            )
