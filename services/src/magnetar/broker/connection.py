@@ -6,7 +6,8 @@ is kept; requests that wait on storage (PRODUCER, SUBSCRIBE, SEEK, ...) run as t
 connection owns, answered by request id. The connection itself handles CONNECT, PING/PONG,
 LOOKUP and PARTITIONED_METADATA; producer commands go to its
 :class:`~magnetar.broker.producer_requests.ProducerRequests` and consumer commands to its
-:class:`~magnetar.broker.consumer_requests.ConsumerRequests`. Each of the two owns its registry
+:class:`~magnetar.broker.consumer_requests.ConsumerRequests` (GET_SCHEMA and GET_OR_CREATE_SCHEMA
+to its :class:`~magnetar.broker.schemas.requests.SchemaRequests`). Each of the two owns its registry
 by id and sees the connection only as a :class:`~magnetar.broker.transport_cnx.TransportCnx`;
 the connection reaches them only through their methods.
 

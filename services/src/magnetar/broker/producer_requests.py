@@ -10,7 +10,9 @@ PRODUCER and CLOSE_PRODUCER are requests answered by request id from a task of t
 a PRODUCER for an id that exists is answered at once (a retried request), one for an id being
 created gets ServiceNotReady. SEND is applied inline (order is everything) and answered by the
 producer (receipts in sequence order, :mod:`.producer`). A SEND for a producer the broker or the
-client closed is dropped; one for an id never created closes the connection.
+client closed is dropped; one for an id never created closes the connection. A PRODUCER with a
+schema gets its version from the schema registry (:mod:`magnetar.broker.schemas`) before it
+joins the topic, and PRODUCER_SUCCESS carries it; a refused schema is ERROR(IncompatibleSchema).
 
 Bounds: at most ``max_pending_sends_per_connection`` SENDs in flight; :meth:`handle` waits for
 a slot before the next SEND, so the reader stops reading (TCP backpressure on the producer).
