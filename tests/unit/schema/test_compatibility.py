@@ -15,9 +15,13 @@ from magnetar.schema import (
     SchemaNotFound,
     SchemaType,
     Strategy,
+    admin_text,
     check_consumer_schema,
     check_new_schema,
+    from_admin_text,
     join_key_value,
+    key_value_components,
+    split_key_value,
     validate,
 )
 from magnetar.schema.avro import parse, read_errors
@@ -166,3 +170,17 @@ def test_protobuf_native_keeps_its_root_message() -> None:
         check_new_schema([proto("acme.Order")], proto("acme.Item"), Strategy.BACKWARD)
     with pytest.raises(InvalidSchema, match="PROTOBUF_NATIVE"):
         validate(SchemaData(SchemaType.PROTOBUF_NATIVE, b"{}"))
+
+
+def test_key_value_admin_text_round_trip() -> None:
+    props = {"key.schema.type": "STRING", "value.schema.type": "AVRO"}
+    kv = SchemaData(SchemaType.KEY_VALUE, join_key_value(b"", V1.encode()), props)
+    text = admin_text(kv)
+    assert json.loads(text) == {"key": "", "value": json.loads(V1)}
+    back = from_admin_text(SchemaType.KEY_VALUE, text, props)
+    assert key_value_components(back)[1].type == SchemaType.AVRO
+    assert json.loads(key_value_components(back)[1].data) == json.loads(V1)
+    with pytest.raises(InvalidSchema, match="KEY_VALUE"):
+        from_admin_text(SchemaType.KEY_VALUE, '{"key": 1}', props)
+    with pytest.raises(InvalidSchema, match="truncated"):
+        split_key_value(b"\x00\x00\x00\x09abc")
