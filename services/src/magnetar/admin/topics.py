@@ -8,6 +8,8 @@ a ``partitionIndex``: 405). Creating a persistent partitioned topic creates its 
 (in a cluster, those whose bundle this broker serves; the others at their first lookup on
 their owner — refusing them would answer the whole call with a redirect after its metadata was
 written, and the redirected call would then find the topic existing).
+Deleting a topic (not a single partition) deletes its schema history too, as Pulsar 3 does; the
+persistent and non-persistent topics of one name share that history.
 
 Validation order, as in Pulsar: the name (412), then the tenant and namespace (404).
 """
@@ -17,7 +19,7 @@ from __future__ import annotations
 import contextlib
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body
+from fastapi import APIRouter, Body, Response
 
 from magnetar.admin.errors import BadRequestBody, NotAllowedOnPartitionedTopic
 from magnetar.admin.namespaces import parse_namespace
@@ -30,9 +32,11 @@ from magnetar.broker.errors import (
     TopicExists,
     TopicNotFound,
 )
+from magnetar.broker.message_view import MessageView
 from magnetar.naming import NON_PERSISTENT, PERSISTENT, NamespaceName, TopicName
 from magnetar.policies import InvalidPolicies, MessageIdData
 from magnetar.policies.message_id import LATEST
+from magnetar.schema import SchemaNotFound
 
 NO_CONTENT = 204
 MESSAGE_ID_EXAMPLE = {"ledgerId": 12, "entryId": 0, "partitionIndex": -1}
@@ -45,6 +49,11 @@ def message_id_of(body: object) -> MessageIdData:
         return MessageIdData.from_json(body)
     except InvalidPolicies as exc:
         raise BadRequestBody(exc.reason) from exc
+
+
+def message_response(view: MessageView) -> Response:
+    """A stored message as Pulsar's admin API returns it: the payload, metadata in headers."""
+    return Response(view.body, media_type="application/octet-stream", headers=view.headers)
 
 
 def router(service: TopicService) -> APIRouter:
@@ -98,9 +107,17 @@ def _domain_router(service: TopicService, domain: str) -> APIRouter:
             raise TopicExists(str(t))
         await service.create_topic(t)
 
+    async def drop_schema(t: TopicName) -> None:
+        """Pulsar deletes a topic's schema history with the topic (not with one partition)."""
+        if not t.is_partition:
+            with contextlib.suppress(SchemaNotFound):
+                await service.schemas.delete(t, force=True)
+
     @api.delete("/{topic}", status_code=NO_CONTENT, summary="Delete a non-partitioned topic")
     async def delete_topic(tenant: str, namespace: str, topic: str, force: bool = False) -> None:
-        await service.delete_topic(await topic_of(tenant, namespace, topic), force)
+        t = await topic_of(tenant, namespace, topic)
+        await service.delete_topic(t, force)
+        await drop_schema(t)
 
     @api.put("/{topic}/partitions", status_code=NO_CONTENT, summary="Create a partitioned topic")
     async def create_partitioned(
@@ -144,6 +161,7 @@ def _domain_router(service: TopicService, domain: str) -> APIRouter:
             with contextlib.suppress(TopicNotFound):
                 await service.delete_topic(t.partition(i), force)
         await resources.delete_partitioned_topic(t)
+        await drop_schema(t)
 
     @api.get("/{topic}/stats", summary="TopicStats")
     async def stats(tenant: str, namespace: str, topic: str) -> dict[str, Any]:
@@ -244,6 +262,48 @@ def _domain_router(service: TopicService, domain: str) -> APIRouter:
     async def unload(tenant: str, namespace: str, topic: str) -> None:
         for p in await targets(await topic_of(tenant, namespace, topic)):
             await service.unload_topic(p)
+
+    async def one_topic(tenant: str, namespace: str, topic: str, operation: str) -> TopicName:
+        """The topic, refused (405) if it is partitioned as a whole, as Pulsar does."""
+        t = await topic_of(tenant, namespace, topic)
+        if await resources.get_partitions(t):
+            raise NotAllowedOnPartitionedTopic(operation, str(t))
+        return t
+
+    @api.get("/{topic}/subscription/{sub}/position/{position}", summary="Peek a message")
+    async def peek(tenant: str, namespace: str, topic: str, sub: str, position: int) -> Response:
+        """The subscription's ``position``-th unacknowledged message (1 is the first)."""
+        t = await one_topic(tenant, namespace, topic, "Peek messages")
+        return message_response(await service.peek_message(t, sub, position))
+
+    @api.get("/{topic}/examinemessage", summary="Examine a message")
+    async def examine(
+        tenant: str,
+        namespace: str,
+        topic: str,
+        initialPosition: str = "latest",
+        messagePosition: int = 1,
+    ) -> Response:
+        """The ``messagePosition``-th message from the ``earliest`` or back from the ``latest``."""
+        initial = initialPosition.lower()
+        if initial not in ("earliest", "latest"):
+            raise BadRequestBody(
+                f"initialPosition must be earliest or latest, not {initialPosition!r}"
+            )
+        t = await one_topic(tenant, namespace, topic, "Examine message")
+        return message_response(await service.examine_message(t, initial, messagePosition))
+
+    @api.get("/{topic}/ledger/{ledger_id}/entry/{entry_id}", summary="Get a message by its id")
+    async def message_by_id(
+        tenant: str, namespace: str, topic: str, ledger_id: int, entry_id: int
+    ) -> Response:
+        t = await one_topic(tenant, namespace, topic, "Get message by id")
+        return message_response(await service.get_message_by_id(t, ledger_id, entry_id))
+
+    @api.get("/{topic}/lastMessageId", summary="The id of the last message")
+    async def last_message_id(tenant: str, namespace: str, topic: str) -> dict[str, Any]:
+        t = await one_topic(tenant, namespace, topic, "Get last message id")
+        return (await service.last_message_id(t)).to_json()
 
     @api.post("/{topic}/terminate", summary="Terminate a topic")
     async def terminate(tenant: str, namespace: str, topic: str) -> dict[str, Any]:

@@ -31,6 +31,7 @@ from magnetar.managed_ledger.errors import (
 )
 from magnetar.naming import InvalidTopicName
 from magnetar.protocol.errors import register_server_error
+from magnetar.schema import IncompatibleSchema, InvalidSchema, SchemaNotFound
 from magnetar.wire import pulsar_api_pb2 as pb
 
 
@@ -89,6 +90,22 @@ class TopicTerminated(BrokerError):
     def __init__(self, topic: str) -> None:
         super().__init__(f"topic {topic} was already terminated")
         self.topic = topic
+
+
+class MessageNotFound(BrokerError):
+    """No stored message where the admin asked (past the end, trimmed, or nothing unacked)."""
+
+    def __init__(self, topic: str, where: str) -> None:
+        super().__init__(f"Message not found: {where} of {topic}")
+        self.topic = topic
+
+
+class InvalidMessagePosition(BrokerError):
+    """A peek or examine position that cannot name a message (it counts from 1)."""
+
+    def __init__(self, position: int) -> None:
+        super().__init__(f"messagePosition must be 1 or more, got {position}")
+        self.position = position
 
 
 class ConsumerBusy(BrokerError):
@@ -311,6 +328,9 @@ _TABLE: list[tuple[type[BaseException], pb.ServerError.ValueType]] = [
     (CursorNotFound, pb.SubscriptionNotFound),
     (ProducerBlockedQuotaExceededError, pb.ProducerBlockedQuotaExceededError),
     (ProducerBlockedQuotaExceededException, pb.ProducerBlockedQuotaExceededException),
+    (IncompatibleSchema, pb.IncompatibleSchema),
+    (InvalidSchema, pb.IncompatibleSchema),  # Pulsar's InvalidSchemaDataException
+    (SchemaNotFound, pb.TopicNotFound),  # GET_SCHEMA's "Topic not found or no-schema"
 ]
 
 for _error, _code in _TABLE:

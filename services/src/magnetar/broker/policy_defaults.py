@@ -6,7 +6,9 @@ of a policy for a namespace: the namespace's own setting when it has one, else t
 * retention: ``defaultRetentionTimeInMinutes`` / ``defaultRetentionSizeInMB`` (-1: infinite;
   0/0: a fully consumed ledger is deleted as soon as it is rolled over);
 * auto topic creation: ``allowAutoTopicCreation``, ``allowAutoTopicCreationType``,
-  ``defaultNumPartitions``.
+  ``defaultNumPartitions``;
+* schema compatibility: ``schemaCompatibilityStrategy`` (FULL), for namespaces whose own
+  strategy is UNDEFINED (:mod:`magnetar.broker.schemas`).
 
 Retention reaches the managed ledger as its ``ManagedLedgerConfig`` retention (minutes ->
 seconds, MB -> bytes, negative stays "infinite").
@@ -33,6 +35,7 @@ class BrokerPolicyDefaults:
         default_factory=AutoTopicCreationOverride
     )
     default_num_partitions: int = 1
+    schema_compatibility_strategy: str = "FULL"  # a namespace's UNDEFINED means this
 
 
 def effective_ttl_s(policies: Policies, defaults: BrokerPolicyDefaults) -> int:
