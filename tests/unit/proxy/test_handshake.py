@@ -91,6 +91,24 @@ def test_a_registration_is_read_for_its_urls_only() -> None:
         RegisteredBroker.from_json("x", b'{"webServiceUrl": "http://h:1"}')
 
 
+def test_a_named_listener_names_the_same_broker() -> None:
+    raw = json.dumps(
+        {
+            "pulsarServiceUrl": "pulsar://10.0.0.7:6650",
+            "webServiceUrl": "http://10.0.0.7:8080",
+            "advertisedListeners": {
+                "external": {"brokerServiceUrl": "pulsar://lb.example:16650"},
+                "http-only": {"brokerHttpUrl": "http://lb.example:18080"},
+            },
+        }
+    ).encode()
+    broker = RegisteredBroker.from_json("10.0.0.7:6650", raw)
+    assert broker.answers_at("10.0.0.7:6650")
+    assert broker.answers_at("lb.example:16650")
+    assert not broker.answers_at("lb.example:18080")
+    assert broker.service_address == "10.0.0.7:6650"  # what the proxy dials
+
+
 def test_settings_give_the_relay_its_limits() -> None:
     settings = ProxySettings(relay_buffer_bytes=128 * 1024, handshake_timeout_s=2.5)
     limits = settings.relay_limits()

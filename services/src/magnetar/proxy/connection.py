@@ -371,7 +371,9 @@ class ProxyConnection(asyncio.Protocol):
             return
         loop = asyncio.get_running_loop()
         end = BrokerHandshake(broker_connect(connect), limits.buffer_bytes)
-        host, port = split_address(address)
+        # The broker's default listener: a named one the client used may be an address that
+        # only means something outside the cluster.
+        host, port = split_address(broker.service_address)
         transport: asyncio.Transport | None = None
         try:
             async with asyncio.timeout(limits.connect_timeout_s):

@@ -1,12 +1,16 @@
 """Which brokers are registered: the proxy's view of ``/loadbalance/brokers``.
 
 Brokers register an ephemeral key each (``keys.broker_registration(host:port)``) holding
-their advertised ``pulsarServiceUrl`` and ``webServiceUrl`` among their load report (the JSON
-that :class:`magnetar.broker.broker_registry.BrokerLookupData` writes; the proxy reads only
-those two URL fields, so it never imports the broker). :class:`BrokerDiscovery` keeps the set
-current from a watch of that prefix, re-listing after every (re)start of the watch, and calls
-its listeners with a broker's id when its key disappears, so that relays to a broker that
-left the cluster (crashed and lost its lease, or shut down) are closed at once.
+their advertised ``pulsarServiceUrl`` and ``webServiceUrl`` among their load report, and the
+``brokerServiceUrl`` of each named listener under ``advertisedListeners`` (the JSON that
+:class:`magnetar.broker.broker_registry.BrokerLookupData` writes; the proxy reads only those
+URL fields, so it never imports the broker). A client that looked up through a named listener
+names that listener's address in ``proxy_to_broker_url``: it identifies the same broker.
+
+:class:`BrokerDiscovery` keeps the set current from a watch of that prefix, re-listing after
+every (re)start of the watch, and calls its listeners with a broker's id when its key
+disappears, so that relays to a broker that left the cluster (crashed and lost its lease, or
+shut down) are closed at once.
 
 Invariants: the lookups (:meth:`BrokerDiscovery.by_service_address` ...) answer from the last
 listing plus the watch's events; :meth:`BrokerDiscovery.refresh` lists again on demand, at most
@@ -45,6 +49,12 @@ class RegisteredBroker:
     broker_id: str  # host:port of the binary listener
     pulsar_service_url: str
     web_service_url: str
+    listener_addresses: frozenset[str] = frozenset()  # host:port of named listeners' pulsar URLs
+
+    @property
+    def service_address(self) -> str:
+        """``host:port`` the proxy dials (the default listener, inside the cluster)."""
+        return address_of(self.pulsar_service_url)
 
     @property
     def web_address(self) -> str:
@@ -53,7 +63,22 @@ class RegisteredBroker:
     @classmethod
     def from_json(cls, broker_id: str, raw: bytes) -> RegisteredBroker:
         data = json.loads(raw)
-        return cls(broker_id, str(data["pulsarServiceUrl"]), str(data["webServiceUrl"]))
+        listeners = data.get("advertisedListeners") or {}
+        named = {
+            address_of(str(doc["brokerServiceUrl"]))
+            for doc in listeners.values()
+            if isinstance(doc, dict) and doc.get("brokerServiceUrl")
+        }
+        return cls(
+            broker_id,
+            str(data["pulsarServiceUrl"]),
+            str(data["webServiceUrl"]),
+            frozenset(named),
+        )
+
+    def answers_at(self, address: str) -> bool:
+        """Whether ``address`` (``host:port``) is one of this broker's binary listeners."""
+        return address == self.service_address or address in self.listener_addresses
 
 
 def address_of(url: str) -> str:
@@ -90,11 +115,8 @@ class BrokerDiscovery:
         return sorted(self._brokers.values(), key=lambda b: b.broker_id)
 
     def by_service_address(self, address: str) -> RegisteredBroker | None:
-        """The broker whose ``pulsar://`` URL is at ``address`` (``host:port``), if any."""
-        return next(
-            (b for b in self._brokers.values() if address_of(b.pulsar_service_url) == address),
-            None,
-        )
+        """The broker with a ``pulsar://`` listener at ``address`` (``host:port``), if any."""
+        return next((b for b in self._brokers.values() if b.answers_at(address)), None)
 
     def by_web_address(self, address: str) -> RegisteredBroker | None:
         return next((b for b in self._brokers.values() if b.web_address == address), None)
