@@ -175,12 +175,12 @@ class ProxyConnection(asyncio.Protocol):
         if self._transport is not None:
             self._transport.abort()
 
-    def _refuse(self, code: int, message: str) -> None:
+    def _refuse(self, code: pb.ServerError.ValueType, message: str) -> None:
         """ERROR instead of CONNECTED, then close (the client reconnects and looks up again)."""
         self._ctx.stats.rejected_connections += 1
         log.info("proxy_connect_refused", client=self.address, reason=message)
         if self._transport is not None and not self._transport.is_closing():
-            error = commands.error(commands.BROKER_REQUEST_ID, code, message)  # type: ignore[arg-type]
+            error = commands.error(commands.BROKER_REQUEST_ID, code, message)
             self._transport.write(encode_command(error))
             close_gracefully(self._transport)
 

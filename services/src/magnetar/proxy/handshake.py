@@ -61,7 +61,7 @@ class BadHandshake(ProtocolError):
     fatal = True
 
 
-def refusal(address: str, exc: BaseException) -> tuple[int, str]:
+def refusal(address: str, exc: BaseException) -> tuple[pb.ServerError.ValueType, str]:
     """The ERROR code and message a client gets when its relay could not be opened."""
     if isinstance(exc, BrokerRefused):
         return exc.code, str(exc)
@@ -138,6 +138,6 @@ class BrokerHandshake(asyncio.Protocol):
 class BrokerRefused(MagnetarError):
     """The broker answered the CONNECT with ERROR; the client gets the same code."""
 
-    def __init__(self, code: int, message: str) -> None:
+    def __init__(self, code: pb.ServerError.ValueType, message: str) -> None:
         super().__init__(message)
         self.code = code
