@@ -66,10 +66,13 @@ def admin_app(metrics: Metrics) -> Callable[[BrokerService], Any]:
 
     def build(service: BrokerService) -> Any:
         from magnetar.admin.app import create_app
+        from magnetar.autorecovery import BookieAdmin
         from magnetar.broker.broker_directory import BrokerDirectory
         from magnetar.broker.topic_metrics import observe_topics
 
         observe_topics(metrics, service, service.config.cluster_name)
-        return create_app(service.admin, metrics, BrokerDirectory.of(service))
+        return create_app(
+            service.admin, metrics, BrokerDirectory.of(service), BookieAdmin(service.store)
+        )
 
     return build
