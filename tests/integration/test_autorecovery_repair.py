@@ -24,7 +24,7 @@ from magnetar.ledger.metadata import LedgerMetadataView
 from magnetar.metadata import MetadataStore, keys
 from magnetar.metadata.factory import open_store
 from magnetar.wire import bookie_pb2 as pb
-from tests.kit.autorecovery import AutorecoveryProcess
+from tests.kit.autorecovery import AutorecoveryProcess, assert_no_overlapping_locks
 from tests.kit.bookie import BookieClient, BookieProcess
 from tests.kit.etcd import EtcdServer
 from tests.kit.scrape import scrape, value
@@ -32,7 +32,7 @@ from tests.kit.scrape import scrape, value
 pytestmark = pytest.mark.etcd
 
 CONFIG = LedgerClientConfig(add_timeout_s=3, read_timeout_s=3, bookie_quarantine_s=3)
-ENTRIES = 60
+ENTRIES = 60  # per ledger
 
 
 @dataclass
@@ -165,8 +165,9 @@ async def test_e2_wq2_ledgers_move_to_the_third_bookie(setup: Setup, tmp_path: P
     await victim.akill()
     shutil.rmtree(victim.data_dir)
 
-    with_ar = AutorecoveryProcess(tmp_path / "ar", setup.etcd.url)
-    await with_ar.astart()
+    # Two processes side by side: they must never copy the same ledger at once.
+    pair = [AutorecoveryProcess(tmp_path / f"ar{i}", setup.etcd.url) for i in range(2)]
+    await asyncio.gather(*(p.astart() for p in pair))
     try:
 
         async def repaired() -> bool:
@@ -180,4 +181,5 @@ async def test_e2_wq2_ledgers_move_to_the_third_bookie(setup: Setup, tmp_path: P
         for ledger_id, payloads in written.items():
             await read_back_from_every_replica(setup, ledger_id, payloads)
     finally:
-        await with_ar.astop()
+        await asyncio.gather(*(p.astop() for p in pair))
+    assert assert_no_overlapping_locks(pair) >= len(named)

@@ -15,6 +15,7 @@ default (2 s) so that a killed auditor's leadership passes on quickly.
 
 from __future__ import annotations
 
+import itertools
 import json
 import subprocess
 import uuid
@@ -96,3 +97,17 @@ class AutorecoveryProcess(ServerProcess):
             intervals.append((ledger, open_at.pop(ledger), float(str(record["at"]))))
         intervals += [(ledger, at, None) for ledger, at in open_at.items()]
         return intervals
+
+
+def assert_no_overlapping_locks(processes: list[AutorecoveryProcess]) -> int:
+    """No two processes held one ledger's replication lock at overlapping times; the number
+    of lock holdings seen."""
+    holdings = [(p.autorecovery_id, *i) for p in processes for i in p.lock_intervals()]
+    by_ledger: dict[int, list[tuple[float, float, str]]] = {}
+    for who, ledger, start, end in holdings:
+        by_ledger.setdefault(ledger, []).append((start, end if end is not None else 1e18, who))
+    for ledger, spans in by_ledger.items():
+        spans.sort()
+        for (_s1, e1, w1), (s2, _e2, w2) in itertools.pairwise(spans):
+            assert s2 >= e1, f"ledger {ledger}: {w1} held it until {e1}, {w2} took it at {s2}"
+    return len(holdings)

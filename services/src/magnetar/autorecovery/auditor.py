@@ -7,9 +7,10 @@ leader starts its lost-bookie clocks afresh (as BookKeeper's does).
 
 While leading, every ``tick_s``:
 
-- bookies named by some ledger but not registered are *lost* from the moment the auditor first
-  saw them missing; once one has been lost for ``lost_bookie_recovery_delay`` seconds (a bookie
-  that restarts quickly costs no copying), every ledger naming it is marked with it;
+- bookies named by some ledger, or registered at some point, but not registered now are *lost*
+  from the moment the auditor first saw them missing; once one has been lost for
+  ``lost_bookie_recovery_delay`` seconds (a bookie that restarts quickly costs no copying),
+  every ledger naming it is marked with it;
 - every ledger naming a bookie being decommissioned is marked with it at once;
 - every ``audit_period`` seconds the full check runs: all of the above from a fresh listing, and
   each live bookie's entry ranges (``ListLedgers``) against what the CLOSED ledgers say it
@@ -66,7 +67,8 @@ class Auditor:
         self._tick_s = tick_s
         self._election = LeaderElection(store, AUDITOR_ELECTION, auditor_id.encode())
         self._lost_since: dict[BookieId, float] = {}
-        self._named: frozenset[BookieId] = frozenset()
+        self._named: frozenset[BookieId] = frozenset()  # by some ledger, at the last pass
+        self._seen: set[BookieId] = set()  # registered at some point while this one leads
         self._handled: set[BookieId] = set()
         self.audits = 0  # full checks run while leading (read by metrics)
 
@@ -83,6 +85,7 @@ class Auditor:
                 log.info("auditor_leading", auditor=self.auditor_id)
                 self._lost_since.clear()
                 self._handled.clear()
+                self._seen.clear()
                 await self._lead()
         finally:
             await self._election.close()
@@ -105,7 +108,8 @@ class Auditor:
     def _clock_lost(self, now: float) -> frozenset[BookieId]:
         """Start or stop lost-bookie clocks; the bookies lost for at least the delay."""
         available = self._bk.registry.available()
-        for bookie in self._named - available:
+        self._seen |= available
+        for bookie in (self._named | self._seen) - available:
             self._lost_since.setdefault(bookie, now)
         for bookie in list(self._lost_since):
             if bookie in available:
