@@ -249,3 +249,14 @@ def test_decommission_bad_input_and_a_decommission_that_cannot_finish(tmp_path: 
         assert body["ledgersRemaining"] >= 1
         assert "needs 3 distinct bookies" in body["message"], body
         assert "add a bookie" in body["message"], body
+
+        def read_only() -> bool:
+            listed = http(broker, "GET", "/admin/v2/bookies/all")[1]["bookies"]
+            return bool(next(b for b in listed if b["bookieId"] == victim.bookie_id)["readOnly"])
+
+        wait_for(read_only, "the decommissioning bookie turns read-only", 15)
+        status, body = http(broker, "DELETE", path)
+        assert status == 204, body
+        assert http(broker, "GET", path)[0] == 404
+        wait_for(lambda: not read_only(), "the bookie is writable again after the cancel", 15)
+        assert http(broker, "DELETE", path)[0] == 404

@@ -16,6 +16,7 @@ from magnetar.localcluster.layout import (
     layout_from_json,
     layout_to_json,
     plan_layout,
+    with_autorecovery,
 )
 
 
@@ -87,5 +88,16 @@ def test_a_restart_keeps_the_stored_shape_unless_told_otherwise() -> None:
         check_shape(layout, 5, None, Path("d"))
 
 
-def test_members_start_etcd_first_and_brokers_last() -> None:
-    assert START_ORDER == (Role.ETCD, Role.BOOKIE, Role.BROKER)
+def test_members_start_etcd_first_and_autorecovery_last() -> None:
+    assert START_ORDER == (Role.ETCD, Role.BOOKIE, Role.BROKER, Role.AUTORECOVERY)
+
+
+def test_autorecovery_joins_once_on_a_port_no_member_uses() -> None:
+    layout = plan_layout(1, 1, lambda p: True, iter(range(40000, 40100)).__next__)
+    ports = iter([2379, 3181, 45000])  # two taken ones first
+    added = with_autorecovery(layout, ports.__next__)
+    (member,) = added.by_role(Role.AUTORECOVERY)
+    assert member.name == "autorecovery-1"
+    assert member.port == 45000
+    assert with_autorecovery(added, ports.__next__) == added
+    assert layout_from_json(layout_to_json(added)) == added

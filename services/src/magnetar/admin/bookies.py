@@ -10,7 +10,8 @@ the Kubernetes operator's safe scale-down codes against):
 - ``POST /admin/v2/bookies/{bookieId}/decommission`` -> 202 (idempotent; 404 with a reason for a
   bookie that never registered);
 - ``GET /admin/v2/bookies/{bookieId}/decommission`` -> ``{"bookieId", "state"
-  (InProgress|Done|Failed), "ledgersRemaining", "message"}``; 404 when none was requested.
+  (InProgress|Done|Failed), "ledgersRemaining", "message"}``; 404 when none was requested;
+- ``DELETE /admin/v2/bookies/{bookieId}/decommission`` -> 204: cancel it (404 when none).
 
 The work is :class:`~magnetar.autorecovery.BookieAdmin`'s (metadata reads and one create);
 errors map to statuses through THE table in :mod:`magnetar.admin.errors`. Handlers run on the
@@ -28,6 +29,7 @@ from magnetar.autorecovery import BookieAdmin
 from magnetar.ids import BookieId
 
 ACCEPTED = 202
+NO_CONTENT = 204
 
 
 def router(admin: BookieAdmin) -> APIRouter:
@@ -56,6 +58,16 @@ def router(admin: BookieAdmin) -> APIRouter:
     async def decommission(bookie_id: str) -> Response:
         await admin.decommission(BookieId(bookie_id))
         return Response(status_code=ACCEPTED)
+
+    @api.delete(
+        "/{bookie_id}/decommission",
+        summary="Cancel a bookie's decommission",
+        status_code=NO_CONTENT,
+        response_class=Response,
+    )
+    async def cancel_decommission(bookie_id: str) -> Response:
+        await admin.cancel_decommission(BookieId(bookie_id))
+        return Response(status_code=NO_CONTENT)
 
     @api.get("/{bookie_id}/decommission", summary="A bookie's decommission status")
     async def decommission_status(bookie_id: str) -> dict[str, object]:

@@ -10,6 +10,7 @@ an autorecovery process runs (the status is computed, :mod:`.decommission`).
 - :meth:`BookieAdmin.under_replicated`: the auditor's marks;
 - :meth:`BookieAdmin.decommission`: create the request (idempotent); :class:`UnknownBookie` for
   an id no bookie ever had;
+- :meth:`BookieAdmin.cancel_decommission`: withdraw the request;
 - :meth:`BookieAdmin.decommission_status`: ``InProgress``/``Done``/``Failed`` with the number of
   ledgers still naming the bookie and a message.
 
@@ -32,7 +33,7 @@ from magnetar.autorecovery.marks import UnderReplicationMark, UnderReplicationMa
 from magnetar.ids import BookieId, LedgerId
 from magnetar.ledger.errors import InvalidLedgerConfig
 from magnetar.ledger.metadata import LedgerMetadataView
-from magnetar.metadata import KeyExists, MetadataStore, keys
+from magnetar.metadata import KeyExists, MetadataStore, NotFound, keys
 from magnetar.wire import ledger_pb2
 
 _CALL_TIMEOUT_S = 10.0
@@ -123,6 +124,17 @@ class BookieAdmin:
         except KeyExists:
             return False
         return True
+
+    async def cancel_decommission(self, bookie_id: BookieId) -> None:
+        """Withdraw the request: placement may use the bookie again and it turns writable
+        (what was already copied elsewhere stays there); :class:`NotDecommissioning` if none."""
+        try:
+            async with asyncio.timeout(_CALL_TIMEOUT_S):
+                await self._store.delete(keys.bookie_decommission(bookie_id))
+        except NotFound as exc:
+            if not await self._known(bookie_id):
+                raise UnknownBookie(bookie_id) from exc
+            raise NotDecommissioning(bookie_id) from exc
 
     async def decommission_status(self, bookie_id: BookieId) -> DecommissionStatus:
         async with asyncio.timeout(_CALL_TIMEOUT_S):

@@ -4,7 +4,8 @@
 - ``bookies list-underreplicated``: the ledgers the auditor marked, with their missing bookies;
 - ``bookies decommission BOOKIE``: request the decommission, then wait (printing progress on
   stderr) until it is ``Done`` (exit 0), ``Failed`` (exit 1 with the reason) or ``--timeout``
-  passes (exit 1); ``--no-wait`` only requests it.
+  passes (exit 1); ``--no-wait`` only requests it;
+- ``bookies cancel-decommission BOOKIE``: withdraw the request (the bookie turns writable).
 
 Wiring only; see :mod:`magnetar.cli.admin_cmd` for the output and exit-code rules.
 """
@@ -97,3 +98,12 @@ def bookies_decommission(
     if state == "Failed":
         raise fail(f"decommission of {bookie} failed: {status.get('message')}")
     emit(ctx, status, lambda: f"{state}: {status.get('message')}")
+
+
+@bookies.command("cancel-decommission")
+def bookies_cancel_decommission(
+    ctx: typer.Context,
+    bookie: Annotated[str, typer.Argument(help="The bookie's id.", show_default=False)],
+) -> None:
+    """Cancel a bookie's decommission: it takes new ensembles again."""
+    call(ctx, lambda a: a.cancel_decommission(bookie))

@@ -51,7 +51,11 @@ def up(
     ] = None,
     proxy: Annotated[bool, typer.Option("--proxy", help="Not available yet.")] = False,
     autorecovery: Annotated[
-        bool, typer.Option("--autorecovery", help="Not available yet.")
+        bool,
+        typer.Option(
+            "--autorecovery",
+            help="Also run autorecovery (auditor + re-replication); a restart keeps it.",
+        ),
     ] = False,
     detach: Annotated[
         bool, typer.Option("--detach", help="Return once ready; stop with `cluster down`.")
@@ -62,7 +66,8 @@ def up(
 ) -> None:
     """Start a local cluster and wait until every member is ready.
 
-    Runs etcd, the bookies and the brokers, each its own process logging to DATA_DIR/logs,
+    Runs etcd, the bookies and the brokers (and with --autorecovery an autorecovery process),
+    each its own process logging to DATA_DIR/logs,
     prints the service, admin and metadata URLs, then shows a status line until Ctrl-C or
     SIGTERM, which stop the brokers, the bookies and etcd in that order. With --detach it
     returns instead. On an existing DATA_DIR it restarts the same cluster, on the same ports
@@ -77,12 +82,13 @@ def up(
         urls_text,
     )
 
-    for flag, wanted in (("proxy", proxy), ("autorecovery", autorecovery)):
-        if wanted:
-            raise _fail("up", RoleNotAvailable(flag), EXIT_UNSUPPORTED)
+    if proxy:
+        raise _fail("up", RoleNotAvailable("proxy"), EXIT_UNSUPPORTED)
     try:
         with sigterm_interrupts():
-            running = start_cluster(data_dir, bookies, brokers, ready_timeout, _echo)
+            running = start_cluster(
+                data_dir, bookies, brokers, ready_timeout, _echo, autorecovery=autorecovery
+            )
     except LocalClusterError as exc:
         raise _fail("up", exc) from None
     except KeyboardInterrupt:
@@ -143,6 +149,8 @@ def status(data_dir: DataDirOpt = DEFAULT_DATA_DIR) -> None:
         typer.echo(row)
     for row in under_replicated_table(None if read is None else read.under_replicated):
         typer.echo(row)
+    if read is not None:
+        typer.echo(f"ledgers marked for re-replication (autorecovery): {read.marked}")
     if not all_up(statuses):
         raise typer.Exit(EXIT_FAILED)
 

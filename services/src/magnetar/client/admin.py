@@ -247,6 +247,10 @@ class AdminClient:
         """Request the decommission of ``bookie_id`` (idempotent)."""
         await self._call("POST", f"{V2}/bookies/{quote(bookie_id, safe=':')}/decommission")
 
+    async def cancel_decommission(self, bookie_id: str) -> None:
+        """Withdraw the decommission of ``bookie_id``."""
+        await self._call("DELETE", f"{V2}/bookies/{quote(bookie_id, safe=':')}/decommission")
+
     async def get_decommission(self, bookie_id: str) -> Mapping[str, Any]:
         """``bookieId``, ``state`` (InProgress, Done, Failed), ``ledgersRemaining``, ``message``."""
         path = f"{V2}/bookies/{quote(bookie_id, safe=':')}/decommission"

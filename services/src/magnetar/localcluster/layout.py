@@ -7,7 +7,8 @@ layout may be restarted with the counts the user asked for; :func:`layout_to_jso
 pid while the cluster runs.
 
 Invariants: member names are unique and stable (``etcd``, ``bookie-1``..``bookie-N``,
-``broker-1``..``broker-M``), and so are their ports: a restart on the same data dir reuses
+``broker-1``..``broker-M``, ``autorecovery-1`` with ``cluster up --autorecovery``), and so are
+their ports: a restart on the same data dir reuses
 both, so bookie ids, ledger metadata and the URLs clients were given stay valid. No two
 members share a port. The service URL names every broker, the admin URL the first. The
 first broker gets 6650/8080, etcd 2379/2380 and bookie ``i``
@@ -38,17 +39,19 @@ class Role(enum.StrEnum):
     ETCD = "etcd"
     BOOKIE = "bookie"
     BROKER = "broker"
+    AUTORECOVERY = "autorecovery"
 
 
-START_ORDER: tuple[Role, ...] = (Role.ETCD, Role.BOOKIE, Role.BROKER)
+START_ORDER: tuple[Role, ...] = (Role.ETCD, Role.BOOKIE, Role.BROKER, Role.AUTORECOVERY)
 
 
 @dataclass(frozen=True)
 class Member:
-    """One process of the cluster. ``port`` is etcd's client port, a bookie's gRPC port or a
-    broker's binary protocol port; ``second_port`` is etcd's peer port, a bookie's HTTP port
-    (``/metrics``, ``/api/v1/bookie/state``) or a broker's web port. ``pid`` is the running
-    process, None when stopped."""
+    """One process of the cluster. ``port`` is etcd's client port, a bookie's gRPC port, a
+    broker's binary protocol port or autorecovery's HTTP port (``/metrics``, health);
+    ``second_port`` is etcd's peer port, a bookie's HTTP port (``/metrics``,
+    ``/api/v1/bookie/state``) or a broker's web port (autorecovery has none). ``pid`` is the
+    running process, None when stopped."""
 
     name: str
     role: Role
@@ -151,6 +154,19 @@ def plan_layout(
         for i in range(1, brokers + 1)
     ]
     return ClusterLayout(cluster_name, tuple(members))
+
+
+def with_autorecovery(layout: ClusterLayout, any_free_port: Callable[[], int]) -> ClusterLayout:
+    """``layout`` with one autorecovery member (unchanged if it has one): its HTTP port is one
+    ``any_free_port`` gives that no member uses. Once added, it stays in the stored layout."""
+    if layout.by_role(Role.AUTORECOVERY):
+        return layout
+    taken = {p for m in layout.members for p in m.ports}
+    port = any_free_port()
+    while port in taken:
+        port = any_free_port()
+    member = Member("autorecovery-1", Role.AUTORECOVERY, port)
+    return replace(layout, members=(*layout.members, member))
 
 
 def check_shape(

@@ -36,7 +36,12 @@ class MemberStatus:
         return self.health is Health.HEALTHY
 
 
-_PLURAL = {Role.ETCD: "etcd", Role.BOOKIE: "bookies", Role.BROKER: "brokers"}
+_PLURAL = {
+    Role.ETCD: "etcd",
+    Role.BOOKIE: "bookies",
+    Role.BROKER: "brokers",
+    Role.AUTORECOVERY: "autorecovery",
+}
 
 
 def all_up(statuses: Sequence[MemberStatus]) -> bool:
@@ -48,6 +53,8 @@ def status_line(statuses: Sequence[MemberStatus]) -> str:
     parts = []
     for role in START_ORDER:
         of_role = [s for s in statuses if s.member.role is role]
+        if not of_role and role is Role.AUTORECOVERY:
+            continue  # not part of this cluster
         parts.append(f"{_PLURAL[role]} {sum(s.up for s in of_role)}/{len(of_role)}")
     up = sum(s.up for s in statuses)
     return f"{up}/{len(statuses)} members up ({', '.join(parts)})"

@@ -63,6 +63,7 @@ from magnetar.localcluster.layout import (
     layout_from_json,
     layout_to_json,
     plan_layout,
+    with_autorecovery,
 )
 from magnetar.localcluster.ports import any_free_port, port_is_free
 from magnetar.localcluster.probe import answers, member_running, probe
@@ -72,7 +73,12 @@ Echo = Callable[[str], None]
 
 DEFAULT_BOOKIES = 3
 DEFAULT_BROKERS = 2
-STOP_TIMEOUT_S: dict[Role, float] = {Role.BROKER: 30.0, Role.BOOKIE: 30.0, Role.ETCD: 10.0}
+STOP_TIMEOUT_S: dict[Role, float] = {
+    Role.AUTORECOVERY: 20.0,
+    Role.BROKER: 30.0,
+    Role.BOOKIE: 30.0,
+    Role.ETCD: 10.0,
+}
 LOG_TAIL_CHARS = 3000
 _POLL_S = 0.1
 
@@ -146,8 +152,11 @@ def start_cluster(
     brokers: int | None,
     ready_timeout_s: float,
     echo: Echo,
+    *,
+    autorecovery: bool = False,
 ) -> RunningCluster:
-    """Start the cluster in ``data_dir`` (a new one, or the stored one) and wait until ready."""
+    """Start the cluster in ``data_dir`` (a new one, or the stored one) and wait until ready;
+    ``autorecovery`` adds an autorecovery member (kept in the stored layout from then on)."""
     data_dir = data_dir.resolve()
     etcd = etcd_binary()
     layout = load_layout(data_dir)
@@ -168,12 +177,16 @@ def start_cluster(
             for port in m.ports:
                 if not port_is_free(port):
                     raise PortInUse(m.name, port)
+    if autorecovery:
+        layout = with_autorecovery(layout, any_free_port)
     data_dir.mkdir(parents=True, exist_ok=True)
     save_layout(data_dir, layout)
     cluster = RunningCluster(data_dir, layout)
     try:
         for role in START_ORDER:
             members = layout.by_role(role)
+            if not members:
+                continue
             echo(f"starting {_plural(role, len(members))}")
             started = [_spawn(cluster, m, etcd) for m in members]
             _wait_ready(cluster, started, time.monotonic() + ready_timeout_s)
