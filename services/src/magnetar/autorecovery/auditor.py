@@ -102,6 +102,8 @@ class Auditor:
                     await self._tick(now)
             except (MagnetarError, TimeoutError) as exc:
                 log.warning("audit_failed", error=repr(exc))
+            except Exception:  # a bug must not end the auditor: logged, the next tick retries
+                log.exception("audit_crashed")
             await asyncio.sleep(self._tick_s)
         log.info("auditor_stepped_down", auditor=self.auditor_id)
 

@@ -24,7 +24,6 @@ import asyncio
 import random
 import time
 
-from magnetar.autorecovery.errors import ReplicationFailed
 from magnetar.autorecovery.marks import UnderReplicationMark, UnderReplicationMarks
 from magnetar.autorecovery.replicator import LedgerReplicator, ReplicationStats
 from magnetar.errors import MagnetarError
@@ -72,6 +71,8 @@ class ReplicationWorker:
                 await self.round()
             except (MagnetarError, TimeoutError) as exc:
                 log.warning("replication_round_failed", error=repr(exc))
+            except Exception:  # a bug must not end the worker: logged, the next round retries
+                log.exception("replication_round_crashed")
             await asyncio.sleep(self._poll_s)
 
     async def round(self) -> int:
@@ -130,14 +131,14 @@ class ReplicationWorker:
             log.info("replication_ledger_deleted", ledger_id=ledger_id)
             await self._marks.remove(mark)
             return False
-        except (ReplicationFailed, MagnetarError, TimeoutError) as exc:
+        except (MagnetarError, TimeoutError) as exc:  # ReplicationFailed among them
             self._pause(ledger_id)
             log.warning("replication_failed", ledger_id=ledger_id, error=str(exc))
             return False
         if outcome.remaining:
             if outcome.waiting_for_writer:
                 self._not_before[ledger_id] = time.monotonic() + self._writer_wait_s
-                log.info(
+                log.debug(
                     "replication_waits_for_writer",
                     ledger_id=ledger_id,
                     bookies=sorted(outcome.remaining),
