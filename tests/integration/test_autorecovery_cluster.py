@@ -220,9 +220,17 @@ def test_decommission_bad_input_and_a_decommission_that_cannot_finish(tmp_path: 
         autorecovery_count=1,
         journal_sync=False,
         broker_env=dict(E3_WQ2),
+        bookie_racks=("zone-a", "zone-b"),  # the third names none
     )
     with small.running(graceful_stop=False):
         broker = small.brokers[0]
+        listed = http(broker, "GET", "/admin/v2/bookies/all")[1]["bookies"]
+        racks = {b["bookieId"]: b["rack"] for b in listed}
+        assert racks == {
+            small.bookies[0].bookie_id: "zone-a",
+            small.bookies[1].bookie_id: "zone-b",
+            small.bookies[2].bookie_id: "",
+        }
         status, body = http(broker, "POST", "/admin/v2/bookies/no-such-bookie/decommission")
         assert status == 404, body
         assert "no-such-bookie" in body, body

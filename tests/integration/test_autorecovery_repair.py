@@ -9,8 +9,10 @@ so a copy that only exists in the metadata fails the test.
 from __future__ import annotations
 
 import asyncio
+import json
 import shutil
 import time
+import urllib.request
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +35,7 @@ pytestmark = pytest.mark.etcd
 
 CONFIG = LedgerClientConfig(add_timeout_s=3, read_timeout_s=3, bookie_quarantine_s=3)
 ENTRIES = 60  # per ledger
+STATE = "/api/v1/autorecovery/state"
 
 
 @dataclass
@@ -109,6 +112,12 @@ async def read_back_from_every_replica(
     return meta
 
 
+def get_json(url: str) -> dict[str, object]:
+    with urllib.request.urlopen(url, timeout=5) as response:
+        body: dict[str, object] = json.loads(response.read())
+    return body
+
+
 async def no_marks(store: MetadataStore) -> bool:
     return not await store.list_keys(keys.UNDER_REPLICATED_PREFIX)
 
@@ -148,6 +157,9 @@ async def test_e3_wq2_ledgers_regain_their_write_quorum_on_a_new_bookie(
         for ledger_id, payloads in written.items():
             meta = await read_back_from_every_replica(setup, ledger_id, payloads)
             assert replacement.bookie_id in meta.all_bookies()
+        state = await asyncio.to_thread(get_json, with_ar.http_url + STATE)
+        assert state["isAuditor"] is True, state
+        assert state["auditor"] == with_ar.autorecovery_id, state
         metrics = scrape(with_ar.http_url)
         assert value(metrics, "autorecovery_rereplicated_bytes_total") > 0
         assert value(metrics, "autorecovery_under_replicated_ledgers") == 0
