@@ -67,11 +67,12 @@ def test_lacks_entries_finds_a_gap_in_what_a_live_bookie_holds() -> None:
     assert not lacks_entries(ledger(), BookieId("z"), [])  # not in the ledger at all
 
 
-def test_bookies_to_replace_are_marked_unavailable_or_decommissioning_and_still_named() -> None:
+def test_bookies_to_replace_are_marked_or_decommissioning_and_still_named() -> None:
     meta = ledger()
-    everyone = frozenset({A, B, C, D})
-    assert bookies_to_replace(meta, [], everyone, frozenset()) == frozenset()
-    assert bookies_to_replace(meta, [C], everyone, frozenset()) == {C}
-    assert bookies_to_replace(meta, [], everyone - {B}, frozenset()) == {B}
-    assert bookies_to_replace(meta, [], everyone, frozenset({D})) == {D}
-    assert bookies_to_replace(meta, [BookieId("gone")], everyone, frozenset()) == frozenset()
+    assert bookies_to_replace(meta, [], frozenset()) == frozenset()
+    assert bookies_to_replace(meta, [C], frozenset()) == {C}
+    assert bookies_to_replace(meta, [], frozenset({D})) == {D}
+    assert bookies_to_replace(meta, [C], frozenset({D, BookieId("x")})) == {C, D}
+    assert bookies_to_replace(meta, [BookieId("gone")], frozenset()) == frozenset()
+    assert bookies_to_replace(meta, [A, C], frozenset(), intact={C}) == {A}  # c came back whole
+    assert bookies_to_replace(meta, [D], frozenset({D}), intact={D}) == {D}  # decommissioning

@@ -105,10 +105,13 @@ def lacks_entries(
 def bookies_to_replace(
     metadata: LedgerMetadataView,
     marked: Collection[BookieId],
-    available: Set[BookieId],
     decommissioning: Set[BookieId],
+    intact: Set[BookieId] = frozenset(),
 ) -> frozenset[BookieId]:
-    """The bookies of ``metadata`` whose fragments need copying: the marked ones, the
-    unavailable ones and the ones being decommissioned, as far as the ledger still names them."""
-    named = metadata.all_bookies()
-    return frozenset((set(marked) | (named - available) | set(decommissioning)) & named)
+    """The bookies of ``metadata`` whose fragments need copying: the ones its mark names,
+    unless found ``intact`` (registered again and holding every entry they should: a lost
+    bookie that came back), and the ones being decommissioned, as far as the ledger still names
+    them. A bookie that is merely down is the auditor's call (after
+    ``lost_bookie_recovery_delay``), not the worker's."""
+    suspects = (set(marked) - set(intact)) | set(decommissioning)
+    return frozenset(suspects & metadata.all_bookies())

@@ -3,7 +3,9 @@
 :meth:`LedgerReplicator.replicate` runs under the ledger's replication lock (the worker holds
 it) and does, for one ledger:
 
-1. read the metadata; find the bookies to replace (:func:`~.fragments.bookies_to_replace`);
+1. read the metadata; find the bookies to replace (:func:`~.fragments.bookies_to_replace`: the
+   marked ones, unless registered again and holding every entry they should — BookKeeper's
+   fragment check —, and the ones being decommissioned);
 2. if the last segment of an OPEN ledger names one: while the writer lives, leave that segment
    to it (its ensemble change replaces a failed bookie, and a decommissioning bookie refuses its
    adds); once the writer is gone, recover the ledger (fence, read the tail, close) first;
@@ -35,6 +37,7 @@ from magnetar.autorecovery.fragments import (
     bookies_to_replace,
     fragment_entries,
     fragments_of,
+    lacks_entries,
     open_tail_needs_writer,
 )
 from magnetar.ids import BookieId, LedgerId
@@ -87,14 +90,37 @@ class LedgerReplicator:
         self._stats = stats
         self._slots = asyncio.Semaphore(copy_concurrency)
 
-    def _bad(self, meta: LedgerMetadataView, marked: Set[BookieId]) -> frozenset[BookieId]:
-        registry = self._bk.registry
-        return bookies_to_replace(meta, marked, registry.available(), registry.decommissioning())
+    async def _bad(
+        self, ledger_id: LedgerId, meta: LedgerMetadataView, marked: Set[BookieId]
+    ) -> frozenset[BookieId]:
+        decommissioning = self._bk.registry.decommissioning()
+        intact = {
+            bookie
+            for bookie in (set(marked) & meta.all_bookies()) - decommissioning
+            if await self._intact(ledger_id, meta, bookie)
+        }
+        return bookies_to_replace(meta, marked, decommissioning, intact)
+
+    async def _intact(
+        self, ledger_id: LedgerId, meta: LedgerMetadataView, bookie: BookieId
+    ) -> bool:
+        """Whether a marked bookie is registered again and holds every entry it should."""
+        if bookie not in self._bk.registry.available():
+            return False
+        try:
+            listing = await self._bk.pool.client(bookie).list_ledgers(include_ranges=True)
+        except BookieUnavailable:
+            return False
+        for item in listing:
+            if item.ledger_id == ledger_id:
+                ranges = [(int(r.first), int(r.last)) for r in item.ranges]
+                return not lacks_entries(meta, bookie, ranges)
+        return not lacks_entries(meta, bookie, [])
 
     async def replicate(self, ledger_id: LedgerId, marked: Set[BookieId]) -> Outcome:
         """One round for ``ledger_id`` (see the module docstring). NoSuchLedger propagates."""
         meta = await self._bk.manager.read(ledger_id)
-        bad = self._bad(meta.metadata, marked)
+        bad = await self._bad(ledger_id, meta.metadata, marked)
         if not bad:
             return Outcome(frozenset())
         waiting = False
@@ -106,10 +132,10 @@ class LedgerReplicator:
                 log.info("replication_recovering_ledger", ledger_id=ledger_id, writer_alive=alive)
                 await self._bk.open_ledger(ledger_id, recovery=True)
                 meta = await self._bk.manager.read(ledger_id)
-                bad = self._bad(meta.metadata, marked)
+                bad = await self._bad(ledger_id, meta.metadata, marked)
         for fragment in fragments_of(meta.metadata, bad, include_open_tail=False):
             meta = await self._repair(ledger_id, meta, fragment, bad)
-        remaining = self._bad(meta.metadata, marked)
+        remaining = await self._bad(ledger_id, meta.metadata, marked)
         return Outcome(remaining, waiting and bool(remaining))
 
     async def _repair(
@@ -188,10 +214,12 @@ class LedgerReplicator:
         lost: BookieId,
         bad: Set[BookieId],
     ) -> bookie_pb2.Entry:
-        """The stored entry from a replica other than ``lost`` (healthy replicas first)."""
+        """The stored entry from a replica of its write set: healthy ones first, then other bad
+        ones, then the fragment's own bookie (a bookie being decommissioned still serves reads,
+        and with Wq = 1 it holds the only copy)."""
         segment = view.ensemble_for(entry_id)
         replicas = [segment[p] for p in write_set(entry_id, len(segment), view.write_quorum)]
-        replicas = sorted((b for b in replicas if b != lost), key=lambda b: b in bad)
+        replicas.sort(key=lambda b: (b == lost, b in bad))
         answers: list[str] = []
         for bookie in replicas:
             try:
