@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
 import threading
 import urllib.error
 import urllib.request
@@ -26,6 +27,7 @@ from magnetar.metadata import keys
 from magnetar.metadata.factory import open_store
 from tests.kit.autorecovery import AutorecoveryProcess, assert_no_overlapping_locks
 from tests.kit.cluster import Cluster, fresh_topic, http, wait_for
+from tests.kit.process import MAGNETAR_CLI
 
 pytestmark = pytest.mark.etcd
 
@@ -208,6 +210,15 @@ def test_auditor_failover_then_the_new_auditor_repairs_a_lost_bookie(cluster: Cl
     )
     assert survivor.events("ledger_marked_under_replicated"), "the new auditor marked nothing"
     assert not leader.events("ledger_marked_under_replicated")  # it died before any loss
+    # The dead bookie holds nothing needed now: decommissioning it is Done at once (the CLI
+    # waits for that state and exits 0).
+    done = subprocess.run(
+        [*MAGNETAR_CLI, "admin", "--admin-url", cluster.brokers[0].web_url,
+         "bookies", "decommission", victim.bookie_id, "--timeout", "30"],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("Done: "), done.stdout
     assert_no_overlapping_locks(cluster.autorecoveries)
 
 
