@@ -55,6 +55,8 @@ from magnetar.wire import bookie_pb2
 
 log = get_logger(__name__)
 
+_LISTING_TTL_S = 5.0
+
 
 @dataclass
 class ReplicationStats:
@@ -89,6 +91,7 @@ class LedgerReplicator:
         self._store = store
         self._stats = stats
         self._slots = asyncio.Semaphore(copy_concurrency)
+        self._listings: dict[BookieId, tuple[float, dict[int, list[tuple[int, int]]]]] = {}
 
     async def _bad(
         self, ledger_id: LedgerId, meta: LedgerMetadataView, marked: Set[BookieId]
@@ -107,15 +110,25 @@ class LedgerReplicator:
         """Whether a marked bookie is registered again and holds every entry it should."""
         if bookie not in self._bk.registry.available():
             return False
+        held = await self._holdings(bookie)
+        return held is not None and not lacks_entries(meta, bookie, held.get(ledger_id, []))
+
+    async def _holdings(self, bookie: BookieId) -> dict[int, list[tuple[int, int]]] | None:
+        """The entry ranges ``bookie`` holds per ledger (None: unreachable), listed at most
+        once per :data:`_LISTING_TTL_S`: one listing serves every mark naming that bookie."""
+        cached = self._listings.get(bookie)
+        if cached is not None and time.monotonic() - cached[0] < _LISTING_TTL_S:
+            return cached[1]
         try:
             listing = await self._bk.pool.client(bookie).list_ledgers(include_ranges=True)
         except BookieUnavailable:
-            return False
-        for item in listing:
-            if item.ledger_id == ledger_id:
-                ranges = [(int(r.first), int(r.last)) for r in item.ranges]
-                return not lacks_entries(meta, bookie, ranges)
-        return not lacks_entries(meta, bookie, [])
+            return None
+        held = {
+            int(item.ledger_id): [(int(r.first), int(r.last)) for r in item.ranges]
+            for item in listing
+        }
+        self._listings[bookie] = (time.monotonic(), held)
+        return held
 
     async def replicate(self, ledger_id: LedgerId, marked: Set[BookieId]) -> Outcome:
         """One round for ``ledger_id`` (see the module docstring). NoSuchLedger propagates."""
