@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from magnetar.broker.message_view import MessageView
 from magnetar.broker.ownership import Ownership
 from magnetar.broker.resources import BrokerResources
 from magnetar.naming import NamespaceName, TopicName
@@ -90,6 +91,20 @@ class TopicService(Protocol):
     async def terminate_topic(self, t: TopicName) -> MessageIdData:
         """End a persistent non-partitioned topic's log: its last message id."""
         ...
+
+    async def peek_message(self, t: TopicName, sub: str, n: int) -> MessageView:
+        """The subscription's ``n``-th unacknowledged message (1 is the first), cursor unmoved."""
+        ...
+
+    async def examine_message(self, t: TopicName, initial: str, n: int) -> MessageView:
+        """The ``n``-th message from the ``earliest`` or back from the ``latest``."""
+        ...
+
+    async def get_message_by_id(
+        self, t: TopicName, ledger_id: int, entry_id: int
+    ) -> MessageView: ...
+
+    async def last_message_id(self, t: TopicName) -> MessageIdData: ...
 
     async def partitions_auto_created(self, t: TopicName) -> int:
         """``t``'s partition count, creating it as partitioned first where auto-creation says so."""

@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body
+from fastapi import APIRouter, Body, Response
 
 from magnetar.admin.errors import BadRequestBody, NotAllowedOnPartitionedTopic
 from magnetar.admin.namespaces import parse_namespace
@@ -26,6 +26,7 @@ from magnetar.broker.errors import (
     TopicExists,
     TopicNotFound,
 )
+from magnetar.broker.message_view import MessageView
 from magnetar.naming import NON_PERSISTENT, PERSISTENT, NamespaceName, TopicName
 from magnetar.policies import InvalidPolicies, MessageIdData
 from magnetar.policies.message_id import LATEST
@@ -41,6 +42,11 @@ def message_id_of(body: object) -> MessageIdData:
         return MessageIdData.from_json(body)
     except InvalidPolicies as exc:
         raise BadRequestBody(exc.reason) from exc
+
+
+def message_response(view: MessageView) -> Response:
+    """A stored message as Pulsar's admin API returns it: the payload, metadata in headers."""
+    return Response(view.body, media_type="application/octet-stream", headers=view.headers)
 
 
 def router(service: TopicService) -> APIRouter:
@@ -240,6 +246,48 @@ def _domain_router(service: TopicService, domain: str) -> APIRouter:
     async def unload(tenant: str, namespace: str, topic: str) -> None:
         for p in await targets(await topic_of(tenant, namespace, topic)):
             await service.unload_topic(p)
+
+    async def one_topic(tenant: str, namespace: str, topic: str, operation: str) -> TopicName:
+        """The topic, refused (405) if it is partitioned as a whole, as Pulsar does."""
+        t = await topic_of(tenant, namespace, topic)
+        if await resources.get_partitions(t):
+            raise NotAllowedOnPartitionedTopic(operation, str(t))
+        return t
+
+    @api.get("/{topic}/subscription/{sub}/position/{position}", summary="Peek a message")
+    async def peek(tenant: str, namespace: str, topic: str, sub: str, position: int) -> Response:
+        """The subscription's ``position``-th unacknowledged message (1 is the first)."""
+        t = await one_topic(tenant, namespace, topic, "Peek messages")
+        return message_response(await service.peek_message(t, sub, position))
+
+    @api.get("/{topic}/examinemessage", summary="Examine a message")
+    async def examine(
+        tenant: str,
+        namespace: str,
+        topic: str,
+        initialPosition: str = "latest",
+        messagePosition: int = 1,
+    ) -> Response:
+        """The ``messagePosition``-th message from the ``earliest`` or back from the ``latest``."""
+        initial = initialPosition.lower()
+        if initial not in ("earliest", "latest"):
+            raise BadRequestBody(
+                f"initialPosition must be earliest or latest, not {initialPosition!r}"
+            )
+        t = await one_topic(tenant, namespace, topic, "Examine message")
+        return message_response(await service.examine_message(t, initial, messagePosition))
+
+    @api.get("/{topic}/ledger/{ledger_id}/entry/{entry_id}", summary="Get a message by its id")
+    async def message_by_id(
+        tenant: str, namespace: str, topic: str, ledger_id: int, entry_id: int
+    ) -> Response:
+        t = await one_topic(tenant, namespace, topic, "Get message by id")
+        return message_response(await service.get_message_by_id(t, ledger_id, entry_id))
+
+    @api.get("/{topic}/lastMessageId", summary="The id of the last message")
+    async def last_message_id(tenant: str, namespace: str, topic: str) -> dict[str, Any]:
+        t = await one_topic(tenant, namespace, topic, "Get last message id")
+        return (await service.last_message_id(t)).to_json()
 
     @api.post("/{topic}/terminate", summary="Terminate a topic")
     async def terminate(tenant: str, namespace: str, topic: str) -> dict[str, Any]:

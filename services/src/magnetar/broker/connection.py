@@ -336,6 +336,7 @@ class ServerCnx:
             except InvalidTopicName as exc:
                 return commands.lookup_failed(request.request_id, pb.InvalidTopicName, str(exc))
             found = await self._service.lookup(topic, request.authoritative)
+            found = found.for_listener(request.advertised_listener_name)
             return commands.lookup_response(
                 request.request_id,
                 broker_service_url=found.pulsar_service_url,

@@ -3,7 +3,8 @@
 A persistent entry is exactly what followed the SEND command: ``[0x0e01][crc32c][meta_size]
 [MessageMetadata][payload]`` (the checksum part is optional). The broker never rewrites it; it
 only peeks at the metadata to count permits (a batch is ``num_messages_in_batch`` messages), to
-route by key, and to seek by publish time. The payload (possibly compressed) is never parsed.
+route by key, and to seek by publish time. The payload (possibly compressed) is never parsed on the
+delivery path; only the admin's message views (:mod:`.message_view`) open it.
 
 Pure functions; safe from any task.
 """
@@ -15,6 +16,7 @@ from dataclasses import dataclass
 
 from google.protobuf.message import DecodeError
 
+from magnetar.broker.dispatch import ChunkTag
 from magnetar.protocol.batch import is_batch, message_count
 from magnetar.protocol.frame import MAGIC_CRC32C
 from magnetar.wire import pulsar_api_pb2 as pb
@@ -31,22 +33,30 @@ class EntryInfo:
     key: bytes
     publish_time: int
     batched: bool
+    chunk: ChunkTag | None = None  # a chunk of a chunked message
 
 
 def entry_metadata(stored: bytes) -> pb.MessageMetadata:
     """The MessageMetadata of a stored entry; an empty one if the bytes are not parseable."""
+    return split_entry(stored)[0]
+
+
+def split_entry(stored: bytes) -> tuple[pb.MessageMetadata, bytes]:
+    """The MessageMetadata of a stored entry and the (possibly compressed) payload after it;
+    an empty metadata and no payload if the bytes are not parseable."""
     offset = 0
     if len(stored) >= 6 and _U16.unpack_from(stored, 0)[0] == MAGIC_CRC32C:
         offset = 6
     metadata = pb.MessageMetadata()
     if len(stored) < offset + 4:
-        return metadata
+        return metadata, b""
     (size,) = _U32.unpack_from(stored, offset)
+    end = offset + 4 + size
     try:
-        metadata.MergeFromString(stored[offset + 4 : offset + 4 + size])
+        metadata.MergeFromString(stored[offset + 4 : end])
     except (DecodeError, ValueError, RuntimeError):
-        return pb.MessageMetadata()
-    return metadata
+        return pb.MessageMetadata(), b""
+    return metadata, stored[end:]
 
 
 def entry_info(stored: bytes) -> EntryInfo:
@@ -55,9 +65,17 @@ def entry_info(stored: bytes) -> EntryInfo:
         key = metadata.ordering_key
     else:
         key = metadata.partition_key.encode()
+    chunks = metadata.num_chunks_from_msg
     return EntryInfo(
         messages=max(1, message_count(metadata)),
         key=key,
         publish_time=metadata.publish_time,
         batched=is_batch(metadata),
+        chunk=ChunkTag(
+            (metadata.producer_name, metadata.uuid),
+            metadata.chunk_id,
+            metadata.chunk_id >= chunks - 1,
+        )
+        if chunks > 1
+        else None,
     )

@@ -91,6 +91,22 @@ class TopicTerminated(BrokerError):
         self.topic = topic
 
 
+class MessageNotFound(BrokerError):
+    """No stored message where the admin asked (past the end, trimmed, or nothing unacked)."""
+
+    def __init__(self, topic: str, where: str) -> None:
+        super().__init__(f"Message not found: {where} of {topic}")
+        self.topic = topic
+
+
+class InvalidMessagePosition(BrokerError):
+    """A peek or examine position that cannot name a message (it counts from 1)."""
+
+    def __init__(self, position: int) -> None:
+        super().__init__(f"messagePosition must be 1 or more, got {position}")
+        self.position = position
+
+
 class ConsumerBusy(BrokerError):
     def __init__(self, subscription: str, reason: str) -> None:
         super().__init__(f"subscription {subscription!r}: {reason}")

@@ -24,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 
-from magnetar.broker.deduplication import MessageDeduplication
+from magnetar.broker.deduplication import MessageDeduplication, chunk_of
 from magnetar.broker.errors import MetadataProblem, TopicTerminated
 from magnetar.broker.persistent_topic import PersistentTopic
 from magnetar.broker.producer import Producer
@@ -187,6 +187,7 @@ class ProducerRequests:
             max(1, send.num_messages),
             frame.payload.stored,
             self._send_done,
+            chunk_of(frame.payload.metadata),
         )
 
     def _send_done(self) -> None:

@@ -22,7 +22,7 @@ them in :meth:`close`; only the service writes into ``topics``.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from magnetar.broker.backlog_quota import BacklogQuotaConfig, BacklogQuotaManager
@@ -31,6 +31,7 @@ from magnetar.broker.bundle_factory import NamespaceBundleFactory
 from magnetar.broker.bundles import DEFAULT_NUMBER_OF_NAMESPACE_BUNDLES, NamespaceBundle
 from magnetar.broker.deduplication import DeduplicationConfig, DeduplicationPolicyWatch
 from magnetar.broker.errors import NamespaceNotFound, ServiceNotReady, TopicNotFound
+from magnetar.broker.listeners import AdvertisedListener
 from magnetar.broker.message_expiry import MessageExpiryMonitor
 from magnetar.broker.non_persistent_topic import NonPersistentTopic
 from magnetar.broker.ownership import BundleTopics, LocalOwnership, LookupResult, Ownership
@@ -61,6 +62,7 @@ class BrokerConfig:
     """The broker's settings (names after Pulsar's broker.conf)."""
 
     advertised_address: str = "127.0.0.1"
+    advertised_listeners: Mapping[str, AdvertisedListener] = field(default_factory=dict)
     broker_service_port: int = 6650
     web_service_port: int = 8080
     cluster_name: str = "standalone"
@@ -86,6 +88,7 @@ def broker_lookup_data(config: BrokerConfig) -> BrokerLookupData:
         broker_id=f"{host}:{port}",
         pulsar_service_url=f"pulsar://{host}:{port}",
         web_service_url=f"http://{host}:{config.web_service_port}",
+        advertised_listeners=dict(config.advertised_listeners),
     )
 
 

@@ -41,6 +41,8 @@ from magnetar.backoff import DISPATCH
 from magnetar.broker.consumer import Consumer
 from magnetar.broker.dispatch import (
     Candidate,
+    ChunkAffinity,
+    ChunkTag,
     ConsumerKey,
     ConsumerSlot,
     DispatchPlan,
@@ -112,6 +114,7 @@ class PersistentSubscription:
         self._counts = RedeliveryCounts()
         # Unacked-index masks of partly acked batches waiting in the redelivery queue.
         self._masks: dict[Position, int] = {}
+        self._chunks = ChunkAffinity()  # Shared: who gets the rest of each chunked message
         self._lock = asyncio.Lock()
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -167,6 +170,7 @@ class PersistentSubscription:
         selector = self._selector
         change = selector.remove(key) if selector is not None else None
         self._recent.left(key)
+        self._chunks.consumer_removed(key)
         self._put_back(self._pending.remove_consumer(key), count=True)
         if isinstance(change, FailoverChange):
             self._failover_changed(change)
@@ -283,16 +287,19 @@ class PersistentSubscription:
         masks, batch_unacked = self._masks, self.cursor.batch_unacked
         prepared: dict[Position, tuple[Entry, EntryInfo, int | None]] = {}
         candidates: list[Candidate] = []
+        chunks: dict[Position, ChunkTag] = {}
         for entry in entries:
             pos = entry.position
             info = entry_info(entry.data)
+            if info.chunk is not None:
+                chunks[pos] = info.chunk
             mask = masks.get(pos) if masks else None
             if mask is None:
                 mask = batch_unacked(pos)
             count = info.messages if mask is None else mask.bit_count()
             candidates.append(Candidate(pos, max(1, count), info.key or None))
             prepared[pos] = (entry, info, mask)
-        plan = self._plan(candidates, {e.position for e in replays}, view)
+        plan = self._plan(candidates, {e.position for e in replays}, view, chunks)
         key_shared = self.sub_type == SubType.KEY_SHARED
         sent = 0
         for key, planned in plan.assignments:
@@ -329,7 +336,11 @@ class PersistentSubscription:
         )
 
     def _plan(
-        self, candidates: list[Candidate], replayed: set[Position], view: KeySharedView | None
+        self,
+        candidates: list[Candidate],
+        replayed: set[Position],
+        view: KeySharedView | None,
+        chunks: dict[Position, ChunkTag],
     ) -> DispatchPlan:
         selector = self._selector
         slots = [
@@ -347,6 +358,8 @@ class PersistentSubscription:
             redelivery=replayed,
             blocked_hashes=self._replay.hashes() if self._replay else frozenset(),
             key_shared=view,
+            chunks=chunks,
+            affinity=self._chunks,
         )
 
     def _rotation(self) -> list[Consumer]:
@@ -512,6 +525,7 @@ class PersistentSubscription:
         async with self._lock:
             self._pending = PendingAcks()
             self._replay.clear()
+            self._chunks.clear()
             self._counts = RedeliveryCounts()
             self._masks.clear()
             await self.cursor.reset(pos)

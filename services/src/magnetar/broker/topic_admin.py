@@ -27,6 +27,8 @@ from collections.abc import Mapping
 from typing import Any, Protocol
 
 from magnetar.broker.errors import (
+    InvalidMessagePosition,
+    MessageNotFound,
     NamespaceNotFound,
     NotAllowed,
     PartitionedTopicExists,
@@ -37,6 +39,7 @@ from magnetar.broker.errors import (
     TopicExists,
 )
 from magnetar.broker.message_expiry import expire_subscription
+from magnetar.broker.message_view import MessageView, message_view
 from magnetar.broker.non_persistent_topic import NonPersistentTopic
 from magnetar.broker.ownership import Ownership
 from magnetar.broker.persistent_topic import PersistentTopic
@@ -50,6 +53,7 @@ from magnetar.broker.retention import apply_retention
 from magnetar.broker.stats import DEFAULT_WINDOW_S, total
 from magnetar.broker.subscription import PersistentSubscription
 from magnetar.errors import MagnetarError
+from magnetar.ids import EntryId, LedgerId
 from magnetar.managed_ledger import Position
 from magnetar.naming import NamespaceName, TopicName
 from magnetar.policies import AutoTopicCreationOverride, MessageIdData, Policies
@@ -106,6 +110,9 @@ def topic_stats(topic: AnyTopic, window_s: float = DEFAULT_WINDOW_S) -> dict[str
             if isinstance(sub, PersistentSubscription)
             else 0.0,
             "msgBacklog": sub.backlog if isinstance(sub, PersistentSubscription) else 0,
+            "backlogSize": topic.ml.estimated_backlog_size(sub.cursor.mark_delete_position)
+            if isinstance(sub, PersistentSubscription) and isinstance(topic, PersistentTopic)
+            else 0,
             "unackedMessages": sum(c.unacked_messages for c in sub.consumers),
             "type": _sub_type_name(sub.sub_type),
             "isDurable": sub.durable if isinstance(sub, PersistentSubscription) else False,
@@ -121,7 +128,7 @@ def topic_stats(topic: AnyTopic, window_s: float = DEFAULT_WINDOW_S) -> dict[str
         "bytesInCounter": topic.bytes_in,
         "averageMsgSize": (topic.bytes_in / topic.messages_in) if topic.messages_in else 0.0,
         "storageSize": storage,
-        "backlogSize": 0,
+        "backlogSize": _backlog_size(topic),
         "publishers": [
             {
                 "producerId": p.producer_id,
@@ -140,6 +147,21 @@ def topic_stats(topic: AnyTopic, window_s: float = DEFAULT_WINDOW_S) -> dict[str
         if isinstance(topic, PersistentTopic)
         else "Disabled",
     }
+
+
+def _backlog_size(topic: AnyTopic) -> int:
+    """Bytes the slowest durable subscription has still to consume (Pulsar's backlogSize)."""
+    if not isinstance(topic, PersistentTopic):
+        return 0
+    durable = [
+        s.cursor
+        for s in topic.subscriptions.values()
+        if isinstance(s, PersistentSubscription) and s.durable
+    ]
+    if not durable:
+        return 0
+    slowest = min(c.mark_delete_position for c in durable)
+    return topic.ml.estimated_backlog_size(slowest)
 
 
 def internal_stats(topic: PersistentTopic) -> dict[str, Any]:
@@ -376,6 +398,55 @@ class TopicAdmin:
             raise NotAllowed("Termination of a partitioned topic is not allowed")
         last = await (await self._persistent(t)).terminate()
         return MessageIdData(last.ledger_id, last.entry_id, t.partition_index)
+
+    # ------------------------------------------------------------------ reading messages
+    async def peek_message(self, t: TopicName, sub: str, n: int) -> MessageView:
+        """The ``n``-th message the subscription has not acknowledged (1 is the first), read
+        without moving its cursor (Pulsar's peek-messages, one entry per call)."""
+        if n < 1:
+            raise InvalidMessagePosition(n)
+        topic = await self._persistent(t)
+        cursor = topic.subscription(sub).cursor
+        layout = topic.ml.layout
+        pos = layout.next_position(cursor.mark_delete_position)
+        seen = 0
+        while pos is not None:
+            if not cursor.is_acknowledged(pos):
+                seen += 1
+                if seen == n:
+                    return await self._view(topic, pos)
+            pos = layout.next_position(pos)
+        raise MessageNotFound(str(t), f"unacknowledged message {n} of subscription {sub!r}")
+
+    async def examine_message(self, t: TopicName, initial: str, n: int) -> MessageView:
+        """The ``n``-th stored message counted from the first (``earliest``) or back from the
+        last (``latest``): Pulsar's examine-message."""
+        if n < 1:
+            raise InvalidMessagePosition(n)
+        topic = await self._persistent(t)
+        layout = topic.ml.layout
+        pos = layout.nth_from_start(n) if initial == "earliest" else layout.nth_from_end(n)
+        if pos is None:
+            raise MessageNotFound(str(t), f"message {n} from the {initial}")
+        return await self._view(topic, pos)
+
+    async def get_message_by_id(self, t: TopicName, ledger_id: int, entry_id: int) -> MessageView:
+        topic = await self._persistent(t)
+        pos = Position(LedgerId(ledger_id), EntryId(entry_id))
+        if not topic.ml.layout.contains(pos):
+            raise MessageNotFound(str(t), f"message {ledger_id}:{entry_id}")
+        return await self._view(topic, pos)
+
+    async def last_message_id(self, t: TopicName) -> MessageIdData:
+        """The id of the topic's last message ((ledger, -1) while it has none)."""
+        last = await (await self._persistent(t)).last_message_id()
+        return MessageIdData(last.ledger_id, last.entry_id, t.partition_index, last.batch_index)
+
+    async def _view(self, topic: PersistentTopic, pos: Position) -> MessageView:
+        entries = await topic.ml.read_positions([pos])
+        if not entries:
+            raise MessageNotFound(str(topic.name), f"message {pos.ledger_id}:{pos.entry_id}")
+        return message_view(pos, entries[0].data)
 
     async def expire_messages(self, t: TopicName, sub: str, seconds: int) -> None:
         """Pulsar's expireMessages: what was published more than ``seconds`` ago (0: nothing)."""

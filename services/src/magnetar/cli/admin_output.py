@@ -17,6 +17,8 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from magnetar.client.admin_messages import AdminMessage
+
 MISSING = "-"
 
 
@@ -59,3 +61,40 @@ def to_jsonable(value: object) -> Any:
 
 def render_json(value: object) -> str:
     return json.dumps(to_jsonable(value), indent=2)
+
+
+def render_payload(payload: bytes, width: int = 16) -> str:
+    """A payload as text when it is printable UTF-8, else as a hex dump (offset, hex, ASCII)."""
+    try:
+        text = payload.decode()
+    except UnicodeDecodeError:
+        text = None
+    if text is not None and all(c.isprintable() or c in "\n\t" for c in text):
+        return text
+    lines = []
+    for offset in range(0, len(payload), width):
+        chunk = payload[offset : offset + width]
+        ascii_ = "".join(chr(b) if 32 <= b < 127 else "." for b in chunk)
+        lines.append(f"{offset:08x}  {chunk.hex(' '):<{width * 3 - 1}}  |{ascii_}|")
+    return "\n".join(lines)
+
+
+def render_messages(messages: Sequence[AdminMessage]) -> str:
+    """Messages read through the admin API: their fields, then the payload, one block each."""
+    if not messages:
+        return "No message."
+    blocks = []
+    for m in messages:
+        fields = render_fields(
+            [
+                ("Message ID", m.message_id),
+                ("Publish time", m.publish_time),
+                ("Event time", m.event_time),
+                ("Producer", m.producer_name),
+                ("Sequence id", m.sequence_id),
+                ("Key", m.key),
+                ("Properties", json.dumps(m.properties) if m.properties else None),
+            ]
+        )
+        blocks.append(f"{fields}\n{render_payload(m.payload)}")
+    return "\n\n".join(blocks)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from magnetar.cli.admin_output import render_fields
+from magnetar.cli.admin_output import render_fields, render_messages
 from magnetar.cli.admin_session import (
     ForceOpt,
     NamespaceArg,
@@ -234,3 +234,55 @@ def topics_terminate(ctx: typer.Context, topic: TopicArg) -> None:
 def topics_lookup(ctx: typer.Context, topic: TopicArg) -> None:
     """Show which broker serves a topic."""
     emit_fields(ctx, call(ctx, lambda a: a.lookup_topic(topic)))
+
+
+@topics.command("peek-messages")
+def topics_peek(
+    ctx: typer.Context,
+    topic: TopicArg,
+    subscription: SubscriptionOpt,
+    count: Annotated[int, typer.Option("--count", "-n", help="Messages to show.", min=1)] = 1,
+) -> None:
+    """Show the next messages of a subscription's backlog without consuming them."""
+    found = call(ctx, lambda a: a.peek_messages(topic, subscription, count))
+    emit(ctx, [m.to_json() for m in found], lambda: render_messages(found))
+
+
+@topics.command("examine-message")
+def topics_examine(
+    ctx: typer.Context,
+    topic: TopicArg,
+    initial: Annotated[
+        str,
+        typer.Option(
+            "--initialPosition", "-i", help="Count from 'earliest' or back from 'latest'."
+        ),
+    ] = "latest",
+    position: Annotated[
+        int, typer.Option("--messagePosition", "-m", help="Which message (1 is the first).", min=1)
+    ] = 1,
+) -> None:
+    """Show a stored message counted from the first or back from the last."""
+    if initial.lower() not in ("earliest", "latest"):
+        raise typer.BadParameter("must be earliest or latest", param_hint="--initialPosition")
+    found = call(ctx, lambda a: a.examine_message(topic, initial.lower(), position))
+    emit(ctx, [m.to_json() for m in found], lambda: render_messages(found))
+
+
+@topics.command("get-message-by-id")
+def topics_get_message_by_id(
+    ctx: typer.Context,
+    topic: TopicArg,
+    ledger_id: Annotated[int, typer.Option("--ledgerId", "-l", help="Ledger of the message.")],
+    entry_id: Annotated[int, typer.Option("--entryId", "-e", help="Entry of the message.")],
+) -> None:
+    """Show the message stored at LEDGER:ENTRY (a batch: all its messages)."""
+    found = call(ctx, lambda a: a.get_message_by_id(topic, ledger_id, entry_id))
+    emit(ctx, [m.to_json() for m in found], lambda: render_messages(found))
+
+
+@topics.command("last-message-id")
+def topics_last_message_id(ctx: typer.Context, topic: TopicArg) -> None:
+    """Show the id of the last message published to a topic."""
+    last = call(ctx, lambda a: a.get_last_message_id(topic))
+    emit(ctx, last.to_json(), lambda: f"{last.ledger_id}:{last.entry_id}")

@@ -41,9 +41,11 @@ import httpx
 from magnetar.client.admin_errors import (
     AdminTimeout,
     AdminUnreachable,
+    NotFound,
     UnexpectedResponse,
     error_for_status,
 )
+from magnetar.client.admin_messages import AdminMessage, messages_from_answer
 from magnetar.client.admin_models import (
     DEFAULT_WEB_SERVICE_URL,
     BundlesData,
@@ -160,6 +162,25 @@ class AdminClient:
     ) -> Any:
         """One HTTP call under the deadline; the decoded JSON answer (with ``text``: the text),
         or None for no content."""
+        response = await self._request(method, path, body=body, params=params)
+        if response.status_code == 204 or not response.content:
+            return None
+        if text:
+            return response.text
+        try:
+            return response.json()
+        except ValueError as exc:
+            raise UnexpectedResponse(f"{method} {path}: answer is not JSON") from exc
+
+    async def _request(
+        self,
+        method: str,
+        path: str,
+        *,
+        body: object = None,
+        params: Mapping[str, str] | None = None,
+    ) -> httpx.Response:
+        """One HTTP call under the deadline; the answer, unless it is an error (raised)."""
         content = None if body is None else json.dumps(body).encode()
         headers = {"Content-Type": "application/json"} if content is not None else None
         try:
@@ -177,14 +198,7 @@ class AdminClient:
         if response.status_code >= 300:
             reason = f"{method} {path}: unexpected answer {response.reason_phrase}"
             raise UnexpectedResponse(reason, response.status_code)
-        if response.status_code == 204 or not response.content:
-            return None
-        if text:
-            return response.text
-        try:
-            return response.json()
-        except ValueError as exc:
-            raise UnexpectedResponse(f"{method} {path}: answer is not JSON") from exc
+        return response
 
     # ------------------------------------------------------------------ clusters
 
@@ -490,6 +504,51 @@ class AdminClient:
         return _read(
             MessageIdData.from_json, await self._call("POST", f"{_topic(topic)}/terminate")
         )
+
+    async def peek_messages(
+        self, topic: str, subscription: str, count: int = 1
+    ) -> list[AdminMessage]:
+        """Up to ``count`` messages the subscription has not acknowledged, oldest first, without
+        consuming them (fewer if the backlog is shorter)."""
+        if count < 1:
+            raise ValueError(f"count must be 1 or more, got {count}")
+        out: list[AdminMessage] = []
+        position = 1
+        while len(out) < count:
+            path = f"{_sub(topic, subscription)}/position/{position}"
+            try:
+                out.extend(await self._messages(path))
+            except NotFound as exc:
+                if not exc.reason.startswith("Message not found"):
+                    raise  # no such topic or subscription
+                break  # the backlog ends here
+            position += 1
+        return out[:count]
+
+    async def examine_message(
+        self, topic: str, initial_position: str = "latest", position: int = 1
+    ) -> list[AdminMessage]:
+        """The ``position``-th stored message from the ``earliest`` or back from the ``latest``
+        (a batch: all its messages)."""
+        params = {"initialPosition": initial_position, "messagePosition": str(position)}
+        return await self._messages(f"{_topic(topic)}/examinemessage", params)
+
+    async def get_message_by_id(
+        self, topic: str, ledger_id: int, entry_id: int
+    ) -> list[AdminMessage]:
+        """The message (a batch: all its messages) stored at ``ledger_id:entry_id``."""
+        return await self._messages(f"{_topic(topic)}/ledger/{ledger_id}/entry/{entry_id}")
+
+    async def get_last_message_id(self, topic: str) -> MessageIdData:
+        return _read(
+            MessageIdData.from_json, await self._call("GET", f"{_topic(topic)}/lastMessageId")
+        )
+
+    async def _messages(
+        self, path: str, params: Mapping[str, str] | None = None
+    ) -> list[AdminMessage]:
+        response = await self._request("GET", path, params=params)
+        return messages_from_answer(response.headers, response.content)
 
     async def lookup_topic(self, topic: str) -> LookupData:
         path = f"/lookup/v2/topic/{TopicName.parse(topic, strict=False).rest_path}"

@@ -62,7 +62,10 @@ class Client:
         keepalive_interval_s: float = 30.0,
         auth: Authentication | None = None,
         tls: TlsOptions | None = None,
+        listener_name: str | None = None,
     ) -> None:
+        """``listener_name``: the broker's named listener to be told about in lookups
+        (Pulsar's advertised listeners; docs/broker-api.md)."""
         self.service_url = service_url
         self.operation_timeout_s = operation_timeout_s
         use_tls = service_url.startswith("pulsar+ssl://")
@@ -75,7 +78,9 @@ class Client:
             auth=auth,
             tls=tls if use_tls else None,
         )
-        self.lookup = LookupService(self.pool, service_url, use_tls=use_tls)
+        self.lookup = LookupService(
+            self.pool, service_url, use_tls=use_tls, listener_name=listener_name
+        )
         self._producer_ids = itertools.count()
         self._consumer_ids = itertools.count()
         self._handles: list[Closable] = []
@@ -127,12 +132,15 @@ class Client:
         message_router: Callable[[str | None, int], int] | None = None,
         properties: Mapping[str, str] | None = None,
         access_mode: ProducerAccessMode | str = ProducerAccessMode.SHARED,
+        chunking_enabled: bool = False,
     ) -> Producer | PartitionedProducer:
         """A producer for ``topic``; a :class:`PartitionedProducer` when it is partitioned.
 
         Options follow the official clients (see docs/client.md); ``message_router`` is
         ``(key, num_partitions) -> partition`` and overrides ``routing_mode``.
         ``access_mode``: Pulsar's producer access modes (:class:`ProducerAccessMode`).
+        ``chunking_enabled`` (with ``batching_enabled=False``): payloads larger than the
+        broker's max message size go as chunks (:mod:`magnetar.client.chunking`).
         """
         self.check_open()
         options = ProducerOptions(
@@ -151,6 +159,7 @@ class Client:
             message_router=message_router,
             properties=dict(properties or {}),
             access_mode=access_mode,
+            chunking_enabled=chunking_enabled,
         )
         return await partitioned_producer.create_producer(self, topic, options)
 
@@ -176,6 +185,9 @@ class Client:
         read_compacted: bool = False,
         properties: Mapping[str, str] | None = None,
         pattern_auto_discovery_period_s: float = 60.0,
+        max_pending_chunked_message: int = 10,
+        auto_ack_oldest_chunked_message_on_queue_full: bool = False,
+        expire_time_of_incomplete_chunked_message_s: float = 60.0,
     ) -> Consumer | MultiTopicConsumer:
         """Subscribe to a topic, a list of topics or a regex ``topics_pattern``.
 
@@ -198,6 +210,9 @@ class Client:
             read_compacted=read_compacted,
             properties=dict(properties or {}),
             pattern_auto_discovery_period_s=pattern_auto_discovery_period_s,
+            max_pending_chunked_message=max_pending_chunked_message,
+            auto_ack_oldest_chunked_message_on_queue_full=auto_ack_oldest_chunked_message_on_queue_full,
+            expire_time_of_incomplete_chunked_message_s=expire_time_of_incomplete_chunked_message_s,
         )
         return await multi_topic.subscribe(
             self, topic, subscription_name, options, topics_pattern=topics_pattern

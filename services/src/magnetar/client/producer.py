@@ -48,6 +48,7 @@ from magnetar.client.batch_builder import (
     ReceiptCallback,
     build_single,
 )
+from magnetar.client.chunking import split_chunks
 from magnetar.client.compression import compression_type
 from magnetar.client.connection import Connection
 from magnetar.client.context import ClientContext
@@ -454,6 +455,10 @@ class Producer:
     def _push(self, op: OpSend) -> None:
         limit = self._max_message_size
         if limit is not None and len(op.payload) > limit:
+            if self._options.chunking_enabled and not op.is_batch:
+                for chunk in split_chunks(op, limit, self.producer_name):
+                    self._push_one(chunk)
+                return
             self._settle(
                 op,
                 MessageTooBig(
@@ -461,6 +466,9 @@ class Producer:
                 ),
             )
             return
+        self._push_one(op)
+
+    def _push_one(self, op: OpSend) -> None:
         op.created_at = time.monotonic()
         op.push_index = self._pushed
         self._pushed += 1
@@ -495,6 +503,8 @@ class Producer:
         self._space.set()
 
     def _settle(self, op: OpSend, result: MessageId | BaseException) -> None:
+        if not op.messages:
+            return  # a chunk before the last: the message settles with its last chunk
         if isinstance(result, MessageId):
             ids = op.message_ids(result, self.partition)
             for message, message_id in zip(op.messages, ids, strict=True):

@@ -91,6 +91,7 @@ class ProducerOptions:
     message_router: Callable[[str | None, int], int] | None = None
     properties: Mapping[str, str] = field(default_factory=dict)
     access_mode: ProducerAccessMode | str = ProducerAccessMode.SHARED
+    chunking_enabled: bool = False
 
     def validate(self) -> None:
         if self.max_pending_messages < 1:
@@ -103,3 +104,7 @@ class ProducerOptions:
             raise InvalidConfiguration("batching_max_publish_delay_ms cannot be negative")
         compression_type(self.compression_type)
         access_mode(self.access_mode)
+        if self.chunking_enabled and self.batching_enabled:
+            raise InvalidConfiguration(
+                "chunking_enabled needs batching_enabled=False (a batch is never chunked)"
+            )

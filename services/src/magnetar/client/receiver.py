@@ -93,6 +93,10 @@ class ConsumerOptions:
     start_message_id: MessageId | None = None  # non-durable (readers) only
     start_message_id_inclusive: bool = False
     pattern_auto_discovery_period_s: float = 60.0
+    # Chunked messages (magnetar.client.chunking), the official clients' names and defaults.
+    max_pending_chunked_message: int = 10
+    auto_ack_oldest_chunked_message_on_queue_full: bool = False
+    expire_time_of_incomplete_chunked_message_s: float = 60.0
 
     def __post_init__(self) -> None:
         if self.receiver_queue_size < 1:
@@ -101,6 +105,8 @@ class ConsumerOptions:
             raise InvalidConfiguration("timeouts and delays cannot be negative")
         if self.pattern_auto_discovery_period_s <= 0:
             raise InvalidConfiguration("pattern_auto_discovery_period_s must be positive")
+        if self.max_pending_chunked_message < 1:
+            raise InvalidConfiguration("max_pending_chunked_message must be at least 1")
 
     @property
     def allows_cumulative_ack(self) -> bool:

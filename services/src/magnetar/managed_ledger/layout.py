@@ -136,6 +136,27 @@ class LedgerLayout:
                 total += last - first + 1
         return total
 
+    def nth_from_start(self, n: int) -> Position | None:
+        """The ``n``-th existing entry of the chain (1 is the first), or None if there are fewer."""
+        if n < 1:
+            return None
+        for lid, count in zip(self._ids, self._entries, strict=True):
+            if n <= count:
+                return Position(LedgerId(lid), EntryId(n - 1))
+            n -= count
+        return None
+
+    def nth_from_end(self, n: int) -> Position | None:
+        """The ``n``-th existing entry counted back from the last (1 is the last), or None."""
+        if n < 1:
+            return None
+        for i in range(len(self._ids) - 1, -1, -1):
+            count = self._entries[i]
+            if n <= count:
+                return Position(LedgerId(self._ids[i]), EntryId(count - n))
+            n -= count
+        return None
+
     def _first_entry_from(self, i: int) -> Position | None:
         while i < len(self._ids):
             if self._entries[i] > 0:

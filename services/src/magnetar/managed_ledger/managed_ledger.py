@@ -254,6 +254,25 @@ class ManagedLedger:
         cur = self._dispatch.current
         return 0 if cur is None else cur.confirmed_bytes
 
+    def estimated_backlog_size(self, after: Position) -> int:
+        """Bytes of the entries after ``after`` (Pulsar's ``backlogSize``): every later ledger
+        whole, the ledger ``after`` is in by its share of entries still ahead."""
+        sizes = {li.ledger_id: li.size for li in self._meta.ledgers}
+        current = self.current_ledger_id
+        if current is not None:
+            sizes[current] = self.current_ledger_bytes
+        total = 0
+        for lid, count in self.layout.items():
+            if lid < after.ledger_id or count == 0:
+                continue
+            size = sizes.get(lid, 0)
+            if lid == after.ledger_id:
+                ahead = max(count - (after.entry_id + 1), 0)
+                total += size * ahead // count
+            else:
+                total += size
+        return total
+
     @property
     def last_confirmed_position(self) -> Position:
         """The last entry added (it stays so after its ledger is trimmed)."""

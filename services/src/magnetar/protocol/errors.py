@@ -114,6 +114,10 @@ class MalformedBatch(ProtocolError):
         self.reason = reason
 
 
+class DecompressionError(ProtocolError):
+    """A payload does not decompress with its codec, or not to its announced size."""
+
+
 class UnsupportedProtocolVersion(ProtocolError):
     """The peer's protocol version is too old for what was asked."""
 
