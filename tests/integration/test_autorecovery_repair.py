@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from magnetar.ids import LedgerId
+from magnetar.ids import BookieId, EntryId, LedgerId
 from magnetar.ledger import BookKeeper, LedgerClientConfig, LedgerState
 from magnetar.ledger.distribution import write_set
 from magnetar.ledger.metadata import LedgerMetadataView
@@ -27,7 +27,7 @@ from magnetar.metadata import MetadataStore, keys
 from magnetar.metadata.factory import open_store
 from magnetar.wire import bookie_pb2 as pb
 from tests.kit.autorecovery import AutorecoveryProcess, assert_no_overlapping_locks
-from tests.kit.bookie import BookieClient, BookieProcess
+from tests.kit.bookie import BookieClient, BookieProcess, entry
 from tests.kit.etcd import EtcdServer
 from tests.kit.scrape import scrape, value
 
@@ -195,3 +195,44 @@ async def test_e2_wq2_ledgers_move_to_the_third_bookie(setup: Setup, tmp_path: P
     finally:
         await asyncio.gather(*(p.astop() for p in pair))
     assert assert_no_overlapping_locks(pair) >= len(named)
+
+
+async def test_the_periodic_check_refills_a_live_bookie_that_lacks_entries(
+    setup: Setup, tmp_path: Path
+) -> None:
+    """A closed E2 Wq2 ledger whose second bookie never got its entries (as after a lost
+    journal): only the full check can see it, since every bookie is registered."""
+    full, empty, spare = setup.bookies
+    master_key = b"mk"
+    ledger_id = await setup.bk.manager.allocate_ledger_id()
+    payloads = [b"entry-%d" % i for i in range(ENTRIES)]
+    async with BookieClient(full.address) as client:
+        results = await client.add(
+            [entry(ledger_id, i, p) for i, p in enumerate(payloads)], master_key
+        )
+    assert {r.status for r in results} == {pb.OK}
+    meta = LedgerMetadataView(
+        ensemble_size=2,
+        write_quorum=2,
+        ack_quorum=2,
+        ensembles=((EntryId(0), (BookieId(full.bookie_id), BookieId(empty.bookie_id))),),
+        state=LedgerState.CLOSED,
+        last_entry_id=EntryId(ENTRIES - 1),
+        length=sum(map(len, payloads)),
+        master_key=master_key,
+    )
+    await setup.bk.manager.create(ledger_id, meta)
+
+    with_ar = AutorecoveryProcess(tmp_path / "ar", setup.etcd.url)  # audits fully when elected
+    await with_ar.astart()
+    try:
+
+        async def refilled() -> bool:
+            meta = (await setup.bk.manager.read(ledger_id)).metadata
+            return empty.bookie_id not in meta.all_bookies() and await no_marks(setup.store)
+
+        await wait_until("the ledger off the bookie that lacked its entries", refilled, 60)
+        repaired = await read_back_from_every_replica(setup, ledger_id, payloads)
+        assert set(repaired.all_bookies()) == {full.bookie_id, spare.bookie_id}
+    finally:
+        await with_ar.astop()
