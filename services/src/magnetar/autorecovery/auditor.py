@@ -12,6 +12,8 @@ While leading, every ``tick_s``:
   ``lost_bookie_recovery_delay`` seconds (a bookie that restarts quickly costs no copying),
   every ledger naming it is marked with it;
 - every ledger naming a bookie being decommissioned is marked with it at once;
+- while a due or decommissioning bookie is still named by some ledger, the ledgers are scanned
+  again every :data:`RESCAN_S` seconds (marks are idempotent: only new ledgers change);
 - every ``audit_period`` seconds the full check runs: all of the above from a fresh listing, and
   each live bookie's entry ranges (``ListLedgers``) against what the CLOSED ledgers say it
   should hold; a bookie lacking entries (a wiped disk that came back under its id, a lost
@@ -44,6 +46,7 @@ from magnetar.telemetry import get_logger
 log = get_logger(__name__)
 
 AUDITOR_ELECTION = "autorecovery-auditor"
+RESCAN_S = 5.0
 _CALL_TIMEOUT_S = 10.0
 
 
@@ -70,6 +73,7 @@ class Auditor:
         self._named: frozenset[BookieId] = frozenset()  # by some ledger, at the last pass
         self._seen: set[BookieId] = set()  # registered at some point while this one leads
         self._handled: set[BookieId] = set()
+        self._next_rescan = 0.0
         self.audits = 0  # full checks run while leading (read by metrics)
 
     @property
@@ -120,9 +124,12 @@ class Auditor:
         return frozenset(b for b, t in self._lost_since.items() if now - t >= self._delay_s)
 
     async def _tick(self, now: float) -> None:
-        """Between full checks: scan only when a lost bookie came due or a decommission began."""
+        """Between full checks: scan when a lost bookie came due or a decommission began, and
+        every :data:`RESCAN_S` while such a bookie is still named by some ledger (a ledger
+        created just before the writer saw a decommission still names the bookie)."""
         due = self._clock_lost(now) | self._bk.registry.decommissioning()
-        if due - self._handled:
+        if due - self._handled or (due & self._named and now >= self._next_rescan):
+            self._next_rescan = now + RESCAN_S
             await self.audit(full=False)
 
     async def audit(self, *, full: bool) -> int:
