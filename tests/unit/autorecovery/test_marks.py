@@ -49,3 +49,12 @@ async def test_remove_keeps_a_mark_widened_since_it_was_read(store: MetadataStor
 def test_an_unreadable_mark_names_no_bookie() -> None:
     assert decode_mark(LedgerId(1), b"not json").missing == ()
     assert decode_mark(LedgerId(1), encode_mark([BookieId("x")], 5)).missing == ("x",)
+
+
+async def test_marking_again_keeps_the_version_a_worker_removes_at(store: MetadataStore) -> None:
+    marks = UnderReplicationMarks(store)
+    await marks.mark(LedgerId(2), [BookieId("a"), BookieId("b")])
+    read = await marks.get(LedgerId(2))
+    assert read is not None
+    assert not await marks.mark(LedgerId(2), [BookieId("b")])  # the auditor's rescan
+    assert await marks.remove(read)

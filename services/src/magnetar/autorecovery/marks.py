@@ -9,12 +9,14 @@ holding the ledger's replication lock, removes the mark at the version it read o
 no longer names any of those bookies (:meth:`UnderReplicationMarks.remove`), so a mark widened
 meanwhile survives for the next round.
 
-Concurrency: stateless apart from the store handle; any task may call any method. The codec
+Concurrency: stateless apart from the store handle; any task may call any method, each store
+call under a deadline (TimeoutError past it). The codec
 (:func:`encode_mark`, :func:`decode_mark`) is pure.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections.abc import Iterable
@@ -22,6 +24,8 @@ from dataclasses import dataclass
 
 from magnetar.ids import BookieId, LedgerId
 from magnetar.metadata import BadVersion, MetadataStore, NotFound, keys, update
+
+_CALL_TIMEOUT_S = 10.0  # each store call (a mark's compare-and-set retries included)
 
 
 @dataclass(frozen=True, order=True)
@@ -52,8 +56,13 @@ class UnderReplicationMarks:
         self._store = store
 
     async def mark(self, ledger_id: LedgerId, missing: Iterable[BookieId]) -> bool:
-        """Create the mark or add ``missing`` to it; True when the stored value changed."""
+        """Create the mark or add ``missing`` to it; True when the stored value changed. A mark
+        that already names them all is not written (its version, which a worker's removal
+        compares, stays)."""
         wanted = set(missing)
+        current = await self.get(ledger_id)
+        if current is not None and wanted <= set(current.missing):
+            return False
         changed = False
 
         def merge(current: bytes | None) -> bytes:
@@ -65,28 +74,33 @@ class UnderReplicationMarks:
             changed = not wanted <= set(old.missing)
             return encode_mark(wanted | set(old.missing), old.marked_ms) if changed else current
 
-        await update(self._store, keys.under_replicated(ledger_id), merge)
+        async with asyncio.timeout(_CALL_TIMEOUT_S):
+            await update(self._store, keys.under_replicated(ledger_id), merge)
         return changed
 
     async def list(self) -> list[UnderReplicationMark]:
         """Every mark, by ledger id."""
-        found = await self._store.list(keys.UNDER_REPLICATED_PREFIX)
+        async with asyncio.timeout(_CALL_TIMEOUT_S):
+            found = await self._store.list(keys.UNDER_REPLICATED_PREFIX)
         return [
             decode_mark(keys.under_replicated_ledger_of(key), v.value, v.version)
             for key, v in found
         ]
 
     async def count(self) -> int:
-        return len(await self._store.list_keys(keys.UNDER_REPLICATED_PREFIX))
+        async with asyncio.timeout(_CALL_TIMEOUT_S):
+            return len(await self._store.list_keys(keys.UNDER_REPLICATED_PREFIX))
 
     async def get(self, ledger_id: LedgerId) -> UnderReplicationMark | None:
-        got = await self._store.get(keys.under_replicated(ledger_id))
+        async with asyncio.timeout(_CALL_TIMEOUT_S):
+            got = await self._store.get(keys.under_replicated(ledger_id))
         return None if got is None else decode_mark(ledger_id, got.value, got.version)
 
     async def remove(self, mark: UnderReplicationMark) -> bool:
         """Delete the mark if it is still at the version read; False if it changed or went."""
         try:
-            await self._store.delete(keys.under_replicated(mark.ledger_id), mark.version)
+            async with asyncio.timeout(_CALL_TIMEOUT_S):
+                await self._store.delete(keys.under_replicated(mark.ledger_id), mark.version)
         except (BadVersion, NotFound):
             return False
         return True
