@@ -17,7 +17,8 @@ it) and does, for one ledger:
    re-applied on a version conflict, e.g. with a live writer's ensemble change);
 4. report what is left: the ledger is repaired when no bad bookie is named any more.
 
-Bounded: at most ``copy_concurrency`` entries are read or written at once. Failures that may pass
+Bounded: at most ``copy_concurrency`` entries are read or written at once, out of at most
+16 times as many scheduled. Failures that may pass
 (no replica answered, no target bookie yet) raise :class:`ReplicationFailed` (retryable); the
 mark stays and the next round tries again.
 
@@ -91,6 +92,7 @@ class LedgerReplicator:
         self._store = store
         self._stats = stats
         self._slots = asyncio.Semaphore(copy_concurrency)
+        self._chunk = copy_concurrency * 16
         self._listings: dict[BookieId, tuple[float, dict[int, list[tuple[int, int]]]]] = {}
 
     async def _bad(
@@ -216,7 +218,10 @@ class LedgerReplicator:
                 self._stats.bytes_copied += len(entry.payload)
                 return len(entry.payload)
 
-        sizes = await asyncio.gather(*(one(e) for e in entries))
+        sizes: list[int] = []
+        step = self._chunk
+        for start in range(0, len(entries), step):  # a bounded number of tasks at a time
+            sizes += await asyncio.gather(*(one(e) for e in entries[start : start + step]))
         return len(sizes), sum(sizes)
 
     async def _read(
