@@ -236,3 +236,32 @@ async def test_the_periodic_check_refills_a_live_bookie_that_lacks_entries(
         assert set(repaired.all_bookies()) == {full.bookie_id, spare.bookie_id}
     finally:
         await with_ar.astop()
+
+
+async def test_ledgers_spread_over_the_racks_bookies_register(tmp_path: Path) -> None:
+    """Four bookies in two racks: every E2 ensemble takes one of each (random placement would
+    put both copies in one rack a third of the time)."""
+    etcd = EtcdServer(data_dir=tmp_path / "etcd")
+    await asyncio.to_thread(etcd.start)
+    racks = ["r1", "r1", "r2", "r2"]
+    bookies = [
+        BookieProcess(tmp_path / f"b{i}", etcd.url, journal_sync=False, extra_args=["--rack", rack])
+        for i, rack in enumerate(racks)
+    ]
+    try:
+        await asyncio.gather(*(b.astart() for b in bookies))
+        store = await open_store(etcd.url)
+        bk = await BookKeeper.start(store, CONFIG)
+        try:
+            rack_of = {b.bookie_id: rack for b, rack in zip(bookies, racks, strict=True)}
+            assert bk.registry.racks() == rack_of
+            for _ in range(20):
+                handle = await bk.create_ledger(2, 2, 2)
+                assert {rack_of[b] for b in handle.metadata.current_ensemble} == {"r1", "r2"}
+                await handle.close()
+        finally:
+            await bk.close()
+            await store.close()
+    finally:
+        await asyncio.gather(*(b.astop() for b in bookies))
+        await asyncio.to_thread(etcd.stop)
