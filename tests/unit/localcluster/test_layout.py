@@ -16,6 +16,7 @@ from magnetar.localcluster.layout import (
     layout_from_json,
     layout_to_json,
     plan_layout,
+    with_autorecovery,
     with_proxy,
 )
 
@@ -89,7 +90,7 @@ def test_a_restart_keeps_the_stored_shape_unless_told_otherwise() -> None:
 
 
 def test_members_start_etcd_first_and_the_proxy_last() -> None:
-    assert START_ORDER == (Role.ETCD, Role.BOOKIE, Role.BROKER, Role.PROXY)
+    assert START_ORDER == (Role.ETCD, Role.BOOKIE, Role.BROKER, Role.AUTORECOVERY, Role.PROXY)
 
 
 def test_a_proxy_takes_the_front_door_ports_and_urls() -> None:
@@ -112,3 +113,14 @@ def test_a_proxy_added_to_a_stored_cluster_keeps_every_other_port() -> None:
     assert grown.member("proxy").ports == (50000, 50001)
     assert with_proxy(grown, lambda port: True, _counter(60000)) == grown
     assert layout.service_url == layout.brokers_service_url
+
+
+def test_autorecovery_joins_once_on_a_port_no_member_uses() -> None:
+    layout = plan_layout(1, 1, lambda p: True, iter(range(40000, 40100)).__next__)
+    ports = iter([2379, 3181, 45000])  # two taken ones first
+    added = with_autorecovery(layout, ports.__next__)
+    (member,) = added.by_role(Role.AUTORECOVERY)
+    assert member.name == "autorecovery-1"
+    assert member.port == 45000
+    assert with_autorecovery(added, ports.__next__) == added
+    assert layout_from_json(layout_to_json(added)) == added

@@ -31,7 +31,6 @@ DataDirOpt = Annotated[
 ]
 DEFAULT_DATA_DIR = Path("cluster-data")
 EXIT_FAILED = 1
-EXIT_UNSUPPORTED = 2
 
 
 def _echo(line: str) -> None:
@@ -60,7 +59,11 @@ def up(
         ),
     ] = False,
     autorecovery: Annotated[
-        bool, typer.Option("--autorecovery", help="Not available yet.")
+        bool,
+        typer.Option(
+            "--autorecovery",
+            help="Also run autorecovery (auditor + re-replication); a restart keeps it.",
+        ),
     ] = False,
     detach: Annotated[
         bool, typer.Option("--detach", help="Return once ready; stop with `cluster down`.")
@@ -71,27 +74,33 @@ def up(
 ) -> None:
     """Start a local cluster and wait until every member is ready.
 
-    Runs etcd, the bookies and the brokers (and with --proxy a proxy), each its own process
-    logging to DATA_DIR/logs, prints the service, admin and metadata URLs (the proxy's when
-    there is one), then shows a status line until Ctrl-C or SIGTERM, which stop the proxy, the
-    brokers, the bookies and etcd in that order. With --detach it
+    Runs etcd, the bookies and the brokers (with --proxy a proxy, with --autorecovery an
+    autorecovery process), each its own process logging to DATA_DIR/logs, prints the service,
+    admin and metadata URLs (the proxy's when there is one), then shows a status line until
+    Ctrl-C or SIGTERM, which stop the proxy, autorecovery, the brokers, the bookies and etcd in
+    that order. With --detach it
     returns instead. On an existing DATA_DIR it restarts the same cluster, on the same ports
     and with the same data.
     """
     from magnetar.localcluster import (
         LocalClusterError,
-        RoleNotAvailable,
         serve_foreground,
         sigterm_interrupts,
         start_cluster,
         urls_text,
     )
 
-    if autorecovery:
-        raise _fail("up", RoleNotAvailable("autorecovery"), EXIT_UNSUPPORTED)
     try:
         with sigterm_interrupts():
-            running = start_cluster(data_dir, bookies, brokers, ready_timeout, _echo, proxy=proxy)
+            running = start_cluster(
+                data_dir,
+                bookies,
+                brokers,
+                ready_timeout,
+                _echo,
+                proxy=proxy,
+                autorecovery=autorecovery,
+            )
     except LocalClusterError as exc:
         raise _fail("up", exc) from None
     except KeyboardInterrupt:
@@ -152,6 +161,8 @@ def status(data_dir: DataDirOpt = DEFAULT_DATA_DIR) -> None:
         typer.echo(row)
     for row in under_replicated_table(None if read is None else read.under_replicated):
         typer.echo(row)
+    if read is not None:
+        typer.echo(f"ledgers marked for re-replication (autorecovery): {read.marked}")
     if not all_up(statuses):
         raise typer.Exit(EXIT_FAILED)
 

@@ -19,6 +19,7 @@ import typer
 from magnetar import __version__
 from magnetar.cli import (
     admin_cmd,
+    autorecovery_cmd,
     bookie_cmd,
     broker_cmd,
     cluster_cmd,
@@ -43,6 +44,7 @@ def version() -> None:
 
 COMMANDS: tuple[tuple[str, Callable[..., None]], ...] = (
     ("version", version),
+    ("autorecovery", autorecovery_cmd.autorecovery),
     ("bookie", bookie_cmd.bookie),
     ("broker", broker_cmd.broker),
     ("consume", consume_cmd.consume_command),

@@ -11,7 +11,7 @@ one session for both). Called by ``magnetar cluster`` (:mod:`magnetar.cli.cluste
 """
 
 from magnetar.localcluster.cluster_metadata import ClusterMetadata, read_cluster_metadata
-from magnetar.localcluster.errors import LocalClusterError, RoleNotAvailable
+from magnetar.localcluster.errors import LocalClusterError
 from magnetar.localcluster.layout import ClusterLayout, Member, Role
 from magnetar.localcluster.owners import BundleOwner
 from magnetar.localcluster.status import (
@@ -42,7 +42,6 @@ __all__ = [
     "Member",
     "MemberStatus",
     "Role",
-    "RoleNotAvailable",
     "RunningCluster",
     "all_up",
     "cluster_status",

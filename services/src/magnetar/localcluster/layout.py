@@ -7,11 +7,12 @@ layout may be restarted with the counts the user asked for; :func:`layout_to_jso
 pid while the cluster runs.
 
 Invariants: member names are unique and stable (``etcd``, ``bookie-1``..``bookie-N``,
-``broker-1``..``broker-M``, ``proxy``), and so are their ports: a restart on the same data dir
-reuses both, so bookie ids, ledger metadata and the URLs clients were given stay valid. No two
-members share a port. The service URL names every broker, the admin URL the first — or, when
-the cluster has a proxy, both are the proxy's (clients use the front door). The front door
-(the proxy if any, else the first broker) gets 6650/8080, etcd 2379/2380 and bookie ``i``
+``broker-1``..``broker-M``, ``proxy``, ``autorecovery-1`` with ``cluster up --autorecovery``),
+and so are their ports: a restart on the same data dir reuses both, so bookie ids, ledger
+metadata and the URLs clients were given stay valid. No two members share a port. The service
+URL names every broker, the admin URL the first — or, when the cluster has a proxy, both are
+the proxy's (clients use the front door). The front door (the proxy if any, else the first
+broker) gets 6650/8080, etcd 2379/2380 and bookie ``i``
 3181+i-1 (gRPC) and 8000+i-1 (HTTP) when those are free; any other port is one the caller found
 free. A proxy added to a stored cluster gets free ports (the brokers keep theirs).
 
@@ -40,18 +41,25 @@ class Role(enum.StrEnum):
     BOOKIE = "bookie"
     BROKER = "broker"
     PROXY = "proxy"
+    AUTORECOVERY = "autorecovery"
 
 
-START_ORDER: tuple[Role, ...] = (Role.ETCD, Role.BOOKIE, Role.BROKER, Role.PROXY)
+START_ORDER: tuple[Role, ...] = (
+    Role.ETCD,
+    Role.BOOKIE,
+    Role.BROKER,
+    Role.AUTORECOVERY,
+    Role.PROXY,
+)
 
 
 @dataclass(frozen=True)
 class Member:
-    """One process of the cluster. ``port`` is etcd's client port, a bookie's gRPC port or a
-    broker's or the proxy's binary protocol port; ``second_port`` is etcd's peer port, a
-    bookie's HTTP port (``/metrics``, ``/api/v1/bookie/state``) or a broker's or the proxy's
-    web port. ``pid`` is the running
-    process, None when stopped."""
+    """One process of the cluster. ``port`` is etcd's client port, a bookie's gRPC port, a
+    broker's or the proxy's binary protocol port or autorecovery's HTTP port (``/metrics``,
+    health); ``second_port`` is etcd's peer port, a bookie's HTTP port (``/metrics``,
+    ``/api/v1/bookie/state``) or a broker's or the proxy's web port (autorecovery has none).
+    ``pid`` is the running process, None when stopped."""
 
     name: str
     role: Role
@@ -195,6 +203,16 @@ def _assigner(
         return port
 
     return assign
+
+
+def with_autorecovery(layout: ClusterLayout, any_free_port: Callable[[], int]) -> ClusterLayout:
+    """``layout`` with one autorecovery member (unchanged if it has one): its HTTP port is one
+    ``any_free_port`` gives that no member uses. Once added, it stays in the stored layout."""
+    if layout.by_role(Role.AUTORECOVERY):
+        return layout
+    assign = _assigner({p for m in layout.members for p in m.ports}, lambda _: False, any_free_port)
+    member = Member("autorecovery-1", Role.AUTORECOVERY, assign(None))
+    return replace(layout, members=(*layout.members, member))
 
 
 def check_shape(

@@ -36,7 +36,13 @@ class MemberStatus:
         return self.health is Health.HEALTHY
 
 
-_PLURAL = {Role.ETCD: "etcd", Role.BOOKIE: "bookies", Role.BROKER: "brokers", Role.PROXY: "proxy"}
+_PLURAL = {
+    Role.ETCD: "etcd",
+    Role.BOOKIE: "bookies",
+    Role.BROKER: "brokers",
+    Role.PROXY: "proxy",
+    Role.AUTORECOVERY: "autorecovery",
+}
 
 
 def all_up(statuses: Sequence[MemberStatus]) -> bool:
@@ -48,7 +54,7 @@ def status_line(statuses: Sequence[MemberStatus]) -> str:
     parts = []
     for role in START_ORDER:
         of_role = [s for s in statuses if s.member.role is role]
-        if not of_role and role is Role.PROXY:
+        if not of_role and role in (Role.PROXY, Role.AUTORECOVERY):
             continue  # an optional role: not shown when the cluster has none
         parts.append(f"{_PLURAL[role]} {sum(s.up for s in of_role)}/{len(of_role)}")
     up = sum(s.up for s in statuses)

@@ -65,6 +65,7 @@ from magnetar.localcluster.layout import (
     layout_from_json,
     layout_to_json,
     plan_layout,
+    with_autorecovery,
     with_proxy,
 )
 from magnetar.localcluster.ports import any_free_port, port_is_free
@@ -77,6 +78,7 @@ DEFAULT_BOOKIES = 3
 DEFAULT_BROKERS = 2
 STOP_TIMEOUT_S: dict[Role, float] = {
     Role.PROXY: 15.0,
+    Role.AUTORECOVERY: 20.0,
     Role.BROKER: 30.0,
     Role.BOOKIE: 30.0,
     Role.ETCD: 10.0,
@@ -156,10 +158,12 @@ def start_cluster(
     echo: Echo,
     *,
     proxy: bool = False,
+    autorecovery: bool = False,
 ) -> RunningCluster:
     """Start the cluster in ``data_dir`` (a new one, or the stored one) and wait until ready.
 
-    ``proxy``: run a proxy too (a stored cluster that has one always runs it)."""
+    ``proxy``: run a proxy too (a stored cluster that has one always runs it); ``autorecovery``
+    adds an autorecovery member (kept in the stored layout from then on)."""
     data_dir = data_dir.resolve()
     etcd = etcd_binary()
     layout = load_layout(data_dir)
@@ -183,6 +187,8 @@ def start_cluster(
             for port in m.ports:
                 if not port_is_free(port):
                     raise PortInUse(m.name, port)
+    if autorecovery:
+        layout = with_autorecovery(layout, any_free_port)
     data_dir.mkdir(parents=True, exist_ok=True)
     save_layout(data_dir, layout)
     cluster = RunningCluster(data_dir, layout)

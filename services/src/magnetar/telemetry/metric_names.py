@@ -198,3 +198,44 @@ PROXY_METRICS = (
     PROXY_LOOKUPS,
     PROXY_DROPPED_SLOW,
 )
+
+# ---------------------------------------------------------------- autorecovery
+AUTORECOVERY_UNDER_REPLICATED_LEDGERS = MetricSpec(
+    "autorecovery_under_replicated_ledgers",
+    Kind.GAUGE,
+    "Ledgers marked under-replicated by the auditor and not yet repaired (cluster-wide).",
+)
+AUTORECOVERY_REREPLICATED_BYTES = MetricSpec(
+    "autorecovery_rereplicated_bytes_total",
+    Kind.COUNTER,
+    "Entry payload bytes this process copied to replacement bookies.",
+)
+AUTORECOVERY_REREPLICATED_ENTRIES = MetricSpec(
+    "autorecovery_rereplicated_entries_total",
+    Kind.COUNTER,
+    "Entries this process copied to replacement bookies.",
+)
+AUTORECOVERY_REREPLICATED_LEDGERS = MetricSpec(
+    "autorecovery_rereplicated_ledgers_total",
+    Kind.COUNTER,
+    "Ledgers this process repaired (their under-replication mark removed).",
+)
+AUTORECOVERY_FRAGMENTS_IN_PROGRESS = MetricSpec(
+    "autorecovery_fragments_in_progress",
+    Kind.GAUGE,
+    "Ledger fragments this process is copying now.",
+)
+AUTORECOVERY_AUDITOR_LEADER = MetricSpec(
+    "autorecovery_auditor_leader",
+    Kind.GAUGE,
+    "1 while this process is the elected auditor, else 0.",
+)
+
+AUTORECOVERY_METRICS = (
+    AUTORECOVERY_UNDER_REPLICATED_LEDGERS,
+    AUTORECOVERY_REREPLICATED_BYTES,
+    AUTORECOVERY_REREPLICATED_ENTRIES,
+    AUTORECOVERY_REREPLICATED_LEDGERS,
+    AUTORECOVERY_FRAGMENTS_IN_PROGRESS,
+    AUTORECOVERY_AUDITOR_LEADER,
+)
