@@ -6,7 +6,9 @@ of a policy for a namespace: the namespace's own setting when it has one, else t
 * retention: ``defaultRetentionTimeInMinutes`` / ``defaultRetentionSizeInMB`` (-1: infinite;
   0/0: a fully consumed ledger is deleted as soon as it is rolled over);
 * auto topic creation: ``allowAutoTopicCreation``, ``allowAutoTopicCreationType``,
-  ``defaultNumPartitions``.
+  ``defaultNumPartitions``;
+* delayed delivery: ``delayedDeliveryEnabled``, ``delayedDeliveryTickTimeMillis``,
+  ``delayedDeliveryMaxDelayInMillis`` (0: unbounded).
 
 Retention reaches the managed ledger as its ``ManagedLedgerConfig`` retention (minutes ->
 seconds, MB -> bytes, negative stays "infinite").
@@ -19,7 +21,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from magnetar.managed_ledger import ManagedLedgerConfig
-from magnetar.policies import AutoTopicCreationOverride, Policies, RetentionPolicies
+from magnetar.policies import (
+    AutoTopicCreationOverride,
+    DelayedDeliveryPolicies,
+    Policies,
+    RetentionPolicies,
+)
 
 MB = 1024 * 1024
 
@@ -33,6 +40,7 @@ class BrokerPolicyDefaults:
         default_factory=AutoTopicCreationOverride
     )
     default_num_partitions: int = 1
+    delayed_delivery: DelayedDeliveryPolicies = field(default_factory=DelayedDeliveryPolicies)
 
 
 def effective_ttl_s(policies: Policies, defaults: BrokerPolicyDefaults) -> int:
@@ -56,6 +64,15 @@ def effective_auto_topic_creation(
     if auto.topic_type == "partitioned" and auto.default_num_partitions is None:
         return replace(auto, default_num_partitions=defaults.default_num_partitions)
     return auto
+
+
+def effective_delayed_delivery(
+    policies: Policies | None, defaults: BrokerPolicyDefaults
+) -> DelayedDeliveryPolicies:
+    """The namespace's delayedDelivery policy, else the broker's."""
+    if policies is not None and policies.delayed_delivery_policies is not None:
+        return policies.delayed_delivery_policies
+    return defaults.delayed_delivery
 
 
 def with_retention(
