@@ -21,7 +21,11 @@ import pytest
 from tests.kit.process import running
 from tests.kit.standalone import StandaloneProcess, admin_call, official_client, topic_name
 
-ENV = {"MAGNETAR_STANDALONE_DELAYED_DELIVERY_TICK_TIME_MILLIS": "100"}
+MAX_INDEX = 3  # delayed messages a subscription holds before it stops reading new ones
+ENV = {
+    "MAGNETAR_STANDALONE_DELAYED_DELIVERY_TICK_TIME_MILLIS": "100",
+    "MAGNETAR_STANDALONE_DELAYED_DELIVERY_MAX_INDEX_SIZE": str(MAX_INDEX),
+}
 T_MS = 10_000  # a receive that must succeed
 LATE_S = 15.0  # generous: how late a delayed message may arrive on a loaded machine
 DELAY_MS = 1500
@@ -109,6 +113,31 @@ def test_stats_count_held_messages(client: pulsar.Client, standalone: Standalone
         time.sleep(0.1)
     with pytest.raises(pulsar.Timeout):
         consumer.receive(timeout_millis=500)
+    producer.close()
+    consumer.close()
+
+
+def test_a_full_index_stops_reading_until_it_drains(
+    client: pulsar.Client, standalone: StandaloneProcess
+) -> None:
+    """With one permit a step reads one entry: the index fills to its limit, then the entries
+    behind it (here one due at once) wait in the log until the held ones fall due."""
+    topic = topic_name("delay-full")
+    consumer = client.subscribe(topic, "s", consumer_type=pulsar.ConsumerType.Shared,
+                                receiver_queue_size=1)  # fmt: skip
+    producer = client.create_producer(topic, batching_enabled=False)
+    sent_at = now_ms()
+    for i in range(MAX_INDEX + 2):
+        producer.send(f"held-{i}".encode(), deliver_after=datetime.timedelta(milliseconds=3000))
+    producer.send(b"free")
+    path = "/admin/v2/" + topic.replace("://", "/") + "/stats"
+    stats = admin_call(standalone, "GET", path)["subscriptions"]["s"]
+    assert stats["msgDelayed"] <= MAX_INDEX
+    got = receive_in_order_of_arrival(consumer, MAX_INDEX + 3)
+    assert sorted(data for data, _ in got) == sorted(
+        [f"held-{i}".encode() for i in range(MAX_INDEX + 2)] + [b"free"]
+    )
+    assert all(at >= sent_at + 3000 for _, at in got), "read past a full index"
     producer.close()
     consumer.close()
 

@@ -1,6 +1,7 @@
 """The delayed-delivery index against a plain model: nothing comes out before its time, nothing
-is lost or duplicated, everything comes out at most one tick late, in position order, with its
-sticky hash; ``next_due_time`` is the earliest moment something falls due."""
+is lost or duplicated, everything comes out at most one tick late (taken without a limit), in
+position order, with its sticky hash; ``next_due_time`` is the earliest moment something
+falls due."""
 
 from __future__ import annotations
 
@@ -33,16 +34,20 @@ class DelayedIndexMachine(RuleBasedStateMachine):
         self.index.add(pos, self.now + delay, slot)
         self.model[pos] = (self.now + delay, slot)
 
-    @rule(step=st.integers(0, 6000))
-    def advance(self, step: int) -> None:
+    @rule(step=st.integers(0, 6000), limit=st.none() | st.integers(1, 5))
+    def advance(self, step: int, limit: int | None) -> None:
         self.now += step
-        out = self.index.due(self.now)
+        out = self.index.due(self.now, limit)
         got = [p for p, _ in out]
         assert got == sorted(got)
         for pos, slot in out:
             deliver_at, want_slot = self.model.pop(pos)  # KeyError: never added, or twice
             assert deliver_at <= self.now, "released before its time"
             assert slot == want_slot
+        if limit is not None:
+            assert len(out) <= limit
+            if len(out) == limit:
+                return  # the rest may still be due: the next call takes it
         for deliver_at, _ in self.model.values():
             assert deliver_at > self.now - self.index.tick_ms, "kept over a tick past its time"
 

@@ -97,6 +97,9 @@ MAX_READ_ENTRIES = 100
 MAX_KEY_SHARED_LOOKAHEAD = 20_000
 _WAIT_NEW_ENTRIES_S = 30.0
 _HOLDING_TYPES = (SubType.SHARED, SubType.KEY_SHARED)  # where deliver_at_time applies
+# Due delayed entries move to the redelivery queue only while it holds fewer than this: a
+# million entries due at once go out step by step, never as one long blocking move.
+_RELEASE_BATCH = 1000
 
 
 def _now_ms() -> int:
@@ -268,7 +271,8 @@ class PersistentSubscription:
             return
         wait_s = _WAIT_NEW_ENTRIES_S
         due = self._delayed.next_due_time()
-        if due is not None:
+        if due is not None and len(self._replay) < _RELEASE_BATCH:
+            # (With the queue full, what was released waits for permits: FLOW sets _wake.)
             wait_s = min(wait_s, max(0.0, (due - _now_ms()) / 1000))
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(wait_s):
@@ -364,8 +368,13 @@ class PersistentSubscription:
         return policy.active
 
     def _release_delayed(self, now_ms: int | None) -> None:
-        """Held entries due by ``now_ms`` (None: all of them) join the redelivery queue."""
-        due = self._delayed.due(now_ms) if now_ms is not None else self._delayed.drain()
+        """Held entries due by ``now_ms`` (None: due or not) join the redelivery queue, while
+        it holds fewer than ``_RELEASE_BATCH``."""
+        room = _RELEASE_BATCH - len(self._replay)
+        if room <= 0:
+            return
+        index = self._delayed
+        due = index.due(now_ms, room) if now_ms is not None else index.drain(room)
         for pos, slot in due:
             if self.cursor.is_acknowledged(pos):
                 continue

@@ -46,3 +46,19 @@ def test_full_at_the_limit_and_clear_forgets_everything() -> None:
 def test_bad_settings_are_refused(tick: int, limit: int) -> None:
     with pytest.raises(ValueError, match="must be at least 1"):
         DelayedDeliveryIndex(tick_ms=tick, limit=limit)
+
+
+def test_due_with_a_limit_leaves_the_rest_for_the_next_call() -> None:
+    index = DelayedDeliveryIndex(tick_ms=1000)
+    for i in range(5):
+        index.add(Position(1, i), 500)
+    index.add(Position(2, 0), 1500)
+    assert index.due(5000, 3) == [(Position(1, i), None) for i in range(3)]
+    assert len(index) == 3
+    assert index.next_due_time() == 1000
+    assert index.due(5000, 3) == [
+        (Position(1, 3), None),
+        (Position(1, 4), None),
+        (Position(2, 0), None),
+    ]
+    assert not index

@@ -16,6 +16,9 @@ Bounds: the index itself does not refuse entries; the subscription stops reading
 while :attr:`DelayedDeliveryIndex.full` (``len >= limit``) — they stay in the log and are read
 once the index drains — so the index grows past ``limit`` by at most one read step.
 
+A caller releases a bounded number per call (``due(now, limit)``): a million entries due at
+the same moment must not block its loop, nor flood the redelivery queue at once.
+
 Positions are not de-duplicated: the caller adds each entry once per read of the cursor and
 clears the index when the cursor is reset. Acknowledged positions are dropped by the caller
 when they come out (an entry acked before it is due is never dispatched).
@@ -82,23 +85,32 @@ class DelayedDeliveryIndex:
         """When the earliest bucket falls due (epoch ms), None if empty: the caller's timer."""
         return self._due_heap[0] if self._due_heap else None
 
-    def due(self, now_ms: int) -> list[tuple[Position, int | None]]:
-        """Every entry due at ``now_ms`` with its sticky hash, in position order; they leave."""
+    def due(self, now_ms: int, limit: int | None = None) -> list[tuple[Position, int | None]]:
+        """Entries due at ``now_ms`` with their sticky hashes, earliest buckets first, sorted by
+        position; at most ``limit`` of them (the rest stay for the next call). They leave."""
         out: list[tuple[Position, int | None]] = []
         heap, buckets = self._due_heap, self._buckets
-        while heap and heap[0] <= now_ms:
-            bucket = buckets.pop(heapq.heappop(heap))
-            for i in range(0, len(bucket), _STRIDE):
+        while heap and heap[0] <= now_ms and (limit is None or len(out) < limit):
+            key = heap[0]
+            bucket = buckets[key]
+            count = len(bucket) // _STRIDE
+            take = count if limit is None else min(count, limit - len(out))
+            for i in range(0, take * _STRIDE, _STRIDE):
                 pos = Position(LedgerId(bucket[i]), EntryId(bucket[i + 1]))
                 slot = bucket[i + 2]
                 out.append((pos, None if slot == NO_SLOT else slot))
+            if take == count:
+                heapq.heappop(heap)
+                del buckets[key]
+            else:
+                del bucket[: take * _STRIDE]
         self._len -= len(out)
         out.sort(key=lambda item: item[0])
         return out
 
-    def drain(self) -> list[tuple[Position, int | None]]:
-        """Every entry, due or not (delayed delivery was turned off), in position order."""
-        return self.due(max(self._due_heap)) if self._due_heap else []
+    def drain(self, limit: int | None = None) -> list[tuple[Position, int | None]]:
+        """Entries due or not (delayed delivery was turned off), as :meth:`due` returns them."""
+        return self.due(max(self._due_heap), limit) if self._due_heap else []
 
     def clear(self) -> None:
         """Forget everything (the cursor was reset: its entries will be read again)."""
