@@ -55,7 +55,13 @@ def parse_duration_ms(text: str) -> int:
     value = text.strip()
     if value.lower().endswith("ms") and value[:-2].isdigit():
         return int(value[:-2])
-    return parse_duration_s(value) * 1000
+    try:
+        return parse_duration_s(value) * 1000
+    except ValueError:
+        units = "ms/" + "/".join(DURATION_UNITS_S)
+        raise ValueError(
+            f"invalid duration {text!r}: use a number with {units} (e.g. 500ms, 1s)"
+        ) from None
 
 
 def parse_size_bytes(text: str, *, allow_unlimited: bool = True) -> int:
