@@ -117,6 +117,24 @@ def test_stats_count_held_messages(client: pulsar.Client, standalone: Standalone
     consumer.close()
 
 
+def test_a_seek_clears_what_was_held(client: pulsar.Client, standalone: StandaloneProcess) -> None:
+    """After a seek the cursor reads the held messages again: they are held once, not twice."""
+    topic = topic_name("delay-seek")
+    consumer = client.subscribe(topic, "s", consumer_type=pulsar.ConsumerType.Shared)
+    producer = client.create_producer(topic, batching_enabled=False)
+    for _ in range(2):
+        producer.send(b"held", deliver_after=datetime.timedelta(minutes=10))
+    producer.send(b"free")
+    assert consumer.receive(timeout_millis=T_MS).data() == b"free"
+    consumer.seek(pulsar.MessageId.earliest)
+    # "free" comes again only after the cursor re-read the two held messages before it.
+    assert consumer.receive(timeout_millis=T_MS).data() == b"free"
+    path = "/admin/v2/" + topic.replace("://", "/") + "/stats"
+    assert admin_call(standalone, "GET", path)["subscriptions"]["s"]["msgDelayed"] == 2
+    producer.close()
+    consumer.close()
+
+
 def test_a_full_index_stops_reading_until_it_drains(
     client: pulsar.Client, standalone: StandaloneProcess
 ) -> None:
