@@ -147,3 +147,50 @@ async def test_reconsume_later_needs_enable_retry(ours: Client) -> None:
         await consumer.reconsume_later(msg, 1)
     await producer.close()
     await consumer.close()
+
+
+async def test_an_inactive_policy_delivers_at_once(
+    ours: Client, standalone: StandaloneProcess
+) -> None:
+    ns = f"public/coff-{uuid.uuid4().hex[:8]}"
+    await asyncio.to_thread(admin_call, standalone, "PUT", f"/admin/v2/namespaces/{ns}")
+    policy = {"active": False, "tickTime": 1000, "maxDeliveryDelayInMillis": 0}
+    path = f"/admin/v2/namespaces/{ns}/delayedDelivery"
+    await asyncio.to_thread(admin_call, standalone, "POST", path, policy)
+    topic = f"persistent://{ns}/t"
+    consumer = await ours.subscribe(topic, "s", subscription_type="Shared")
+    producer = await ours.create_producer(topic)
+    await producer.send(b"late", deliver_after_ms=600_000)
+    assert (await consumer.receive(T)).data == b"late"
+    await producer.close()
+    await consumer.close()
+
+
+async def test_a_restart_mid_delay_still_delivers_on_time(
+    durable_standalone: StandaloneProcess,
+) -> None:
+    sa = durable_standalone
+    topic = topic_name("c-delay-restart")
+    delay_ms = 10_000  # longer than a restart takes, mostly: then it is held anew
+    async with Client(sa.service_url, operation_timeout_s=10) as client:
+        consumer = await client.subscribe(topic, "s", subscription_type="Shared",
+                                          ack_grouping_time_s=0)  # fmt: skip
+        producer = await client.create_producer(topic)
+        sent_at = now_ms()
+        await producer.send(b"held", deliver_after_ms=delay_ms)
+        await producer.send(b"free")
+        msg = await consumer.receive(T)
+        assert msg.data == b"free"
+        consumer.acknowledge(msg)
+        await sa.akill()
+        await sa.astart()
+        async with asyncio.timeout(30 + delay_ms / 1000):
+            msg = await consumer.receive()
+            while msg.data == b"free":  # its ack may not have been persisted: at-least-once
+                consumer.acknowledge(msg)
+                msg = await consumer.receive()
+        assert msg.data == b"held"
+        assert now_ms() >= sent_at + delay_ms, "delivered before its time after the restart"
+        consumer.acknowledge(msg)
+        await producer.close()
+        await consumer.close()
