@@ -95,3 +95,45 @@ def test_inactive_producers_are_purged() -> None:
     assert t.purge_inactive(now=15.0, timeout_s=10.0) == []
     assert t.purge_inactive(now=20.0, timeout_s=10.0) == ["a"]
     assert t.last_sequence_id("a") == -1
+
+
+def _push_chunk(t: SequenceTracker, name: str, seq: int, chunk: tuple[int, int]) -> int:
+    assert t.check(name, seq, None, chunk) is DupStatus.NOT_DUP
+    return t.dispatched()
+
+
+def test_every_chunk_of_a_message_is_stored_once() -> None:
+    """The chunks share the message's sequence id: (sequence id, chunk id) identifies them."""
+    t = SequenceTracker()
+    for c in range(3):
+        t.recorded(_push_chunk(t, "p", 0, (c, 3)), "p", 0, None, position(1, c), (c, 3))
+    assert t.last_sequence_id("p") == 0
+    for c in range(3):  # the whole message resent: every chunk is a duplicate
+        assert t.check("p", 0, None, (c, 3)) is DupStatus.DUP
+    assert t.check("p", 1, None, (0, 2)) is DupStatus.NOT_DUP
+
+
+def test_a_message_resent_after_a_reconnect_mid_message_stores_only_the_missing_chunks() -> None:
+    t = SequenceTracker()
+    for c in range(2):
+        t.recorded(_push_chunk(t, "p", 4, (c, 4)), "p", 4, None, position(1, c), (c, 4))
+    ticket = _push_chunk(t, "p", 4, (2, 4))  # in flight when the producer goes away
+    t.producer_removed("p", 0.0)
+    t.recorded(ticket, "p", 4, None, None, (2, 4))  # ... and it failed
+    t.producer_added("p")
+    assert t.last_sequence_id("p") == -1  # the message is not complete: it is resent
+    assert t.check("p", 4, None, (0, 4)) is DupStatus.DUP
+    assert t.check("p", 4, None, (1, 4)) is DupStatus.DUP
+    assert t.check("p", 4, None, (2, 4)) is DupStatus.NOT_DUP
+    assert t.check("p", 4, None, (2, 4)) is DupStatus.UNKNOWN  # while that one is in flight
+
+
+def test_the_unfinished_chunk_state_survives_a_snapshot() -> None:
+    t = SequenceTracker()
+    t.recorded(_push(t, "p", 0), "p", 0, None, position(1, 0))
+    t.recorded(_push_chunk(t, "p", 1, (0, 3)), "p", 1, None, position(1, 1), (0, 3))
+    _, stored = t.snapshot()
+    reloaded = SequenceTracker(persisted=stored)
+    assert reloaded.persisted == {"p": 0}
+    assert reloaded.check("p", 1, None, (0, 3)) is DupStatus.DUP
+    assert reloaded.check("p", 1, None, (1, 3)) is DupStatus.NOT_DUP

@@ -23,6 +23,15 @@ highest one below which *every* add has been recorded (adds get tickets in dispa
 :class:`SequenceTracker`), so entries completing out of order are never skipped by a replay.
 Disabling deletes the cursor (it would otherwise hold back trimming) and forgets the map.
 
+Chunked messages (the official client's ``chunking_enabled``): every chunk of one message carries
+the message's sequence id, so a chunk is identified by (sequence id, chunk id). The chunks before
+the last are tracked apart (``chunks_pushed`` / ``chunks_persisted``: the highest chunk of the
+producer's unfinished message); a resent chunk at or below them is a duplicate; the last chunk
+completes the message and goes through the sequence-id maps like any SEND. So a producer that
+reconnects mid-message and resends it stores each chunk once, and a whole message resent after
+it completed is dropped. The unfinished chunk state is snapshotted with the map (under keys that
+start with ``\x00``, which names never do).
+
 Bounds: at most ``max_producers`` names are kept (producers disconnected the longest are
 forgotten first) and names inactive for ``producer_inactivity_timeout_s`` are purged.
 
@@ -38,6 +47,7 @@ import enum
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from magnetar.backoff import METADATA_WATCH
 from magnetar.broker.entry import entry_metadata
@@ -48,11 +58,19 @@ from magnetar.managed_ledger.cursor import ManagedCursor
 from magnetar.metadata import keys
 from magnetar.metadata.store import MetadataStore
 from magnetar.telemetry import get_logger
+from magnetar.wire import pulsar_api_pb2 as pb
 
 log = get_logger(__name__)
 
 CURSOR_NAME = "pulsar.dedup"
+# Snapshot property prefixes for the unfinished chunked message of a producer.
+_CHUNK_SEQUENCE = "\x00chunk-sequence:"
+_CHUNK_ID = "\x00chunk-id:"
+
+Chunk = tuple[int, int]
+"""(chunk_id, num_chunks_from_msg) of one SEND of a chunked message."""
 _REPLAY_BATCH = 500
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +94,17 @@ def highest_of(sequence_id: int, highest_sequence_id: int | None) -> int:
     return sequence_id if highest_sequence_id is None else max(sequence_id, highest_sequence_id)
 
 
+def chunk_of(metadata: pb.MessageMetadata) -> Chunk | None:
+    """The chunk a SEND or entry carries, None for a whole message."""
+    total = metadata.num_chunks_from_msg
+    return (metadata.chunk_id, total) if total > 1 else None
+
+
+def _partial(chunk: Chunk | None) -> bool:
+    """A chunk before the last one of its message."""
+    return chunk is not None and chunk[0] < chunk[1] - 1
+
+
 class SequenceTracker:
     """The pushed/persisted maps of one topic, the snapshot bookkeeping and the bounds. Pure."""
 
@@ -83,7 +112,19 @@ class SequenceTracker:
         self, max_producers: int = 10_000, persisted: Mapping[str, int] | None = None
     ) -> None:
         self.max_producers = max_producers
-        self.persisted: dict[str, int] = dict(persisted or {})
+        stored = dict(persisted or {})
+        self.chunks_persisted: dict[str, tuple[int, int]] = {
+            key[len(_CHUNK_SEQUENCE) :]: (
+                value,
+                stored.get(_CHUNK_ID + key[len(_CHUNK_SEQUENCE) :], -1),
+            )
+            for key, value in stored.items()
+            if key.startswith(_CHUNK_SEQUENCE)
+        }
+        self.chunks_pushed: dict[str, tuple[int, int]] = dict(self.chunks_persisted)
+        self.persisted: dict[str, int] = {
+            k: v for k, v in stored.items() if not k.startswith("\x00")
+        }
         self.pushed: dict[str, int] = dict(self.persisted)
         self.connected: set[str] = set()
         self.inactive_since: dict[str, float] = {}
@@ -95,11 +136,25 @@ class SequenceTracker:
         self._done: dict[int, Position | None] = {}
 
     # ------------------------------------------------------------------ sends
-    def check(self, name: str, sequence_id: int, highest_sequence_id: int | None) -> DupStatus:
+    def check(
+        self,
+        name: str,
+        sequence_id: int,
+        highest_sequence_id: int | None,
+        chunk: Chunk | None = None,
+    ) -> DupStatus:
         """Classify a SEND; a NOT_DUP one is counted as pushed (call :meth:`dispatched`)."""
         last_pushed = self.pushed.get(name)
         if last_pushed is not None and sequence_id <= last_pushed:
             return DupStatus.DUP if self.is_persisted(name, sequence_id) else DupStatus.UNKNOWN
+        if chunk is not None:
+            seen = self.chunks_pushed.get(name)
+            if seen is not None and seen[0] == sequence_id and chunk[0] <= seen[1]:
+                persisted = self.is_persisted(name, sequence_id, chunk)
+                return DupStatus.DUP if persisted else DupStatus.UNKNOWN
+            if _partial(chunk):
+                self.chunks_pushed[name] = (sequence_id, chunk[0])
+                return DupStatus.NOT_DUP
         self.pushed[name] = highest_of(sequence_id, highest_sequence_id)
         return DupStatus.NOT_DUP
 
@@ -109,9 +164,17 @@ class SequenceTracker:
         self._next_ticket += 1
         return ticket
 
-    def is_persisted(self, name: str, sequence_id: int) -> bool:
+    def is_persisted(self, name: str, sequence_id: int, chunk: Chunk | None = None) -> bool:
         last = self.persisted.get(name)
-        return last is not None and sequence_id <= last
+        if last is not None and sequence_id <= last:
+            return True
+        done = self.chunks_persisted.get(name) if chunk is not None else None
+        return (
+            done is not None
+            and done[0] == sequence_id
+            and chunk is not None
+            and chunk[0] <= done[1]
+        )
 
     def last_sequence_id(self, name: str) -> int:
         return self.persisted.get(name, -1)
@@ -123,16 +186,17 @@ class SequenceTracker:
         sequence_id: int,
         highest_sequence_id: int | None,
         position: Position | None,
+        chunk: Chunk | None = None,
     ) -> None:
         """The add of ``ticket`` finished: persisted at ``position``, or failed (None)."""
         if position is None:
             # Later sends of this producer may resend this id: only what persisted counts.
-            if name in self.persisted:
-                self.pushed[name] = self.persisted[name]
+            if _partial(chunk):
+                self._fall_back(self.chunks_pushed, self.chunks_persisted, name)
             else:
-                self.pushed.pop(name, None)
+                self._fall_back(self.pushed, self.persisted, name)
         else:
-            self._persist(name, highest_of(sequence_id, highest_sequence_id))
+            self._persist(name, highest_of(sequence_id, highest_sequence_id), sequence_id, chunk)
             self.entries_since_snapshot += 1
         self._done[ticket] = position
         while self._low_ticket in self._done:
@@ -142,17 +206,41 @@ class SequenceTracker:
             self._low_ticket += 1
 
     def replayed(
-        self, name: str, sequence_id: int, highest_sequence_id: int | None, pos: Position
+        self,
+        name: str,
+        sequence_id: int,
+        highest_sequence_id: int | None,
+        pos: Position,
+        chunk: Chunk | None = None,
     ) -> None:
         """An entry found after the snapshot on recovery."""
-        self._persist(name, highest_of(sequence_id, highest_sequence_id))
-        self.pushed[name] = max(self.pushed.get(name, -1), self.persisted[name])
+        self._persist(name, highest_of(sequence_id, highest_sequence_id), sequence_id, chunk)
+        if _partial(chunk):
+            self.chunks_pushed[name] = self.chunks_persisted[name]
+        else:
+            self.pushed[name] = max(self.pushed.get(name, -1), self.persisted[name])
         self.safe_position = pos if self.safe_position is None else max(self.safe_position, pos)
 
-    def _persist(self, name: str, highest: int) -> None:
+    def _persist(self, name: str, highest: int, sequence_id: int, chunk: Chunk | None) -> None:
         if name not in self.persisted and len(self.persisted) >= self.max_producers:
             self._evict_one()
+        if _partial(chunk):
+            assert chunk is not None
+            self.chunks_persisted[name] = max(
+                self.chunks_persisted.get(name, (-1, -1)), (sequence_id, chunk[0])
+            )
+            return
         self.persisted[name] = max(self.persisted.get(name, -1), highest)
+        self.chunks_persisted.pop(name, None)  # the message is complete
+        self.chunks_pushed.pop(name, None)
+
+    @staticmethod
+    def _fall_back(pushed: dict[str, T], persisted: dict[str, T], name: str) -> None:
+        """What was pushed and not persisted will be resent: pushed falls back to persisted."""
+        if name in persisted:
+            pushed[name] = persisted[name]
+        else:
+            pushed.pop(name, None)
 
     def _evict_one(self) -> None:
         idle = sorted(self.inactive_since.items(), key=lambda kv: kv[1])
@@ -167,6 +255,8 @@ class SequenceTracker:
     def forget(self, name: str) -> None:
         self.persisted.pop(name, None)
         self.pushed.pop(name, None)
+        self.chunks_persisted.pop(name, None)
+        self.chunks_pushed.pop(name, None)
         self.inactive_since.pop(name, None)
 
     # ------------------------------------------------------------------ producers
@@ -177,6 +267,7 @@ class SequenceTracker:
     def producer_removed(self, name: str, now: float) -> None:
         """A reconnecting producer resends what was not acknowledged: pushed falls back."""
         self.connected.discard(name)
+        self._fall_back(self.chunks_pushed, self.chunks_persisted, name)
         if name in self.persisted:
             self.pushed[name] = self.persisted[name]
             self.inactive_since[name] = now
@@ -200,7 +291,11 @@ class SequenceTracker:
     def snapshot(self) -> tuple[Position | None, dict[str, int]]:
         """The position and map to store; resets the entry counter."""
         self.entries_since_snapshot = 0
-        return self.safe_position, dict(self.persisted)
+        stored = dict(self.persisted)
+        for name, (sequence_id, chunk_id) in self.chunks_persisted.items():
+            stored[_CHUNK_SEQUENCE + name] = sequence_id
+            stored[_CHUNK_ID + name] = chunk_id
+        return self.safe_position, stored
 
     def snapshot_taken(self, position: Position) -> None:
         if self.snapshot_position is None or position > self.snapshot_position:
@@ -299,7 +394,9 @@ class MessageDeduplication:
                 md = entry_metadata(entry.data)
                 if md.producer_name:
                     highest = md.highest_sequence_id if md.HasField("highest_sequence_id") else None
-                    tracker.replayed(md.producer_name, md.sequence_id, highest, entry.position)
+                    tracker.replayed(
+                        md.producer_name, md.sequence_id, highest, entry.position, chunk_of(md)
+                    )
             count += len(entries)
             if len(entries) < _REPLAY_BATCH:
                 return count
@@ -315,12 +412,18 @@ class MessageDeduplication:
         log.info("deduplication_disabled", topic=self.topic)
 
     # ------------------------------------------------------------------ sends
-    def check(self, name: str, sequence_id: int, highest_sequence_id: int | None) -> Verdict:
+    def check(
+        self,
+        name: str,
+        sequence_id: int,
+        highest_sequence_id: int | None,
+        chunk: Chunk | None = None,
+    ) -> Verdict:
         """Classify a SEND (call in frame order, right before dispatching its add)."""
         tracker = self.tracker
         if self.status is not Status.ENABLED or tracker is None:
             return NOT_TRACKED
-        status = tracker.check(name, sequence_id, highest_sequence_id)
+        status = tracker.check(name, sequence_id, highest_sequence_id, chunk)
         if status is not DupStatus.NOT_DUP:
             return Verdict(status, tracker)
         return Verdict(status, tracker, tracker.dispatched())
@@ -332,12 +435,13 @@ class MessageDeduplication:
         sequence_id: int,
         highest_sequence_id: int | None,
         position: Position | None,
+        chunk: Chunk | None = None,
     ) -> None:
         """The add of a NOT_DUP verdict finished (``position`` None: it failed)."""
         tracker, ticket = verdict.tracker, verdict.ticket
         if tracker is None or ticket is None:
             return
-        tracker.recorded(ticket, name, sequence_id, highest_sequence_id, position)
+        tracker.recorded(ticket, name, sequence_id, highest_sequence_id, position, chunk)
         if tracker is self.tracker and tracker.snapshot_due(self.config.entries_interval):
             self._start_snapshot()
 

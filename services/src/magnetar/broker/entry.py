@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from google.protobuf.message import DecodeError
 
+from magnetar.broker.dispatch import ChunkTag
 from magnetar.protocol.batch import is_batch, message_count
 from magnetar.protocol.frame import MAGIC_CRC32C
 from magnetar.wire import pulsar_api_pb2 as pb
@@ -34,6 +35,7 @@ class EntryInfo:
     publish_time: int
     batched: bool
     deliver_at: int = 0  # deliver_at_time (epoch ms); 0: at once
+    chunk: ChunkTag | None = None  # a chunk of a chunked message
 
 
 def entry_metadata(stored: bytes) -> pb.MessageMetadata:
@@ -65,10 +67,18 @@ def entry_info(stored: bytes) -> EntryInfo:
         key = metadata.ordering_key
     else:
         key = metadata.partition_key.encode()
+    chunks = metadata.num_chunks_from_msg
     return EntryInfo(
         messages=max(1, message_count(metadata)),
         key=key,
         publish_time=metadata.publish_time,
         batched=is_batch(metadata),
         deliver_at=metadata.deliver_at_time,
+        chunk=ChunkTag(
+            (metadata.producer_name, metadata.uuid),
+            metadata.chunk_id,
+            metadata.chunk_id >= chunks - 1,
+        )
+        if chunks > 1
+        else None,
     )

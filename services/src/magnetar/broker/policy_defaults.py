@@ -8,7 +8,9 @@ of a policy for a namespace: the namespace's own setting when it has one, else t
 * auto topic creation: ``allowAutoTopicCreation``, ``allowAutoTopicCreationType``,
   ``defaultNumPartitions``;
 * delayed delivery: ``delayedDeliveryEnabled``, ``delayedDeliveryTickTimeMillis``,
-  ``delayedDeliveryMaxDelayInMillis`` (0: unbounded).
+  ``delayedDeliveryMaxDelayInMillis`` (0: unbounded);
+* schema compatibility: ``schemaCompatibilityStrategy`` (FULL), for namespaces whose own
+  strategy is UNDEFINED (:mod:`magnetar.broker.schemas`).
 
 Retention reaches the managed ledger as its ``ManagedLedgerConfig`` retention (minutes ->
 seconds, MB -> bytes, negative stays "infinite").
@@ -41,6 +43,7 @@ class BrokerPolicyDefaults:
     )
     default_num_partitions: int = 1
     delayed_delivery: DelayedDeliveryPolicies = field(default_factory=DelayedDeliveryPolicies)
+    schema_compatibility_strategy: str = "FULL"  # a namespace's UNDEFINED means this
 
 
 def effective_ttl_s(policies: Policies, defaults: BrokerPolicyDefaults) -> int:

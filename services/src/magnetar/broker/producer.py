@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 
 from magnetar.broker.deduplication import (
     NOT_TRACKED,
+    Chunk,
     DupStatus,
     MessageDeduplication,
     Status,
@@ -80,6 +81,7 @@ class _Send:
     num_messages: int
     stored: bytes
     on_done: Callable[[], None]
+    chunk: Chunk | None = None
     verdict: Verdict = NOT_TRACKED
     finished: bool = False
     message_id: Stored | None = None
@@ -97,6 +99,7 @@ class Producer:
     publish_nowait: PublishNowait | None = None
     connected_since: float = field(default_factory=time.time)
     topic_epoch: int | None = None  # reported in PRODUCER_SUCCESS (access modes)
+    schema_version: bytes = b""  # reported in PRODUCER_SUCCESS; empty: no schema
     messages_in: int = 0
     bytes_in: int = 0
     rate_in: RateMeter = field(default_factory=RateMeter)
@@ -113,9 +116,10 @@ class Producer:
         num_messages: int,
         stored: bytes,
         on_done: Callable[[], None],
+        chunk: Chunk | None = None,
     ) -> None:
-        """Start publishing one SEND (call in frame order)."""
-        send = _Send(sequence_id, highest_sequence_id, num_messages, stored, on_done)
+        """Start publishing one SEND (call in frame order); ``chunk`` for a chunked message's."""
+        send = _Send(sequence_id, highest_sequence_id, num_messages, stored, on_done, chunk)
         self._pending.append(send)
         nowait = self.publish_nowait
         dedup = self.deduplication
@@ -126,7 +130,7 @@ class Producer:
             and (dedup is None or dedup.status is not Status.RECOVERING)
         ):
             if dedup is not None:
-                send.verdict = dedup.check(self.name, sequence_id, highest_sequence_id)
+                send.verdict = dedup.check(self.name, sequence_id, highest_sequence_id, chunk)
                 if send.verdict.status is not DupStatus.NOT_DUP:
                     self._finish(send)
                     return
@@ -221,7 +225,7 @@ class Producer:
         if previous_dispatch is not None and not previous_dispatch.done():
             await previous_dispatch
         await dedup.wait_ready()
-        return dedup.check(self.name, send.sequence_id, send.highest_sequence_id)
+        return dedup.check(self.name, send.sequence_id, send.highest_sequence_id, send.chunk)
 
     def _recorded(self, send: _Send, message_id: Stored | None) -> None:
         verdict = send.verdict
@@ -233,13 +237,13 @@ class Producer:
             else Position(LedgerId(message_id.ledger_id), EntryId(message_id.entry_id))
         )
         self.deduplication.recorded(
-            verdict, self.name, send.sequence_id, send.highest_sequence_id, position
+            verdict, self.name, send.sequence_id, send.highest_sequence_id, position, send.chunk
         )
 
     def _answer_duplicate(self, send: _Send) -> None:
         """Called at the head of the queue: the original, if it was in flight, has finished."""
         tracker = send.verdict.tracker
-        if tracker is not None and tracker.is_persisted(self.name, send.sequence_id):
+        if tracker is not None and tracker.is_persisted(self.name, send.sequence_id, send.chunk):
             log.debug("send_duplicate", topic=self.topic, producer=self.name,
                       sequence_id=send.sequence_id)  # fmt: skip
             self._receipt(send, DUPLICATE_ID)

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from magnetar.broker.backlog_quota import BacklogQuotaConfig
 from magnetar.broker.bundle_split import BundleSplitConfig
 from magnetar.broker.deduplication import DeduplicationConfig
+from magnetar.broker.listeners import parse_advertised_listeners
 from magnetar.broker.load_manager import LoadManagerConfig
 from magnetar.broker.policy_defaults import BrokerPolicyDefaults
 from magnetar.broker.service import BrokerConfig
@@ -33,6 +34,8 @@ class BrokerSettings(BaseSettings):
     web_port: int = Field(default=8080, ge=0, le=65535)
     bind_address: str = "127.0.0.1"
     advertised_address: str = "127.0.0.1"
+    # advertisedListeners (PIP-61): "name:pulsar://host:port,name:http://host:port,..."
+    advertised_listeners: str = ""
     cluster_name: str = "standalone"
     managed_ledger_default_ensemble_size: int = Field(default=3, ge=1)
     managed_ledger_default_write_quorum: int = Field(default=3, ge=1)
@@ -111,10 +114,27 @@ class BrokerSettings(BaseSettings):
     # Magnetar's own: delayed messages one subscription holds in its index; past it, the
     # subscription reads no new entries until some fall due (they wait in the log).
     delayed_delivery_max_index_size: int = Field(default=1_000_000, ge=1)
+    schema_compatibility_strategy: Literal[
+        "ALWAYS_INCOMPATIBLE",
+        "ALWAYS_COMPATIBLE",
+        "BACKWARD",
+        "FORWARD",
+        "FULL",
+        "BACKWARD_TRANSITIVE",
+        "FORWARD_TRANSITIVE",
+        "FULL_TRANSITIVE",
+    ] = "FULL"
+
+    @field_validator("advertised_listeners")
+    @classmethod
+    def _listeners_parse(cls, value: str) -> str:
+        parse_advertised_listeners(value)  # ValueError names the listener that is wrong
+        return value
 
     def broker_config(self) -> BrokerConfig:
         return BrokerConfig(
             advertised_address=self.advertised_address,
+            advertised_listeners=parse_advertised_listeners(self.advertised_listeners),
             broker_service_port=self.broker_port,
             web_service_port=self.web_port,
             cluster_name=self.cluster_name,
@@ -195,4 +215,5 @@ class BrokerSettings(BaseSettings):
                 self.delayed_delivery_tick_time_millis,
                 self.delayed_delivery_max_delay_in_millis,
             ),
+            schema_compatibility_strategy=self.schema_compatibility_strategy,
         )

@@ -54,6 +54,8 @@ from magnetar.backoff import DISPATCH
 from magnetar.broker.consumer import Consumer
 from magnetar.broker.dispatch import (
     Candidate,
+    ChunkAffinity,
+    ChunkTag,
     ConsumerKey,
     ConsumerSlot,
     DelayedDeliveryIndex,
@@ -141,6 +143,7 @@ class PersistentSubscription:
         self._masks: dict[Position, int] = {}
         self._delayed_policy = delayed_delivery  # the topic's effective policy, read per step
         self._delayed = DelayedDeliveryIndex(delayed_delivery().tick_time, max_delayed)
+        self._chunks = ChunkAffinity()  # Shared: who gets the rest of each chunked message
         self._lock = asyncio.Lock()
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -196,6 +199,7 @@ class PersistentSubscription:
         selector = self._selector
         change = selector.remove(key) if selector is not None else None
         self._recent.left(key)
+        self._chunks.consumer_removed(key)
         self._put_back(self._pending.remove_consumer(key), count=True)
         if isinstance(change, FailoverChange):
             self._failover_changed(change)
@@ -324,6 +328,7 @@ class PersistentSubscription:
         masks, batch_unacked = self._masks, self.cursor.batch_unacked
         prepared: dict[Position, tuple[Entry, EntryInfo, int | None]] = {}
         candidates: list[Candidate] = []
+        chunks: dict[Position, ChunkTag] = {}
         for entry in entries:
             pos = entry.position
             info = entry_info(entry.data)
@@ -336,9 +341,11 @@ class PersistentSubscription:
                 self._delayed.add(pos, info.deliver_at, self._slot(cand))
                 held += 1
                 continue
+            if info.chunk is not None:
+                chunks[pos] = info.chunk
             candidates.append(cand)
             prepared[pos] = (entry, info, mask)
-        plan = self._plan(candidates, replayed, view)
+        plan = self._plan(candidates, replayed, view, chunks)
         key_shared = self.sub_type == SubType.KEY_SHARED
         sent = 0
         for key, planned in plan.assignments:
@@ -403,7 +410,11 @@ class PersistentSubscription:
         )
 
     def _plan(
-        self, candidates: list[Candidate], replayed: set[Position], view: KeySharedView | None
+        self,
+        candidates: list[Candidate],
+        replayed: set[Position],
+        view: KeySharedView | None,
+        chunks: dict[Position, ChunkTag],
     ) -> DispatchPlan:
         selector = self._selector
         slots = [
@@ -421,6 +432,8 @@ class PersistentSubscription:
             redelivery=replayed,
             blocked_hashes=self._replay.hashes() if self._replay else frozenset(),
             key_shared=view,
+            chunks=chunks,
+            affinity=self._chunks,
         )
 
     def _rotation(self) -> list[Consumer]:
@@ -587,6 +600,7 @@ class PersistentSubscription:
             self._pending = PendingAcks()
             self._replay.clear()
             self._delayed.clear()
+            self._chunks.clear()
             self._counts = RedeliveryCounts()
             self._masks.clear()
             await self.cursor.reset(pos)

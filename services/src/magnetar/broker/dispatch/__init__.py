@@ -12,9 +12,11 @@ entries read from the cursor, and sends what they decide.
 * :mod:`.redelivery` — replay queue, redelivery counts, negative-ack schedule, DLQ hook.
 * :mod:`.delayed` — the delayed-delivery index (entries held until their deliver-at time).
 * :mod:`.dispatcher` — ``plan_dispatch``: who gets which entries; which replays to read.
+* :mod:`.chunks` — Shared: every chunk of a chunked message to one consumer.
 * :mod:`.errors` — ConsumerBusy, ConsumerAssignError (mapped to ServerError codes).
 """
 
+from magnetar.broker.dispatch.chunks import ChunkAffinity, ChunkTag
 from magnetar.broker.dispatch.consumers import (
     ConsumerInfo,
     ConsumerKey,
@@ -71,6 +73,8 @@ __all__ = [
     "ActiveConsumerChange",
     "AutoSplitSelector",
     "Candidate",
+    "ChunkAffinity",
+    "ChunkTag",
     "ConsumerAssignError",
     "ConsumerBusy",
     "ConsumerInfo",

@@ -14,7 +14,9 @@ Rules per type:
 * SHARED — each entry goes to the next consumer in round-robin order with permits > 0, serving
   the best priority level (lowest ``priority_level``) that has permits. ``consumers`` must be in
   rotation order (:meth:`SharedSelector.rotation`); call :meth:`SharedSelector.served` with
-  :attr:`DispatchPlan.last_served` afterwards.
+  :attr:`DispatchPlan.last_served` afterwards. The chunks of a chunked message (``chunks``: tags
+  by position) all go to the consumer that got its first chunk (:mod:`.chunks`; the plan
+  updates ``affinity``).
 * KEY_SHARED — each entry goes to ``key_shared.select(slot)``. Once an entry of a slot cannot go
   out, no later entry of that slot in the batch goes out either (so the result does not depend on
   whether ``blocked_hashes`` counts the replays of this very batch). Unless out-of-order delivery is
@@ -45,6 +47,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from magnetar.broker.dispatch.chunks import ChunkAffinity, ChunkTag
 from magnetar.broker.dispatch.consumers import ConsumerKey, SubType
 from magnetar.broker.dispatch.sticky_key import sticky_key_hash
 from magnetar.managed_ledger.position import Position
@@ -133,6 +136,8 @@ def plan_dispatch(
     redelivery: Collection[Position] = frozenset(),
     blocked_hashes: Collection[int] = frozenset(),
     key_shared: KeySharedView | None = None,
+    chunks: Mapping[Position, ChunkTag] | None = None,
+    affinity: ChunkAffinity | None = None,
 ) -> DispatchPlan:
     """Decide who gets which of ``entries`` (see the module docstring)."""
     state = _Assignment(consumers)
@@ -141,7 +146,10 @@ def plan_dispatch(
             active = consumers[0].key
         _plan_single(state, active, entries)
     elif sub_type == SubType.SHARED:
-        _plan_shared(state, consumers, entries)
+        if chunks and affinity is not None:
+            _plan_shared_chunks(state, consumers, entries, chunks, affinity)
+        else:
+            _plan_shared(state, consumers, entries)
     else:
         if key_shared is None:
             raise ValueError("a Key_Shared plan needs a KeySharedView")
@@ -180,6 +188,42 @@ def _plan_shared(
             return
         state.give(order[chosen].key, entry)
         start = (chosen + 1) % n
+
+
+def _plan_shared_chunks(
+    state: _Assignment,
+    consumers: Sequence[ConsumerSlot],
+    entries: Sequence[Candidate],
+    chunks: Mapping[Position, ChunkTag],
+    affinity: ChunkAffinity,
+) -> None:
+    """Shared with chunked messages among ``entries``: a chunk whose message has a holder goes
+    to the holder or waits; anything else by rotation (one entry at a time, so the rotation
+    and priority rules stay those of :func:`_plan_shared`)."""
+    connected = {c.key for c in consumers}
+    for entry in entries:
+        tag = chunks.get(entry.position)
+        holder = affinity.holder(tag) if tag is not None else None
+        if tag is not None and holder is not None and holder in connected:
+            if state.permits[holder] > 0:
+                state.give(holder, entry)
+                affinity.given(tag, holder)
+            else:
+                state.leftovers.append(entry)
+            continue
+        before = len(state.leftovers)
+        _plan_shared(state, _rotated(consumers, state.last), [entry])
+        if tag is not None and len(state.leftovers) == before and state.last is not None:
+            affinity.given(tag, state.last)
+
+
+def _rotated(consumers: Sequence[ConsumerSlot], last: ConsumerKey | None) -> list[ConsumerSlot]:
+    """``consumers`` in rotation order starting after ``last``."""
+    order = list(consumers)
+    for i, c in enumerate(order):
+        if c.key == last:
+            return order[i + 1 :] + order[: i + 1]
+    return order
 
 
 def _plan_key_shared(
