@@ -135,6 +135,25 @@ def test_a_seek_clears_what_was_held(client: pulsar.Client, standalone: Standalo
     consumer.close()
 
 
+def test_skip_all_drops_what_was_held(client: pulsar.Client, standalone: StandaloneProcess) -> None:
+    topic = topic_name("delay-skip")
+    consumer = client.subscribe(topic, "s", consumer_type=pulsar.ConsumerType.Shared)
+    producer = client.create_producer(topic, batching_enabled=False)
+    for _ in range(2):
+        producer.send(b"held", deliver_after=datetime.timedelta(milliseconds=2000))
+    producer.send(b"free")
+    msg = consumer.receive(timeout_millis=T_MS)
+    assert msg.data() == b"free"
+    base = "/admin/v2/" + topic.replace("://", "/")
+    assert admin_call(standalone, "GET", base + "/stats")["subscriptions"]["s"]["msgDelayed"] == 2
+    admin_call(standalone, "POST", base + "/subscription/s/skip_all")
+    assert admin_call(standalone, "GET", base + "/stats")["subscriptions"]["s"]["msgDelayed"] == 0
+    with pytest.raises(pulsar.Timeout):  # past their time too: skipped is skipped
+        consumer.receive(timeout_millis=4000)
+    producer.close()
+    consumer.close()
+
+
 def test_a_full_index_stops_reading_until_it_drains(
     client: pulsar.Client, standalone: StandaloneProcess
 ) -> None:

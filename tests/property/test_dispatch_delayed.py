@@ -58,6 +58,9 @@ class DelayedIndexMachine(RuleBasedStateMachine):
 
     @invariant()
     def agrees(self) -> None:
+        last = self.index.last_position  # an upper bound of what is held
+        assert (last is None) == (not self.model)
+        assert last is None or last >= max(self.model)
         assert len(self.index) == len(self.model)
         assert bool(self.index) == bool(self.model)
         assert self.index.full == (len(self.model) >= self.index.limit)

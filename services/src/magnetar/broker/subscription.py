@@ -27,8 +27,8 @@ per message. While the index holds ``max_delayed`` entries no step reads new one
 in the log). Exclusive and Failover ignore ``deliver_at_time``, as Pulsar does; a subscription
 that turns Exclusive, or a policy turned off, releases everything held at once. The index lives
 in memory only: after a restart the cursor reads the unacknowledged delayed entries again and
-they are held anew. A cursor reset clears it; an entry acknowledged while held is dropped when
-it falls due.
+they are held anew. A cursor reset clears it, and so does a mark-delete past everything it
+holds (skip all, expiry); an entry acknowledged alone while held is dropped when it falls due.
 
 Invariants: an entry is pending on at most one consumer, or queued for redelivery, never both;
 acknowledged entries are never dispatched again (checked against the cursor before every
@@ -308,6 +308,7 @@ class PersistentSubscription:
         entries, FLOW, acks, membership), also while this step ran."""
         now_ms = _now_ms()
         holding = self._holds_delayed()
+        self._forget_acknowledged_delayed()
         if self._delayed:
             self._release_delayed(now_ms if holding else None)
         budget = self._read_budget()
@@ -387,9 +388,17 @@ class PersistentSubscription:
                 continue
             self._replay.add(pos, slot)
 
+    def _forget_acknowledged_delayed(self) -> None:
+        """Clear the index when the mark-delete passed all it holds (skip all, expiry); single
+        acknowledged entries are dropped when they fall due."""
+        last = self._delayed.last_position
+        if last is not None and self.cursor.mark_delete_position >= last:
+            self._delayed.clear()
+
     @property
     def delayed_count(self) -> int:
         """Entries held for delayed delivery (Pulsar's ``msgDelayed``)."""
+        self._forget_acknowledged_delayed()
         return len(self._delayed)
 
     def _slot(self, cand: Candidate) -> int | None:

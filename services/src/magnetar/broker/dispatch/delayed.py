@@ -19,6 +19,9 @@ once the index drains — so the index grows past ``limit`` by at most one read 
 A caller releases a bounded number per call (``due(now, limit)``): a million entries due at
 the same moment must not block its loop, nor flood the redelivery queue at once.
 
+``last_position`` (no lower than any position held) lets the caller clear the index at once when
+its cursor's mark-delete moves past everything held (skip all, clear backlog, expiry).
+
 Positions are not de-duplicated: the caller adds each entry once per read of the cursor and
 clears the index when the cursor is reset. Acknowledged positions are dropped by the caller
 when they come out (an entry acked before it is due is never dispatched).
@@ -52,6 +55,8 @@ class DelayedDeliveryIndex:
         self._buckets: dict[int, array[int]] = {}
         self._due_heap: list[int] = []
         self._len = 0
+        # At least the highest position held (the highest added since it was last empty).
+        self.last_position: Position | None = None
 
     def __len__(self) -> int:
         return self._len
@@ -80,6 +85,8 @@ class DelayedDeliveryIndex:
         bucket.append(position.entry_id)
         bucket.append(NO_SLOT if sticky_hash is None else sticky_hash)
         self._len += 1
+        if self.last_position is None or position > self.last_position:
+            self.last_position = position
 
     def next_due_time(self) -> int | None:
         """When the earliest bucket falls due (epoch ms), None if empty: the caller's timer."""
@@ -105,6 +112,8 @@ class DelayedDeliveryIndex:
             else:
                 del bucket[: take * _STRIDE]
         self._len -= len(out)
+        if not self._len:
+            self.last_position = None
         out.sort(key=lambda item: item[0])
         return out
 
@@ -117,3 +126,4 @@ class DelayedDeliveryIndex:
         self._buckets.clear()
         self._due_heap.clear()
         self._len = 0
+        self.last_position = None
