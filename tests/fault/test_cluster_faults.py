@@ -10,7 +10,9 @@ sending steadily; a Shared subscription consumes each topic. Fault injector (see
 is printed, ``MAGNETAR_FAULT_SEED`` repeats a run): each round kills a random broker, a random
 bookie or one of each (so at least one broker and two bookies stay up), waits until every
 producer has more acknowledged sends, restarts the victims, and waits again.
-``MAGNETAR_FAULT_ROUNDS`` (default 3) sets the number of rounds for longer local runs.
+``MAGNETAR_FAULT_ROUNDS`` (default 3) sets the number of rounds for longer local runs. The test
+runs twice: with a client that lists both brokers, and with one that knows only a
+``magnetar proxy`` in front of them (the proxy itself is not killed).
 Checker (:mod:`tests.fault.checker`, DESIGN §4): every acknowledged message is consumed at least
 once and is stored, first occurrences in order per producer; with deduplication, once.
 """
@@ -39,10 +41,11 @@ MORE_ACKED = (50, 200)  # acknowledged sends per producer to wait for after each
 STEP_TIMEOUT_S = 45.0
 
 
-@pytest.fixture
-def cluster(tmp_path: Path) -> Iterator[Cluster]:
+@pytest.fixture(params=["brokers", "proxy"])
+def cluster(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Cluster]:
     e2 = Cluster(
         tmp_path / "cluster",
+        proxy=request.param == "proxy",
         broker_env={
             "MAGNETAR_BROKER_MANAGED_LEDGER_DEFAULT_ENSEMBLE_SIZE": "2",
             "MAGNETAR_BROKER_MANAGED_LEDGER_DEFAULT_WRITE_QUORUM": "2",
@@ -62,7 +65,7 @@ def test_random_broker_and_bookie_kills_lose_no_acknowledged_message(cluster: Cl
         "dedup": f"persistent://{dedup_ns}/t",
         "plain": f"persistent://public/default/faults-{uuid.uuid4().hex[:6]}",
     }
-    client = cluster.client()
+    client = cluster.proxy_client() if cluster.proxy else cluster.client()
     publishers: dict[str, list[Publisher]] = {}
     subscribers: dict[str, Subscriber] = {}
     try:

@@ -36,6 +36,7 @@ from magnetar.naming import NamespaceName, TopicName
 from tests.kit.bookie import BookieProcess
 from tests.kit.broker import BrokerProcess
 from tests.kit.etcd import EtcdServer
+from tests.kit.proxy import ProxyProcess
 
 SESSION_TIMEOUT_S = 2.0
 
@@ -51,9 +52,12 @@ class Cluster:
     journal_sync: bool = True
     broker_env: dict[str, str] = field(default_factory=dict)
     broker_log_level: str = "info"
+    proxy: bool = False
+    proxy_env: dict[str, str] = field(default_factory=dict)
     etcd: EtcdServer = field(init=False)
     bookies: list[BookieProcess] = field(init=False)
     brokers: list[BrokerProcess] = field(init=False)
+    proxy_process: ProxyProcess | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
         self.etcd = EtcdServer(data_dir=self.base / "etcd")
@@ -76,20 +80,35 @@ class Cluster:
             )
             for i in range(self.broker_count)
         ]
+        if self.proxy:
+            self.proxy_process = self.new_proxy("proxy")
+
+    def new_proxy(self, name: str) -> ProxyProcess:
+        """A proxy in front of this cluster (not started): :attr:`proxy_process` is the one
+        ``proxy=True`` starts; tests of several proxies make more."""
+        return ProxyProcess(self.base / name, self.etcd.url, env=dict(self.proxy_env))
 
     def members(self) -> list[BookieProcess | BrokerProcess]:
         return [*self.bookies, *self.brokers]
 
     def start(self) -> None:
-        """etcd, then the bookies, then the brokers, each waited for until ready."""
+        """etcd, then the bookies, then the brokers, then the proxy, each waited for until
+        ready."""
         self.etcd.start()
         for process in self.members():
             process.start()
+        if self.proxy_process is not None:
+            self.proxy_process.start()
 
     def stop(self, *, graceful: bool = True) -> None:
         """Brokers, bookies, then etcd. ``graceful``: SIGTERM (a paused broker is resumed
         first, so that it can exit); otherwise SIGKILL, for tests whose teardown must be quick
         and that check a clean stop elsewhere."""
+        if self.proxy_process is not None:
+            if graceful:
+                self.proxy_process.stop()
+            else:
+                self.proxy_process.kill()
         for process in (*self.brokers, *self.bookies):
             if not graceful:
                 process.kill()
@@ -120,6 +139,19 @@ class Cluster:
             logger=pulsar.FileLogger(pulsar.LoggerLevel.Warn, str(self.base / "client.log")),
         )
 
+    @property
+    def the_proxy(self) -> ProxyProcess:
+        assert self.proxy_process is not None, "built without proxy=True"
+        return self.proxy_process
+
+    def proxy_client(self, operation_timeout_s: int = 30) -> pulsar.Client:
+        """The official client that knows only the proxy's address."""
+        return pulsar.Client(
+            self.the_proxy.service_url,
+            operation_timeout_seconds=operation_timeout_s,
+            logger=pulsar.FileLogger(pulsar.LoggerLevel.Info, str(self.base / "client.log")),
+        )
+
     def live_broker(self) -> BrokerProcess:
         return next(b for b in self.brokers if b.running)
 
@@ -131,9 +163,11 @@ class Cluster:
         return next(b for b in self.brokers if b.service_url == body["brokerUrl"])
 
 
-def http(broker: BrokerProcess, method: str, path: str, body: Any = None) -> tuple[int, Any]:
+def http(
+    broker: BrokerProcess | ProxyProcess, method: str, path: str, body: Any = None
+) -> tuple[int, Any]:
     """One admin call: (status, JSON body, or text when it is not JSON, or the error's reason).
-    urllib follows a GET's 307 to the owner."""
+    urllib follows a GET's 307 to the owner (a proxy follows every 307 itself)."""
     data = None if body is None else json.dumps(body).encode()
     request = urllib.request.Request(broker.web_url + path, data=data, method=method)
     if data is not None:

@@ -14,8 +14,8 @@ def _run(*args: str) -> tuple[int, str]:
     return result.exit_code, result.output
 
 
-def test_proxy_and_autorecovery_are_refused_until_those_roles_exist(tmp_path: Path) -> None:
-    for flag in ("--proxy", "--autorecovery"):
+def test_autorecovery_is_refused_until_that_role_exists(tmp_path: Path) -> None:
+    for flag in ("--autorecovery",):
         code, output = _run("up", "--data-dir", str(tmp_path / "c"), flag)
         assert code == 2
         assert f"{flag}: Magnetar has no {flag[2:]} role yet" in output

@@ -16,7 +16,10 @@ from typing import Annotated
 import typer
 
 cluster = typer.Typer(
-    help="A local cluster on loopback: etcd, bookies and brokers, each its own process.",
+    help=(
+        "A local cluster on loopback: etcd, bookies, brokers and optionally a proxy, each its "
+        "own process."
+    ),
     no_args_is_help=True,
 )
 
@@ -49,7 +52,13 @@ def up(
     brokers: Annotated[
         int | None, typer.Option(min=1, help="Brokers (default 2; a restart keeps the stored).")
     ] = None,
-    proxy: Annotated[bool, typer.Option("--proxy", help="Not available yet.")] = False,
+    proxy: Annotated[
+        bool,
+        typer.Option(
+            "--proxy",
+            help="Run a proxy in front of the brokers; the URLs printed first are its own.",
+        ),
+    ] = False,
     autorecovery: Annotated[
         bool, typer.Option("--autorecovery", help="Not available yet.")
     ] = False,
@@ -62,9 +71,10 @@ def up(
 ) -> None:
     """Start a local cluster and wait until every member is ready.
 
-    Runs etcd, the bookies and the brokers, each its own process logging to DATA_DIR/logs,
-    prints the service, admin and metadata URLs, then shows a status line until Ctrl-C or
-    SIGTERM, which stop the brokers, the bookies and etcd in that order. With --detach it
+    Runs etcd, the bookies and the brokers (and with --proxy a proxy), each its own process
+    logging to DATA_DIR/logs, prints the service, admin and metadata URLs (the proxy's when
+    there is one), then shows a status line until Ctrl-C or SIGTERM, which stop the proxy, the
+    brokers, the bookies and etcd in that order. With --detach it
     returns instead. On an existing DATA_DIR it restarts the same cluster, on the same ports
     and with the same data.
     """
@@ -77,12 +87,11 @@ def up(
         urls_text,
     )
 
-    for flag, wanted in (("proxy", proxy), ("autorecovery", autorecovery)):
-        if wanted:
-            raise _fail("up", RoleNotAvailable(flag), EXIT_UNSUPPORTED)
+    if autorecovery:
+        raise _fail("up", RoleNotAvailable("autorecovery"), EXIT_UNSUPPORTED)
     try:
         with sigterm_interrupts():
-            running = start_cluster(data_dir, bookies, brokers, ready_timeout, _echo)
+            running = start_cluster(data_dir, bookies, brokers, ready_timeout, _echo, proxy=proxy)
     except LocalClusterError as exc:
         raise _fail("up", exc) from None
     except KeyboardInterrupt:

@@ -25,6 +25,7 @@ from magnetar.cli import (
     consume_cmd,
     perf_cmd,
     produce_cmd,
+    proxy_cmd,
     standalone_cmd,
 )
 
@@ -46,6 +47,7 @@ COMMANDS: tuple[tuple[str, Callable[..., None]], ...] = (
     ("broker", broker_cmd.broker),
     ("consume", consume_cmd.consume_command),
     ("produce", produce_cmd.produce_command),
+    ("proxy", proxy_cmd.proxy),
     ("standalone", standalone_cmd.standalone),
 )
 GROUPS: tuple[tuple[str, typer.Typer], ...] = (

@@ -1,4 +1,4 @@
-"""A local cluster on loopback: etcd, bookies and brokers, each its own OS process.
+"""A local cluster on loopback: etcd, bookies, brokers (and a proxy), each its own OS process.
 
 A composition above the services, beside :mod:`magnetar.standalone` in the layers: it runs
 ``etcd``, ``magnetar bookie`` and ``magnetar broker`` as child processes through their command

@@ -1,8 +1,8 @@
 """What each member of a local cluster runs: its command line, environment, directory and log.
 
 Pure functions of a :class:`~magnetar.localcluster.layout.ClusterLayout`, no I/O. Every member
-is its own OS process: etcd is the ``etcd`` binary; bookies and brokers are this interpreter
-running the ``magnetar bookie`` / ``magnetar broker`` commands (:data:`MAGNETAR_COMMAND`), so
+is its own OS process: etcd is the ``etcd`` binary; bookies, brokers and the proxy are this
+interpreter running ``magnetar bookie`` / ``broker`` / ``proxy`` (:data:`MAGNETAR_COMMAND`), so
 the cluster composes the services through their command lines and never imports them.
 
 Directories, under the cluster's data dir ``D``: ``D/<member>`` is each member's working
@@ -31,6 +31,7 @@ MAGNETAR_COMMAND: tuple[str, ...] = (
 READY_LINES: dict[Role, str] = {
     Role.BOOKIE: "magnetar bookie ready",
     Role.BROKER: "magnetar broker ready",
+    Role.PROXY: "magnetar proxy ready",
 }
 
 
@@ -69,6 +70,15 @@ def member_command(
             "--bookie-id", member.name,
             "--bind-address", LOOPBACK,
             *http_port_flag(member),
+        ]  # fmt: skip
+    if member.role is Role.PROXY:
+        return [
+            *MAGNETAR_COMMAND, "proxy",
+            "--metadata", layout.metadata_url,
+            "--service-port", str(member.port),
+            "--web-service-port", str(member.second_port),
+            "--advertised-address", LOOPBACK,
+            "--bind-address", LOOPBACK,
         ]  # fmt: skip
     return [
         *MAGNETAR_COMMAND, "broker",

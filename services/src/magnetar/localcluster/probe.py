@@ -66,6 +66,10 @@ def answers(member: Member) -> bool:
         return http_answers(f"http://{LOOPBACK}:{member.port}/health", b'"health":"true"')
     if member.role is Role.BOOKIE:
         return port_accepts(member.port)
+    if member.role is Role.PROXY:
+        return port_accepts(member.port) and http_answers(
+            f"http://{LOOPBACK}:{member.second_port}/status.html"
+        )
     return port_accepts(member.port) and http_answers(
         f"http://{LOOPBACK}:{member.second_port}/admin/v2/clusters"
     )

@@ -148,3 +148,53 @@ BOOKIE_METRICS = (
     BOOKIE_LEDGER_STORAGE_SIZE,
     BOOKIE_READ_ONLY,
 )
+
+# ---------------------------------------------------------------- proxy (Pulsar's proxy names)
+PROXY_ACTIVE_CONNECTIONS = MetricSpec(
+    "pulsar_proxy_active_connections",
+    Kind.GAUGE,
+    "Client connections open on the proxy now (lookup connections and relays).",
+)
+PROXY_NEW_CONNECTIONS = MetricSpec(
+    "pulsar_proxy_new_connections_total",
+    Kind.COUNTER,
+    "Client connections the proxy accepted since it started.",
+)
+PROXY_REJECTED_CONNECTIONS = MetricSpec(
+    "pulsar_proxy_rejected_connections_total",
+    Kind.COUNTER,
+    "Client connections refused or dropped before relaying: bad or late handshake, an address "
+    "that is not a registered broker, a broker that did not answer.",
+)
+PROXY_ACTIVE_RELAYS = MetricSpec(
+    "pulsar_proxy_active_relays",
+    Kind.GAUGE,
+    "Client connections relayed to a broker now.",
+)
+PROXY_BINARY_BYTES = MetricSpec(
+    "pulsar_proxy_binary_bytes_total",
+    Kind.COUNTER,
+    "Bytes relayed between clients and brokers; direction is client_to_broker or broker_to_client.",
+    ("direction",),
+)
+PROXY_LOOKUPS = MetricSpec(
+    "pulsar_proxy_lookup_requests_total",
+    Kind.COUNTER,
+    "LOOKUP requests the proxy answered; result is connect or failed.",
+    ("result",),
+)
+PROXY_DROPPED_SLOW = MetricSpec(
+    "pulsar_proxy_dropped_slow_connections_total",
+    Kind.COUNTER,
+    "Relays dropped because one side took no bytes for the write-stall timeout.",
+)
+
+PROXY_METRICS = (
+    PROXY_ACTIVE_CONNECTIONS,
+    PROXY_NEW_CONNECTIONS,
+    PROXY_REJECTED_CONNECTIONS,
+    PROXY_ACTIVE_RELAYS,
+    PROXY_BINARY_BYTES,
+    PROXY_LOOKUPS,
+    PROXY_DROPPED_SLOW,
+)
