@@ -203,6 +203,14 @@ def test_every_command_in_process(standalone: StandaloneProcess, client: Any) ->
     assert lines(cli("namespaces", "get-deduplication", ns)) == ["true"]
     cli("namespaces", "set-deduplication", ns, "-d")
     assert lines(cli("namespaces", "get-deduplication", ns)) == ["false"]
+    cli("namespaces", "set-delayed-delivery", ns, "-e", "--time", "500ms", "--maxDelay", "1d")
+    assert json.loads(cli("--json", "namespaces", "get-delayed-delivery", ns)) == {
+        "active": True,
+        "tickTime": 500,
+        "maxDeliveryDelayInMillis": 86_400_000,
+    }
+    cli("namespaces", "remove-delayed-delivery", ns)
+    assert lines(cli("namespaces", "get-delayed-delivery", ns)) == ["(not set)"]
     cli("namespaces", "set-auto-topic-creation", ns, "-e", "-t", "partitioned", "-n", "2")
     assert (
         lines(cli("namespaces", "get-auto-topic-creation", ns))[-1] == "defaultNumPartitions    2"

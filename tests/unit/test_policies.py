@@ -9,6 +9,7 @@ from magnetar.policies import (
     AutoTopicCreationOverride,
     BacklogQuota,
     ClusterData,
+    DelayedDeliveryPolicies,
     InvalidPolicies,
     Policies,
     RetentionPolicies,
@@ -42,6 +43,7 @@ def test_policies_round_trip_with_pulsar_names() -> None:
         deduplication_enabled=True,
         auto_topic_creation_override=AutoTopicCreationOverride(True, "partitioned", 4),
         schema_compatibility_strategy="BACKWARD",
+        delayed_delivery_policies=DelayedDeliveryPolicies(True, 500, 60_000),
     ).with_backlog_quota("destination_storage", BacklogQuota(100, -1, "producer_exception"))
     doc = policies.to_json()
     assert doc["retention_policies"] == {"retentionTimeInMinutes": 60, "retentionSizeInMB": -1}
@@ -55,6 +57,11 @@ def test_policies_round_trip_with_pulsar_names() -> None:
     }
     assert doc["deduplicationEnabled"] is True
     assert doc["message_ttl_in_seconds"] == 30
+    assert doc["delayed_delivery_policies"] == {
+        "active": True,
+        "tickTime": 500,
+        "maxDeliveryDelayInMillis": 60_000,
+    }
     assert Policies.from_json(doc) == policies
 
 
@@ -76,6 +83,10 @@ def test_grants() -> None:
         (AutoTopicCreationOverride, {"topicType": "non-partitioned"}),
         (Policies, {"message_ttl_in_seconds": -5}),
         (Policies, {"schema_compatibility_strategy": "SOMETIMES"}),
+        (DelayedDeliveryPolicies, {"tickTime": 1000}),
+        (DelayedDeliveryPolicies, {"active": "yes"}),
+        (DelayedDeliveryPolicies, {"active": True, "tickTime": 0}),
+        (DelayedDeliveryPolicies, {"active": True, "maxDeliveryDelayInMillis": -1}),
         (TenantInfo, {"adminRoles": "admin"}),
         (ClusterData, {"serviceUrl": 5}),
     ],

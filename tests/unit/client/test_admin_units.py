@@ -7,6 +7,7 @@ import pytest
 from magnetar.client.admin_units import (
     format_duration_s,
     format_size_bytes,
+    parse_duration_ms,
     parse_duration_s,
     parse_size_bytes,
     retention_of,
@@ -37,6 +38,17 @@ def test_durations(text: str, seconds: int) -> None:
 def test_bad_durations_say_how_to_write_one(text: str) -> None:
     with pytest.raises(ValueError, match=r"e\.g\. 10m"):
         parse_duration_s(text)
+
+
+@pytest.mark.parametrize(("text", "ms"), [("0", 0), ("500ms", 500), ("2MS", 2), ("1s", 1000)])
+def test_durations_in_milliseconds(text: str, ms: int) -> None:
+    assert parse_duration_ms(text) == ms
+
+
+@pytest.mark.parametrize("text", ["", "ms", "soon", "-5ms", "1.5s"])
+def test_bad_millisecond_durations_say_how_to_write_one(text: str) -> None:
+    with pytest.raises(ValueError, match=r"ms/s/m.*e\.g\. 500ms"):
+        parse_duration_ms(text)
 
 
 def test_unlimited_duration_only_where_allowed() -> None:

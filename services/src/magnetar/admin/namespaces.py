@@ -1,5 +1,5 @@
 """``/admin/v2/namespaces``: create/list/delete and the namespace policies Pulsar exposes
-(retention, messageTTL, backlogQuota, deduplication, autoTopicCreation,
+(retention, messageTTL, backlogQuota, deduplication, delayedDelivery, autoTopicCreation,
 schemaCompatibilityStrategy, permissions). ``GET /admin/v2/namespaces/{tenant}/{namespace}``
 returns the whole Policies object; a create body's ``bundles`` (Pulsar's ``{"numBundles": N}``)
 sets the namespace's bundles, stored by the bundle factory (and forgotten on delete). A policy
@@ -24,6 +24,7 @@ from magnetar.policies import (
     SCHEMA_COMPATIBILITY_STRATEGIES,
     AutoTopicCreationOverride,
     BacklogQuota,
+    DelayedDeliveryPolicies,
     InvalidPolicies,
     Policies,
     RetentionPolicies,
@@ -194,6 +195,21 @@ def router(service: TopicService) -> APIRouter:
     @api.delete("/{tenant}/{namespace}/deduplication", status_code=NO_CONTENT)
     async def remove_dedup(tenant: str, namespace: str) -> None:
         await change(tenant, namespace, lambda p: replace(p, deduplication_enabled=None))
+
+    # ---- delayed delivery
+    @api.get("/{tenant}/{namespace}/delayedDelivery", summary="Get delayed delivery")
+    async def get_delayed(tenant: str, namespace: str) -> Any:
+        value = (await get(tenant, namespace)).delayed_delivery_policies
+        return _none() if value is None else value.to_json()
+
+    @api.post("/{tenant}/{namespace}/delayedDelivery", status_code=NO_CONTENT)
+    async def set_delayed(tenant: str, namespace: str, body: JsonObject) -> None:
+        value = DelayedDeliveryPolicies.from_json(body)
+        await change(tenant, namespace, lambda p: replace(p, delayed_delivery_policies=value))
+
+    @api.delete("/{tenant}/{namespace}/delayedDelivery", status_code=NO_CONTENT)
+    async def remove_delayed(tenant: str, namespace: str) -> None:
+        await change(tenant, namespace, lambda p: replace(p, delayed_delivery_policies=None))
 
     # ---- auto topic creation
     @api.get("/{tenant}/{namespace}/autoTopicCreation", summary="Get auto topic creation")

@@ -3,8 +3,9 @@
 A persistent entry is exactly what followed the SEND command: ``[0x0e01][crc32c][meta_size]
 [MessageMetadata][payload]`` (the checksum part is optional). The broker never rewrites it; it
 only peeks at the metadata to count permits (a batch is ``num_messages_in_batch`` messages), to
-route by key, and to seek by publish time. The payload (possibly compressed) is never parsed on the
-delivery path; only the admin's message views (:mod:`.message_view`) open it.
+route by key, to hold delayed messages back and to seek by publish time. The payload (possibly
+compressed) is never parsed on the delivery path; only the admin's message views
+(:mod:`.message_view`) open it.
 
 Pure functions; safe from any task.
 """
@@ -33,6 +34,7 @@ class EntryInfo:
     key: bytes
     publish_time: int
     batched: bool
+    deliver_at: int = 0  # deliver_at_time (epoch ms); 0: at once
     chunk: ChunkTag | None = None  # a chunk of a chunked message
 
 
@@ -71,6 +73,7 @@ def entry_info(stored: bytes) -> EntryInfo:
         key=key,
         publish_time=metadata.publish_time,
         batched=is_batch(metadata),
+        deliver_at=metadata.deliver_at_time,
         chunk=ChunkTag(
             (metadata.producer_name, metadata.uuid),
             metadata.chunk_id,

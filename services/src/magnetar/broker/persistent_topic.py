@@ -12,6 +12,12 @@ the last entry is recorded in the managed ledger's info (it survives restarts), 
 disconnected (their reconnect gets TopicTerminatedError) and subscriptions tell consumers that
 have read everything (REACHED_END_OF_TOPIC, to clients that understand it).
 
+Delayed delivery: ``delayed_delivery`` is the effective namespace policy (the service keeps it
+current); subscriptions read it on every dispatch step. While it is active with a
+``maxDeliveryDelayInMillis`` > 0, a SEND whose ``deliver_at_time - publish_time`` exceeds it
+is refused with NotAllowedError "Exceeds max allowed delivery delay", as Pulsar does (only then
+is the metadata of each SEND parsed).
+
 Start positions (readers) and seek targets follow Pulsar: earliest (-1,-1) is the first entry,
 latest (INT64_MAX, INT64_MAX) the end, any other id names the entry to start at — the client
 drops what precedes its start id (inclusive or not), so the broker starts at the entry itself.
@@ -28,9 +34,10 @@ from collections.abc import Callable
 from magnetar.broker.consumer import Consumer
 from magnetar.broker.deduplication import CURSOR_NAME as DEDUP_CURSOR
 from magnetar.broker.deduplication import DeduplicationConfig, MessageDeduplication
-from magnetar.broker.entry import entry_info
+from magnetar.broker.entry import entry_info, entry_metadata
 from magnetar.broker.errors import (
     MetadataProblem,
+    NotAllowed,
     ProducerBusy,
     SubscriptionNotFound,
     TopicClosed,
@@ -40,8 +47,9 @@ from magnetar.broker.producer import Producer, Published
 from magnetar.broker.producer_access import EPOCH_PROPERTY, ProducerAccess, ProducerRequest
 from magnetar.broker.subscription import PersistentSubscription
 from magnetar.ids import EntryId
-from magnetar.managed_ledger import InitialPosition, ManagedLedger, Position
+from magnetar.managed_ledger import InitialPosition, ManagedCursor, ManagedLedger, Position
 from magnetar.naming import TopicName
+from magnetar.policies import DelayedDeliveryPolicies
 from magnetar.protocol.message_id import EARLIEST, LATEST, MessageId
 from magnetar.telemetry import get_logger
 from magnetar.wire import pulsar_api_pb2 as pb
@@ -59,9 +67,13 @@ class PersistentTopic:
         ml: ManagedLedger,
         *,
         deduplication: DeduplicationConfig | None = None,
+        delayed_delivery: DelayedDeliveryPolicies | None = None,
+        max_delayed: int = 1_000_000,
     ) -> None:
         self.name = name
         self.ml = ml
+        self.delayed_delivery = delayed_delivery or DelayedDeliveryPolicies()
+        self._max_delayed = max_delayed
         self.deduplication = MessageDeduplication(
             str(name), ml, deduplication or DeduplicationConfig()
         )
@@ -78,14 +90,28 @@ class PersistentTopic:
         for cursor_name, cursor in ml.cursors.items():
             if cursor_name == DEDUP_CURSOR:
                 continue  # the deduplication snapshot, not a subscription
-            self.subscriptions[cursor_name] = PersistentSubscription(
-                str(name),
-                cursor_name,
-                ml,
-                cursor,
-                pb.CommandSubscribe.Exclusive,
-                partition_index=name.partition_index,
+            self.subscriptions[cursor_name] = self._new_subscription(
+                cursor_name, cursor, pb.CommandSubscribe.Exclusive
             )
+
+    def _new_subscription(
+        self,
+        name: str,
+        cursor: ManagedCursor,
+        sub_type: pb.CommandSubscribe.SubType.ValueType,
+        durable: bool = True,
+    ) -> PersistentSubscription:
+        return PersistentSubscription(
+            str(self.name),
+            name,
+            self.ml,
+            cursor,
+            sub_type,
+            durable=durable,
+            partition_index=self.name.partition_index,
+            delayed_delivery=lambda: self.delayed_delivery,
+            max_delayed=self._max_delayed,
+        )
 
     @property
     def storage_size(self) -> int:
@@ -155,8 +181,21 @@ class PersistentTopic:
     async def _persist_epoch(self, epoch: int) -> None:
         await self.ml.set_property(EPOCH_PROPERTY, str(epoch))
 
+    def _check_delivery_delay(self, stored: bytes) -> None:
+        """NotAllowed if ``stored`` asks for a longer delay than maxDeliveryDelayInMillis."""
+        policy = self.delayed_delivery
+        limit = policy.max_delivery_delay_in_millis
+        if limit <= 0 or not policy.active:
+            return
+        metadata = entry_metadata(stored)
+        if metadata.HasField("deliver_at_time") and (
+            metadata.deliver_at_time - metadata.publish_time > limit
+        ):
+            raise NotAllowed("Exceeds max allowed delivery delay")
+
     async def publish(self, stored: bytes, num_messages: int) -> MessageId:
         self._check_publishable()
+        self._check_delivery_delay(stored)
         return self._stored(await self.ml.add_entry(stored), stored, num_messages)
 
     def _stored(self, pos: Position, stored: bytes, num_messages: int) -> MessageId:
@@ -168,9 +207,10 @@ class PersistentTopic:
     def publish_nowait(self, stored: bytes, num_messages: int, on_added: Published) -> bool:
         """Add ``stored`` without a task: ``on_added(position, error)`` is called once the
         entry is durable (or failed). False: the managed ledger has no free add slot and
-        nothing was done (use :meth:`publish`). Raises TopicClosed, TopicTerminated / the
-        ledger's errors."""
+        nothing was done (use :meth:`publish`). Raises TopicClosed, TopicTerminated, NotAllowed
+        (delivery delay) / the ledger's errors."""
         self._check_publishable()
+        self._check_delivery_delay(stored)
         added = functools.partial(self._added, len(stored), num_messages, on_added)
         return self.ml.add_entry_callback(stored, added)
 
@@ -230,15 +270,7 @@ class PersistentTopic:
             self._check_open()
             sub = self.subscriptions.get(name)
             if sub is None:
-                sub = PersistentSubscription(
-                    str(self.name),
-                    name,
-                    self.ml,
-                    cursor,
-                    consumer.sub_type,
-                    durable=durable,
-                    partition_index=self.name.partition_index,
-                )
+                sub = self._new_subscription(name, cursor, consumer.sub_type, durable)
                 self.subscriptions[name] = sub
         sub.add_consumer(consumer)
         return sub
@@ -274,14 +306,7 @@ class PersistentTopic:
             return
         initial = InitialPosition.EARLIEST if start == EARLIEST else InitialPosition.LATEST
         cursor = await self.ml.open_cursor(name, initial)
-        sub = PersistentSubscription(
-            str(self.name),
-            name,
-            self.ml,
-            cursor,
-            pb.CommandSubscribe.Exclusive,
-            partition_index=self.name.partition_index,
-        )
+        sub = self._new_subscription(name, cursor, pb.CommandSubscribe.Exclusive)
         self.subscriptions.setdefault(name, sub)
         if start not in (EARLIEST, LATEST):
             await self.subscriptions[name].reset_cursor(self.start_position(start))

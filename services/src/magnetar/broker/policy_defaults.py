@@ -7,6 +7,8 @@ of a policy for a namespace: the namespace's own setting when it has one, else t
   0/0: a fully consumed ledger is deleted as soon as it is rolled over);
 * auto topic creation: ``allowAutoTopicCreation``, ``allowAutoTopicCreationType``,
   ``defaultNumPartitions``;
+* delayed delivery: ``delayedDeliveryEnabled``, ``delayedDeliveryTickTimeMillis``,
+  ``delayedDeliveryMaxDelayInMillis`` (0: unbounded);
 * schema compatibility: ``schemaCompatibilityStrategy`` (FULL), for namespaces whose own
   strategy is UNDEFINED (:mod:`magnetar.broker.schemas`).
 
@@ -21,7 +23,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from magnetar.managed_ledger import ManagedLedgerConfig
-from magnetar.policies import AutoTopicCreationOverride, Policies, RetentionPolicies
+from magnetar.policies import (
+    AutoTopicCreationOverride,
+    DelayedDeliveryPolicies,
+    Policies,
+    RetentionPolicies,
+)
 
 MB = 1024 * 1024
 
@@ -35,6 +42,7 @@ class BrokerPolicyDefaults:
         default_factory=AutoTopicCreationOverride
     )
     default_num_partitions: int = 1
+    delayed_delivery: DelayedDeliveryPolicies = field(default_factory=DelayedDeliveryPolicies)
     schema_compatibility_strategy: str = "FULL"  # a namespace's UNDEFINED means this
 
 
@@ -59,6 +67,15 @@ def effective_auto_topic_creation(
     if auto.topic_type == "partitioned" and auto.default_num_partitions is None:
         return replace(auto, default_num_partitions=defaults.default_num_partitions)
     return auto
+
+
+def effective_delayed_delivery(
+    policies: Policies | None, defaults: BrokerPolicyDefaults
+) -> DelayedDeliveryPolicies:
+    """The namespace's delayedDelivery policy, else the broker's."""
+    if policies is not None and policies.delayed_delivery_policies is not None:
+        return policies.delayed_delivery_policies
+    return defaults.delayed_delivery
 
 
 def with_retention(

@@ -39,6 +39,7 @@ from magnetar.broker.persistent_topic import PersistentTopic
 from magnetar.broker.policy_defaults import (
     BrokerPolicyDefaults,
     effective_auto_topic_creation,
+    effective_delayed_delivery,
     effective_retention,
     with_retention,
 )
@@ -78,6 +79,7 @@ class BrokerConfig:
     stats_window_s: float = 60.0  # statsUpdateFrequencyInSecs: the window of the stats' rates
     policy_defaults: BrokerPolicyDefaults = field(default_factory=BrokerPolicyDefaults)
     default_number_of_namespace_bundles: int = DEFAULT_NUMBER_OF_NAMESPACE_BUNDLES
+    delayed_delivery_max_index_size: int = 1_000_000  # per subscription (see dispatch.delayed)
 
 
 OwnershipFactory = Callable[[BundleTopics, NamespaceBundleFactory], Ownership]
@@ -199,7 +201,13 @@ class BrokerService:
             if not exists and by_client:
                 await self._check_auto_creation(topic, policies)
             ml = await self.factory.open(name, self.managed_ledger_config_for(policies))
-            loaded = PersistentTopic(topic, ml, deduplication=self.config.deduplication)
+            loaded = PersistentTopic(
+                topic,
+                ml,
+                deduplication=self.config.deduplication,
+                delayed_delivery=effective_delayed_delivery(policies, self.config.policy_defaults),
+                max_delayed=self.config.delayed_delivery_max_index_size,
+            )
             await self._load_deduplication(loaded, policies)
         else:
             policies = await self._namespace_policies(topic.namespace) if create else None
@@ -310,9 +318,12 @@ class BrokerService:
             raise
 
     async def _sync_deduplication(self) -> None:
-        """Apply each namespace's deduplicationEnabled to its loaded persistent topics."""
+        """Apply each namespace's deduplicationEnabled and delayedDelivery to its loaded
+        persistent topics."""
+        defaults = self.config.policy_defaults
 
         async def apply(topic: PersistentTopic, policies: Policies) -> None:
+            topic.delayed_delivery = effective_delayed_delivery(policies, defaults)
             await topic.update_deduplication(policies.deduplication_enabled)
 
         await sweep_once(

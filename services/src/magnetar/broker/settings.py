@@ -23,7 +23,7 @@ from magnetar.broker.load_manager import LoadManagerConfig
 from magnetar.broker.policy_defaults import BrokerPolicyDefaults
 from magnetar.broker.service import BrokerConfig
 from magnetar.managed_ledger import ManagedLedgerConfig
-from magnetar.policies import AutoTopicCreationOverride, RetentionPolicies
+from magnetar.policies import AutoTopicCreationOverride, DelayedDeliveryPolicies, RetentionPolicies
 
 
 class BrokerSettings(BaseSettings):
@@ -107,6 +107,13 @@ class BrokerSettings(BaseSettings):
     allow_auto_topic_creation: bool = True
     allow_auto_topic_creation_type: Literal["non-partitioned", "partitioned"] = "non-partitioned"
     default_num_partitions: int = Field(default=1, ge=1)
+    # Delayed delivery (broker.conf names): the default of a namespace's delayedDelivery policy.
+    delayed_delivery_enabled: bool = True
+    delayed_delivery_tick_time_millis: int = Field(default=1000, ge=1)
+    delayed_delivery_max_delay_in_millis: int = Field(default=0, ge=0)  # 0: unbounded
+    # Magnetar's own: delayed messages one subscription holds in its index; past it, the
+    # subscription reads no new entries until some fall due (they wait in the log).
+    delayed_delivery_max_index_size: int = Field(default=1_000_000, ge=1)
     schema_compatibility_strategy: Literal[
         "ALWAYS_INCOMPATIBLE",
         "ALWAYS_COMPATIBLE",
@@ -149,6 +156,7 @@ class BrokerSettings(BaseSettings):
             stats_window_s=self.stats_update_frequency_s,
             policy_defaults=self.policy_defaults(),
             default_number_of_namespace_bundles=self.default_number_of_namespace_bundles,
+            delayed_delivery_max_index_size=self.delayed_delivery_max_index_size,
         )
 
     def bundle_split_config(self) -> BundleSplitConfig:
@@ -202,5 +210,10 @@ class BrokerSettings(BaseSettings):
                 self.allow_auto_topic_creation, self.allow_auto_topic_creation_type
             ),
             default_num_partitions=self.default_num_partitions,
+            delayed_delivery=DelayedDeliveryPolicies(
+                self.delayed_delivery_enabled,
+                self.delayed_delivery_tick_time_millis,
+                self.delayed_delivery_max_delay_in_millis,
+            ),
             schema_compatibility_strategy=self.schema_compatibility_strategy,
         )

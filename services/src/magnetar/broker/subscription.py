@@ -18,6 +18,18 @@ any consumer (Pulsar's look-ahead limit), so one read step past the limit (at mo
 for a FLOW, an ack, a membership change or new entries — all of which set one event (new
 entries through a managed-ledger listener, no helper tasks per wait).
 
+Delayed delivery (Shared and Key_Shared, while the topic's effective ``delayedDelivery`` policy
+is active): a new read whose ``deliver_at_time`` is in the future goes to the
+:class:`~magnetar.broker.dispatch.DelayedDeliveryIndex` instead of to a consumer (no permits
+used); at the start of each step the entries due by now move to the redelivery queue and go out
+as replays. The wait between steps ends at the index's next due time, so no timer task exists
+per message. While the index holds ``max_delayed`` entries no step reads new ones (they stay
+in the log). Exclusive and Failover ignore ``deliver_at_time``, as Pulsar does; a subscription
+that turns Exclusive, or a policy turned off, releases everything held at once. The index lives
+in memory only: after a restart the cursor reads the unacknowledged delayed entries again and
+they are held anew. A cursor reset clears it, and so does a mark-delete past everything it
+holds (skip all, expiry); an entry acknowledged alone while held is dropped when it falls due.
+
 Invariants: an entry is pending on at most one consumer, or queued for redelivery, never both;
 acknowledged entries are never dispatched again (checked against the cursor before every
 redelivery). Permits count messages; a redelivered batch with acknowledged indexes counts only
@@ -34,6 +46,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import Callable, Sequence
 from typing import TypeAlias
 
@@ -45,6 +58,7 @@ from magnetar.broker.dispatch import (
     ChunkTag,
     ConsumerKey,
     ConsumerSlot,
+    DelayedDeliveryIndex,
     DispatchPlan,
     ExclusiveSelector,
     FailoverChange,
@@ -69,6 +83,7 @@ from magnetar.broker.errors import MetadataProblem
 from magnetar.broker.stats import OutTotals, RateMeter
 from magnetar.managed_ledger import Entry, ManagedCursor, ManagedLedger, Position
 from magnetar.managed_ledger.errors import InvalidPosition
+from magnetar.policies import DelayedDeliveryPolicies
 from magnetar.protocol import commands
 from magnetar.protocol.message_id import MessageId
 from magnetar.protocol.version import V_LAST_MESSAGE_ID
@@ -83,6 +98,16 @@ MAX_READ_ENTRIES = 100
 # permits are parked there while the others' keys flow; past this, everyone's new reads wait.
 MAX_KEY_SHARED_LOOKAHEAD = 20_000
 _WAIT_NEW_ENTRIES_S = 30.0
+_HOLDING_TYPES = (SubType.SHARED, SubType.KEY_SHARED)  # where deliver_at_time applies
+# Due delayed entries move to the redelivery queue only while it holds fewer than this: a
+# million entries due at once go out step by step, never as one long blocking move.
+_RELEASE_BATCH = 1000
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)  # deliver_at_time is the producer's wall clock
+
+
 Selector: TypeAlias = ExclusiveSelector | FailoverSelector | SharedSelector | KeySharedSelector
 
 
@@ -97,6 +122,8 @@ class PersistentSubscription:
         *,
         durable: bool = True,
         partition_index: int = -1,
+        delayed_delivery: Callable[[], DelayedDeliveryPolicies] = DelayedDeliveryPolicies,
+        max_delayed: int = 1_000_000,
     ) -> None:
         self.topic = topic
         self.name = name
@@ -114,6 +141,8 @@ class PersistentSubscription:
         self._counts = RedeliveryCounts()
         # Unacked-index masks of partly acked batches waiting in the redelivery queue.
         self._masks: dict[Position, int] = {}
+        self._delayed_policy = delayed_delivery  # the topic's effective policy, read per step
+        self._delayed = DelayedDeliveryIndex(delayed_delivery().tick_time, max_delayed)
         self._chunks = ChunkAffinity()  # Shared: who gets the rest of each chunked message
         self._lock = asyncio.Lock()
         self._wake = asyncio.Event()
@@ -240,11 +269,17 @@ class PersistentSubscription:
                 await self._wait_wake()
 
     async def _wait_wake(self) -> None:
-        """Until new entries, permits or a change (all set ``_wake``), or a timeout."""
+        """Until new entries, permits or a change (all set ``_wake``), the next delayed entry's
+        due time, or a timeout."""
         if self._wake.is_set():
             return
+        wait_s = _WAIT_NEW_ENTRIES_S
+        due = self._delayed.next_due_time()
+        if due is not None and len(self._replay) < _RELEASE_BATCH:
+            # (With the queue full, what was released waits for permits: FLOW sets _wake.)
+            wait_s = min(wait_s, max(0.0, (due - _now_ms()) / 1000))
         with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(_WAIT_NEW_ENTRIES_S):
+            async with asyncio.timeout(wait_s):
                 await self._wake.wait()
 
     def _read_budget(self) -> int:
@@ -271,17 +306,24 @@ class PersistentSubscription:
         at once: the read filled the budget, or entries wait for redelivery. Otherwise the
         dispatcher waits for ``_wake``, which everything that could let more go out sets (new
         entries, FLOW, acks, membership), also while this step ran."""
+        now_ms = _now_ms()
+        holding = self._holds_delayed()
+        self._forget_acknowledged_delayed()
+        if self._delayed:
+            self._release_delayed(now_ms if holding else None)
         budget = self._read_budget()
         view = self._key_shared_view()
         replays = await self._read_replays(budget, view) if self._replay else []
         fresh: list[Entry] = []
         parked = view is not None and len(self._replay) >= MAX_KEY_SHARED_LOOKAHEAD
-        if len(replays) < budget and not parked:
+        if len(replays) < budget and not parked and not (holding and self._delayed.full):
             fresh = await self.cursor.read_entries(budget - len(replays))
         if not replays and not fresh:
             self._check_end_of_topic()
             return False
         entries = replays + fresh if replays else fresh
+        replayed = {e.position for e in replays}
+        held = 0
         # Each entry's metadata is parsed once and its unacked-index mask looked up once, here;
         # the plan (pure) hands back the candidates, the rest is found by position.
         masks, batch_unacked = self._masks, self.cursor.batch_unacked
@@ -291,15 +333,20 @@ class PersistentSubscription:
         for entry in entries:
             pos = entry.position
             info = entry_info(entry.data)
-            if info.chunk is not None:
-                chunks[pos] = info.chunk
             mask = masks.get(pos) if masks else None
             if mask is None:
                 mask = batch_unacked(pos)
             count = info.messages if mask is None else mask.bit_count()
-            candidates.append(Candidate(pos, max(1, count), info.key or None))
+            cand = Candidate(pos, max(1, count), info.key or None)
+            if holding and info.deliver_at > now_ms and pos not in replayed:
+                self._delayed.add(pos, info.deliver_at, self._slot(cand))
+                held += 1
+                continue
+            if info.chunk is not None:
+                chunks[pos] = info.chunk
+            candidates.append(cand)
             prepared[pos] = (entry, info, mask)
-        plan = self._plan(candidates, {e.position for e in replays}, view, chunks)
+        plan = self._plan(candidates, replayed, view, chunks)
         key_shared = self.sub_type == SubType.KEY_SHARED
         sent = 0
         for key, planned in plan.assignments:
@@ -316,7 +363,43 @@ class PersistentSubscription:
             self._replay.add(cand.position, self._slot(cand))
         if isinstance(self._selector, SharedSelector):
             self._selector.served(plan.last_served)
-        return sent > 0 and (len(entries) >= budget or bool(self._replay))
+        return (sent > 0 or held > 0) and (len(entries) >= budget or bool(self._replay))
+
+    # ------------------------------------------------------------------ delayed delivery
+    def _holds_delayed(self) -> bool:
+        """Whether this step holds entries back until their deliver-at time."""
+        if self.sub_type not in _HOLDING_TYPES:
+            return False
+        policy = self._delayed_policy()
+        if policy.active and not self._delayed and policy.tick_time != self._delayed.tick_ms:
+            self._delayed = DelayedDeliveryIndex(policy.tick_time, self._delayed.limit)
+        return policy.active
+
+    def _release_delayed(self, now_ms: int | None) -> None:
+        """Held entries due by ``now_ms`` (None: due or not) join the redelivery queue, while
+        it holds fewer than ``_RELEASE_BATCH``."""
+        room = _RELEASE_BATCH - len(self._replay)
+        if room <= 0:
+            return
+        index = self._delayed
+        due = index.due(now_ms, room) if now_ms is not None else index.drain(room)
+        for pos, slot in due:
+            if self.cursor.is_acknowledged(pos):
+                continue
+            self._replay.add(pos, slot)
+
+    def _forget_acknowledged_delayed(self) -> None:
+        """Clear the index when the mark-delete passed all it holds (skip all, expiry); single
+        acknowledged entries are dropped when they fall due."""
+        last = self._delayed.last_position
+        if last is not None and self.cursor.mark_delete_position >= last:
+            self._delayed.clear()
+
+    @property
+    def delayed_count(self) -> int:
+        """Entries held for delayed delivery (Pulsar's ``msgDelayed``)."""
+        self._forget_acknowledged_delayed()
+        return len(self._delayed)
 
     def _slot(self, cand: Candidate) -> int | None:
         return cand.sticky_hash if self.sub_type == SubType.KEY_SHARED else None
@@ -508,7 +591,7 @@ class PersistentSubscription:
     def _check_end_of_topic(self) -> None:
         """Tell every consumer when the topic is terminated and nothing is left to dispatch."""
         end = self.ml.terminated_position
-        if end is None or self._replay or self.cursor.read_position <= end:
+        if end is None or self._replay or self._delayed or self.cursor.read_position <= end:
             return
         for consumer in self.consumers:
             consumer.reached_end_of_topic()
@@ -525,6 +608,7 @@ class PersistentSubscription:
         async with self._lock:
             self._pending = PendingAcks()
             self._replay.clear()
+            self._delayed.clear()
             self._chunks.clear()
             self._counts = RedeliveryCounts()
             self._masks.clear()

@@ -46,6 +46,7 @@ from magnetar.broker.persistent_topic import PersistentTopic
 from magnetar.broker.policy_defaults import (
     BrokerPolicyDefaults,
     effective_auto_topic_creation,
+    effective_delayed_delivery,
     effective_retention,
 )
 from magnetar.broker.resources import BrokerResources
@@ -111,6 +112,7 @@ def topic_stats(topic: AnyTopic, window_s: float = DEFAULT_WINDOW_S) -> dict[str
             if isinstance(sub, PersistentSubscription)
             else 0.0,
             "msgBacklog": sub.backlog if isinstance(sub, PersistentSubscription) else 0,
+            "msgDelayed": sub.delayed_count if isinstance(sub, PersistentSubscription) else 0,
             "backlogSize": topic.ml.estimated_backlog_size(sub.cursor.mark_delete_position)
             if isinstance(sub, PersistentSubscription) and isinstance(topic, PersistentTopic)
             else 0,
@@ -497,11 +499,13 @@ class TopicAdmin:
         return n
 
     async def policies_changed(self, ns: NamespaceName, policies: Policies) -> None:
-        """Apply ``ns``'s retention, from the ``policies`` just stored, to its loaded persistent
-        topics now (TTL: next check)."""
+        """Apply ``ns``'s retention and delayed delivery, from the ``policies`` just stored, to
+        its loaded persistent topics now (TTL: next check)."""
         retention = effective_retention(policies, self._policy_defaults)
+        delayed = effective_delayed_delivery(policies, self._policy_defaults)
         for topic in list(self._broker.topics.values()):
             if isinstance(topic, PersistentTopic) and topic.is_open and topic.name.namespace == ns:
+                topic.delayed_delivery = delayed
                 try:
                     await apply_retention(topic.ml, retention)
                 except MagnetarError as exc:  # the policy is saved; the next check retries

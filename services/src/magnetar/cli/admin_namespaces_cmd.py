@@ -16,6 +16,7 @@ from magnetar.cli.admin_session import ForceOpt, NamespaceArg, call, emit, emit_
 from magnetar.client.admin_units import (
     format_duration_s,
     format_size_bytes,
+    parse_duration_ms,
     parse_duration_s,
     parse_size_bytes,
     retention_of,
@@ -25,6 +26,7 @@ from magnetar.policies import (
     BACKLOG_QUOTA_TYPES,
     AutoTopicCreationOverride,
     BacklogQuota,
+    DelayedDeliveryPolicies,
 )
 
 namespaces = typer.Typer(help="Namespaces and their policies.", no_args_is_help=True)
@@ -210,6 +212,51 @@ def ns_get_dedup(ctx: typer.Context, namespace: NamespaceArg) -> None:
     """Show whether deduplication is set on the namespace."""
     value = call(ctx, lambda a: a.get_deduplication(namespace))
     emit(ctx, value, lambda: NOT_SET if value is None else str(value).lower())
+
+
+@namespaces.command("set-delayed-delivery")
+def ns_set_delayed(
+    ctx: typer.Context,
+    namespace: NamespaceArg,
+    enable: Enable,
+    tick: Annotated[
+        str,
+        typer.Option(
+            "--time", "-t", help="Tick time: how late a delayed message may be (500ms, 1s)."
+        ),
+    ] = "1s",
+    max_delay: Annotated[
+        str,
+        typer.Option(
+            "--maxDelay", "--max-delay", "-md", help="Longest delay a producer may ask; 0: none."
+        ),
+    ] = "0",
+) -> None:
+    """Hold messages sent with deliver_at/deliver_after until their time (Shared and
+    Key_Shared subscriptions). Example: --enable --time 1s --maxDelay 1d"""
+    tick_ms = usage_value(parse_duration_ms, tick, "--time")
+    max_ms = usage_value(parse_duration_ms, max_delay, "--maxDelay")
+    if tick_ms < 1:
+        raise typer.BadParameter("the tick time must be at least 1ms", param_hint="--time")
+    policy = DelayedDeliveryPolicies(enable, tick_ms, max_ms)
+    call(ctx, lambda a: a.set_delayed_delivery(namespace, policy))
+
+
+@namespaces.command("get-delayed-delivery")
+def ns_get_delayed(ctx: typer.Context, namespace: NamespaceArg) -> None:
+    """Show the namespace's delayed delivery policy (not set: the broker's defaults apply)."""
+    value = call(ctx, lambda a: a.get_delayed_delivery(namespace))
+    emit(
+        ctx,
+        value,
+        lambda: NOT_SET if value is None else render_fields(list(value.to_json().items())),
+    )
+
+
+@namespaces.command("remove-delayed-delivery")
+def ns_remove_delayed(ctx: typer.Context, namespace: NamespaceArg) -> None:
+    """Remove the namespace's delayed delivery policy (the broker's defaults apply)."""
+    call(ctx, lambda a: a.remove_delayed_delivery(namespace))
 
 
 @namespaces.command("set-auto-topic-creation")

@@ -57,6 +57,7 @@ from magnetar.policies import (
     AutoTopicCreationOverride,
     BacklogQuota,
     ClusterData,
+    DelayedDeliveryPolicies,
     InvalidPolicies,
     MessageIdData,
     RetentionPolicies,
@@ -356,6 +357,17 @@ class AdminClient:
 
     async def remove_deduplication(self, namespace: str) -> None:
         await self._call("DELETE", f"{_ns(namespace)}/deduplication")
+
+    async def get_delayed_delivery(self, namespace: str) -> DelayedDeliveryPolicies | None:
+        """The namespace's delayedDelivery policy; None: not set (the broker's defaults apply)."""
+        value = await self._call("GET", f"{_ns(namespace)}/delayedDelivery")
+        return None if value is None else _read(DelayedDeliveryPolicies.from_json, value)
+
+    async def set_delayed_delivery(self, namespace: str, policy: DelayedDeliveryPolicies) -> None:
+        await self._call("POST", f"{_ns(namespace)}/delayedDelivery", body=policy.to_json())
+
+    async def remove_delayed_delivery(self, namespace: str) -> None:
+        await self._call("DELETE", f"{_ns(namespace)}/delayedDelivery")
 
     async def get_auto_topic_creation(self, namespace: str) -> AutoTopicCreationOverride | None:
         value = await self._call("GET", f"{_ns(namespace)}/autoTopicCreation")

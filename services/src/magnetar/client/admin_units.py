@@ -2,7 +2,8 @@
 
 * Durations (``parse_duration_s``): a whole number with an optional unit suffix ``s``, ``m``,
   ``h``, ``d``, ``w`` or ``y`` (case-insensitive, no suffix = seconds): ``120``, ``10m``, ``1h``,
-  ``2d``. ``-1`` (where the policy allows it) means "unlimited".
+  ``2d``. ``-1`` (where the policy allows it) means "unlimited". ``parse_duration_ms`` also
+  takes ``ms`` (``500ms``), for the policies kept in milliseconds (delayed delivery).
 * Sizes (``parse_size_bytes``): a whole number with an optional suffix ``k``, ``m``, ``g`` or
   ``t`` (case-insensitive, powers of 1024, no suffix = bytes): ``4096``, ``10M``, ``1G``. ``-1``
   means "unlimited".
@@ -47,6 +48,20 @@ def parse_duration_s(text: str, *, allow_unlimited: bool = False) -> int:
         more = " or -1 for unlimited" if allow_unlimited else ""
         raise ValueError(f"invalid duration {text!r}: use a number with {units} (e.g. 10m){more}")
     return int(match.group(1)) * DURATION_UNITS_S[(match.group(2) or "s").lower()]
+
+
+def parse_duration_ms(text: str) -> int:
+    """Milliseconds in ``text``: ``500ms``, or any :func:`parse_duration_s` form (``1s``)."""
+    value = text.strip()
+    if value.lower().endswith("ms") and value[:-2].isdigit():
+        return int(value[:-2])
+    try:
+        return parse_duration_s(value) * 1000
+    except ValueError:
+        units = "ms/" + "/".join(DURATION_UNITS_S)
+        raise ValueError(
+            f"invalid duration {text!r}: use a number with {units} (e.g. 500ms, 1s)"
+        ) from None
 
 
 def parse_size_bytes(text: str, *, allow_unlimited: bool = True) -> int:

@@ -191,6 +191,7 @@ class Client:
         ack_grouping_time_s: float = 0.1,
         batch_index_ack_enabled: bool = False,
         dead_letter_policy: DeadLetterPolicy | None = None,
+        enable_retry: bool = False,
         read_compacted: bool = False,
         properties: Mapping[str, str] | None = None,
         pattern_auto_discovery_period_s: float = 60.0,
@@ -203,6 +204,8 @@ class Client:
 
         A :class:`MultiTopicConsumer` for lists, patterns and partitioned topics, else a
         :class:`Consumer`; both receive, acknowledge and close alike (see docs/client.md).
+        ``enable_retry``: also consume the retry-letter topic and allow
+        ``reconsume_later`` (a :class:`MultiTopicConsumer`; see ``retry_letter.py``).
         """
         self.check_open()
         options = ConsumerOptions(
@@ -217,6 +220,7 @@ class Client:
             ack_grouping_time_s=ack_grouping_time_s,
             batch_index_ack_enabled=batch_index_ack_enabled,
             dead_letter_policy=dead_letter_policy,
+            enable_retry=enable_retry,
             read_compacted=read_compacted,
             properties=dict(properties or {}),
             pattern_auto_discovery_period_s=pattern_auto_discovery_period_s,

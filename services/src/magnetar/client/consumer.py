@@ -632,6 +632,10 @@ class Consumer:
         cnx.send_command(command)
         self._release(cleared)
 
+    async def reconsume_later(self, message: Message, delay_s: float) -> None:
+        """Only on a consumer subscribed with ``enable_retry=True`` (a MultiTopicConsumer)."""
+        raise InvalidConfiguration("reconsume_later needs a consumer with enable_retry=True")
+
     async def _create_dead_letter_producer(self, topic: str) -> DeadLetterProducer:
         return await self._client.create_producer(topic, batching_enabled=False)
 

@@ -39,6 +39,7 @@ class DeadLetterPolicy:
 
     max_redeliver_count: int
     dead_letter_topic: str | None = None
+    retry_letter_topic: str | None = None  # with enable_retry (see retry_letter.py)
 
     def __post_init__(self) -> None:
         if self.max_redeliver_count < 1:
@@ -52,7 +53,12 @@ class DeadLetterPolicy:
 
 class DeadLetterProducer(Protocol):
     async def send(
-        self, data: bytes, *, key: str | None = ..., properties: Mapping[str, str] | None = ...
+        self,
+        data: bytes,
+        *,
+        key: str | None = ...,
+        properties: Mapping[str, str] | None = ...,
+        deliver_after_ms: int | None = ...,
     ) -> Any: ...
 
     async def close(self) -> None: ...

@@ -10,6 +10,11 @@ subscribe to those whose full name matches, and re-check every
 ``pattern_auto_discovery_period_s`` (default 60 s): new topics get children, vanished ones lose
 theirs. Partition names from the broker are folded into their partitioned topic.
 
+With ``enable_retry`` (one topic, or the first of a list) the retry-letter topic joins the
+topics and :meth:`MultiTopicConsumer.reconsume_later` publishes to it
+(:mod:`magnetar.client.retry_letter`); both topics share one resolved ``DeadLetterPolicy``, so
+their dead letters go to the original topic's ``-DLQ``.
+
 Concurrency: one event loop. Owned task: the pattern re-check, stopped by :meth:`close`.
 """
 
@@ -18,13 +23,16 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 
 from magnetar.cancellation import cancel_and_wait
 from magnetar.client.consumer import Consumer, wait_for_message
 from magnetar.client.context import ClientContext
+from magnetar.client.dead_letter import DeadLetterProducer
 from magnetar.client.errors import ClientClosed, ClientError, InvalidConfiguration
 from magnetar.client.message import Message
 from magnetar.client.receiver import ConsumerOptions
+from magnetar.client.retry_letter import RetryLetterRouter, retry_policy
 from magnetar.naming import client_topic_name, full_topic_name, partition_name
 from magnetar.protocol.message_id import MessageId
 from magnetar.telemetry import get_logger
@@ -44,6 +52,7 @@ class MultiTopicConsumer:
         topics: Sequence[str] = (),
         pattern: str | None = None,
         known_partitions: Mapping[str, int] | None = None,
+        retry: RetryLetterRouter | None = None,
     ) -> None:
         if not topics and pattern is None:
             raise InvalidConfiguration("a multi-topic consumer needs topics or a pattern")
@@ -63,6 +72,7 @@ class MultiTopicConsumer:
         self._arrived = asyncio.Event()
         self._closed = False
         self._discovery: asyncio.Task[None] | None = None
+        self._retry = retry
 
     # ------------------------------------------------------------------ lifecycle
     async def start(self) -> None:
@@ -145,6 +155,8 @@ class MultiTopicConsumer:
         children, self._children = list(self._children.values()), {}
         self._rotation = []
         await asyncio.gather(*(c.close() for c in children))
+        if self._retry is not None:
+            await self._retry.close()
         self._client.untrack(self)
 
     async def unsubscribe(self) -> None:
@@ -249,6 +261,17 @@ class MultiTopicConsumer:
     ) -> None:
         self._child(target, topic).negative_acknowledge(target)
 
+    async def reconsume_later(self, message: Message, delay_s: float) -> None:
+        """Publish a copy of ``message`` to the retry topic, delivered ``delay_s`` from now
+        (past ``max_redeliver_count`` retries: to the dead-letter topic), then acknowledge it.
+        Needs ``enable_retry=True``; raises the publish's error (then nothing is acked)."""
+        self._check_open()
+        if self._retry is None:
+            raise InvalidConfiguration("reconsume_later needs a consumer with enable_retry=True")
+        child = self._child(message, None)
+        await self._retry.publish(message, delay_s)
+        child.acknowledge(message)
+
     async def seek(self, target: MessageId | int) -> None:
         """Seek every child: by publish time (ms), or by a message id (its partition's child)."""
         if isinstance(target, MessageId):
@@ -277,6 +300,8 @@ async def subscribe(
         return multi
     if topic is None or not topic:
         raise InvalidConfiguration("subscribe needs a topic, a list of topics or a pattern")
+    if options.enable_retry:
+        return await _subscribe_with_retry(client, topic, subscription, options)
     known: dict[str, int] = {}
     if isinstance(topic, str):
         partitions = await client.lookup.partitions(topic)
@@ -288,6 +313,27 @@ async def subscribe(
         topic = [topic]
     multi = MultiTopicConsumer(
         client, subscription, options, topics=list(topic), known_partitions=known
+    )
+    await multi.start()
+    return multi
+
+
+async def _subscribe_with_retry(
+    client: ClientContext, topic: str | Sequence[str], subscription: str, options: ConsumerOptions
+) -> MultiTopicConsumer:
+    """The topics and the retry topic of the first one, one resolved policy for all."""
+    topics = [topic] if isinstance(topic, str) else list(topic)
+    policy = retry_policy(options.dead_letter_policy, topics[0], subscription)
+    assert policy.retry_letter_topic is not None
+    if full_topic_name(policy.retry_letter_topic) not in {full_topic_name(t) for t in topics}:
+        topics.append(policy.retry_letter_topic)
+    options = replace(options, dead_letter_policy=policy)
+
+    async def producer(name: str) -> DeadLetterProducer:
+        return await client.create_producer(name, batching_enabled=False)
+
+    multi = MultiTopicConsumer(
+        client, subscription, options, topics=topics, retry=RetryLetterRouter(policy, producer)
     )
     await multi.start()
     return multi

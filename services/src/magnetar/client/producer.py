@@ -571,7 +571,9 @@ class Producer:
         self._settle(head, MessageId.from_proto(receipt.message_id))
 
     def on_send_error(self, error: pb.CommandSendError) -> None:
-        if error.error == pb.ChecksumError and self._pending:
+        # ChecksumError (C++) and NotAllowedError (Java, e.g. "Exceeds max allowed delivery
+        # delay"): that message fails, the others carry on; a resend would be refused again.
+        if error.error in (pb.ChecksumError, pb.NotAllowedError) and self._pending:
             head = self._pending[0]
             if head.sequence_id == error.sequence_id:
                 self._pending.popleft()

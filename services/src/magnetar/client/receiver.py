@@ -88,6 +88,7 @@ class ConsumerOptions:
     ack_grouping_max_size: int = 1000
     batch_index_ack_enabled: bool = False
     dead_letter_policy: DeadLetterPolicy | None = None
+    enable_retry: bool = False  # also consume the retry topic; reconsume_later (retry_letter.py)
     read_compacted: bool = False
     properties: Mapping[str, str] = field(default_factory=dict)
     subscription_properties: Mapping[str, str] = field(default_factory=dict)

@@ -6,7 +6,7 @@ dataclass per document, with Pulsar's field names, ``to_json()`` for the body an
 
 * :mod:`.cluster` — ``ClusterData``; :mod:`.tenant` — ``TenantInfo``.
 * :mod:`.namespace` — ``Policies`` and its parts (retention, backlog quotas, auto topic
-  creation, permissions) and Pulsar's enum values.
+  creation, permissions, delayed delivery) and Pulsar's enum values.
 * :mod:`.message_id` — ``MessageIdData``, a position as the admin API carries it.
 * :mod:`.fields` — the typed field readers and ``dumps``/``loads``, the stored encoding.
 
@@ -27,6 +27,7 @@ from magnetar.policies.namespace import (
     AuthPolicies,
     AutoTopicCreationOverride,
     BacklogQuota,
+    DelayedDeliveryPolicies,
     Policies,
     RetentionPolicies,
     parse_actions,
@@ -43,6 +44,7 @@ __all__ = [
     "AutoTopicCreationOverride",
     "BacklogQuota",
     "ClusterData",
+    "DelayedDeliveryPolicies",
     "InvalidPolicies",
     "MessageIdData",
     "Policies",

@@ -1,11 +1,12 @@
 """A namespace's ``Policies`` and their parts, with Pulsar's admin v2 JSON field names.
 
 ``Policies`` is what ``GET /admin/v2/namespaces/{tenant}/{namespace}`` returns;
-``RetentionPolicies``, ``BacklogQuota``, ``AutoTopicCreationOverride`` and ``AuthPolicies`` are
-its parts and the bodies of the per-policy routes. Each field keeps Pulsar's spelling
-(``retention_policies`` / ``retentionTimeInMinutes``, ``backlog_quota_map`` / ``limitSize``,
-``deduplicationEnabled``). ``to_json()`` gives that dict; ``from_json()`` accepts it, ignores
-fields it does not know (as Pulsar's JSON mapper does) and raises
+``RetentionPolicies``, ``BacklogQuota``, ``AutoTopicCreationOverride``, ``AuthPolicies`` and
+``DelayedDeliveryPolicies`` are its parts and the bodies of the per-policy routes. Each field
+keeps Pulsar's spelling (``retention_policies`` / ``retentionTimeInMinutes``,
+``backlog_quota_map`` / ``limitSize``, ``deduplicationEnabled``). ``to_json()`` gives that
+dict; ``from_json()`` accepts it, ignores fields it does not know (as Pulsar's JSON mapper
+does) and raises
 :class:`~magnetar.policies.errors.InvalidPolicies` for a wrong type or an out-of-range value.
 
 In ``Policies``, ``None`` means "not set here": what applies then (the broker's defaults) is
@@ -120,6 +121,36 @@ class AutoTopicCreationOverride:
 
 
 @dataclass(frozen=True, slots=True)
+class DelayedDeliveryPolicies:
+    """Delayed delivery (``deliver_at_time``) on a namespace: whether messages wait for their
+    time, the tick of the broker's index in ms, and the longest delay a producer may ask for
+    in ms (0: unbounded)."""
+
+    active: bool = True
+    tick_time: int = 1000
+    max_delivery_delay_in_millis: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "active": self.active,
+            "tickTime": self.tick_time,
+            "maxDeliveryDelayInMillis": self.max_delivery_delay_in_millis,
+        }
+
+    @classmethod
+    def from_json(cls, value: object) -> DelayedDeliveryPolicies:
+        doc = obj(value, "DelayedDeliveryPolicies")
+        active = opt_bool(doc.get("active"), "active")
+        if active is None:
+            raise InvalidPolicies("active is required (true or false)")
+        return cls(
+            active,
+            integer(doc, "tickTime", 1000, minimum=1),
+            integer(doc, "maxDeliveryDelayInMillis", 0, minimum=0),
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class AuthPolicies:
     """Namespace-level grants: role -> actions."""
 
@@ -158,6 +189,7 @@ class Policies:
     deduplication_enabled: bool | None = None
     auto_topic_creation_override: AutoTopicCreationOverride | None = None
     schema_compatibility_strategy: str = "UNDEFINED"
+    delayed_delivery_policies: DelayedDeliveryPolicies | None = None
     deleted: bool = False
 
     def to_json(self) -> dict[str, Any]:
@@ -178,6 +210,11 @@ class Policies:
                 else self.auto_topic_creation_override.to_json()
             ),
             "schema_compatibility_strategy": self.schema_compatibility_strategy,
+            "delayed_delivery_policies": (
+                None
+                if self.delayed_delivery_policies is None
+                else self.delayed_delivery_policies.to_json()
+            ),
             "deleted": self.deleted,
         }
 
@@ -187,6 +224,7 @@ class Policies:
         quotas = obj(doc.get("backlog_quota_map") or {}, "backlog_quota_map")
         retention = doc.get("retention_policies")
         auto = doc.get("autoTopicCreationOverride")
+        delayed = doc.get("delayed_delivery_policies")
         return cls(
             auth_policies=AuthPolicies.from_json(doc.get("auth_policies") or {}),
             replication_clusters=str_set(doc.get("replication_clusters"), "replication_clusters"),
@@ -208,6 +246,9 @@ class Policies:
                 doc.get("schema_compatibility_strategy", "UNDEFINED"),
                 "schema_compatibility_strategy",
                 SCHEMA_COMPATIBILITY_STRATEGIES,
+            ),
+            delayed_delivery_policies=(
+                None if delayed is None else DelayedDeliveryPolicies.from_json(delayed)
             ),
             deleted=bool(opt_bool(doc.get("deleted"), "deleted")),
         )

@@ -10,6 +10,7 @@ entries read from the cursor, and sends what they decide.
 * :mod:`.sticky_key` — Murmur3_32 sticky-key hash into 0..65535, as Pulsar computes it.
 * :mod:`.pending_acks` — delivered-but-unacked entries, individual/cumulative/batch-index acks.
 * :mod:`.redelivery` — replay queue, redelivery counts, negative-ack schedule, DLQ hook.
+* :mod:`.delayed` — the delayed-delivery index (entries held until their deliver-at time).
 * :mod:`.dispatcher` — ``plan_dispatch``: who gets which entries; which replays to read.
 * :mod:`.chunks` — Shared: every chunk of a chunked message to one consumer.
 * :mod:`.errors` — ConsumerBusy, ConsumerAssignError (mapped to ServerError codes).
@@ -25,6 +26,7 @@ from magnetar.broker.dispatch.consumers import (
     Permits,
     SubType,
 )
+from magnetar.broker.dispatch.delayed import DelayedDeliveryIndex
 from magnetar.broker.dispatch.dispatcher import (
     Candidate,
     ConsumerSlot,
@@ -78,6 +80,7 @@ __all__ = [
     "ConsumerInfo",
     "ConsumerKey",
     "ConsumerSlot",
+    "DelayedDeliveryIndex",
     "DispatchError",
     "DispatchPlan",
     "ExclusiveSelector",
