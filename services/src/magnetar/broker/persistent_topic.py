@@ -25,12 +25,14 @@ import asyncio
 import functools
 from collections.abc import Callable
 
+from magnetar.broker.compaction import COMPACTION_CURSOR, TopicCompaction
 from magnetar.broker.consumer import Consumer
 from magnetar.broker.deduplication import CURSOR_NAME as DEDUP_CURSOR
 from magnetar.broker.deduplication import DeduplicationConfig, MessageDeduplication
 from magnetar.broker.entry import entry_info
 from magnetar.broker.errors import (
     MetadataProblem,
+    NotAllowed,
     ProducerBusy,
     SubscriptionNotFound,
     TopicClosed,
@@ -75,9 +77,10 @@ class PersistentTopic:
         )
         self.messages_in = 0
         self.bytes_in = 0
+        self.compaction = TopicCompaction(str(name), ml)
         for cursor_name, cursor in ml.cursors.items():
-            if cursor_name == DEDUP_CURSOR:
-                continue  # the deduplication snapshot, not a subscription
+            if cursor_name in (DEDUP_CURSOR, COMPACTION_CURSOR):
+                continue  # the deduplication snapshot, the compaction horizon: no subscriptions
             self.subscriptions[cursor_name] = PersistentSubscription(
                 str(name),
                 cursor_name,
@@ -216,8 +219,20 @@ class PersistentTopic:
         start_message_id: MessageId | None,
     ) -> PersistentSubscription:
         self._check_open()
+        compacted = consumer.read_compacted
+        if compacted and consumer.sub_type in (
+            pb.CommandSubscribe.Shared,
+            pb.CommandSubscribe.Key_Shared,
+        ):
+            raise NotAllowed("readCompacted only allowed on failover or exclusive subscriptions")
         name = consumer.subscription
+        if name == COMPACTION_CURSOR:
+            raise NotAllowed(f"subscription name {name!r} is reserved for topic compaction")
         sub = self.subscriptions.get(name)
+        from_start = compacted and (
+            start_message_id == EARLIEST
+            or (start_message_id is None and initial_position is InitialPosition.EARLIEST)
+        )
         if sub is None:
             if durable:
                 cursor = await self.ml.open_cursor(name, initial_position)
@@ -241,6 +256,11 @@ class PersistentTopic:
                 )
                 self.subscriptions[name] = sub
         sub.add_consumer(consumer)
+        if len(sub.consumers) == 1:
+            # The first consumer decides, as the first one decides the subscription type.
+            sub.compacted = (
+                self.compaction.reads(sub.cursor, from_start=from_start) if compacted else None
+            )
         return sub
 
     async def consumer_left(self, sub: PersistentSubscription, consumer: Consumer) -> None:
@@ -354,5 +374,6 @@ class PersistentTopic:
             *(sub.close(disconnect=disconnect_clients) for sub in self.subscriptions.values())
         )
         await self.deduplication.close()
+        await self.compaction.close()
         await self.ml.close()
         log.info("topic_closed", topic=str(self.name))

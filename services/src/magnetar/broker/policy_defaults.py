@@ -6,7 +6,9 @@ of a policy for a namespace: the namespace's own setting when it has one, else t
 * retention: ``defaultRetentionTimeInMinutes`` / ``defaultRetentionSizeInMB`` (-1: infinite;
   0/0: a fully consumed ledger is deleted as soon as it is rolled over);
 * auto topic creation: ``allowAutoTopicCreation``, ``allowAutoTopicCreationType``,
-  ``defaultNumPartitions``.
+  ``defaultNumPartitions``;
+* compaction threshold: ``brokerServiceCompactionThresholdInBytes`` (0: no automatic
+  compaction), checked every ``brokerServiceCompactionMonitorIntervalInSeconds``.
 
 Retention reaches the managed ledger as its ``ManagedLedgerConfig`` retention (minutes ->
 seconds, MB -> bytes, negative stays "infinite").
@@ -33,6 +35,8 @@ class BrokerPolicyDefaults:
         default_factory=AutoTopicCreationOverride
     )
     default_num_partitions: int = 1
+    compaction_threshold_bytes: int = 0
+    compaction_monitor_interval_s: float = 60.0
 
 
 def effective_ttl_s(policies: Policies, defaults: BrokerPolicyDefaults) -> int:
@@ -40,6 +44,13 @@ def effective_ttl_s(policies: Policies, defaults: BrokerPolicyDefaults) -> int:
     if policies.message_ttl_in_seconds is not None:
         return policies.message_ttl_in_seconds
     return defaults.ttl_duration_default_s
+
+
+def effective_compaction_threshold(policies: Policies, defaults: BrokerPolicyDefaults) -> int:
+    """Bytes after the compaction horizon that start a compaction; 0 means never."""
+    if policies.compaction_threshold is not None:
+        return policies.compaction_threshold
+    return defaults.compaction_threshold_bytes
 
 
 def effective_retention(policies: Policies, defaults: BrokerPolicyDefaults) -> RetentionPolicies:

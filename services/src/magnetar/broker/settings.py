@@ -104,6 +104,8 @@ class BrokerSettings(BaseSettings):
     allow_auto_topic_creation: bool = True
     allow_auto_topic_creation_type: Literal["non-partitioned", "partitioned"] = "non-partitioned"
     default_num_partitions: int = Field(default=1, ge=1)
+    broker_service_compaction_threshold_in_bytes: int = Field(default=0, ge=0)
+    broker_service_compaction_monitor_interval_in_seconds: float = Field(default=60.0, gt=0)
 
     def broker_config(self) -> BrokerConfig:
         return BrokerConfig(
@@ -182,4 +184,6 @@ class BrokerSettings(BaseSettings):
                 self.allow_auto_topic_creation, self.allow_auto_topic_creation_type
             ),
             default_num_partitions=self.default_num_partitions,
+            compaction_threshold_bytes=self.broker_service_compaction_threshold_in_bytes,
+            compaction_monitor_interval_s=self.broker_service_compaction_monitor_interval_in_seconds,
         )

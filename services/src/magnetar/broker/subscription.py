@@ -38,6 +38,7 @@ from collections.abc import Callable, Sequence
 from typing import TypeAlias
 
 from magnetar.backoff import DISPATCH
+from magnetar.broker.compaction import CompactedReads
 from magnetar.broker.consumer import Consumer
 from magnetar.broker.dispatch import (
     Candidate,
@@ -122,6 +123,7 @@ class PersistentSubscription:
         self._closed = False
         self.rate_expired = RateMeter()  # fed by whoever expires messages (TTL, admin)
         self.out_of_removed = OutTotals()  # what departed consumers dispatched
+        self.compacted: CompactedReads | None = None  # read_compacted: set by the topic
 
     # ------------------------------------------------------------------ consumers
     def add_consumer(self, consumer: Consumer) -> None:
@@ -258,13 +260,18 @@ class PersistentSubscription:
         if view is not None:
             accept = key_shared_replayable(view, lambda k: self._can_take(self._by_key[k]))
         wanted: list[Position] = []
+        compacted = self.compacted
+        readable = self.ml.layout.contains if compacted is None else compacted.readable
         for pos in self._replay.positions(budget, accept):
-            if self.cursor.is_acknowledged(pos) or not self.ml.layout.contains(pos):
+            if self.cursor.is_acknowledged(pos) or not readable(pos):
                 self._replay.remove(pos)
                 self._masks.pop(pos, None)
             else:
                 wanted.append(pos)
-        return await self.ml.read_positions(wanted) if wanted else []
+        if not wanted:
+            return []
+        read = self.ml.read_positions if compacted is None else compacted.read_positions
+        return await read(wanted)
 
     async def _dispatch_once(self) -> bool:
         """One step: read, plan, send. True if anything went out and another step may send more
@@ -277,7 +284,7 @@ class PersistentSubscription:
         fresh: list[Entry] = []
         parked = view is not None and len(self._replay) >= MAX_KEY_SHARED_LOOKAHEAD
         if len(replays) < budget and not parked:
-            fresh = await self.cursor.read_entries(budget - len(replays))
+            fresh = await self._read_fresh(budget - len(replays))
         if not replays and not fresh:
             self._check_end_of_topic()
             return False
@@ -317,6 +324,17 @@ class PersistentSubscription:
         if isinstance(self._selector, SharedSelector):
             self._selector.served(plan.last_served)
         return sent > 0 and (len(entries) >= budget or bool(self._replay))
+
+    async def _read_fresh(self, max_entries: int) -> list[Entry]:
+        """New entries from the cursor; read_compacted: through the compacted view first, the
+        batches some of whose messages were compacted out carrying the mask of the others."""
+        if self.compacted is None:
+            return await self.cursor.read_entries(max_entries)
+        entries, survivors = await self.compacted.read_entries(max_entries)
+        for pos, mask in survivors.items():
+            acked = self.cursor.batch_unacked(pos)
+            self._masks[pos] = mask if acked is None else mask & acked
+        return entries
 
     def _slot(self, cand: Candidate) -> int | None:
         return cand.sticky_hash if self.sub_type == SubType.KEY_SHARED else None

@@ -26,6 +26,7 @@ import time
 from collections.abc import Mapping
 from typing import Any, Protocol
 
+from magnetar.broker.compaction.errors import CompactionInProgress
 from magnetar.broker.errors import (
     InvalidMessagePosition,
     MessageNotFound,
@@ -398,6 +399,16 @@ class TopicAdmin:
             raise NotAllowed("Termination of a partitioned topic is not allowed")
         last = await (await self._persistent(t)).terminate()
         return MessageIdData(last.ledger_id, last.entry_id, t.partition_index)
+
+    # ------------------------------------------------------------------ compaction
+    async def compact(self, t: TopicName) -> None:
+        """Start a compaction of ``t`` (Pulsar's triggerCompaction); 409 if one runs."""
+        if not (await self._persistent(t)).compaction.trigger():
+            raise CompactionInProgress(str(t))
+
+    async def compaction_status(self, t: TopicName) -> dict[str, str]:
+        """Pulsar's LongRunningProcessStatus of ``t``'s last compaction since it loaded."""
+        return (await self._persistent(t)).compaction.status_json()
 
     # ------------------------------------------------------------------ reading messages
     async def peek_message(self, t: TopicName, sub: str, n: int) -> MessageView:

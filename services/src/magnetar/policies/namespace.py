@@ -158,6 +158,7 @@ class Policies:
     deduplication_enabled: bool | None = None
     auto_topic_creation_override: AutoTopicCreationOverride | None = None
     schema_compatibility_strategy: str = "UNDEFINED"
+    compaction_threshold: int | None = None
     deleted: bool = False
 
     def to_json(self) -> dict[str, Any]:
@@ -178,6 +179,7 @@ class Policies:
                 else self.auto_topic_creation_override.to_json()
             ),
             "schema_compatibility_strategy": self.schema_compatibility_strategy,
+            "compaction_threshold": self.compaction_threshold,
             "deleted": self.deleted,
         }
 
@@ -208,6 +210,9 @@ class Policies:
                 doc.get("schema_compatibility_strategy", "UNDEFINED"),
                 "schema_compatibility_strategy",
                 SCHEMA_COMPATIBILITY_STRATEGIES,
+            ),
+            compaction_threshold=opt_int(
+                doc.get("compaction_threshold"), "compaction threshold", minimum=0
             ),
             deleted=bool(opt_bool(doc.get("deleted"), "deleted")),
         )
