@@ -199,11 +199,15 @@ class PersistentTopic:
             await self.deduplication.set_enabled(enabled)
 
     # ------------------------------------------------------------------ subscriptions
+    @staticmethod
+    def starts_at_earliest(mid: MessageId) -> bool:
+        return mid.entry == EARLIEST.entry or mid.ledger_id < 0
+
     def start_position(self, mid: MessageId) -> Position:
         """The entry a reader or a seek to ``mid`` starts at (the end if past the last)."""
         layout = self.ml.layout
         end = layout.end_position()
-        if mid.entry == EARLIEST.entry or mid.ledger_id < 0:
+        if self.starts_at_earliest(mid):
             return layout.first_at_or_after(layout.first_position()) or end
         if mid.entry == LATEST.entry:
             return end
@@ -230,7 +234,7 @@ class PersistentTopic:
             raise NotAllowed(f"subscription name {name!r} is reserved for topic compaction")
         sub = self.subscriptions.get(name)
         from_start = compacted and (
-            start_message_id == EARLIEST
+            (start_message_id is not None and self.starts_at_earliest(start_message_id))
             or (start_message_id is None and initial_position is InitialPosition.EARLIEST)
         )
         if sub is None:
