@@ -187,7 +187,7 @@ def internal_stats(topic: PersistentTopic) -> dict[str, Any]:
             "state": "Open",
             "numberOfEntriesSinceFirstNotAckedMessage": cursor.backlog,
             "totalNonContiguousDeletedMessagesRange": len(cursor.individually_deleted),
-            "properties": {},
+            "properties": cursor.properties,
         }
         for name, cursor in ml.cursors.items()
     }
@@ -205,6 +205,7 @@ def internal_stats(topic: PersistentTopic) -> dict[str, Any]:
         "state": "LedgerOpened",
         "ledgers": ledgers,
         "cursors": cursors,
+        "compactedLedger": topic.compaction.compacted_ledger_json(),
     }
 
 

@@ -10,16 +10,18 @@ State lives in the topic's durable cursor ``__compaction``: its properties name 
 ledger (``CompactedTopicLedger``, Pulsar's name) and its mark-delete is the horizon, so the
 cursor keeps the entries not compacted yet from being trimmed. Crash safety, step by step:
 
-1. the new ledger is created and recorded at once as ``magnetar.compaction.orphan``;
+1. ``magnetar.compaction.floor`` records the newest ledger id of the topic (ledger ids only
+   grow), then the new ledger is created and recorded at once as ``magnetar.compaction.orphan``;
 2. entries are written, the ledger is closed;
 3. one cursor write switches: ``CompactedTopicLedger`` = new, mark-delete = the new horizon,
    ``magnetar.compaction.orphan`` = the previous compacted ledger;
 4. the previous ledger is deleted and the orphan property dropped.
 
 A kill at any step leaves the last switched view valid; the next run (or the topic's next load)
-deletes the ledger the orphan property names. Only a kill between the ledger's creation and
-step 1's cursor write can leave a ledger behind; such a ledger carries the custom metadata
-``compacted-topic`` = the managed ledger's name, so it can be found.
+deletes the ledger the orphan property names. A kill between the ledger's creation and the
+write that names it leaves the floor alone: then the ledgers created after the floor are
+listed and those whose custom metadata ``compacted-topic`` names this managed ledger (and are
+not the current view) are deleted — a scan that only a crash at that moment costs.
 
 Concurrency: runs in the topic's compaction task (:mod:`.topic_compaction`), never on the publish
 path: it only reads the managed ledger and writes its own ledger, so sends go on meanwhile.
@@ -45,6 +47,8 @@ log = get_logger(__name__)
 COMPACTION_CURSOR = "__compaction"
 LEDGER_PROPERTY = "CompactedTopicLedger"
 ORPHAN_PROPERTY = "magnetar.compaction.orphan"
+FLOOR_PROPERTY = "magnetar.compaction.floor"
+_TAG = "compacted-topic"
 _READ_BATCH = 100
 _WRITE_WINDOW = 64
 
@@ -68,13 +72,39 @@ class Compactor:
         return CompactedView(LedgerId(lid), cursor.mark_delete_position, reader)
 
     async def delete_orphan(self, cursor: ManagedCursor) -> None:
+        """Delete what a crashed or finished run left to delete (see the module docstring)."""
         props = cursor.properties
         orphan = props.pop(ORPHAN_PROPERTY, None)
-        if orphan is None:
+        floor = props.pop(FLOOR_PROPERTY, None)
+        if orphan is None and floor is None:
             return
-        if orphan != props.get(LEDGER_PROPERTY):
+        current = props.get(LEDGER_PROPERTY)
+        if orphan is not None and orphan != current:
             await self._delete_quietly(LedgerId(orphan))
+        elif orphan is None and floor is not None:
+            for lid in await self._untracked_since(floor, current):
+                await self._delete_quietly(lid)
         await cursor.mark_delete(cursor.mark_delete_position, props)
+
+    async def _untracked_since(self, floor: int, current: int | None) -> list[LedgerId]:
+        """Compacted ledgers of this topic created after ``floor``, other than ``current``."""
+        access = self._ml.ledger_access
+        found: list[LedgerId] = []
+        for lid in await access.list_ledgers():
+            if lid <= floor or lid == current:
+                continue
+            try:
+                reader = await access.open_ledger(lid, recovery=False)
+            except MagnetarError:
+                continue  # deleted meanwhile
+            try:
+                if reader.metadata.custom.get(_TAG) == self._ml.name.encode():
+                    found.append(lid)
+            finally:
+                await reader.close()
+        if found:
+            log.warning("compaction_orphans_found", managed_ledger=self._ml.name, ledgers=found)
+        return found
 
     async def run(self, cursor: ManagedCursor, previous: CompactedView | None) -> CompactedView:
         """One compaction; the new view (``previous`` itself when nothing is new). The caller
@@ -92,14 +122,16 @@ class Compactor:
             if messages is not None:
                 keys.add(pos, messages, prior)
         config = self._ml.config
+        props = cursor.properties
+        floor = self._ml.current_ledger_id or self._ml.layout.last_position().ledger_id
+        await cursor.mark_delete(cursor.mark_delete_position, {**props, FLOOR_PROPERTY: floor})
         writer = await self._ml.ledger_access.create_ledger(
             config.ensemble_size,
             config.write_quorum,
             config.ack_quorum,
-            {"compacted-topic": self._ml.name.encode()},
+            {_TAG: self._ml.name.encode()},
         )
         lid = writer.ledger_id
-        props = cursor.properties
         await cursor.mark_delete(cursor.mark_delete_position, {**props, ORPHAN_PROPERTY: lid})
         written = 0
         window: list[asyncio.Task[EntryId]] = []

@@ -25,7 +25,7 @@ import enum
 from collections.abc import Sequence
 
 from magnetar.broker.compaction.compacted_view import CompactedView
-from magnetar.broker.compaction.compactor import COMPACTION_CURSOR, Compactor
+from magnetar.broker.compaction.compactor import COMPACTION_CURSOR, LEDGER_PROPERTY, Compactor
 from magnetar.cancellation import cancel_and_wait
 from magnetar.errors import MagnetarError
 from magnetar.ids import EntryId, LedgerId
@@ -66,6 +66,15 @@ class TopicCompaction:
     def status_json(self) -> dict[str, str]:
         """Pulsar's LongRunningProcessStatus."""
         return {"status": self.status.value, "lastError": self.last_error}
+
+    def compacted_ledger_json(self) -> dict[str, object]:
+        """Pulsar's internal-stats ``compactedLedger`` (-1s before the first compaction;
+        entries -1 until the view is opened)."""
+        cursor = self._ml.cursors.get(COMPACTION_CURSOR)
+        lid = -1 if cursor is None else cursor.properties.get(LEDGER_PROPERTY, -1)
+        view = self._view
+        entries = view.count if view is not None and view.ledger_id == lid else -1
+        return {"ledgerId": lid, "entries": entries, "size": -1, "offloaded": False}
 
     def backlog_bytes(self) -> int:
         """Bytes after the horizon (Pulsar's compaction threshold compares this); the whole
