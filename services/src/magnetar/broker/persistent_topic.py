@@ -233,9 +233,16 @@ class PersistentTopic:
         if name == COMPACTION_CURSOR:
             raise NotAllowed(f"subscription name {name!r} is reserved for topic compaction")
         sub = self.subscriptions.get(name)
-        from_start = compacted and (
-            (start_message_id is not None and self.starts_at_earliest(start_message_id))
-            or (start_message_id is None and initial_position is InitialPosition.EARLIEST)
+        # A new cursor at the earliest message reads the whole compacted view, also what was
+        # compacted from ledgers since trimmed; an existing one goes on from where it is.
+        from_start = (
+            compacted
+            and sub is None
+            and not (durable and name in self.ml.cursors)
+            and (
+                (start_message_id is not None and self.starts_at_earliest(start_message_id))
+                or (start_message_id is None and initial_position is InitialPosition.EARLIEST)
+            )
         )
         if sub is None:
             if durable:

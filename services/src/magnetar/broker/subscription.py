@@ -25,6 +25,11 @@ the others and carries its remaining ack set. Partly acked batches are persisted
 cursor (``ManagedCursor.delete_batch_indexes``), so after a restart only their unacked indexes
 are delivered.
 
+A read_compacted subscription (``compacted`` set by the topic) reads new entries through the
+topic's compacted view (:mod:`magnetar.broker.compaction`) up to its horizon: the masks of the
+batch messages that survive join the partly acked masks, so permits, pending acks and
+redeliveries treat compacted-out messages as acknowledged.
+
 Concurrency: on the broker's loop. ``_lock`` serialises a dispatch step (read + plan + send)
 with a cursor reset, so a seek never races an in-flight read. Acks change the core state
 synchronously, then wait for the cursor's persistence.
