@@ -10,15 +10,13 @@ compacted ledger of the topic — nothing the killed run created is left behind.
 
 from __future__ import annotations
 
-import asyncio
 import time
 
 import pulsar
 
-from magnetar.ledger.ledger_manager import LedgerManager
-from magnetar.metadata.factory import open_store
 from magnetar.naming import TopicName
 from tests.fault.crash import fault_rng, kill_and_restart
+from tests.kit.ledgers import tagged_ledgers
 from tests.kit.ports import wait_until
 from tests.kit.standalone import StandaloneProcess, admin_call, official_client, topic_name
 
@@ -86,20 +84,6 @@ def _send_round(client: pulsar.Client, topic: str, round_: int, latest: dict[str
     assert not failed, f"sends failed: {failed[:3]}"
 
 
-async def _compacted_ledgers(sa: StandaloneProcess, ml_name: str) -> list[int]:
-    store = await open_store(f"rocksdb://{sa.data_dir.absolute() / 'metadata'}")
-    try:
-        manager = LedgerManager(store)
-        found = []
-        for lid in await manager.list_ledgers():
-            meta = await manager.read(lid)
-            if meta.metadata.custom.get("compacted-topic") == ml_name.encode():
-                found.append(int(lid))
-        return found
-    finally:
-        await store.close()
-
-
 def test_kill_9_during_compaction_keeps_a_valid_view_and_no_orphan(
     durable_standalone: StandaloneProcess,
 ) -> None:
@@ -136,4 +120,4 @@ def test_kill_9_during_compaction_keeps_a_valid_view_and_no_orphan(
     assert set(props) == {"CompactedTopicLedger"}, f"seed {seed}: {props}"
     sa.stop()
     ml_name = TopicName.parse(topic).managed_ledger_name
-    assert asyncio.run(_compacted_ledgers(sa, ml_name)) == [current], f"seed {seed}"
+    assert tagged_ledgers(sa.data_dir, "compacted-topic", ml_name) == [current], f"seed {seed}"

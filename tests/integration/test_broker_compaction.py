@@ -24,6 +24,8 @@ import pytest
 
 from magnetar.client import EARLIEST, Client, ReceiveTimeout
 from magnetar.client.errors import NotAllowed
+from magnetar.naming import TopicName
+from tests.kit.ledgers import tagged_ledgers
 from tests.kit.ports import wait_until
 from tests.kit.process import MAGNETAR_CLI, running
 from tests.kit.standalone import (
@@ -333,8 +335,12 @@ def test_restart_keeps_the_compacted_view(tmp_path_factory: pytest.TempPathFacto
             assert read_all(c, topic, compacted=True) == before
             assert len(before) == 5
             assert admin_call(sa, "GET", f"{_rest(topic)}/compaction")["status"] == "NOT_RUN"
+            # Deleting the topic deletes its compacted ledger too.
+            admin_call(sa, "DELETE", f"{_rest(topic)}?force=true")
         finally:
             c.close()
+    ml_name = TopicName.parse(topic).managed_ledger_name
+    assert tagged_ledgers(data, "compacted-topic", ml_name) == []
 
 
 async def test_magnetar_client_reads_compacted_batches(

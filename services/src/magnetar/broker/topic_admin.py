@@ -26,6 +26,7 @@ import time
 from collections.abc import Mapping
 from typing import Any, Protocol
 
+from magnetar.broker.compaction import delete_compacted_ledgers
 from magnetar.broker.compaction.errors import CompactionInProgress
 from magnetar.broker.errors import (
     InvalidMessagePosition,
@@ -319,7 +320,9 @@ class TopicAdmin:
         if isinstance(topic, PersistentTopic):
             # The closed ledger deletes itself; the factory's delete would reopen it with the
             # default ManagedLedgerConfig (ensemble 3) and fail on a one-bookie standalone.
+            compacted = topic.compaction.ledger_ids()
             await topic.ml.delete()
+            await delete_compacted_ledgers(topic.ml.ledger_access, compacted)
 
     async def topic_stats(self, t: TopicName) -> dict[str, Any]:
         return topic_stats(await self._broker.get_topic(t, create=False), self._stats_window_s)

@@ -16,6 +16,7 @@ from magnetar.broker.compaction.topic_compaction import (
     CompactedReads,
     CompactionStatus,
     TopicCompaction,
+    delete_compacted_ledgers,
 )
 
 __all__ = [
@@ -24,4 +25,5 @@ __all__ = [
     "CompactedReads",
     "CompactionStatus",
     "TopicCompaction",
+    "delete_compacted_ledgers",
 ]

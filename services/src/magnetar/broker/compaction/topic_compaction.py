@@ -25,11 +25,17 @@ import enum
 from collections.abc import Sequence
 
 from magnetar.broker.compaction.compacted_view import CompactedView
-from magnetar.broker.compaction.compactor import COMPACTION_CURSOR, LEDGER_PROPERTY, Compactor
+from magnetar.broker.compaction.compactor import (
+    COMPACTION_CURSOR,
+    LEDGER_PROPERTY,
+    ORPHAN_PROPERTY,
+    Compactor,
+)
 from magnetar.cancellation import cancel_and_wait
 from magnetar.errors import MagnetarError
 from magnetar.ids import EntryId, LedgerId
 from magnetar.managed_ledger import Entry, InitialPosition, ManagedCursor, ManagedLedger, Position
+from magnetar.managed_ledger.ledger_access import LedgerAccess
 from magnetar.telemetry import get_logger
 
 log = get_logger(__name__)
@@ -76,6 +82,15 @@ class TopicCompaction:
         entries = view.count if view is not None and view.ledger_id == lid else -1
         return {"ledgerId": lid, "entries": entries, "size": -1, "offloaded": False}
 
+    def ledger_ids(self) -> list[LedgerId]:
+        """The compacted ledgers the ``__compaction`` cursor names (the view, an orphan)."""
+        cursor = self._ml.cursors.get(COMPACTION_CURSOR)
+        if cursor is None:
+            return []
+        props = cursor.properties
+        found = (props.get(LEDGER_PROPERTY), props.get(ORPHAN_PROPERTY))
+        return [LedgerId(lid) for lid in found if lid is not None]
+
     def backlog_bytes(self) -> int:
         """Bytes after the horizon (Pulsar's compaction threshold compares this); the whole
         topic before the first run."""
@@ -117,7 +132,7 @@ class TopicCompaction:
                 if previous is not None:
                     await previous.close()
                 await self._compactor.delete_orphan(cursor)
-        except MagnetarError as exc:
+        except Exception as exc:  # any failure is the run's status, never a stuck RUNNING
             self.status = CompactionStatus.ERROR
             self.last_error = str(exc)
             log.warning("compaction_failed", topic=self.topic, error=repr(exc))
@@ -140,6 +155,16 @@ class TopicCompaction:
         if self._view is not None:
             await self._view.close()
             self._view = None
+
+
+async def delete_compacted_ledgers(access: LedgerAccess, ledger_ids: list[LedgerId]) -> None:
+    """Delete a deleted topic's compacted ledgers (:meth:`TopicCompaction.ledger_ids`, taken
+    before its managed ledger went); one that is already gone is skipped."""
+    for lid in ledger_ids:
+        try:
+            await access.delete_ledger(lid)
+        except MagnetarError as exc:
+            log.warning("compacted_ledger_delete_failed", ledger_id=lid, error=repr(exc))
 
 
 class CompactedReads:
