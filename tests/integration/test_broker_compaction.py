@@ -400,3 +400,43 @@ def test_cli_compact_status_and_threshold(
     finally:
         cli("namespaces", "remove-compaction-threshold", ns)
     assert cli("namespaces", "get-compaction-threshold", ns) == "(not set)"
+
+
+def test_unacknowledged_compacted_messages_come_back_compacted(
+    client: pulsar.Client, standalone: StandaloneProcess
+) -> None:
+    topic = topic_name("redeliver")
+    hold(client, topic)
+    produce(client, topic, [(f"k{i % 3}", f"v{i}".encode()) for i in range(30)],
+            batching_enabled=True, batching_max_messages=4)  # fmt: skip
+    compact(standalone, topic)
+    for _ in range(2):  # the second time: what the first consumer left unacknowledged
+        consumer = client.subscribe(
+            topic, "unacked", is_read_compacted=True, consumer_type=pulsar.ConsumerType.Failover,
+            initial_position=pulsar.InitialPosition.Earliest,
+        )  # fmt: skip
+        try:
+            got = receive_until_quiet(consumer, QUIET_MS)
+        finally:
+            consumer.close()
+        assert sorted(m.data() for m in got) == [b"v27", b"v28", b"v29"]
+
+
+def test_compacting_a_partitioned_topic_compacts_each_partition(
+    client: pulsar.Client, standalone: StandaloneProcess
+) -> None:
+    topic = topic_name("parts")
+    admin_call(standalone, "PUT", f"{_rest(topic)}/partitions", 2)
+    for i in range(2):
+        hold(client, f"{topic}-partition-{i}")
+    produce(client, topic, [(f"k{i % 6}", f"v{i}".encode()) for i in range(60)],
+            batching_enabled=False)  # fmt: skip
+    admin_call(standalone, "PUT", f"{_rest(topic)}/compaction")
+    for i in range(2):
+        assert wait_status(standalone, f"{topic}-partition-{i}")["status"] == "SUCCESS"
+    with pytest.raises(urllib.error.HTTPError) as excinfo:
+        admin_call(standalone, "GET", f"{_rest(topic)}/compaction")
+    assert excinfo.value.code == 405  # ask a partition
+    assert sorted(read_all(client, topic, compacted=True)) == [
+        (f"k{k}", f"v{54 + k}".encode()) for k in range(6)
+    ]
