@@ -2,10 +2,12 @@
 max message size) against a real standalone with a 64 KiB limit: stored and dispatched whole to
 Exclusive and Shared subscriptions (every chunk of a message to one Shared consumer), once each
 with deduplication on (every chunk carries the message's sequence id), and across a broker
-restart in the middle of a stream of chunked messages."""
+restart in the middle of a stream of chunked messages; and ``magnetar.client``'s chunking,
+both ways with the official client."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -13,6 +15,9 @@ from typing import Any
 import pulsar
 import pytest
 
+from magnetar.client import Client
+from magnetar.client.errors import InvalidConfiguration
+from magnetar.client.producer_options import ProducerOptions
 from tests.kit.process import running
 from tests.kit.standalone import StandaloneProcess, admin_call, official_client, topic_name
 
@@ -118,6 +123,70 @@ def test_deduplication_keeps_every_chunk_and_drops_a_resent_message(
             consumer.receive(timeout_millis=500)
     finally:
         admin_call(standalone, "DELETE", "/admin/v2/namespaces/public/default/deduplication")
+
+
+async def test_our_client_chunks_and_rebuilds_with_the_official_one(
+    client: Any, standalone: StandaloneProcess
+) -> None:
+    """magnetar.client's producer chunks what the official consumer rebuilds, its consumer
+    rebuilds what the official producer chunks, and acknowledging a rebuilt message
+    acknowledges every chunk (the backlog drains)."""
+    ours_topic, theirs_topic = topic_name("chunks-ours"), topic_name("chunks-theirs")
+    payloads = _payloads(3)
+    async with Client(standalone.service_url, operation_timeout_s=10) as ours:
+        consumer = await ours.subscribe(theirs_topic, "s")
+        reader = client.create_reader(ours_topic, pulsar.MessageId.earliest)
+        producer = await ours.create_producer(
+            ours_topic, batching_enabled=False, chunking_enabled=True
+        )
+        for p in payloads:
+            await producer.send(p)
+        assert [reader.read_next(5000).data() for _ in payloads] == payloads
+        theirs = _producer(client, theirs_topic)
+        for p in payloads:
+            theirs.send(p)
+        got = []
+        for _ in payloads:
+            message = await consumer.receive(timeout_s=10)
+            got.append(message.data)
+            consumer.acknowledge(message)
+        assert got == payloads
+        await consumer.close()
+    deadline = time.monotonic() + 10
+    path = f"/admin/v2/persistent/public/default/{theirs_topic.rsplit('/', 1)[1]}/stats"
+    while admin_call(standalone, "GET", path)["subscriptions"]["s"]["msgBacklog"] != 0:
+        assert time.monotonic() < deadline, "the chunks of acknowledged messages stayed unacked"
+        await asyncio.sleep(0.1)
+
+
+async def test_our_shared_consumers_each_rebuild_whole_messages(
+    standalone: StandaloneProcess,
+) -> None:
+    topic = topic_name("chunks-ours-shared")
+    payloads = _payloads(6)
+    async with Client(standalone.service_url, operation_timeout_s=10) as ours:
+        consumers = [
+            await ours.subscribe(topic, "s", subscription_type="Shared", receiver_queue_size=3)
+            for _ in range(2)
+        ]
+        producer = await ours.create_producer(topic, batching_enabled=False, chunking_enabled=True)
+        for p in payloads:
+            await producer.send(p)
+        got: list[bytes] = []
+        deadline = time.monotonic() + 30
+        while len(got) < len(payloads):
+            assert time.monotonic() < deadline, f"{len(got)} of {len(payloads)} arrived"
+            for c in consumers:
+                for message in c.poll_many():
+                    got.append(message.data)
+                    c.acknowledge(message)
+            await asyncio.sleep(0.05)
+        assert sorted(got) == sorted(payloads)
+
+
+def test_chunking_with_batching_is_refused() -> None:
+    with pytest.raises(InvalidConfiguration, match="batching"):
+        ProducerOptions(chunking_enabled=True, batching_enabled=True).validate()
 
 
 @pytest.mark.parametrize("deduplication", [True, False])

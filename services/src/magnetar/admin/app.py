@@ -30,6 +30,7 @@ from magnetar.admin import (
     lookup,
     namespaces,
     probes,
+    schemas,
     tenants,
 )
 from magnetar.admin import topics as topic_routes
@@ -105,6 +106,7 @@ def create_app(
     app.include_router(namespaces.router(service))
     app.include_router(bundles.router(service))
     app.include_router(topic_routes.router(service))
+    app.include_router(schemas.router(service))
     app.include_router(lookup.router(service))
     app.include_router(probes.health_router(service))
     if directory is not None:  # after the health check: /brokers/{cluster} would match it

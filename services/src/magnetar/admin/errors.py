@@ -3,7 +3,8 @@
 Statuses follow Pulsar's admin API: 404 for a missing cluster/tenant/namespace/topic/subscription,
 409 for "already exists" and for deleting a tenant or namespace that still has children, 412
 (PRECONDITION_FAILED) for invalid names and policy values and for deleting what is still in use,
-406 for a non-positive partition count, 422 for shrinking partitions, 405 for operations Pulsar
+406 for a non-positive partition count, 422 for shrinking partitions and invalid schema
+definitions, 409 for an incompatible schema, 405 for operations Pulsar
 refuses on partitioned topics, 400 for bodies that are not the JSON the route expects.
 Unknown errors are 500. The body is always ``{"reason": "..."}``.
 """
@@ -44,6 +45,7 @@ from magnetar.managed_ledger.errors import CursorNotFound
 from magnetar.metadata.errors import BadVersion, StoreUnavailable
 from magnetar.naming import InvalidTopicName
 from magnetar.policies import InvalidPolicies
+from magnetar.schema import IncompatibleSchema, InvalidSchema, SchemaError
 
 
 class AdminError(MagnetarError):
@@ -94,6 +96,9 @@ HTTP_STATUS: list[tuple[type[BaseException], int]] = [
     (TenantNotEmpty, 409),
     (NamespaceNotEmpty, 409),
     (BadVersion, 409),  # a CAS that kept losing: a concurrent modification
+    (IncompatibleSchema, 409),
+    (InvalidSchema, 422),
+    (SchemaError, 404),  # SchemaNotFound: no schema, or no such version
     (TopicClosed, 503),
     (ServiceNotReady, 503),
     (StoreUnavailable, 503),

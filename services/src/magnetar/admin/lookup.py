@@ -10,13 +10,18 @@ LookupData is serialised as Pulsar's JSON mapper does: null fields are omitted, 
 always ``""`` (older C++ clients fail a lookup without it). So the answer is ``brokerUrl``,
 ``httpUrl``, ``nativeUrl`` (= ``brokerUrl``) and ``brokerUrlSsl: ""``; the TLS fields appear once
 the broker serves TLS. The namespace must exist (404), the name must be valid (412).
+
+Named listeners (``?listenerName=`` or the ``X-Pulsar-ListenerName`` header): the answer carries
+that listener's URLs; a name the owner does not advertise is a 503 naming it
+(:mod:`magnetar.broker.listeners`).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
+from urllib.parse import quote
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Header
 from fastapi.responses import RedirectResponse
 
 from magnetar.admin.service import TopicService
@@ -29,17 +34,28 @@ def router(service: TopicService) -> APIRouter:
 
     @api.get("/topic/{domain}/{tenant}/{namespace}/{topic}", summary="Look up a topic's broker")
     async def lookup_topic(
-        domain: str, tenant: str, namespace: str, topic: str, authoritative: bool = False
+        domain: str,
+        tenant: str,
+        namespace: str,
+        topic: str,
+        authoritative: bool = False,
+        listenerName: str | None = None,
+        x_pulsar_listenername: Annotated[str | None, Header()] = None,
     ) -> Any:
+        """``listenerName`` (or the ``X-Pulsar-ListenerName`` header): answer with that named
+        listener's URLs (broker/listeners.py)."""
+        listener = listenerName or x_pulsar_listenername
         name = TopicName.parse(f"{domain}://{tenant}/{namespace}/{topic}")
         if not await service.resources.namespace_exists(name.namespace):
             raise NamespaceNotFound(str(name.namespace))
-        found = await service.ownership.lookup(name, authoritative)
+        found = (await service.ownership.lookup(name, authoritative)).for_listener(listener)
         if found.redirect:
             location = (
                 f"{found.web_service_url}/lookup/v2/topic/{name.rest_path}"
                 f"?authoritative={str(found.authoritative).lower()}"
             )
+            if listener:
+                location += f"&listenerName={quote(listener)}"
             return RedirectResponse(location, status_code=307)
         data: dict[str, Any] = {
             "brokerUrl": found.pulsar_service_url,

@@ -21,6 +21,7 @@ from typing import Any, Protocol
 from magnetar.broker.message_view import MessageView
 from magnetar.broker.ownership import Ownership
 from magnetar.broker.resources import BrokerResources
+from magnetar.broker.schemas import SchemaRegistry
 from magnetar.naming import NamespaceName, TopicName
 from magnetar.policies import MessageIdData, Policies
 
@@ -30,6 +31,11 @@ class TopicService(Protocol):
 
     @property
     def resources(self) -> BrokerResources: ...
+
+    @property
+    def schemas(self) -> SchemaRegistry:
+        """Topics' schema histories (:mod:`magnetar.admin.schemas`)."""
+        ...
 
     @property
     def web_service_url(self) -> str:

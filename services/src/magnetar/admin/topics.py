@@ -5,6 +5,8 @@ through the ``TopicService``. Operations on a partitioned topic fan out to its p
 Pulsar does (subscriptions create/delete/list, skip_all, reset by time, expiry, unload), except
 the ones Pulsar refuses on a partitioned topic as a whole (skip N, reset to a message id without
 a ``partitionIndex``: 405). Creating a persistent partitioned topic creates its partitions.
+Deleting a topic (not a single partition) deletes its schema history too, as Pulsar 3 does; the
+persistent and non-persistent topics of one name share that history.
 
 Validation order, as in Pulsar: the name (412), then the tenant and namespace (404).
 """
@@ -31,6 +33,7 @@ from magnetar.broker.message_view import MessageView
 from magnetar.naming import NON_PERSISTENT, PERSISTENT, NamespaceName, TopicName
 from magnetar.policies import InvalidPolicies, MessageIdData
 from magnetar.policies.message_id import LATEST
+from magnetar.schema import SchemaNotFound
 
 NO_CONTENT = 204
 MESSAGE_ID_EXAMPLE = {"ledgerId": 12, "entryId": 0, "partitionIndex": -1}
@@ -101,9 +104,17 @@ def _domain_router(service: TopicService, domain: str) -> APIRouter:
             raise TopicExists(str(t))
         await service.create_topic(t)
 
+    async def drop_schema(t: TopicName) -> None:
+        """Pulsar deletes a topic's schema history with the topic (not with one partition)."""
+        if not t.is_partition:
+            with contextlib.suppress(SchemaNotFound):
+                await service.schemas.delete(t, force=True)
+
     @api.delete("/{topic}", status_code=NO_CONTENT, summary="Delete a non-partitioned topic")
     async def delete_topic(tenant: str, namespace: str, topic: str, force: bool = False) -> None:
-        await service.delete_topic(await topic_of(tenant, namespace, topic), force)
+        t = await topic_of(tenant, namespace, topic)
+        await service.delete_topic(t, force)
+        await drop_schema(t)
 
     @api.put("/{topic}/partitions", status_code=NO_CONTENT, summary="Create a partitioned topic")
     async def create_partitioned(
@@ -147,6 +158,7 @@ def _domain_router(service: TopicService, domain: str) -> APIRouter:
             with contextlib.suppress(TopicNotFound):
                 await service.delete_topic(t.partition(i), force)
         await resources.delete_partitioned_topic(t)
+        await drop_schema(t)
 
     @api.get("/{topic}/stats", summary="TopicStats")
     async def stats(tenant: str, namespace: str, topic: str) -> dict[str, Any]:

@@ -28,9 +28,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 from magnetar.broker.errors import BrokerError
+from magnetar.broker.listeners import AdvertisedListener
 from magnetar.broker.load_report import LoadReport
 from magnetar.cancellation import cancel_and_wait
 from magnetar.metadata import keys
@@ -62,6 +64,7 @@ class BrokerLookupData:
     pulsar_service_url: str
     web_service_url: str
     load: LoadReport = field(default_factory=LoadReport)
+    advertised_listeners: Mapping[str, AdvertisedListener] = field(default_factory=dict, hash=False)
 
     @property
     def num_bundles(self) -> int:
@@ -79,6 +82,9 @@ class BrokerLookupData:
                 "pulsarServiceUrlTls": "",
                 "webServiceUrl": self.web_service_url,
                 "webServiceUrlTls": "",
+                "advertisedListeners": {
+                    name: listener.to_json() for name, listener in self.advertised_listeners.items()
+                },
                 **self.load.to_json(),
             },
             sort_keys=True,
@@ -92,6 +98,10 @@ class BrokerLookupData:
             pulsar_service_url=str(data["pulsarServiceUrl"]),
             web_service_url=str(data["webServiceUrl"]),
             load=LoadReport.from_json(data),
+            advertised_listeners={
+                str(name): AdvertisedListener.from_json(doc)
+                for name, doc in (data.get("advertisedListeners") or {}).items()
+            },
         )
 
 

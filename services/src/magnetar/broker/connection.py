@@ -6,7 +6,8 @@ is kept; requests that wait on storage (PRODUCER, SUBSCRIBE, SEEK, ...) run as t
 connection owns, answered by request id. The connection itself handles CONNECT, PING/PONG,
 LOOKUP and PARTITIONED_METADATA; producer commands go to its
 :class:`~magnetar.broker.producer_requests.ProducerRequests` and consumer commands to its
-:class:`~magnetar.broker.consumer_requests.ConsumerRequests`. Each of the two owns its registry
+:class:`~magnetar.broker.consumer_requests.ConsumerRequests` (GET_SCHEMA and GET_OR_CREATE_SCHEMA
+to its :class:`~magnetar.broker.schemas.requests.SchemaRequests`). Each of the two owns its registry
 by id and sees the connection only as a :class:`~magnetar.broker.transport_cnx.TransportCnx`;
 the connection reaches them only through their methods.
 
@@ -39,6 +40,7 @@ from typing import Any
 from magnetar.broker.consumer_requests import ConsumerRequests
 from magnetar.broker.errors import ServiceNotReady
 from magnetar.broker.producer_requests import ProducerRequests
+from magnetar.broker.schemas.requests import SchemaRequests
 from magnetar.broker.service import SERVER_VERSION, BrokerService
 from magnetar.broker.transport_cnx import ErrorReply, RequestWork
 from magnetar.errors import MagnetarError
@@ -92,6 +94,7 @@ class ServerCnx:
         self._last_received = self._loop.time()
         self._producers = ProducerRequests(self, service)
         self._consumers = ConsumerRequests(self, service)
+        self._schemas = SchemaRequests(self, service.schemas)
 
     # ------------------------------------------------------------------ TransportCnx
     @property
@@ -289,7 +292,11 @@ class ServerCnx:
             self.write_command(
                 commands.error(commands.BROKER_REQUEST_ID, pb.NotAllowedError, "already connected")
             )
-        elif not (await self._producers.handle(frame) or await self._consumers.handle(frame)):
+        elif not (
+            await self._producers.handle(frame)
+            or await self._consumers.handle(frame)
+            or await self._schemas.handle(frame)
+        ):
             self._unsupported(cmd)
 
     def _unsupported(self, cmd: pb.BaseCommand) -> None:
@@ -336,6 +343,7 @@ class ServerCnx:
             except InvalidTopicName as exc:
                 return commands.lookup_failed(request.request_id, pb.InvalidTopicName, str(exc))
             found = await self._service.lookup(topic, request.authoritative)
+            found = found.for_listener(request.advertised_listener_name)
             return commands.lookup_response(
                 request.request_id,
                 broker_service_url=found.pulsar_service_url,

@@ -12,8 +12,9 @@ tasks start in arrival order, so ACKs change the subscription's state in order, 
 step (after any FLOW or REDELIVER of the same read, which are inline), then wait for persistence.
 
 Answers follow the reference's traps: SUCCESS for SUBSCRIBE / CLOSE_CONSUMER / UNSUBSCRIBE /
-SEEK; ACK_RESPONSE only when the ACK carried a request id; nothing for FLOW and REDELIVER;
-GET_SCHEMA answers "no schema" inside GET_SCHEMA_RESPONSE.
+SEEK; ACK_RESPONSE only when the ACK carried a request id; nothing for FLOW and REDELIVER.
+A SUBSCRIBE with a schema is admitted by the schema registry first (Pulsar's consumer rules,
+:mod:`magnetar.broker.schemas.registry`); a refusal is ERROR(IncompatibleSchema).
 
 Concurrency: on the broker's loop; :meth:`ConsumerRequests.release_all` runs once, after the
 connection's tasks are done.
@@ -28,6 +29,7 @@ from magnetar.broker.dispatch import HashRange, KeySharedMeta, KeySharedMode, ac
 from magnetar.broker.errors import ConsumerNotFound, NotAllowed
 from magnetar.broker.non_persistent_topic import NonPersistentSubscription, NonPersistentTopic
 from magnetar.broker.persistent_topic import PersistentTopic
+from magnetar.broker.schemas import schema_of
 from magnetar.broker.service import BrokerService
 from magnetar.broker.subscription import PersistentSubscription
 from magnetar.broker.transport_cnx import TransportCnx
@@ -36,6 +38,7 @@ from magnetar.naming import NamespaceName, TopicName
 from magnetar.protocol import commands
 from magnetar.protocol.frame import Frame
 from magnetar.protocol.message_id import INT64_MAX, MessageId, to_signed64
+from magnetar.schema import SchemaType
 from magnetar.tasks import TaskSet
 from magnetar.telemetry import get_logger
 from magnetar.wire import pulsar_api_pb2 as pb
@@ -68,6 +71,13 @@ async def _release(ref: ConsumerRef) -> None:
         ref.topic.consumer_left(ref.subscription, ref.consumer)
 
 
+def _idle(topic: PersistentTopic | NonPersistentTopic) -> bool:
+    """No producers, no connected consumers, no stored data: a consumer may set the schema."""
+    if topic.producers or any(sub.consumers for sub in topic.subscriptions.values()):
+        return False
+    return not isinstance(topic, PersistentTopic) or topic.storage_size == 0
+
+
 class ConsumerRequests:
     """One connection's consumers by id, and the consumer commands that use them."""
 
@@ -98,8 +108,6 @@ class ConsumerRequests:
             await self._last_message_id(cmd.get_last_message_id)
         elif kind == T.GET_TOPICS_OF_NAMESPACE:
             await self._topics_of_namespace(cmd.get_topics_of_namespace)
-        elif kind == T.GET_SCHEMA:
-            self._cnx.write_command(commands.get_schema_error(cmd.get_schema.request_id))
         elif kind == T.CONSUMER_STATS:
             self._consumer_stats(cmd.consumer_stats)
         else:
@@ -132,6 +140,9 @@ class ConsumerRequests:
 
         async def work() -> pb.BaseCommand:
             topic = await self._service.get_topic(TopicName.parse(request.topic), by_client=True)
+            schema = schema_of(request.schema if request.HasField("schema") else None)
+            if schema is not None and schema.type != SchemaType.AUTO_CONSUME:
+                await self._service.schemas.check_consumer(topic.name, schema, _idle(topic))
             consumer = Consumer(
                 cnx,
                 consumer_id,

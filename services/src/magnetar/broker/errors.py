@@ -31,6 +31,7 @@ from magnetar.managed_ledger.errors import (
 )
 from magnetar.naming import InvalidTopicName
 from magnetar.protocol.errors import register_server_error
+from magnetar.schema import IncompatibleSchema, InvalidSchema, SchemaNotFound
 from magnetar.wire import pulsar_api_pb2 as pb
 
 
@@ -327,6 +328,9 @@ _TABLE: list[tuple[type[BaseException], pb.ServerError.ValueType]] = [
     (CursorNotFound, pb.SubscriptionNotFound),
     (ProducerBlockedQuotaExceededError, pb.ProducerBlockedQuotaExceededError),
     (ProducerBlockedQuotaExceededException, pb.ProducerBlockedQuotaExceededException),
+    (IncompatibleSchema, pb.IncompatibleSchema),
+    (InvalidSchema, pb.IncompatibleSchema),  # Pulsar's InvalidSchemaDataException
+    (SchemaNotFound, pb.TopicNotFound),  # GET_SCHEMA's "Topic not found or no-schema"
 ]
 
 for _error, _code in _TABLE:

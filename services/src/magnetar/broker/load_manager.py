@@ -39,11 +39,12 @@ import contextlib
 import json
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from magnetar.broker.broker_registry import BrokerLookupData, live_brokers
 from magnetar.broker.bundles import NamespaceBundle
+from magnetar.broker.listeners import AdvertisedListener
 from magnetar.broker.load_report import broker_score
 from magnetar.broker.load_shedding import bundles_to_unload
 from magnetar.cancellation import cancel_and_wait
@@ -71,11 +72,13 @@ class LoadManagerConfig:
 
 @dataclass(frozen=True, slots=True)
 class LeaderBroker:
-    """Pulsar's LeaderBroker (``brokerId``, ``serviceUrl``), plus the binary URL for redirects."""
+    """Pulsar's LeaderBroker (``brokerId``, ``serviceUrl``), plus the binary URL and the named
+    listeners for redirects."""
 
     broker_id: str
     service_url: str
     pulsar_service_url: str
+    advertised_listeners: Mapping[str, AdvertisedListener] = field(default_factory=dict, hash=False)
 
     def to_json(self) -> bytes:
         return json.dumps(
@@ -83,6 +86,9 @@ class LeaderBroker:
                 "brokerId": self.broker_id,
                 "serviceUrl": self.service_url,
                 "pulsarServiceUrl": self.pulsar_service_url,
+                "advertisedListeners": {
+                    n: listener.to_json() for n, listener in self.advertised_listeners.items()
+                },
             },
             sort_keys=True,
         ).encode()
@@ -90,14 +96,30 @@ class LeaderBroker:
     @classmethod
     def from_json(cls, raw: bytes) -> LeaderBroker:
         data = json.loads(raw)
-        return cls(str(data["brokerId"]), str(data["serviceUrl"]), str(data["pulsarServiceUrl"]))
+        listeners = {
+            str(n): AdvertisedListener.from_json(doc)
+            for n, doc in (data.get("advertisedListeners") or {}).items()
+        }
+        return cls(
+            str(data["brokerId"]), str(data["serviceUrl"]), str(data["pulsarServiceUrl"]), listeners
+        )
 
     @classmethod
     def of(cls, broker: BrokerLookupData) -> LeaderBroker:
-        return cls(broker.broker_id, broker.web_service_url, broker.pulsar_service_url)
+        return cls(
+            broker.broker_id,
+            broker.web_service_url,
+            broker.pulsar_service_url,
+            dict(broker.advertised_listeners),
+        )
 
     def as_lookup_data(self) -> BrokerLookupData:
-        return BrokerLookupData(self.broker_id, self.pulsar_service_url, self.service_url)
+        return BrokerLookupData(
+            self.broker_id,
+            self.pulsar_service_url,
+            self.service_url,
+            advertised_listeners=self.advertised_listeners,
+        )
 
 
 async def current_leader(store: MetadataStore) -> LeaderBroker | None:

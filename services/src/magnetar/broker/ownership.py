@@ -58,7 +58,7 @@ import enum
 import ipaddress
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 from urllib.parse import urlsplit
 
@@ -71,6 +71,7 @@ from magnetar.broker.bundles import (
     bundle_holding,
 )
 from magnetar.broker.errors import ServiceNotReady, StaleBundle
+from magnetar.broker.listeners import AdvertisedListener, UnknownListener
 from magnetar.broker.load_manager import BundlePlacement, SharedReportsPlacement
 from magnetar.metadata import keys
 from magnetar.metadata.errors import BadVersion, KeyExists, MetadataError, NotFound
@@ -95,6 +96,7 @@ class LookupResult:
     redirect: bool = False
     authoritative: bool = True
     proxy_through_service_url: bool = False
+    broker: BrokerLookupData | None = field(default=None, compare=False)
 
     @classmethod
     def connect(cls, broker: BrokerLookupData, proxy_through: bool = False) -> LookupResult:
@@ -102,11 +104,31 @@ class LookupResult:
             broker.pulsar_service_url,
             broker.web_service_url,
             proxy_through_service_url=proxy_through,
+            broker=broker,
         )
 
     @classmethod
     def redirect_to(cls, broker: BrokerLookupData, authoritative: bool = True) -> LookupResult:
-        return cls(broker.pulsar_service_url, broker.web_service_url, True, authoritative)
+        return cls(
+            broker.pulsar_service_url, broker.web_service_url, True, authoritative, broker=broker
+        )
+
+    def for_listener(self, name: str | None) -> LookupResult:
+        """The same answer with the named listener's URLs (:mod:`.listeners`); None or an empty
+        name keeps the default addresses. UnknownListener if the broker lacks the listener."""
+        if not name:
+            return self
+        broker = self.broker
+        found = broker.advertised_listeners.get(name) if broker is not None else None
+        if found is None:
+            raise UnknownListener(name, broker.broker_id if broker is not None else "?")
+        pulsar_url = found.broker_service_url or found.broker_service_url_tls
+        assert pulsar_url is not None  # parse_advertised_listeners requires one
+        return replace(
+            self,
+            pulsar_service_url=pulsar_url,
+            web_service_url=found.broker_http_url or self.web_service_url,
+        )
 
 
 class BundleTopics(Protocol):
@@ -182,7 +204,8 @@ def proxy_through_service_url(running_standalone: bool, broker_url: str) -> bool
 
 
 def owner_record(broker: BrokerLookupData) -> bytes:
-    """Pulsar's NamespaceEphemeralData JSON, the value of an owner key."""
+    """Pulsar's NamespaceEphemeralData JSON, the value of an owner key (with the owner's named
+    listeners, so any broker can answer a lookup for a listener name)."""
     return json.dumps(
         {
             "nativeUrl": broker.pulsar_service_url,
@@ -190,6 +213,9 @@ def owner_record(broker: BrokerLookupData) -> bytes:
             "httpUrl": broker.web_service_url,
             "httpUrlTls": "",
             "disabled": False,
+            "advertisedListeners": {
+                name: listener.to_json() for name, listener in broker.advertised_listeners.items()
+            },
         },
         sort_keys=True,
     ).encode()
@@ -197,7 +223,17 @@ def owner_record(broker: BrokerLookupData) -> bytes:
 
 def owner_of_record(raw: bytes) -> LookupResult:
     data = json.loads(raw)
-    return LookupResult(str(data["nativeUrl"]), str(data["httpUrl"]))
+    native, http = str(data["nativeUrl"]), str(data["httpUrl"])
+    owner = BrokerLookupData(
+        broker_id=native.split("://", 1)[-1],
+        pulsar_service_url=native,
+        web_service_url=http,
+        advertised_listeners={
+            str(name): AdvertisedListener.from_json(doc)
+            for name, doc in (data.get("advertisedListeners") or {}).items()
+        },
+    )
+    return LookupResult(native, http, broker=owner)
 
 
 def halves(bundle: NamespaceBundle, boundary: int) -> tuple[NamespaceBundle, NamespaceBundle]:

@@ -8,7 +8,9 @@ of a policy for a namespace: the namespace's own setting when it has one, else t
 * auto topic creation: ``allowAutoTopicCreation``, ``allowAutoTopicCreationType``,
   ``defaultNumPartitions``;
 * compaction threshold: ``brokerServiceCompactionThresholdInBytes`` (0: no automatic
-  compaction), checked every ``brokerServiceCompactionMonitorIntervalInSeconds``.
+  compaction), checked every ``brokerServiceCompactionMonitorIntervalInSeconds``;
+* schema compatibility: ``schemaCompatibilityStrategy`` (FULL), for namespaces whose own
+  strategy is UNDEFINED (:mod:`magnetar.broker.schemas`).
 
 Retention reaches the managed ledger as its ``ManagedLedgerConfig`` retention (minutes ->
 seconds, MB -> bytes, negative stays "infinite").
@@ -37,6 +39,7 @@ class BrokerPolicyDefaults:
     default_num_partitions: int = 1
     compaction_threshold_bytes: int = 0
     compaction_monitor_interval_s: float = 60.0
+    schema_compatibility_strategy: str = "FULL"  # a namespace's UNDEFINED means this
 
 
 def effective_ttl_s(policies: Policies, defaults: BrokerPolicyDefaults) -> int:

@@ -99,6 +99,7 @@ class Producer:
     publish_nowait: PublishNowait | None = None
     connected_since: float = field(default_factory=time.time)
     topic_epoch: int | None = None  # reported in PRODUCER_SUCCESS (access modes)
+    schema_version: bytes = b""  # reported in PRODUCER_SUCCESS; empty: no schema
     messages_in: int = 0
     bytes_in: int = 0
     rate_in: RateMeter = field(default_factory=RateMeter)

@@ -10,7 +10,9 @@ PRODUCER and CLOSE_PRODUCER are requests answered by request id from a task of t
 a PRODUCER for an id that exists is answered at once (a retried request), one for an id being
 created gets ServiceNotReady. SEND is applied inline (order is everything) and answered by the
 producer (receipts in sequence order, :mod:`.producer`). A SEND for a producer the broker or the
-client closed is dropped; one for an id never created closes the connection.
+client closed is dropped; one for an id never created closes the connection. A PRODUCER with a
+schema gets its version from the schema registry (:mod:`magnetar.broker.schemas`) before it
+joins the topic, and PRODUCER_SUCCESS carries it; a refused schema is ERROR(IncompatibleSchema).
 
 Bounds: at most ``max_pending_sends_per_connection`` SENDs in flight; :meth:`handle` waits for
 a slot before the next SEND, so the reader stops reading (TCP backpressure on the producer).
@@ -29,11 +31,13 @@ from magnetar.broker.errors import MetadataProblem, TopicTerminated
 from magnetar.broker.persistent_topic import PersistentTopic
 from magnetar.broker.producer import Producer
 from magnetar.broker.producer_access import AccessMode, ProducerRequest
+from magnetar.broker.schemas import schema_of
 from magnetar.broker.service import BrokerService
 from magnetar.broker.transport_cnx import TransportCnx
 from magnetar.naming import TopicName
 from magnetar.protocol import commands
 from magnetar.protocol.frame import Frame
+from magnetar.schema import encode_version
 from magnetar.telemetry import get_logger
 from magnetar.wire import pulsar_api_pb2 as pb
 
@@ -110,6 +114,12 @@ class ProducerRequests:
                     f"{self._service.config.cluster_name}-{next(_producer_names)}"
                 )
                 dedup = await self._admit(topic)
+                schema = schema_of(request.schema if request.HasField("schema") else None)
+                schema_version = (
+                    b""
+                    if schema is None
+                    else encode_version(await self._service.schemas.add(topic.name, schema))
+                )
                 producer = Producer(
                     cnx, producer_id, name, str(topic.name), topic.publish, deduplication=dedup
                 )
@@ -124,6 +134,7 @@ class ProducerRequests:
                         commands.producer_success(request.request_id, name, producer_ready=False)
                     )
 
+                producer.schema_version = schema_version
                 producer.topic_epoch = await topic.add_producer(producer, access, queued)
                 if producer_id not in self._pending:  # closed by the client while it waited
                     await self._release(producer)
@@ -144,6 +155,7 @@ class ProducerRequests:
             producer.name,
             last_sequence_id=_last_sequence_id(producer),
             topic_epoch=producer.topic_epoch,
+            schema_version=producer.schema_version,
         )
 
     async def _admit(self, topic: object) -> MessageDeduplication | None:

@@ -22,7 +22,7 @@ them in :meth:`close`; only the service writes into ``topics``.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from magnetar.broker.backlog_quota import BacklogQuotaConfig, BacklogQuotaManager
@@ -32,6 +32,7 @@ from magnetar.broker.bundles import DEFAULT_NUMBER_OF_NAMESPACE_BUNDLES, Namespa
 from magnetar.broker.compaction.threshold import CompactionMonitor
 from magnetar.broker.deduplication import DeduplicationConfig, DeduplicationPolicyWatch
 from magnetar.broker.errors import NamespaceNotFound, ServiceNotReady, TopicNotFound
+from magnetar.broker.listeners import AdvertisedListener
 from magnetar.broker.message_expiry import MessageExpiryMonitor
 from magnetar.broker.non_persistent_topic import NonPersistentTopic
 from magnetar.broker.ownership import BundleTopics, LocalOwnership, LookupResult, Ownership
@@ -43,6 +44,7 @@ from magnetar.broker.policy_defaults import (
     with_retention,
 )
 from magnetar.broker.resources import BrokerResources
+from magnetar.broker.schemas import SchemaRegistry
 from magnetar.broker.topic_admin import AnyTopic, TopicAdmin
 from magnetar.broker.topic_sweep import sweep_once
 from magnetar.managed_ledger import ManagedLedgerConfig, ManagedLedgerFactory
@@ -50,6 +52,7 @@ from magnetar.metadata import keys
 from magnetar.metadata.store import MetadataStore
 from magnetar.naming import NamespaceName, TopicName
 from magnetar.policies import Policies
+from magnetar.schema import Strategy
 from magnetar.telemetry import get_logger
 
 log = get_logger(__name__)
@@ -62,6 +65,7 @@ class BrokerConfig:
     """The broker's settings (names after Pulsar's broker.conf)."""
 
     advertised_address: str = "127.0.0.1"
+    advertised_listeners: Mapping[str, AdvertisedListener] = field(default_factory=dict)
     broker_service_port: int = 6650
     web_service_port: int = 8080
     cluster_name: str = "standalone"
@@ -87,6 +91,7 @@ def broker_lookup_data(config: BrokerConfig) -> BrokerLookupData:
         broker_id=f"{host}:{port}",
         pulsar_service_url=f"pulsar://{host}:{port}",
         web_service_url=f"http://{host}:{config.web_service_port}",
+        advertised_listeners=dict(config.advertised_listeners),
     )
 
 
@@ -117,6 +122,9 @@ class BrokerService:
             lambda: self.topics.values(), resources.get_policies, config.policy_defaults
         )
         self.admin = TopicAdmin(self, config.policy_defaults, config.stats_window_s)
+        self.schemas = SchemaRegistry(
+            store, resources, Strategy(config.policy_defaults.schema_compatibility_strategy)
+        )
         self.bundle_factory = NamespaceBundleFactory(
             store, config.default_number_of_namespace_bundles
         )

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from magnetar.broker.backlog_quota import BacklogQuotaConfig
 from magnetar.broker.bundle_split import BundleSplitConfig
 from magnetar.broker.deduplication import DeduplicationConfig
+from magnetar.broker.listeners import parse_advertised_listeners
 from magnetar.broker.load_manager import LoadManagerConfig
 from magnetar.broker.policy_defaults import BrokerPolicyDefaults
 from magnetar.broker.service import BrokerConfig
@@ -33,6 +34,8 @@ class BrokerSettings(BaseSettings):
     web_port: int = Field(default=8080, ge=0, le=65535)
     bind_address: str = "127.0.0.1"
     advertised_address: str = "127.0.0.1"
+    # advertisedListeners (PIP-61): "name:pulsar://host:port,name:http://host:port,..."
+    advertised_listeners: str = ""
     cluster_name: str = "standalone"
     managed_ledger_default_ensemble_size: int = Field(default=3, ge=1)
     managed_ledger_default_write_quorum: int = Field(default=3, ge=1)
@@ -106,10 +109,27 @@ class BrokerSettings(BaseSettings):
     default_num_partitions: int = Field(default=1, ge=1)
     broker_service_compaction_threshold_in_bytes: int = Field(default=0, ge=0)
     broker_service_compaction_monitor_interval_in_seconds: float = Field(default=60.0, gt=0)
+    schema_compatibility_strategy: Literal[
+        "ALWAYS_INCOMPATIBLE",
+        "ALWAYS_COMPATIBLE",
+        "BACKWARD",
+        "FORWARD",
+        "FULL",
+        "BACKWARD_TRANSITIVE",
+        "FORWARD_TRANSITIVE",
+        "FULL_TRANSITIVE",
+    ] = "FULL"
+
+    @field_validator("advertised_listeners")
+    @classmethod
+    def _listeners_parse(cls, value: str) -> str:
+        parse_advertised_listeners(value)  # ValueError names the listener that is wrong
+        return value
 
     def broker_config(self) -> BrokerConfig:
         return BrokerConfig(
             advertised_address=self.advertised_address,
+            advertised_listeners=parse_advertised_listeners(self.advertised_listeners),
             broker_service_port=self.broker_port,
             web_service_port=self.web_port,
             cluster_name=self.cluster_name,
@@ -186,4 +206,5 @@ class BrokerSettings(BaseSettings):
             default_num_partitions=self.default_num_partitions,
             compaction_threshold_bytes=self.broker_service_compaction_threshold_in_bytes,
             compaction_monitor_interval_s=self.broker_service_compaction_monitor_interval_in_seconds,
+            schema_compatibility_strategy=self.schema_compatibility_strategy,
         )

@@ -52,6 +52,7 @@ from magnetar.broker.policy_defaults import (
 )
 from magnetar.broker.resources import BrokerResources
 from magnetar.broker.retention import apply_retention
+from magnetar.broker.schemas import SchemaRegistry
 from magnetar.broker.stats import DEFAULT_WINDOW_S, total
 from magnetar.broker.subscription import PersistentSubscription
 from magnetar.errors import MagnetarError
@@ -256,6 +257,9 @@ class BrokerTopics(Protocol):
     @property
     def ownership(self) -> Ownership: ...
 
+    @property
+    def schemas(self) -> SchemaRegistry: ...
+
 
 class TopicAdmin:
     """The TopicService operations over ``broker``'s topics."""
@@ -292,6 +296,10 @@ class TopicAdmin:
     @property
     def ownership(self) -> Ownership:
         return self._broker.ownership
+
+    @property
+    def schemas(self) -> SchemaRegistry:
+        return self._broker.schemas
 
     # ------------------------------------------------------------------ topics and cursors
     async def _persistent(self, t: TopicName) -> PersistentTopic:

@@ -14,7 +14,12 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from magnetar.cli import admin_brokers_cmd, admin_namespaces_cmd, admin_topics_cmd
+from magnetar.cli import (
+    admin_brokers_cmd,
+    admin_namespaces_cmd,
+    admin_schemas_cmd,
+    admin_topics_cmd,
+)
 from magnetar.cli.admin_session import AdminOptions, ForceOpt, call, emit_fields, emit_names
 from magnetar.client.admin_models import DEFAULT_WEB_SERVICE_URL
 from magnetar.policies import TenantInfo
@@ -32,6 +37,7 @@ admin.add_typer(clusters, name="clusters")
 admin.add_typer(tenants, name="tenants")
 admin.add_typer(admin_namespaces_cmd.namespaces, name="namespaces")
 admin.add_typer(admin_topics_cmd.topics, name="topics")
+admin.add_typer(admin_schemas_cmd.schemas, name="schemas")
 admin.add_typer(admin_brokers_cmd.brokers, name="brokers")
 admin.add_typer(admin_brokers_cmd.broker_stats, name="broker-stats")
 

@@ -22,6 +22,13 @@ def broker(
     advertised_address: Annotated[
         str | None, typer.Option(help="Host clients are told to dial.")
     ] = None,
+    advertised_listeners: Annotated[
+        str | None,
+        typer.Option(
+            help="Named listeners, e.g. 'internal:pulsar://10.0.0.5:6650,"
+            "external:pulsar://lb.example:6650' (clients pick one by listener name)."
+        ),
+    ] = None,
     bind_address: Annotated[str | None, typer.Option(help="Interface to listen on.")] = None,
     log_level: Annotated[str | None, typer.Option(help="debug, info, warning, error.")] = None,
 ) -> None:
@@ -35,6 +42,7 @@ def broker(
         "broker_port": broker_port,
         "web_port": web_port,
         "advertised_address": advertised_address,
+        "advertised_listeners": advertised_listeners,
         "bind_address": bind_address,
         "log_level": log_level,
     }

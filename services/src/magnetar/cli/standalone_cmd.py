@@ -21,6 +21,13 @@ def standalone(
     advertised_address: Annotated[
         str | None, typer.Option(help="Host clients are told to dial (127.0.0.1).")
     ] = None,
+    advertised_listeners: Annotated[
+        str | None,
+        typer.Option(
+            help="Named listeners, e.g. 'internal:pulsar://10.0.0.5:6650,"
+            "external:pulsar://lb.example:6650' (clients pick one by listener name)."
+        ),
+    ] = None,
     bind_address: Annotated[str | None, typer.Option(help="Interface to listen on.")] = None,
     journal_sync: Annotated[
         bool | None,
@@ -37,6 +44,7 @@ def standalone(
         "broker_port": broker_port,
         "web_port": web_port,
         "advertised_address": advertised_address,
+        "advertised_listeners": advertised_listeners,
         "bind_address": bind_address,
         "journal_sync": journal_sync,
         "log_level": log_level,

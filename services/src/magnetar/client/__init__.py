@@ -62,6 +62,14 @@ from magnetar.client.producer_options import ProducerAccessMode
 from magnetar.client.reader import Reader
 from magnetar.client.receiver import InitialPosition, SubscriptionType
 from magnetar.client.routing import HashingScheme, RoutingMode
+from magnetar.client.schema import (
+    BytesSchema,
+    JsonSchema,
+    KeyValueSchema,
+    RawSchema,
+    SchemaInfo,
+    StringSchema,
+)
 from magnetar.client.settings import Authentication, AuthenticationToken, TlsOptions
 from magnetar.naming import InvalidTopicName
 from magnetar.protocol.message_id import EARLIEST, LATEST, MessageId
@@ -73,6 +81,7 @@ __all__ = [
     "AuthenticationError",
     "AuthenticationToken",
     "AuthorizationError",
+    "BytesSchema",
     "ChecksumError",
     "Client",
     "ClientClosed",
@@ -91,6 +100,8 @@ __all__ = [
     "InvalidConfiguration",
     "InvalidTopicName",
     "InvalidTopicNameResponse",
+    "JsonSchema",
+    "KeyValueSchema",
     "Message",
     "MessageId",
     "MessageTooBig",
@@ -107,12 +118,15 @@ __all__ = [
     "ProducerClosed",
     "ProducerFenced",
     "ProducerQueueIsFull",
+    "RawSchema",
     "Reader",
     "ReceiveTimeout",
     "RoutingMode",
+    "SchemaInfo",
     "SendTimeout",
     "ServerErrorResponse",
     "ServiceNotReady",
+    "StringSchema",
     "SubscriptionNotFound",
     "SubscriptionType",
     "TlsOptions",

@@ -80,6 +80,14 @@ def _topic(topic: str) -> str:
     return f"{V2}/{TopicName.parse(topic, strict=False).rest_path}"
 
 
+def _schema(topic: str) -> str:
+    """``/admin/v2/schemas/tenant/ns/topic``: a topic's schemas (no domain; partitions share
+    their partitioned topic's)."""
+    name = TopicName.parse(topic, strict=False).partitioned_topic_name
+    parts = (name.tenant, name.namespace_local, name.local_name)
+    return f"{V2}/schemas/" + "/".join(quote(p, safe="") for p in parts)
+
+
 def _sub(topic: str, sub: str) -> str:
     return f"{_topic(topic)}/subscription/{quote(sub, safe='')}"
 
@@ -545,6 +553,46 @@ class AdminClient:
     ) -> list[AdminMessage]:
         response = await self._request("GET", path, params=params)
         return messages_from_answer(response.headers, response.content)
+
+    # ------------------------------------------------------------------ schemas
+
+    async def get_schema(self, topic: str, version: int | None = None) -> Mapping[str, Any]:
+        """The latest schema (or one version): ``{"version", "type", "timestamp", "data",
+        "properties"}``; NotFound when the topic has none."""
+        path = f"{_schema(topic)}/schema" + ("" if version is None else f"/{version}")
+        return _mapping(await self._call("GET", path))
+
+    async def get_all_schemas(self, topic: str) -> list[Mapping[str, Any]]:
+        """Every version since the last deletion, oldest first."""
+        answer = _mapping(await self._call("GET", f"{_schema(topic)}/schemas"))
+        found = answer.get("getSchemaResponses")
+        if not isinstance(found, list):
+            raise UnexpectedResponse(f"expected getSchemaResponses, got {answer!r:.200}")
+        return [_mapping(entry) for entry in found]
+
+    async def upload_schema(self, topic: str, payload: Mapping[str, Any]) -> int:
+        """Upload pulsar-admin's ``{"type", "schema", "properties"}``; the version it got (an
+        equal schema keeps its version). Conflict when the topic's strategy refuses it."""
+        answer = _mapping(await self._call("POST", f"{_schema(topic)}/schema", body=payload))
+        version = _mapping(answer.get("version")).get("version")
+        if not isinstance(version, int):
+            raise UnexpectedResponse(f"expected a version, got {answer!r:.200}")
+        return version
+
+    async def delete_schema(self, topic: str, *, force: bool = False) -> int | None:
+        """Delete the topic's schema: the deletion's version (None with ``force``: the whole
+        history is gone)."""
+        path = f"{_schema(topic)}/schema"
+        answer = _mapping(await self._call("DELETE", path, params=_force(force)))
+        version = answer.get("version")
+        return version if isinstance(version, int) else None
+
+    async def test_schema_compatibility(
+        self, topic: str, payload: Mapping[str, Any]
+    ) -> Mapping[str, Any]:
+        """``{"isCompatibility": bool, "schemaCompatibilityStrategy": str}`` for a payload."""
+        path = f"{_schema(topic)}/compatibility"
+        return _mapping(await self._call("POST", path, body=payload))
 
     async def lookup_topic(self, topic: str) -> LookupData:
         path = f"/lookup/v2/topic/{TopicName.parse(topic, strict=False).rest_path}"

@@ -21,6 +21,7 @@ import asyncio
 import itertools
 from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
+from typing import Any
 
 from magnetar.client import multi_topic, partitioned_producer
 from magnetar.client.compression import CompressionType
@@ -43,8 +44,12 @@ from magnetar.client.receiver import (
     parse_subscription_type,
 )
 from magnetar.client.routing import HashingScheme, RoutingMode
+from magnetar.client.schema import Schema, SchemaInfo
 from magnetar.client.settings import Authentication, TlsOptions
+from magnetar.naming import full_topic_name
+from magnetar.protocol import client_commands
 from magnetar.protocol.message_id import MessageId
+from magnetar.schema import decode_version, encode_version
 from magnetar.telemetry import get_logger
 
 log = get_logger(__name__)
@@ -62,7 +67,10 @@ class Client:
         keepalive_interval_s: float = 30.0,
         auth: Authentication | None = None,
         tls: TlsOptions | None = None,
+        listener_name: str | None = None,
     ) -> None:
+        """``listener_name``: the broker's named listener to be told about in lookups
+        (Pulsar's advertised listeners; docs/broker-api.md)."""
         self.service_url = service_url
         self.operation_timeout_s = operation_timeout_s
         use_tls = service_url.startswith("pulsar+ssl://")
@@ -75,7 +83,9 @@ class Client:
             auth=auth,
             tls=tls if use_tls else None,
         )
-        self.lookup = LookupService(self.pool, service_url, use_tls=use_tls)
+        self.lookup = LookupService(
+            self.pool, service_url, use_tls=use_tls, listener_name=listener_name
+        )
         self._producer_ids = itertools.count()
         self._consumer_ids = itertools.count()
         self._handles: list[Closable] = []
@@ -127,12 +137,18 @@ class Client:
         message_router: Callable[[str | None, int], int] | None = None,
         properties: Mapping[str, str] | None = None,
         access_mode: ProducerAccessMode | str = ProducerAccessMode.SHARED,
+        chunking_enabled: bool = False,
+        schema: Schema[Any] | None = None,
     ) -> Producer | PartitionedProducer:
         """A producer for ``topic``; a :class:`PartitionedProducer` when it is partitioned.
 
         Options follow the official clients (see docs/client.md); ``message_router`` is
         ``(key, num_partitions) -> partition`` and overrides ``routing_mode``.
         ``access_mode``: Pulsar's producer access modes (:class:`ProducerAccessMode`).
+        ``chunking_enabled`` (with ``batching_enabled=False``): payloads larger than the
+        broker's max message size go as chunks (:mod:`magnetar.client.chunking`).
+        ``schema``: declared to the broker (:mod:`magnetar.client.schema`); the application
+        encodes values with it (``producer.send(schema.encode(value))``).
         """
         self.check_open()
         options = ProducerOptions(
@@ -151,6 +167,8 @@ class Client:
             message_router=message_router,
             properties=dict(properties or {}),
             access_mode=access_mode,
+            chunking_enabled=chunking_enabled,
+            schema=None if schema is None else schema.info,
         )
         return await partitioned_producer.create_producer(self, topic, options)
 
@@ -176,6 +194,10 @@ class Client:
         read_compacted: bool = False,
         properties: Mapping[str, str] | None = None,
         pattern_auto_discovery_period_s: float = 60.0,
+        max_pending_chunked_message: int = 10,
+        auto_ack_oldest_chunked_message_on_queue_full: bool = False,
+        expire_time_of_incomplete_chunked_message_s: float = 60.0,
+        schema: Schema[Any] | None = None,
     ) -> Consumer | MultiTopicConsumer:
         """Subscribe to a topic, a list of topics or a regex ``topics_pattern``.
 
@@ -198,6 +220,10 @@ class Client:
             read_compacted=read_compacted,
             properties=dict(properties or {}),
             pattern_auto_discovery_period_s=pattern_auto_discovery_period_s,
+            max_pending_chunked_message=max_pending_chunked_message,
+            auto_ack_oldest_chunked_message_on_queue_full=auto_ack_oldest_chunked_message_on_queue_full,
+            expire_time_of_incomplete_chunked_message_s=expire_time_of_incomplete_chunked_message_s,
+            schema=None if schema is None else schema.info,
         )
         return await multi_topic.subscribe(
             self, topic, subscription_name, options, topics_pattern=topics_pattern
@@ -228,6 +254,22 @@ class Client:
         )
         await reader.start()
         return reader
+
+    # ------------------------------------------------------------------ schemas
+
+    async def get_schema(self, topic: str, version: int | None = None) -> tuple[SchemaInfo, int]:
+        """The topic's latest schema (or one version) and its version, by GET_SCHEMA from the
+        topic's owner; TopicNotFound when the topic has none."""
+        self.check_open()
+        topic = full_topic_name(topic)
+        result = await self.lookup.lookup(topic)
+        conn = await self.pool.get(result.logical_address, result.physical_address)
+        raw = None if version is None else encode_version(version)
+        response = await conn.request(
+            client_commands.get_schema(conn.new_request_id(), topic, schema_version=raw)
+        )
+        body = response.get_schema_response
+        return SchemaInfo.from_proto(body.schema), decode_version(body.schema_version)
 
     # ------------------------------------------------------------------ lifecycle
 

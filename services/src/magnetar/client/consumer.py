@@ -45,6 +45,7 @@ from collections.abc import Callable, Iterable
 from magnetar.backoff import RECONNECT, retry
 from magnetar.cancellation import cancel_and_wait
 from magnetar.client.acks import AckTracker
+from magnetar.client.chunking import Assembled, ChunkAssembler
 from magnetar.client.connection import Connection
 from magnetar.client.context import ClientContext
 from magnetar.client.dead_letter import DeadLetterProducer, DeadLetterRouter
@@ -114,6 +115,13 @@ class Consumer:
             max_group_size=options.ack_grouping_max_size,
         )
         self._nacks = NegativeAckTracker(options.negative_ack_redelivery_delay_s)
+        self._chunks = ChunkAssembler(
+            options.max_pending_chunked_message,
+            options.expire_time_of_incomplete_chunked_message_s,
+            options.auto_ack_oldest_chunked_message_on_queue_full,
+        )
+        # A rebuilt chunked message's id (its last chunk's) -> every chunk id to acknowledge.
+        self._chunk_ids: dict[MessageId, tuple[MessageId, ...]] = {}
         self._unacked = UnackedTracker(options.ack_timeout_s)
         self._ack_timeout = self._unacked.enabled
         self._dead_letter: DeadLetterRouter | None = None
@@ -231,6 +239,7 @@ class Consumer:
             priority_level=self.options.priority_level,
             metadata=self.options.properties,
             subscription_properties=self.options.subscription_properties,
+            schema=None if self.options.schema is None else self.options.schema.to_proto(),
         )
         cnx.register_consumer(self._id, self)
         try:
@@ -299,6 +308,20 @@ class Consumer:
             and command.HasField("consumer_epoch")
             and command.consumer_epoch < self._epoch
         )
+        chunk_ids: tuple[MessageId, ...] = ()
+        if metadata.num_chunks_from_msg > 1:
+            if stale or self._drop_until_attached:
+                self._release(1)
+                return
+            assembled = self._take_chunk(command, metadata, payload)
+            if assembled is None:
+                self._release(1)  # the chunk is held; only the whole message takes a permit
+                return
+            metadata, payload, chunk_ids = (
+                assembled.metadata,
+                assembled.payload,
+                assembled.chunk_ids,
+            )
         try:
             unpacked = unpack_entry(self.topic, command, metadata, payload, self.partition)
         except (ClientError, MalformedBatch) as exc:
@@ -307,6 +330,8 @@ class Consumer:
         if stale or self._drop_until_attached:
             self._release(unpacked.charged)
             return
+        if chunk_ids:
+            self._chunk_ids[unpacked.messages[0].message_id] = chunk_ids
         if unpacked.batch_size:
             entry = MessageId.from_proto(command.message_id)
             self._acks.register_batch(entry, unpacked.batch_size, list(command.ack_set))
@@ -321,6 +346,29 @@ class Consumer:
             self._arrived.set()
             if self._on_arrival is not None:
                 self._on_arrival()
+
+    def _take_chunk(
+        self, command: pb.CommandMessage, metadata: pb.MessageMetadata, payload: bytes
+    ) -> Assembled | None:
+        """One chunk of a chunked message: the whole message once its last chunk is here."""
+        data = command.message_id
+        partition = data.partition if data.partition >= 0 else self.partition
+        chunk_id = MessageId(data.ledger_id, data.entry_id, partition=partition)
+        now = asyncio.get_running_loop().time()
+        assembled, given_up = self._chunks.add(metadata, chunk_id, payload, now)
+        given_up += self._chunks.expire(now)
+        for gone in given_up:
+            log.info("consumer_chunked_message_given_up", topic=self.topic,
+                     chunks=len(gone.chunk_ids), acknowledged=gone.acknowledge)  # fmt: skip
+            for mid in gone.chunk_ids:
+                if gone.acknowledge:
+                    self._acks.individual(mid)
+                else:
+                    self._nacks.add(mid, now)
+        if given_up:
+            self._acks_changed()
+            self._timer_wake.set()
+        return assembled
 
     def on_active_consumer_change(self, is_active: bool) -> None:
         self._is_active = is_active
@@ -437,8 +485,10 @@ class Consumer:
             self._cnx.send_command(commands.flow(self._id, permits))
 
     def _clear_queue(self) -> int:
+        """Drop what is queued (and chunks held): the broker sends it all again."""
         cleared = len(self._queue)
         self._queue.clear()
+        self._chunks.clear()
         return cleared
 
     # ------------------------------------------------------------------ acknowledging
@@ -454,6 +504,9 @@ class Consumer:
         else:
             self._acknowledge_each(target)
             return
+        if self._chunk_ids and mid in self._chunk_ids:
+            self._acknowledge_each(self._chunk_ids.pop(mid))
+            return
         full = self._acks.individual(mid)
         if self._ack_timeout:  # without an ack timeout nothing is tracked
             self._unacked.remove(mid)
@@ -466,6 +519,9 @@ class Consumer:
         individual = self._acks.individual
         for target in targets:
             mid = target.message_id if isinstance(target, Message) else target
+            if self._chunk_ids and mid in self._chunk_ids:
+                self._acknowledge_each(self._chunk_ids.pop(mid))
+                continue
             if individual(mid):
                 self._flush_acks()  # max_group_size reached: one ACK per group, as one by one
             if self._ack_timeout:
@@ -480,6 +536,8 @@ class Consumer:
         if not self.options.allows_cumulative_ack:
             raise InvalidConfiguration("cumulative ack needs an Exclusive or Failover subscription")
         mid = target.message_id if isinstance(target, Message) else target
+        if self._chunk_ids:
+            self._chunk_ids = {k: v for k, v in self._chunk_ids.items() if not k <= mid}
         self._acks.cumulative(mid)
         self._unacked.remove_up_to(mid)
         if self._dead_letter is not None:
@@ -490,7 +548,10 @@ class Consumer:
         """Have the message redelivered after ``negative_ack_redelivery_delay_s``."""
         self._check_open()
         mid = target.message_id if isinstance(target, Message) else target
-        self._nacks.add(mid, asyncio.get_running_loop().time())
+        now = asyncio.get_running_loop().time()
+        for chunk in self._chunk_ids.pop(mid, ()):
+            self._nacks.add(chunk, now)
+        self._nacks.add(mid, now)
         self._unacked.remove(mid)
         self._timer_wake.set()
 

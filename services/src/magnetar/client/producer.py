@@ -48,6 +48,7 @@ from magnetar.client.batch_builder import (
     ReceiptCallback,
     build_single,
 )
+from magnetar.client.chunking import split_chunks
 from magnetar.client.compression import compression_type
 from magnetar.client.connection import Connection
 from magnetar.client.context import ClientContext
@@ -119,6 +120,9 @@ class Producer:
         self._sequence_known = options.initial_sequence_id is not None
         self._epoch = 0
         self.topic_epoch: int | None = None  # the topic epoch the broker last granted us
+        # The version of the producer's schema (8 bytes) stamped into every message; empty:
+        # no schema.
+        self.schema_version = b""
         self._pending: deque[OpSend] = deque()
         self._batch = BatchBuilder(
             max_messages=options.batching_max_messages, max_bytes=options.batching_max_bytes
@@ -182,6 +186,7 @@ class Producer:
             epoch=self._epoch,
             metadata=self._options.properties,
             topic_epoch=self.topic_epoch,
+            schema=None if self._options.schema is None else self._options.schema.to_proto(),
         )
         command.producer.user_provided_producer_name = self._user_named
         # WaitForExclusive: the broker answers "not ready" and then waits (no deadline, as the
@@ -199,6 +204,7 @@ class Producer:
         self.producer_name = success.producer_name
         if success.HasField("topic_epoch"):
             self.topic_epoch = success.topic_epoch  # sent again on reconnect: fencing
+        self.schema_version = success.schema_version  # empty without a schema
         if not self._sequence_known:
             self._sequence_known = True
             self.last_sequence_id = success.last_sequence_id
@@ -454,6 +460,10 @@ class Producer:
     def _push(self, op: OpSend) -> None:
         limit = self._max_message_size
         if limit is not None and len(op.payload) > limit:
+            if self._options.chunking_enabled and not op.is_batch:
+                for chunk in split_chunks(op, limit, self.producer_name):
+                    self._push_one(chunk)
+                return
             self._settle(
                 op,
                 MessageTooBig(
@@ -461,6 +471,11 @@ class Producer:
                 ),
             )
             return
+        self._push_one(op)
+
+    def _push_one(self, op: OpSend) -> None:
+        if self.schema_version:  # every message (and every chunk) names its schema version
+            op.metadata.schema_version = self.schema_version
         op.created_at = time.monotonic()
         op.push_index = self._pushed
         self._pushed += 1
@@ -495,6 +510,8 @@ class Producer:
         self._space.set()
 
     def _settle(self, op: OpSend, result: MessageId | BaseException) -> None:
+        if not op.messages:
+            return  # a chunk before the last: the message settles with its last chunk
         if isinstance(result, MessageId):
             ids = op.message_ids(result, self.partition)
             for message, message_id in zip(op.messages, ids, strict=True):

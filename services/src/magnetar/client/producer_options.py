@@ -20,6 +20,7 @@ from typing import TypedDict
 from magnetar.client.compression import CompressionType, compression_type
 from magnetar.client.errors import InvalidConfiguration
 from magnetar.client.routing import HashingScheme, RoutingMode
+from magnetar.client.schema import SchemaInfo
 from magnetar.wire import pulsar_api_pb2 as pb
 
 
@@ -91,6 +92,8 @@ class ProducerOptions:
     message_router: Callable[[str | None, int], int] | None = None
     properties: Mapping[str, str] = field(default_factory=dict)
     access_mode: ProducerAccessMode | str = ProducerAccessMode.SHARED
+    chunking_enabled: bool = False
+    schema: SchemaInfo | None = None  # declared in PRODUCER (magnetar.client.schema)
 
     def validate(self) -> None:
         if self.max_pending_messages < 1:
@@ -103,3 +106,7 @@ class ProducerOptions:
             raise InvalidConfiguration("batching_max_publish_delay_ms cannot be negative")
         compression_type(self.compression_type)
         access_mode(self.access_mode)
+        if self.chunking_enabled and self.batching_enabled:
+            raise InvalidConfiguration(
+                "chunking_enabled needs batching_enabled=False (a batch is never chunked)"
+            )

@@ -25,6 +25,7 @@ from magnetar.client.compression import decompress
 from magnetar.client.dead_letter import DeadLetterPolicy
 from magnetar.client.errors import InvalidConfiguration
 from magnetar.client.message import NO_PROPERTIES, Message, new_message
+from magnetar.client.schema import SchemaInfo
 from magnetar.protocol.errors import MalformedBatch
 from magnetar.protocol.message_id import (
     EARLIEST,
@@ -90,9 +91,14 @@ class ConsumerOptions:
     read_compacted: bool = False
     properties: Mapping[str, str] = field(default_factory=dict)
     subscription_properties: Mapping[str, str] = field(default_factory=dict)
+    schema: SchemaInfo | None = None  # declared in SUBSCRIBE (magnetar.client.schema)
     start_message_id: MessageId | None = None  # non-durable (readers) only
     start_message_id_inclusive: bool = False
     pattern_auto_discovery_period_s: float = 60.0
+    # Chunked messages (magnetar.client.chunking), the official clients' names and defaults.
+    max_pending_chunked_message: int = 10
+    auto_ack_oldest_chunked_message_on_queue_full: bool = False
+    expire_time_of_incomplete_chunked_message_s: float = 60.0
 
     def __post_init__(self) -> None:
         if self.receiver_queue_size < 1:
@@ -101,6 +107,8 @@ class ConsumerOptions:
             raise InvalidConfiguration("timeouts and delays cannot be negative")
         if self.pattern_auto_discovery_period_s <= 0:
             raise InvalidConfiguration("pattern_auto_discovery_period_s must be positive")
+        if self.max_pending_chunked_message < 1:
+            raise InvalidConfiguration("max_pending_chunked_message must be at least 1")
 
     @property
     def allows_cumulative_ack(self) -> bool:

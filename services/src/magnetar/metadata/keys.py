@@ -22,6 +22,8 @@ Layout (every key absolute, ``/``-separated; free-form names are percent-encoded
     /loadbalance/unload/<host:port>/<bundle>     the leader's request that an owner unload a
                                                  bundle (load shedding), ephemeral
     /namespace/<tenant>/<ns>/<bundle range>      a namespace bundle's owner, ephemeral
+    /schemas/<tenant>/<ns>/<topic>               a topic's schema history (JSON, magnetar.schema);
+                                                 one per partitioned topic, both domains share it
 
 The broker, leader and owner keys are Pulsar's own paths (``host:port`` is the broker's
 advertised binary address, the bundle range prints as ``0x00000000_0x40000000``).
@@ -50,6 +52,7 @@ BROKERS_PREFIX = "/loadbalance/brokers/"
 BUNDLE_OWNERS_PREFIX = "/namespace/"
 LOAD_BALANCE_LEADER = "/loadbalance/leader"
 UNLOAD_REQUESTS_PREFIX = "/loadbalance/unload/"
+SCHEMAS_PREFIX = "/schemas/"
 
 
 def _enc(name: str) -> str:
@@ -209,3 +212,9 @@ def bundle_owner_of(key: str) -> tuple[str, str, str]:
         raise ValueError(f"not a bundle owner key: {key!r}")
     tenant, ns, bundle_range = (unquote(p) for p in parts)
     return tenant, ns, bundle_range
+
+
+def schema(tenant_name: str, namespace_name: str, local_name: str) -> str:
+    """A topic's schema history. ``local_name`` is the partitioned topic's (Pulsar's schema id
+    ``tenant/ns/topic`` has no domain and no partition suffix)."""
+    return f"{SCHEMAS_PREFIX}{_enc(tenant_name)}/{_enc(namespace_name)}/{_enc(local_name)}"

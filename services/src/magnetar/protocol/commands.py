@@ -61,6 +61,8 @@ __all__ = [
     "flow",
     "get_last_message_id",
     "get_last_message_id_response",
+    "get_or_create_schema_error",
+    "get_or_create_schema_response",
     "get_schema",
     "get_schema_error",
     "get_schema_response",
@@ -327,6 +329,21 @@ def get_schema_error(
         request_id=request_id, error_code=code, error_message=message
     )
     return wrap(T.GET_SCHEMA_RESPONSE, body)
+
+
+def get_or_create_schema_response(request_id: int, schema_version: bytes) -> pb.BaseCommand:
+    body = pb.CommandGetOrCreateSchemaResponse(request_id=request_id, schema_version=schema_version)
+    return wrap(T.GET_OR_CREATE_SCHEMA_RESPONSE, body)
+
+
+def get_or_create_schema_error(
+    request_id: int, code: ServerErrorCode, message: str
+) -> pb.BaseCommand:
+    """GET_OR_CREATE_SCHEMA_RESPONSE carrying an error (only Java clients send the request)."""
+    body = pb.CommandGetOrCreateSchemaResponse(
+        request_id=request_id, error_code=code, error_message=message
+    )
+    return wrap(T.GET_OR_CREATE_SCHEMA_RESPONSE, body)
 
 
 def consumer_stats_response(
