@@ -130,6 +130,10 @@ def test_latest_value_per_key_and_tombstones(
     produce(client, topic, items, batching_enabled=False)
 
     assert compact(standalone, topic) == {"status": "SUCCESS", "lastError": ""}
+    stats = admin_call(standalone, "GET", f"{_rest(topic)}/stats")["compaction"]
+    assert stats["lastCompactionRemovedEventCount"] == len(items) - 10  # 9 keys + 1 keyless
+    assert stats["lastCompactionSucceedTimestamp"] > 0
+    assert stats["lastCompactionFailedTimestamp"] == 0
 
     compacted = read_all(client, topic, compacted=True)
     expected = {f"k{k}": f"k{k}-v4".encode() for k in range(10) if k != 3}

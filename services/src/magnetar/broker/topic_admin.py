@@ -149,7 +149,18 @@ def topic_stats(topic: AnyTopic, window_s: float = DEFAULT_WINDOW_S) -> dict[str
         "deduplicationStatus": topic.deduplication.status_name
         if isinstance(topic, PersistentTopic)
         else "Disabled",
+        "compaction": topic.compaction.stats_json()
+        if isinstance(topic, PersistentTopic)
+        else _NO_COMPACTION,
     }
+
+
+_NO_COMPACTION = {
+    "lastCompactionRemovedEventCount": 0,
+    "lastCompactionSucceedTimestamp": 0,
+    "lastCompactionFailedTimestamp": 0,
+    "lastCompactionDurationTimeInMills": 0,
+}
 
 
 def _backlog_size(topic: AnyTopic) -> int:

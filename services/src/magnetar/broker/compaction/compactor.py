@@ -60,6 +60,7 @@ class Compactor:
 
     def __init__(self, ml: ManagedLedger) -> None:
         self._ml = ml
+        self.last_removed = 0  # messages the last finished run compacted out
 
     async def open_view(self, cursor: ManagedCursor) -> CompactedView | None:
         """The compacted view the cursor's properties name (None before the first run);
@@ -133,11 +134,15 @@ class Compactor:
         )
         lid = writer.ledger_id
         await cursor.mark_delete(cursor.mark_delete_position, {**props, ORPHAN_PROPERTY: lid})
-        written = 0
+        written = removed = 0
         window: list[asyncio.Task[EntryId]] = []
         try:
             async for pos, messages, prior, stored in self._items(previous, start, end):
                 mask = _survivors(keys, pos, messages, prior)
+                if messages is not None:
+                    before = full_mask(len(messages)) if prior is None else prior
+                    after = before if mask is None else mask
+                    removed += before.bit_count() - after.bit_count()
                 if mask == 0:
                     continue
                 record = encode(CompactedEntry(pos, mask, stored))
@@ -161,8 +166,9 @@ class Compactor:
         if previous is not None:
             switched[ORPHAN_PROPERTY] = previous.ledger_id
         await cursor.mark_delete(end, switched)
+        self.last_removed = removed
         log.info("topic_compacted", managed_ledger=self._ml.name, ledger_id=lid,
-                 horizon=str(end), entries=written, keys=len(keys))  # fmt: skip
+                 horizon=str(end), entries=written, keys=len(keys), removed=removed)  # fmt: skip
         return view
 
     async def _items(
