@@ -199,15 +199,11 @@ class PersistentTopic:
             await self.deduplication.set_enabled(enabled)
 
     # ------------------------------------------------------------------ subscriptions
-    @staticmethod
-    def starts_at_earliest(mid: MessageId) -> bool:
-        return mid.entry == EARLIEST.entry or mid.ledger_id < 0
-
     def start_position(self, mid: MessageId) -> Position:
         """The entry a reader or a seek to ``mid`` starts at (the end if past the last)."""
         layout = self.ml.layout
         end = layout.end_position()
-        if self.starts_at_earliest(mid):
+        if mid.entry == EARLIEST.entry or mid.ledger_id < 0:
             return layout.first_at_or_after(layout.first_position()) or end
         if mid.entry == LATEST.entry:
             return end
@@ -233,17 +229,6 @@ class PersistentTopic:
         if name == COMPACTION_CURSOR:
             raise NotAllowed(f"subscription name {name!r} is reserved for topic compaction")
         sub = self.subscriptions.get(name)
-        # A new cursor at the earliest message reads the whole compacted view, also what was
-        # compacted from ledgers since trimmed; an existing one goes on from where it is.
-        from_start = (
-            compacted
-            and sub is None
-            and not (durable and name in self.ml.cursors)
-            and (
-                (start_message_id is not None and self.starts_at_earliest(start_message_id))
-                or (start_message_id is None and initial_position is InitialPosition.EARLIEST)
-            )
-        )
         if sub is None:
             if durable:
                 cursor = await self.ml.open_cursor(name, initial_position)
@@ -268,10 +253,12 @@ class PersistentTopic:
                 self.subscriptions[name] = sub
         sub.add_consumer(consumer)
         if len(sub.consumers) == 1:
-            # The first consumer decides, as the first one decides the subscription type.
-            sub.compacted = (
-                self.compaction.reads(sub.cursor, from_start=from_start) if compacted else None
-            )
+            # The first consumer decides, as it decides the subscription type; the reads keep
+            # their place in the compacted view from one consumer to the next.
+            if not compacted:
+                sub.compacted = None
+            elif sub.compacted is None:
+                sub.compacted = self.compaction.reads(sub.cursor)
         return sub
 
     async def consumer_left(self, sub: PersistentSubscription, consumer: Consumer) -> None:

@@ -11,8 +11,9 @@ the previous one.
 compacted view up to its horizon (only the latest message of each key, with the ack set of the
 batch messages that survive), then the topic's own entries after the horizon. It moves the
 subscription's cursor as it goes, so positions, acks and stats stay the cursor's. A subscription
-that starts from the earliest message starts at the compacted view's first entry, even when the
-ledgers it came from were trimmed since.
+that has acknowledged and read nothing of what is stored starts at the compacted view's first
+entry, even when the ledgers it came from were trimmed since; the reads keep their place in the
+view from one consumer of the subscription to the next.
 
 Concurrency: on the broker's loop. Runs are serialised by the one task; readers see either the
 old view or the new one (both valid: each holds the latest value of every key up to its horizon).
@@ -160,8 +161,8 @@ class TopicCompaction:
         """The view as loaded so far (no I/O)."""
         return self._view
 
-    def reads(self, cursor: ManagedCursor, *, from_start: bool) -> CompactedReads:
-        return CompactedReads(self, self._ml, cursor, from_start=from_start)
+    def reads(self, cursor: ManagedCursor) -> CompactedReads:
+        return CompactedReads(self, self._ml, cursor)
 
     async def close(self) -> None:
         self._closed = True
@@ -190,13 +191,11 @@ class CompactedReads:
         compaction: TopicCompaction,
         ml: ManagedLedger,
         cursor: ManagedCursor,
-        *,
-        from_start: bool,
     ) -> None:
         self._compaction = compaction
         self._ml = ml
         self._cursor = cursor
-        self._next: Position | None = _BEFORE_EVERYTHING if from_start else None
+        self._next: Position | None = None  # in the view: the next position to read
         self._synced = cursor.read_position  # where we left the cursor
 
     async def read_entries(self, max_entries: int) -> tuple[list[Entry], dict[Position, int]]:
@@ -206,7 +205,7 @@ class CompactedReads:
         if cursor.read_position != self._synced:
             self._next = None  # the cursor was moved (seek, reset): start where it is now
         view = await self._compaction.view()
-        start = self._next if self._next is not None else cursor.read_position
+        start = self._next if self._next is not None else self._start()
         if view is None or start > view.horizon:
             return await cursor.read_entries(max_entries), {}
         first = await view.find(start)
@@ -221,6 +220,21 @@ class CompactedReads:
         self._synced = cursor.read_position
         entries = [Entry(ce.position, ce.stored) for ce in got]
         return entries, {ce.position: ce.mask for ce in got if ce.mask is not None}
+
+    def _start(self) -> Position:
+        """Where a cursor that is not in the view yet starts in it: at the view's first entry
+        when it has acknowledged and read nothing of what is stored (a new subscription or
+        reader at the earliest message, a reset to it, a restart before any ack) — the view
+        may hold messages from ledgers trimmed since; else at its read position."""
+        cursor, layout = self._cursor, self._ml.layout
+        first = layout.first_at_or_after(layout.first_position())
+        if (
+            first is not None
+            and cursor.mark_delete_position == layout.first_position()
+            and cursor.read_position <= first
+        ):
+            return _BEFORE_EVERYTHING
+        return cursor.read_position
 
     def readable(self, pos: Position) -> bool:
         """Whether a redelivery of ``pos`` can be read (from the topic or the compacted view)."""
