@@ -552,6 +552,8 @@ class PersistentSubscription:
             self._counts = RedeliveryCounts()
             self._masks.clear()
             await self.cursor.reset(pos)
+            if self.compacted is not None:
+                self.compacted.cursor_reset()
         self._wake.set()
 
     # ------------------------------------------------------------------ stats / close

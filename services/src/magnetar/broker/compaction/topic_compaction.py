@@ -221,6 +221,11 @@ class CompactedReads:
         entries = [Entry(ce.position, ce.stored) for ce in got]
         return entries, {ce.position: ce.mask for ce in got if ce.mask is not None}
 
+    def cursor_reset(self) -> None:
+        """The subscription reset its cursor: start again from where the cursor is."""
+        self._next = None
+        self._synced = self._cursor.read_position
+
     def _start(self) -> Position:
         """Where a cursor that is not in the view yet starts in it: at the view's first entry
         when it has acknowledged and read nothing of what is stored (a new subscription or
