@@ -129,11 +129,6 @@ class TopicCompaction:
         self._task = asyncio.create_task(self._run(), name=f"compaction-{self.topic}")
         return True
 
-    async def wait(self) -> None:
-        """Until the current run (if any) ends."""
-        if self._task is not None:
-            await asyncio.wait([self._task])
-
     async def _run(self) -> None:
         started = time.monotonic()
         try:
