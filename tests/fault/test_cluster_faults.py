@@ -10,13 +10,19 @@ sending steadily; a Shared subscription consumes each topic. Fault injector (see
 is printed, ``MAGNETAR_FAULT_SEED`` repeats a run): each round kills a random broker, a random
 bookie or one of each (so at least one broker and two bookies stay up), waits until every
 producer has more acknowledged sends, restarts the victims, and waits again.
-``MAGNETAR_FAULT_ROUNDS`` (default 3) sets the number of rounds for longer local runs.
+``MAGNETAR_FAULT_ROUNDS`` (default 3) sets the number of rounds for longer local runs. The test
+runs twice: with a client that lists both brokers, and with one that knows only a
+``magnetar proxy`` in front of them (the proxy itself is not killed).
 Checker (:mod:`tests.fault.checker`, DESIGN §4): every acknowledged message is consumed at least
 once and is stored, first occurrences in order per producer; with deduplication, once.
+Autorecovery runs throughout (it recovers a killed broker's ledgers and re-replicates a killed
+bookie's, racing the brokers' own recoveries): once faults stop, no ledger may stay marked
+under-replicated or name a bookie that is not registered.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import random
 import uuid
@@ -26,10 +32,13 @@ from pathlib import Path
 import pulsar
 import pytest
 
+from magnetar.ledger.metadata import LedgerMetadataView
+from magnetar.metadata import keys
+from magnetar.metadata.factory import open_store
 from tests.fault.checker import Subscriber, check_holds, check_in_order, check_once, read_stored
 from tests.fault.crash import fault_rng
 from tests.fault.workload import Publisher
-from tests.kit.cluster import Cluster, dedup_namespace
+from tests.kit.cluster import Cluster, dedup_namespace, wait_for
 from tests.kit.process import ServerProcess
 
 pytestmark = pytest.mark.etcd
@@ -39,15 +48,17 @@ MORE_ACKED = (50, 200)  # acknowledged sends per producer to wait for after each
 STEP_TIMEOUT_S = 45.0
 
 
-@pytest.fixture
-def cluster(tmp_path: Path) -> Iterator[Cluster]:
+@pytest.fixture(params=["brokers", "proxy"])
+def cluster(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Cluster]:
     e2 = Cluster(
         tmp_path / "cluster",
+        proxy=request.param == "proxy",
         broker_env={
             "MAGNETAR_BROKER_MANAGED_LEDGER_DEFAULT_ENSEMBLE_SIZE": "2",
             "MAGNETAR_BROKER_MANAGED_LEDGER_DEFAULT_WRITE_QUORUM": "2",
             "MAGNETAR_BROKER_MANAGED_LEDGER_DEFAULT_ACK_QUORUM": "2",
         },
+        autorecovery_count=1,
     )
     # Killed at the end: a clean stop is another test's business; this one must be quick.
     with e2.running(graceful_stop=False) as running:
@@ -62,7 +73,7 @@ def test_random_broker_and_bookie_kills_lose_no_acknowledged_message(cluster: Cl
         "dedup": f"persistent://{dedup_ns}/t",
         "plain": f"persistent://public/default/faults-{uuid.uuid4().hex[:6]}",
     }
-    client = cluster.client()
+    client = cluster.proxy_client() if cluster.proxy else cluster.client()
     publishers: dict[str, list[Publisher]] = {}
     subscribers: dict[str, Subscriber] = {}
     try:
@@ -107,6 +118,30 @@ def test_random_broker_and_bookie_kills_lose_no_acknowledged_message(cluster: Cl
             check_in_order(stored[kind].get(name, []), f"stored/{name}", seed)
             if kind == "dedup":
                 check_once(stored[kind].get(name, []), f"stored/{name}", seed)
+    wait_for(
+        lambda: fully_replicated(cluster),
+        f"no ledger under-replicated once faults stopped (seed {seed})",
+        STEP_TIMEOUT_S,
+    )
+
+
+def fully_replicated(cluster: Cluster) -> bool:
+    """No autorecovery mark is left and every ledger names registered bookies only."""
+
+    async def check() -> bool:
+        store = await open_store(cluster.etcd.url)
+        try:
+            if await store.list_keys(keys.UNDER_REPLICATED_PREFIX):
+                return False
+            available = {keys.bookie_id_of(k) for k in await store.list_keys(
+                keys.BOOKIE_AVAILABLE_PREFIX)}  # fmt: skip
+            ledgers = await store.list(keys.LEDGER_META_PREFIX)
+        finally:
+            await store.close()
+        named = {b for _, v in ledgers for b in LedgerMetadataView.decode(v.value).all_bookies()}
+        return named <= available
+
+    return asyncio.run(check())
 
 
 def pick_victims(cluster: Cluster, rng: random.Random) -> list[ServerProcess]:

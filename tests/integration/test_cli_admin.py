@@ -265,3 +265,21 @@ def test_every_command_in_process(standalone: StandaloneProcess, client: Any) ->
     cli("namespaces", "delete", ns)
     cli("tenants", "delete", tenant)
     assert tenant not in lines(cli("tenants", "list"))
+
+
+def test_bookies_commands(standalone: StandaloneProcess) -> None:
+    listed = magnetar_admin(standalone, "bookies", "list")
+    assert listed.returncode == 0, listed.stderr
+    header, row = listed.stdout.splitlines()
+    assert header.split() == ["BOOKIE", "ADDRESS", "RACK", "STATE"]
+    assert row.split()[-1] == "writable"
+    as_json = magnetar_admin(standalone, "--json", "bookies", "list-underreplicated")
+    assert as_json.returncode == 0, as_json.stderr
+    assert json.loads(as_json.stdout) == {"count": 0, "ledgers": []}
+    unknown = magnetar_admin(standalone, "bookies", "decommission", "no-such-bookie")
+    assert unknown.returncode == 1
+    assert "Bookie no-such-bookie is unknown" in unknown.stderr
+    assert "(HTTP 404)" in unknown.stderr
+    cancel = magnetar_admin(standalone, "bookies", "cancel-decommission", row.split()[0])
+    assert cancel.returncode == 1
+    assert "No decommission was requested" in cancel.stderr

@@ -300,3 +300,17 @@ async def test_follows_a_brokers_redirect(standalone: StandaloneProcess) -> None
             assert (await admin.get_tenant("public")).allowed_clusters == ALLOWED
     finally:
         server.close()
+
+
+async def test_bookies_of_a_standalone(admin: AdminClient) -> None:
+    (bookie,) = await admin.list_bookies()
+    assert bookie["available"] is True
+    assert bookie["decommissioning"] is False
+    marks = await admin.list_under_replicated()
+    assert marks == {"count": 0, "ledgers": []}
+    with pytest.raises(NotFound) as unknown:
+        await admin.decommission_bookie("no-such-bookie")
+    assert "no-such-bookie" in unknown.value.reason
+    with pytest.raises(NotFound) as never:
+        await admin.get_decommission(str(bookie["bookieId"]))
+    assert "No decommission was requested" in never.value.reason

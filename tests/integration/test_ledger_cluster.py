@@ -30,6 +30,7 @@ from magnetar.ledger import (
     NoSuchEntry,
     NoSuchLedger,
 )
+from magnetar.ledger.writer_liveness import writer_of
 from magnetar.metadata import MetadataStore
 from magnetar.metadata.factory import open_store
 from tests.kit.bookie import BookieProcess
@@ -239,7 +240,8 @@ async def test_typed_errors_for_missing_things_and_closed_ledgers(
         with pytest.raises(LedgerClosed):
             await wh.append(b"c")
         rh = await bk.open_ledger(wh.ledger_id)
-        assert rh.metadata.custom == {"ml": b"topic"}
+        assert rh.metadata.custom["ml"] == b"topic"
+        assert writer_of(rh.metadata) is not None  # autorecovery tells live writers by it
         assert [e.payload for e in await rh.read(0, 1)] == [b"a", b"b"]
         with pytest.raises(NoSuchEntry):
             await rh.read(2, 2)

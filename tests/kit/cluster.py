@@ -1,9 +1,11 @@
 """A real cluster on loopback, and helpers for tests against several brokers (holds no tests).
 
-:class:`Cluster` starts one etcd, ``bookie_count`` bookie processes and ``broker_count`` broker
-processes, each its own OS process on free ports, with a short session timeout (2 s by default)
-so that a killed or frozen member's leases run out quickly. ``broker_env`` reaches every broker
-(the managed ledger's ensemble settings, say). The shape every module fixture wants::
+:class:`Cluster` starts one etcd, ``bookie_count`` bookie processes, ``broker_count`` broker
+processes and ``autorecovery_count`` autorecovery processes (none by default; ``bookie_racks``
+gives bookie ``i`` the rack ``bookie_racks[i]``), each its own OS process on free ports, with a
+short session timeout (2 s by default) so that a killed or frozen member's leases run out
+quickly. ``broker_env`` reaches every broker (the managed ledger's ensemble settings, say).
+The shape every module fixture wants::
 
     @pytest.fixture(scope="module")
     def cluster(tmp_path_factory):
@@ -33,9 +35,11 @@ import pulsar
 
 from magnetar.broker.bundles import NamespaceBundles, topic_hash
 from magnetar.naming import NamespaceName, TopicName
+from tests.kit.autorecovery import AutorecoveryProcess
 from tests.kit.bookie import BookieProcess
 from tests.kit.broker import BrokerProcess
 from tests.kit.etcd import EtcdServer
+from tests.kit.proxy import ProxyProcess
 
 SESSION_TIMEOUT_S = 2.0
 
@@ -51,9 +55,15 @@ class Cluster:
     journal_sync: bool = True
     broker_env: dict[str, str] = field(default_factory=dict)
     broker_log_level: str = "info"
+    proxy: bool = False
+    proxy_env: dict[str, str] = field(default_factory=dict)
+    autorecovery_count: int = 0
+    bookie_racks: tuple[str, ...] = ()
     etcd: EtcdServer = field(init=False)
     bookies: list[BookieProcess] = field(init=False)
     brokers: list[BrokerProcess] = field(init=False)
+    proxy_process: ProxyProcess | None = field(init=False, default=None)
+    autorecoveries: list[AutorecoveryProcess] = field(init=False)
 
     def __post_init__(self) -> None:
         self.etcd = EtcdServer(data_dir=self.base / "etcd")
@@ -63,8 +73,12 @@ class Cluster:
                 self.etcd.url,
                 session_timeout_s=self.session_timeout_s,
                 journal_sync=self.journal_sync,
+                extra_args=["--rack", self.bookie_racks[i]] if i < len(self.bookie_racks) else [],
             )
             for i in range(self.bookie_count)
+        ]
+        self.autorecoveries = [
+            self.new_autorecovery(f"autorecovery-{i}") for i in range(self.autorecovery_count)
         ]
         self.brokers = [
             BrokerProcess(
@@ -76,21 +90,45 @@ class Cluster:
             )
             for i in range(self.broker_count)
         ]
+        if self.proxy:
+            self.proxy_process = self.new_proxy("proxy")
 
-    def members(self) -> list[BookieProcess | BrokerProcess]:
-        return [*self.bookies, *self.brokers]
+    def new_proxy(self, name: str) -> ProxyProcess:
+        """A proxy in front of this cluster (not started): :attr:`proxy_process` is the one
+        ``proxy=True`` starts; tests of several proxies make more."""
+        return ProxyProcess(self.base / name, self.etcd.url, env=dict(self.proxy_env))
+
+    def new_autorecovery(self, name: str, **options: Any) -> AutorecoveryProcess:
+        """An autorecovery process of this cluster (not started; ``options``: its fields)."""
+        return AutorecoveryProcess(
+            self.base / name,
+            self.etcd.url,
+            session_timeout_s=self.session_timeout_s,
+            **options,
+        )
+
+    def members(self) -> list[BookieProcess | BrokerProcess | AutorecoveryProcess]:
+        return [*self.bookies, *self.brokers, *self.autorecoveries]
 
     def start(self) -> None:
-        """etcd, then the bookies, then the brokers, each waited for until ready."""
+        """etcd, then the bookies, the brokers, autorecovery, then the proxy, each waited for
+        until ready."""
         self.etcd.start()
         for process in self.members():
             process.start()
+        if self.proxy_process is not None:
+            self.proxy_process.start()
 
     def stop(self, *, graceful: bool = True) -> None:
-        """Brokers, bookies, then etcd. ``graceful``: SIGTERM (a paused broker is resumed
-        first, so that it can exit); otherwise SIGKILL, for tests whose teardown must be quick
-        and that check a clean stop elsewhere."""
-        for process in (*self.brokers, *self.bookies):
+        """The proxy, autorecovery, brokers, bookies, then etcd. ``graceful``: SIGTERM (a
+        paused broker is resumed first, so that it can exit); otherwise SIGKILL, for tests whose
+        teardown must be quick and that check a clean stop elsewhere."""
+        if self.proxy_process is not None:
+            if graceful:
+                self.proxy_process.stop()
+            else:
+                self.proxy_process.kill()
+        for process in (*self.autorecoveries, *self.brokers, *self.bookies):
             if not graceful:
                 process.kill()
                 continue
@@ -120,6 +158,19 @@ class Cluster:
             logger=pulsar.FileLogger(pulsar.LoggerLevel.Warn, str(self.base / "client.log")),
         )
 
+    @property
+    def the_proxy(self) -> ProxyProcess:
+        assert self.proxy_process is not None, "built without proxy=True"
+        return self.proxy_process
+
+    def proxy_client(self, operation_timeout_s: int = 30) -> pulsar.Client:
+        """The official client that knows only the proxy's address."""
+        return pulsar.Client(
+            self.the_proxy.service_url,
+            operation_timeout_seconds=operation_timeout_s,
+            logger=pulsar.FileLogger(pulsar.LoggerLevel.Info, str(self.base / "client.log")),
+        )
+
     def live_broker(self) -> BrokerProcess:
         return next(b for b in self.brokers if b.running)
 
@@ -131,9 +182,11 @@ class Cluster:
         return next(b for b in self.brokers if b.service_url == body["brokerUrl"])
 
 
-def http(broker: BrokerProcess, method: str, path: str, body: Any = None) -> tuple[int, Any]:
+def http(
+    broker: BrokerProcess | ProxyProcess, method: str, path: str, body: Any = None
+) -> tuple[int, Any]:
     """One admin call: (status, JSON body, or text when it is not JSON, or the error's reason).
-    urllib follows a GET's 307 to the owner."""
+    urllib follows a GET's 307 to the owner (a proxy follows every 307 itself)."""
     data = None if body is None else json.dumps(body).encode()
     request = urllib.request.Request(broker.web_url + path, data=data, method=method)
     if data is not None:

@@ -222,3 +222,16 @@ async def test_gc_reclaims_entry_logs_with_the_configured_size_and_rate(tmp_path
         assert result.entry.payload == b"live"
     finally:
         await b.close()
+
+
+async def test_decommissioned_bookie_refuses_adds_but_serves_reads(bookie: Bookie) -> None:
+    heard: list[bool] = []
+    bookie.add_mode_listener(heard.append)
+    assert await bookie.add(op(9, 0)) is Status.OK
+    bookie.set_decommissioned(True)
+    assert bookie.read_only
+    assert await bookie.add(op(9, 1)) is Status.READ_ONLY
+    assert (await bookie.read_entry(9, 0)).status is Status.OK
+    bookie.set_decommissioned(False)  # a cancelled decommission
+    assert await bookie.add(op(9, 1)) is Status.OK
+    assert heard == [True, False]

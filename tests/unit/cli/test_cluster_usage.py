@@ -14,14 +14,6 @@ def _run(*args: str) -> tuple[int, str]:
     return result.exit_code, result.output
 
 
-def test_proxy_and_autorecovery_are_refused_until_those_roles_exist(tmp_path: Path) -> None:
-    for flag in ("--proxy", "--autorecovery"):
-        code, output = _run("up", "--data-dir", str(tmp_path / "c"), flag)
-        assert code == 2
-        assert f"{flag}: Magnetar has no {flag[2:]} role yet" in output
-    assert not (tmp_path / "c").exists()
-
-
 def test_status_and_down_of_a_data_dir_without_a_cluster_say_how_to_start_one(
     tmp_path: Path,
 ) -> None:

@@ -60,3 +60,29 @@ def test_replacement_keeps_other_positions_and_avoids_members_and_failed() -> No
 def test_replacement_without_spare_bookie_fails() -> None:
     with pytest.raises(NotEnoughBookies):
         replace_bookie((B[0], B[1], B[2]), 0, B[:3])
+
+
+RACKS = {B[0]: "r1", B[1]: "r1", B[2]: "r2", B[3]: "r2", B[4]: "r3", B[5]: "r3"}
+
+
+def test_rack_aware_ensembles_take_one_bookie_per_rack() -> None:
+    for seed in range(50):
+        ensemble = choose_ensemble(B, 3, racks=RACKS, rng=random.Random(seed))
+        assert sorted(RACKS[b] for b in ensemble) == ["r1", "r2", "r3"]
+
+
+def test_rack_aware_placement_still_forms_an_ensemble_with_too_few_racks() -> None:
+    one_rack = dict.fromkeys(B, "only")
+    assert len(choose_ensemble(B, 4, racks=one_rack, rng=random.Random(1))) == 4
+    for seed in range(20):
+        ensemble = choose_ensemble(B, 4, racks=RACKS, rng=random.Random(seed))
+        assert len({RACKS[b] for b in ensemble}) == 3
+
+
+def test_rack_aware_replacement_prefers_the_rack_the_ensemble_lacks() -> None:
+    ensemble = (B[0], B[2], B[4])  # r1, r2, r3
+    for seed in range(20):
+        replaced = replace_bookie(
+            ensemble, 2, B, failed={B[4]}, racks=RACKS, rng=random.Random(seed)
+        )
+        assert replaced[2] == B[5]  # the other r3 bookie, not one of r1/r2

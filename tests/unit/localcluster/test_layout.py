@@ -16,6 +16,8 @@ from magnetar.localcluster.layout import (
     layout_from_json,
     layout_to_json,
     plan_layout,
+    with_autorecovery,
+    with_proxy,
 )
 
 
@@ -87,5 +89,38 @@ def test_a_restart_keeps_the_stored_shape_unless_told_otherwise() -> None:
         check_shape(layout, 5, None, Path("d"))
 
 
-def test_members_start_etcd_first_and_brokers_last() -> None:
-    assert START_ORDER == (Role.ETCD, Role.BOOKIE, Role.BROKER)
+def test_members_start_etcd_first_and_the_proxy_last() -> None:
+    assert START_ORDER == (Role.ETCD, Role.BOOKIE, Role.BROKER, Role.AUTORECOVERY, Role.PROXY)
+
+
+def test_a_proxy_takes_the_front_door_ports_and_urls() -> None:
+    layout = plan_layout(1, 2, lambda port: True, _counter(), proxy=True)
+    assert [m.name for m in layout.members] == ["etcd", "bookie-1", "broker-1", "broker-2", "proxy"]
+    proxy = layout.member("proxy")
+    assert (proxy.port, proxy.second_port) == (6650, 8080)
+    assert 6650 not in layout.member("broker-1").ports
+    assert layout.service_url == "pulsar://127.0.0.1:6650"
+    assert layout.admin_url == "http://127.0.0.1:8080"
+    brokers = ",".join(f"127.0.0.1:{m.port}" for m in layout.by_role(Role.BROKER))
+    assert layout.brokers_service_url == f"pulsar://{brokers}"
+    assert layout_from_json(layout_to_json(layout)) == layout
+
+
+def test_a_proxy_added_to_a_stored_cluster_keeps_every_other_port() -> None:
+    layout = plan_layout(1, 1, lambda port: True, _counter())
+    grown = with_proxy(layout, lambda port: True, _counter(50000))
+    assert grown.members[:-1] == layout.members
+    assert grown.member("proxy").ports == (50000, 50001)
+    assert with_proxy(grown, lambda port: True, _counter(60000)) == grown
+    assert layout.service_url == layout.brokers_service_url
+
+
+def test_autorecovery_joins_once_on_a_port_no_member_uses() -> None:
+    layout = plan_layout(1, 1, lambda p: True, iter(range(40000, 40100)).__next__)
+    ports = iter([2379, 3181, 45000])  # two taken ones first
+    added = with_autorecovery(layout, ports.__next__)
+    (member,) = added.by_role(Role.AUTORECOVERY)
+    assert member.name == "autorecovery-1"
+    assert member.port == 45000
+    assert with_autorecovery(added, ports.__next__) == added
+    assert layout_from_json(layout_to_json(added)) == added

@@ -2,7 +2,8 @@
 
 Beside the REST API: the broker health check, and ``/metrics`` when the process passes its
 :class:`~magnetar.telemetry.metrics.Metrics` (:mod:`magnetar.admin.probes`); the brokers and
-broker-stats resources (:mod:`magnetar.admin.brokers`) when it passes its broker directory.
+broker-stats resources (:mod:`magnetar.admin.brokers`) when it passes its broker directory; the
+bookies resources (:mod:`magnetar.admin.bookies`) when it passes a bookie admin.
 
 A topic call refused because another broker owns the topic answers ``307`` to the owner
 (:mod:`magnetar.admin.redirect`). Every other error leaves as Pulsar's ``{"reason": "..."}``
@@ -23,6 +24,7 @@ from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from magnetar.admin import (
+    bookies,
     broker_stats,
     brokers,
     bundles,
@@ -37,6 +39,7 @@ from magnetar.admin import topics as topic_routes
 from magnetar.admin.errors import http_status_for, reason_of
 from magnetar.admin.redirect import owner_redirect
 from magnetar.admin.service import TopicService
+from magnetar.autorecovery import BookieAdmin
 from magnetar.broker.broker_directory import BrokerDirectory
 from magnetar.broker.errors import ServiceNotReady
 from magnetar.errors import MagnetarError
@@ -84,6 +87,7 @@ def create_app(
     service: TopicService,
     metrics: Metrics | None = None,
     directory: BrokerDirectory | None = None,
+    bookie_admin: BookieAdmin | None = None,
 ) -> FastAPI:
     app = FastAPI(
         title="Magnetar admin REST API",
@@ -112,6 +116,8 @@ def create_app(
     if directory is not None:  # after the health check: /brokers/{cluster} would match it
         app.include_router(brokers.router(directory))
         app.include_router(broker_stats.router(directory))
+    if bookie_admin is not None:
+        app.include_router(bookies.router(bookie_admin))
     if metrics is not None:
         app.include_router(probes.metrics_router(metrics))
     return app

@@ -11,6 +11,7 @@ Unknown errors are 500. The body is always ``{"reason": "..."}``.
 
 from __future__ import annotations
 
+from magnetar.autorecovery.errors import NotDecommissioning, UnknownBookie
 from magnetar.broker.compaction.errors import CompactionInProgress
 from magnetar.broker.errors import (
     ClusterExists,
@@ -86,6 +87,8 @@ HTTP_STATUS: list[tuple[type[BaseException], int]] = [
     (SubscriptionNotFound, 404),
     (MessageNotFound, 404),
     (CursorNotFound, 404),
+    (UnknownBookie, 404),
+    (NotDecommissioning, 404),
     (ClusterExists, 409),
     (TenantExists, 409),
     (NamespaceExists, 409),

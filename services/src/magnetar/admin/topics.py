@@ -4,7 +4,10 @@ Partitioned-topic metadata is kept by ``BrokerResources``; everything about live
 through the ``TopicService``. Operations on a partitioned topic fan out to its partitions as
 Pulsar does (subscriptions create/delete/list, skip_all, reset by time, expiry, unload), except
 the ones Pulsar refuses on a partitioned topic as a whole (skip N, reset to a message id without
-a ``partitionIndex``: 405). Creating a persistent partitioned topic creates its partitions.
+a ``partitionIndex``: 405). Creating a persistent partitioned topic creates its partitions
+(in a cluster, those whose bundle this broker serves; the others at their first lookup on
+their owner — refusing them would answer the whole call with a redirect after its metadata was
+written, and the redirected call would then find the topic existing).
 Deleting a topic (not a single partition) deletes its schema history too, as Pulsar 3 does; the
 persistent and non-persistent topics of one name share that history.
 
@@ -26,6 +29,7 @@ from magnetar.broker.errors import (
     NamespaceNotFound,
     NotAllowed,
     PartitionedTopicNotFound,
+    ServiceNotReady,
     TopicExists,
     TopicNotFound,
 )
@@ -85,7 +89,7 @@ def _domain_router(service: TopicService, domain: str) -> APIRouter:
         if not persistent:
             return  # non-persistent partitions exist while they have clients
         for i in range(start, end):
-            with contextlib.suppress(TopicExists):
+            with contextlib.suppress(TopicExists, ServiceNotReady):  # ServiceNotReady: not ours
                 await service.create_topic(t.partition(i))
 
     @api.get("", summary="List the topics (and partitions) of a namespace")

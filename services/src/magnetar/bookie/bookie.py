@@ -83,6 +83,7 @@ class Bookie:
             announced=config.force_read_only,
         )
         self._closed = False
+        self._decommissioned = False
         self._gc_wake = asyncio.Event()
         self._tasks = TaskSet("bookie-background")
         self.disk_usage_probe: Callable[[Path], DiskUsage] = disk_usage
@@ -128,8 +129,22 @@ class Bookie:
 
     @property
     def read_only(self) -> bool:
-        """Refusing adds: forced, disk low, or the journal failed (durability not promised)."""
-        return self.config.force_read_only or self._disk.low or self._journal.failed
+        """Refusing adds: forced, decommissioned, disk low, or the journal failed (durability
+        not promised)."""
+        return (
+            self.config.force_read_only
+            or self._decommissioned
+            or self._disk.low
+            or self._journal.failed
+        )
+
+    def set_decommissioned(self, decommissioned: bool) -> None:
+        """Refuse adds while being decommissioned (writers then change their ensembles away;
+        reads and recovery reads go on); tell the mode listeners."""
+        if decommissioned != self._decommissioned:
+            self._decommissioned = decommissioned
+            log.info("bookie_decommission_mode", decommissioned=decommissioned)
+            self._disk.announce(self.read_only)
 
     @property
     def disk(self) -> DiskUsage:

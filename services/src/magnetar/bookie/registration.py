@@ -1,6 +1,7 @@
 """Bookie registration: the ephemeral ``keys.bookie_available(id)`` key clients discover us by.
 
-The value is a ``BookieRegistration`` (id, advertised ``host:port``, read-only flag, start time).
+The value is a ``BookieRegistration`` (id, advertised ``host:port``, read-only flag, start time,
+rack: the failure domain rack-aware placement spreads ensembles over).
 The key is bound to the metadata session, so it vanishes when the process dies and its session
 times out. :class:`Registration` keeps it true:
 
@@ -43,10 +44,13 @@ _CALL_TIMEOUT_S = 10.0
 class Registration:
     """Keeps this bookie's availability key in the metadata store in line with its state."""
 
-    def __init__(self, store: MetadataStore, bookie_id: BookieId, address: str) -> None:
+    def __init__(
+        self, store: MetadataStore, bookie_id: BookieId, address: str, rack: str = ""
+    ) -> None:
         self._store = store
         self._bookie_id = bookie_id
         self._address = address
+        self._rack = rack
         self._key = keys.bookie_available(bookie_id)
         self._read_only = False
         self._started_ms = int(time.time() * 1000)
@@ -80,6 +84,7 @@ class Registration:
             address=self._address,
             read_only=self._read_only,
             started_ms=self._started_ms,
+            rack=self._rack,
         ).SerializeToString()
 
     async def register(self) -> None:

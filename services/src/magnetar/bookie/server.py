@@ -4,7 +4,8 @@ Start-up: open the metadata store -> verify or create the cookie (a mismatch end
 with exit code 2 and a message saying what is wrong) -> open the bookie (journal replay; storage
 locked by another process on the same data dir ends it with exit code 3) -> serve HTTP
 (``http_server_port``: /metrics, /api/v1/bookie/state, /api/v1/bookie/is_ready) -> serve gRPC
--> register (the bookie is ready from here) -> print the ready line. SIGTERM/SIGINT stop it in
+-> register (the bookie is ready from here; a decommission request in the metadata store turns it
+read-only, :mod:`magnetar.bookie.decommission`) -> print the ready line. SIGTERM/SIGINT stop it in
 order, each step under a timeout: report shutting down (not ready), stop accepting calls
 (in-flight batches get a short grace), unregister, drain the journal and close storage, stop the
 HTTP server, close the metadata store.
@@ -22,6 +23,7 @@ from contextlib import AsyncExitStack
 from magnetar.bookie.bookie import Bookie
 from magnetar.bookie.bookie_metrics import observe_bookie
 from magnetar.bookie.cookie import verify_or_create_cookie
+from magnetar.bookie.decommission import DecommissionWatch
 from magnetar.bookie.errors import CookieMismatch, StorageUnavailable
 from magnetar.bookie.http_service import BookieHttpService
 from magnetar.bookie.registration import Registration
@@ -79,7 +81,8 @@ async def serve(settings: BookieSettings) -> int:
         except StorageUnavailable as exc:
             return _refuse("bookie_storage_unavailable", bookie_id, exc, EXIT_STORAGE_UNAVAILABLE)
         server = None
-        registration = Registration(store, bookie_id, settings.address)
+        registration = Registration(store, bookie_id, settings.address, settings.rack)
+        decommission = DecommissionWatch(store, bookie_id, bookie.set_decommissioned)
         metrics = Metrics()
         observe_bookie(metrics, bookie)
         http = BookieHttpService(bookie, metrics)
@@ -92,6 +95,7 @@ async def serve(settings: BookieSettings) -> int:
             registration.set_read_only(bookie.read_only)
             async with asyncio.TaskGroup() as tg:
                 registering = tg.create_task(registration.run(), name="bookie-registration")
+                watching = tg.create_task(decommission.run(), name="bookie-decommission")
                 async with asyncio.timeout(settings.register_timeout_s):
                     await registration.wait_registered()
                 http.registered = True
@@ -108,6 +112,7 @@ async def serve(settings: BookieSettings) -> int:
                 await shutdown_step("stop_accepting", server.stop(_GRACE_S), timeout)
                 server = None
                 registering.cancel()
+                watching.cancel()
         finally:
             if server is not None:
                 await shutdown_step("stop_accepting", server.stop(0), timeout)

@@ -59,6 +59,8 @@ class BookieSettings(BookieStorageSettings):
     http_server_port: int = Field(default=8000, ge=0, le=65535)
     bind_address: str = "127.0.0.1"
     bookie_id: str | None = None
+    # The failure domain (BookKeeper's rack, e.g. a zone): ensembles spread over racks.
+    rack: str = ""
     advertised_address: str | None = None
     journal_segment_bytes: int = Field(default=64 * 1024 * 1024, gt=0)
     session_timeout_s: float = Field(default=10.0, gt=0)

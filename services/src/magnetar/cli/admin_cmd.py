@@ -3,8 +3,9 @@
 ``magnetar admin [--admin-url URL] [--json] GROUP VERB ...`` with the groups ``clusters`` and
 ``tenants`` (here), ``namespaces`` (:mod:`magnetar.cli.admin_namespaces_cmd`), ``topics``
 (:mod:`magnetar.cli.admin_topics_cmd`), ``brokers`` and ``broker-stats``
-(:mod:`magnetar.cli.admin_brokers_cmd`). Works against Magnetar or Apache Pulsar. Success prints
-the answer (a table, or JSON with ``--json``) or nothing for a change; a failure prints
+(:mod:`magnetar.cli.admin_brokers_cmd`), ``bookies`` (:mod:`magnetar.cli.admin_bookies_cmd`).
+Works against Magnetar or Apache Pulsar. Success prints the answer (a table, or JSON with
+``--json``) or nothing for a change; a failure prints
 ``error: <reason> (HTTP <status>)`` on stderr and exits 1; a bad argument exits 2.
 """
 
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from magnetar.cli import (
+    admin_bookies_cmd,
     admin_brokers_cmd,
     admin_namespaces_cmd,
     admin_schemas_cmd,
@@ -40,6 +42,7 @@ admin.add_typer(admin_topics_cmd.topics, name="topics")
 admin.add_typer(admin_schemas_cmd.schemas, name="schemas")
 admin.add_typer(admin_brokers_cmd.brokers, name="brokers")
 admin.add_typer(admin_brokers_cmd.broker_stats, name="broker-stats")
+admin.add_typer(admin_bookies_cmd.bookies, name="bookies")
 
 
 @admin.callback()

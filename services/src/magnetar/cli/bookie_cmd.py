@@ -29,6 +29,10 @@ def bookie(
         str | None, typer.Option(help="host:port clients dial (default 127.0.0.1:PORT).")
     ] = None,
     bind_address: Annotated[str | None, typer.Option(help="Interface to listen on.")] = None,
+    rack: Annotated[
+        str | None,
+        typer.Option(help="Failure domain (rack, zone) ensembles spread over (default: none)."),
+    ] = None,
     journal_sync: Annotated[
         bool | None,
         typer.Option("--journal-sync/--no-journal-sync", help="fdatasync each journal group."),
@@ -58,6 +62,7 @@ def bookie(
         "bookie_id": bookie_id,
         "advertised_address": advertised_address,
         "bind_address": bind_address,
+        "rack": rack,
         "journal_sync": journal_sync,
         "read_only": read_only,
         "min_free_disk_fraction": min_free_disk_fraction,

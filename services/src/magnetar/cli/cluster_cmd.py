@@ -16,7 +16,10 @@ from typing import Annotated
 import typer
 
 cluster = typer.Typer(
-    help="A local cluster on loopback: etcd, bookies and brokers, each its own process.",
+    help=(
+        "A local cluster on loopback: etcd, bookies, brokers and optionally a proxy, each its "
+        "own process."
+    ),
     no_args_is_help=True,
 )
 
@@ -28,7 +31,6 @@ DataDirOpt = Annotated[
 ]
 DEFAULT_DATA_DIR = Path("cluster-data")
 EXIT_FAILED = 1
-EXIT_UNSUPPORTED = 2
 
 
 def _echo(line: str) -> None:
@@ -49,9 +51,19 @@ def up(
     brokers: Annotated[
         int | None, typer.Option(min=1, help="Brokers (default 2; a restart keeps the stored).")
     ] = None,
-    proxy: Annotated[bool, typer.Option("--proxy", help="Not available yet.")] = False,
+    proxy: Annotated[
+        bool,
+        typer.Option(
+            "--proxy",
+            help="Run a proxy in front of the brokers; the URLs printed first are its own.",
+        ),
+    ] = False,
     autorecovery: Annotated[
-        bool, typer.Option("--autorecovery", help="Not available yet.")
+        bool,
+        typer.Option(
+            "--autorecovery",
+            help="Also run autorecovery (auditor + re-replication); a restart keeps it.",
+        ),
     ] = False,
     detach: Annotated[
         bool, typer.Option("--detach", help="Return once ready; stop with `cluster down`.")
@@ -62,27 +74,33 @@ def up(
 ) -> None:
     """Start a local cluster and wait until every member is ready.
 
-    Runs etcd, the bookies and the brokers, each its own process logging to DATA_DIR/logs,
-    prints the service, admin and metadata URLs, then shows a status line until Ctrl-C or
-    SIGTERM, which stop the brokers, the bookies and etcd in that order. With --detach it
+    Runs etcd, the bookies and the brokers (with --proxy a proxy, with --autorecovery an
+    autorecovery process), each its own process logging to DATA_DIR/logs, prints the service,
+    admin and metadata URLs (the proxy's when there is one), then shows a status line until
+    Ctrl-C or SIGTERM, which stop the proxy, autorecovery, the brokers, the bookies and etcd in
+    that order. With --detach it
     returns instead. On an existing DATA_DIR it restarts the same cluster, on the same ports
     and with the same data.
     """
     from magnetar.localcluster import (
         LocalClusterError,
-        RoleNotAvailable,
         serve_foreground,
         sigterm_interrupts,
         start_cluster,
         urls_text,
     )
 
-    for flag, wanted in (("proxy", proxy), ("autorecovery", autorecovery)):
-        if wanted:
-            raise _fail("up", RoleNotAvailable(flag), EXIT_UNSUPPORTED)
     try:
         with sigterm_interrupts():
-            running = start_cluster(data_dir, bookies, brokers, ready_timeout, _echo)
+            running = start_cluster(
+                data_dir,
+                bookies,
+                brokers,
+                ready_timeout,
+                _echo,
+                proxy=proxy,
+                autorecovery=autorecovery,
+            )
     except LocalClusterError as exc:
         raise _fail("up", exc) from None
     except KeyboardInterrupt:
@@ -143,6 +161,8 @@ def status(data_dir: DataDirOpt = DEFAULT_DATA_DIR) -> None:
         typer.echo(row)
     for row in under_replicated_table(None if read is None else read.under_replicated):
         typer.echo(row)
+    if read is not None:
+        typer.echo(f"ledgers marked for re-replication (autorecovery): {read.marked}")
     if not all_up(statuses):
         raise typer.Exit(EXIT_FAILED)
 

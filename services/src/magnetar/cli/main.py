@@ -19,12 +19,14 @@ import typer
 from magnetar import __version__
 from magnetar.cli import (
     admin_cmd,
+    autorecovery_cmd,
     bookie_cmd,
     broker_cmd,
     cluster_cmd,
     consume_cmd,
     perf_cmd,
     produce_cmd,
+    proxy_cmd,
     standalone_cmd,
 )
 
@@ -42,10 +44,12 @@ def version() -> None:
 
 COMMANDS: tuple[tuple[str, Callable[..., None]], ...] = (
     ("version", version),
+    ("autorecovery", autorecovery_cmd.autorecovery),
     ("bookie", bookie_cmd.bookie),
     ("broker", broker_cmd.broker),
     ("consume", consume_cmd.consume_command),
     ("produce", produce_cmd.produce_command),
+    ("proxy", proxy_cmd.proxy),
     ("standalone", standalone_cmd.standalone),
 )
 GROUPS: tuple[tuple[str, typer.Typer], ...] = (

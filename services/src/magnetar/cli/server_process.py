@@ -2,7 +2,9 @@
 
 One rule for all three: a flag that was given overrides the ``MAGNETAR_*`` environment, which
 overrides the defaults (flags left at None are not passed to the settings class, so
-pydantic-settings fills them from the environment). Logging is configured from the resulting
+pydantic-settings fills them from the environment). A setting that is missing or invalid
+(no metadata URL, say) ends the process with one line per problem naming the setting, and
+exit code :data:`EXIT_BAD_SETTINGS`, not a traceback. Logging is configured from the resulting
 settings, then the server runs on a fresh event loop until it returns its exit code. A metadata
 store that cannot be reached (at start: the store is opened first, and an unreachable etcd fails
 within a few seconds) ends the process with one line naming the URL and what to do, and exit
@@ -35,6 +37,7 @@ class LogSettings(Protocol):
 S = TypeVar("S", bound=LogSettings)
 
 EXIT_METADATA_UNAVAILABLE = 1
+EXIT_BAD_SETTINGS = 2
 
 
 def run_server(
@@ -43,10 +46,22 @@ def run_server(
     serve: Callable[[S], Coroutine[Any, Any, int]],
 ) -> NoReturn:
     """Build the settings from the given ``flags``, configure logging, run ``serve``, exit."""
+    from pydantic import ValidationError
+
     from magnetar.metadata.errors import StoreUnavailable
     from magnetar.telemetry import configure_logging, get_logger
 
-    settings = settings_class(**{k: v for k, v in flags.items() if v is not None})
+    try:
+        settings = settings_class(**{k: v for k, v in flags.items() if v is not None})
+    except ValidationError as exc:
+        for error in exc.errors():
+            name = ".".join(str(part) for part in error["loc"]) or "settings"
+            typer.echo(f"magnetar: {name}: {error['msg']}", err=True)
+        typer.echo(
+            "magnetar: give it as a flag (see --help) or a MAGNETAR_* environment variable",
+            err=True,
+        )
+        raise typer.Exit(EXIT_BAD_SETTINGS) from None
     configure_logging(settings.log_level, json=settings.log_json)
     try:
         code = asyncio.run(serve(settings))
@@ -66,10 +81,13 @@ def admin_app(metrics: Metrics) -> Callable[[BrokerService], Any]:
 
     def build(service: BrokerService) -> Any:
         from magnetar.admin.app import create_app
+        from magnetar.autorecovery import BookieAdmin
         from magnetar.broker.broker_directory import BrokerDirectory
         from magnetar.broker.topic_metrics import observe_topics
 
         observe_topics(metrics, service, service.config.cluster_name)
-        return create_app(service.admin, metrics, BrokerDirectory.of(service))
+        return create_app(
+            service.admin, metrics, BrokerDirectory.of(service), BookieAdmin(service.store)
+        )
 
     return build

@@ -251,6 +251,33 @@ class AdminClient:
             raise UnexpectedResponse(f"expected a JSON array, got {found!r:.200}")
         return [_mapping(item) for item in found]
 
+    # ------------------------------------------------------------------ bookies
+
+    async def list_bookies(self) -> list[Mapping[str, Any]]:
+        """Every bookie: ``bookieId`` (and Magnetar's address, rack, readOnly, available,
+        decommissioning)."""
+        found = _mapping(await self._call("GET", f"{V2}/bookies/all")).get("bookies")
+        if not isinstance(found, list):
+            raise UnexpectedResponse(f"expected a bookies list, got {found!r:.200}")
+        return [_mapping(item) for item in found]
+
+    async def list_under_replicated(self) -> Mapping[str, Any]:
+        """``count`` and ``ledgers`` (``ledgerId``, ``missingBookies``) marked by the auditor."""
+        return _mapping(await self._call("GET", f"{V2}/bookies/underreplicated"))
+
+    async def decommission_bookie(self, bookie_id: str) -> None:
+        """Request the decommission of ``bookie_id`` (idempotent)."""
+        await self._call("POST", f"{V2}/bookies/{quote(bookie_id, safe=':')}/decommission")
+
+    async def cancel_decommission(self, bookie_id: str) -> None:
+        """Withdraw the decommission of ``bookie_id``."""
+        await self._call("DELETE", f"{V2}/bookies/{quote(bookie_id, safe=':')}/decommission")
+
+    async def get_decommission(self, bookie_id: str) -> Mapping[str, Any]:
+        """``bookieId``, ``state`` (InProgress, Done, Failed), ``ledgersRemaining``, ``message``."""
+        path = f"{V2}/bookies/{quote(bookie_id, safe=':')}/decommission"
+        return _mapping(await self._call("GET", path))
+
     # ------------------------------------------------------------------ tenants
 
     async def list_tenants(self) -> list[str]:

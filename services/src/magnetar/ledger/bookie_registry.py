@@ -1,7 +1,9 @@
 """Which bookies exist, where they listen, and which are writable; one client per bookie.
 
 :class:`BookieRegistry` mirrors ``keys.BOOKIE_AVAILABLE_PREFIX`` (ephemeral
-``BookieRegistration`` values): it opens a watch, lists the prefix, then applies watch events.
+``BookieRegistration`` values, with each bookie's rack) and ``keys.BOOKIE_DECOMMISSION_PREFIX``
+(bookies being decommissioned, never writable): it opens one watch on ``keys.BOOKIES_PREFIX``,
+lists it, then applies watch events.
 Addresses of bookies that went away are remembered (a reader may still try them; the write path
 uses only :meth:`BookieRegistry.writable`). If the watch fails the registry re-lists after a
 backoff. :class:`BookiePool` keeps one :class:`BookieClient` per bookie id, rebuilt when the
@@ -37,6 +39,8 @@ class BookieRegistry:
         self._timeout_s = timeout_s
         self._addresses: dict[BookieId, str] = {}
         self._available: dict[BookieId, bool] = {}  # bookie -> read_only
+        self._racks: dict[BookieId, str] = {}
+        self._decommissioning: set[BookieId] = set()
         self._changed = asyncio.Condition()
         self._task: asyncio.Task[None] | None = None
         self._synced = asyncio.Event()
@@ -59,7 +63,19 @@ class BookieRegistry:
         return frozenset(self._available)
 
     def writable(self) -> frozenset[BookieId]:
-        return frozenset(b for b, read_only in self._available.items() if not read_only)
+        """Available, not read-only and not being decommissioned: what placement may choose."""
+        return frozenset(
+            b
+            for b, read_only in self._available.items()
+            if not read_only and b not in self._decommissioning
+        )
+
+    def racks(self) -> dict[BookieId, str]:
+        """The rack each known bookie registered ("" when it named none)."""
+        return dict(self._racks)
+
+    def decommissioning(self) -> frozenset[BookieId]:
+        return frozenset(self._decommissioning)
 
     def address(self, bookie_id: BookieId) -> str | None:
         return self._addresses.get(bookie_id)
@@ -84,10 +100,11 @@ class BookieRegistry:
             await asyncio.sleep(backoff.next())
 
     async def _watch_once(self) -> None:
-        async with self._store.watch(keys.BOOKIE_AVAILABLE_PREFIX) as watch:
+        async with self._store.watch(keys.BOOKIES_PREFIX) as watch:
             async with asyncio.timeout(self._timeout_s):
-                listed = await self._store.list(keys.BOOKIE_AVAILABLE_PREFIX)
+                listed = await self._store.list(keys.BOOKIES_PREFIX)
             self._available.clear()
+            self._decommissioning.clear()
             for key, versioned in listed:
                 self._apply(key, versioned.value)
             await self._notify()
@@ -97,6 +114,15 @@ class BookieRegistry:
                 await self._notify()
 
     def _apply(self, key: str, value: bytes | None) -> None:
+        if key.startswith(keys.BOOKIE_DECOMMISSION_PREFIX):
+            decommissioned = keys.bookie_id_of(key)
+            if value is None:
+                self._decommissioning.discard(decommissioned)
+            else:
+                self._decommissioning.add(decommissioned)
+            return
+        if not key.startswith(keys.BOOKIE_AVAILABLE_PREFIX):
+            return  # cookies
         bookie_id = keys.bookie_id_of(key)
         if value is None:
             self._available.pop(bookie_id, None)
@@ -110,6 +136,7 @@ class BookieRegistry:
             return
         self._addresses[bookie_id] = registration.address
         self._available[bookie_id] = registration.read_only
+        self._racks[bookie_id] = registration.rack
         log.info(
             "bookie_registered",
             bookie_id=bookie_id,

@@ -6,7 +6,9 @@ opens (bookies in this process, given as ``local_bookies``, are called directly:
 :mod:`magnetar.ledger.local_bookie`). Creating a ledger waits (up to ``bookie_wait_s``) for
 enough writable bookies, places an ensemble, allocates an id and creates the metadata. Opening
 a ledger left OPEN with ``recovery=True`` fences and closes it first
-(:mod:`magnetar.ledger.recovery`).
+(:mod:`magnetar.ledger.recovery`). The client keeps an ephemeral writer key and names it in the
+ledgers it creates, so that autorecovery can tell a live writer from a dead one
+(:mod:`magnetar.ledger.writer_liveness`).
 
 Concurrency: one client per process is the norm; every method is a coroutine on its loop.
 ``close()`` stops the registry watch and closes every bookie connection (pending adds of open
@@ -31,6 +33,7 @@ from magnetar.ledger.placement import choose_ensemble
 from magnetar.ledger.read_handle import ReadHandle
 from magnetar.ledger.recovery import recover_ledger
 from magnetar.ledger.write_handle import WriteHandle
+from magnetar.ledger.writer_liveness import WRITER_KEY, WriterLiveness
 from magnetar.metadata import MetadataStore
 from magnetar.telemetry import get_logger
 from magnetar.wire import bookie_pb2
@@ -45,8 +48,10 @@ class BookKeeper:
         config: LedgerClientConfig,
         registry: BookieRegistry,
         local_bookies: Mapping[BookieId, InProcessBookie] | None = None,
+        liveness: WriterLiveness | None = None,
     ) -> None:
         self._store = store
+        self._liveness = liveness
         self._config = config
         self._registry = registry
         self._pool = BookiePool(registry, config, local_bookies)
@@ -64,7 +69,25 @@ class BookKeeper:
         """Watch the registered bookies; ``local_bookies`` are reached in-process, not by gRPC."""
         config = config or LedgerClientConfig()
         registry = await BookieRegistry.start(store, config.metadata_timeout_s)
-        return cls(store, config, registry, local_bookies)
+        liveness = WriterLiveness(store)
+        try:
+            await liveness.register()
+        except BaseException:
+            await registry.close()
+            raise
+        return cls(store, config, registry, local_bookies, liveness)
+
+    @property
+    def manager(self) -> LedgerManager:
+        return self._manager
+
+    @property
+    def pool(self) -> BookiePool:
+        return self._pool
+
+    @property
+    def config(self) -> LedgerClientConfig:
+        return self._config
 
     @property
     def registry(self) -> BookieRegistry:
@@ -91,10 +114,14 @@ class BookKeeper:
                 policy=self._config.placement_policy,
                 load=self._load(),
                 exclude=self._pool.quarantined(),
+                racks=self._registry.racks(),
             )
         except NotEnoughBookies:  # rather a recently failed (now registered) bookie than none
             ensemble = choose_ensemble(
-                self._registry.writable(), ensemble_size, policy=self._config.placement_policy
+                self._registry.writable(),
+                ensemble_size,
+                policy=self._config.placement_policy,
+                racks=self._registry.racks(),
             )
         ledger_id = await self._manager.allocate_ledger_id()
         view = LedgerMetadataView(
@@ -102,7 +129,7 @@ class BookKeeper:
             write_quorum=write_quorum,
             ack_quorum=ack_quorum,
             ensembles=((EntryId(0), ensemble),),
-            custom=dict(custom or {}),
+            custom=self._custom(custom),
             master_key=os.urandom(16),
             ctime_ms=int(time.time() * 1000),
         )
@@ -119,6 +146,12 @@ class BookKeeper:
         )
         self._writers.add(handle)
         return handle
+
+    def _custom(self, custom: Mapping[str, bytes] | None) -> dict[str, bytes]:
+        named = dict(custom or {})
+        if self._liveness is not None:
+            named[WRITER_KEY] = self._liveness.writer_id.encode()
+        return named
 
     def _load(self) -> dict[BookieId, int]:
         """Open write handles per bookie: what ``LEAST_LOADED`` placement balances."""
@@ -183,3 +216,5 @@ class BookKeeper:
             await handle.abandon()  # their pending adds fail with LedgerClosed
         await self._pool.close()
         await self._registry.close()
+        if self._liveness is not None:
+            await self._liveness.close()

@@ -102,6 +102,22 @@ class LedgerMetadataView:
         changed.validate()
         return changed
 
+    def with_bookie_replaced(
+        self, first_entry_id: EntryId, old: BookieId, new: BookieId
+    ) -> LedgerMetadataView:
+        """A copy whose segment starting at ``first_entry_id`` names ``new`` where it named
+        ``old`` (re-replication: the entries ``old`` held there were copied to ``new``)."""
+        segments = []
+        for first, bookies in self.ensembles:
+            if first == first_entry_id:
+                if old not in bookies:
+                    raise InvalidLedgerConfig(f"segment at entry {first} does not name {old}")
+                bookies = tuple(new if b == old else b for b in bookies)
+            segments.append((first, bookies))
+        changed = replace(self, ensembles=tuple(segments))
+        changed.validate()
+        return changed
+
     def with_state(self, state: LedgerState) -> LedgerMetadataView:
         return replace(self, state=state)
 

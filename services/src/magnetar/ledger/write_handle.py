@@ -363,6 +363,7 @@ class WriteHandle:
                 failed=avoid,
                 policy=self._config.placement_policy,
                 load=self._load() if self._load is not None else None,
+                racks=self._registry.racks(),
             )
         return ensemble
 

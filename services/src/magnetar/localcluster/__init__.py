@@ -1,4 +1,4 @@
-"""A local cluster on loopback: etcd, bookies and brokers, each its own OS process.
+"""A local cluster on loopback: etcd, bookies, brokers (and a proxy), each its own OS process.
 
 A composition above the services, beside :mod:`magnetar.standalone` in the layers: it runs
 ``etcd``, ``magnetar bookie`` and ``magnetar broker`` as child processes through their command
@@ -11,7 +11,7 @@ one session for both). Called by ``magnetar cluster`` (:mod:`magnetar.cli.cluste
 """
 
 from magnetar.localcluster.cluster_metadata import ClusterMetadata, read_cluster_metadata
-from magnetar.localcluster.errors import LocalClusterError, RoleNotAvailable
+from magnetar.localcluster.errors import LocalClusterError
 from magnetar.localcluster.layout import ClusterLayout, Member, Role
 from magnetar.localcluster.owners import BundleOwner
 from magnetar.localcluster.status import (
@@ -42,7 +42,6 @@ __all__ = [
     "Member",
     "MemberStatus",
     "Role",
-    "RoleNotAvailable",
     "RunningCluster",
     "all_up",
     "cluster_status",

@@ -2,7 +2,8 @@
 
 :func:`read_cluster_metadata` opens the store the cluster's metadata URL names (through
 :mod:`magnetar.metadata`, never a broker or a bookie), lists the bundle owners, the available
-bookies and the ledgers' metadata, closes it, and hands the keys to the pure
+bookies, the ledgers' metadata and autorecovery's under-replication marks, closes it, and
+hands the keys to the pure
 :func:`magnetar.localcluster.owners.parse_owners` and
 :func:`magnetar.localcluster.audit.find_under_replicated`. One deadline,
 :data:`READ_TIMEOUT_S`, bounds the whole read, store opening included; a store that does not
@@ -31,6 +32,7 @@ READ_TIMEOUT_S = 5.0
 class ClusterMetadata:
     owners: list[BundleOwner]
     under_replicated: list[UnderReplicatedLedger]
+    marked: int = 0  # autorecovery's under-replication marks (keys.UNDER_REPLICATED_PREFIX)
 
 
 async def _read(metadata_url: str) -> ClusterMetadata:
@@ -39,6 +41,7 @@ async def _read(metadata_url: str) -> ClusterMetadata:
         owners = await store.list(keys.BUNDLE_OWNERS_PREFIX)
         bookies = await store.list(keys.BOOKIE_AVAILABLE_PREFIX)
         ledgers = await store.list(keys.LEDGER_META_PREFIX)
+        marked = await store.list_keys(keys.UNDER_REPLICATED_PREFIX)
     finally:
         await store.close()
     return ClusterMetadata(
@@ -46,6 +49,7 @@ async def _read(metadata_url: str) -> ClusterMetadata:
         find_under_replicated(
             (key for key, _ in bookies), ((key, versioned.value) for key, versioned in ledgers)
         ),
+        len(marked),
     )
 
 

@@ -1,8 +1,9 @@
 """What each member of a local cluster runs: its command line, environment, directory and log.
 
 Pure functions of a :class:`~magnetar.localcluster.layout.ClusterLayout`, no I/O. Every member
-is its own OS process: etcd is the ``etcd`` binary; bookies and brokers are this interpreter
-running the ``magnetar bookie`` / ``magnetar broker`` commands (:data:`MAGNETAR_COMMAND`), so
+is its own OS process: etcd is the ``etcd`` binary; bookies, brokers, the proxy and autorecovery
+are this interpreter running ``magnetar bookie`` / ``broker`` / ``proxy`` / ``autorecovery``
+(:data:`MAGNETAR_COMMAND`), so
 the cluster composes the services through their command lines and never imports them.
 
 Directories, under the cluster's data dir ``D``: ``D/<member>`` is each member's working
@@ -31,6 +32,8 @@ MAGNETAR_COMMAND: tuple[str, ...] = (
 READY_LINES: dict[Role, str] = {
     Role.BOOKIE: "magnetar bookie ready",
     Role.BROKER: "magnetar broker ready",
+    Role.PROXY: "magnetar proxy ready",
+    Role.AUTORECOVERY: "magnetar autorecovery ready",
 }
 
 
@@ -69,6 +72,23 @@ def member_command(
             "--bookie-id", member.name,
             "--bind-address", LOOPBACK,
             *http_port_flag(member),
+        ]  # fmt: skip
+    if member.role is Role.PROXY:
+        return [
+            *MAGNETAR_COMMAND, "proxy",
+            "--metadata", layout.metadata_url,
+            "--service-port", str(member.port),
+            "--web-service-port", str(member.second_port),
+            "--advertised-address", LOOPBACK,
+            "--bind-address", LOOPBACK,
+        ]  # fmt: skip
+    if member.role is Role.AUTORECOVERY:
+        return [
+            *MAGNETAR_COMMAND, "autorecovery",
+            "--metadata", layout.metadata_url,
+            "--http-server-port", str(member.port),
+            "--autorecovery-id", member.name,
+            "--bind-address", LOOPBACK,
         ]  # fmt: skip
     return [
         *MAGNETAR_COMMAND, "broker",

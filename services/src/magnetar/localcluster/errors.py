@@ -26,14 +26,6 @@ class EtcdNotInstalled(LocalClusterError):
         )
 
 
-class RoleNotAvailable(LocalClusterError):
-    def __init__(self, role: str) -> None:
-        super().__init__(
-            f"--{role}: Magnetar has no {role} role yet; start the cluster without --{role}"
-        )
-        self.role = role
-
-
 class NoCluster(LocalClusterError):
     def __init__(self, data_dir: Path) -> None:
         super().__init__(

@@ -7,12 +7,14 @@ layout may be restarted with the counts the user asked for; :func:`layout_to_jso
 pid while the cluster runs.
 
 Invariants: member names are unique and stable (``etcd``, ``bookie-1``..``bookie-N``,
-``broker-1``..``broker-M``), and so are their ports: a restart on the same data dir reuses
-both, so bookie ids, ledger metadata and the URLs clients were given stay valid. No two
-members share a port. The service URL names every broker, the admin URL the first. The
-first broker gets 6650/8080, etcd 2379/2380 and bookie ``i``
+``broker-1``..``broker-M``, ``proxy``, ``autorecovery-1`` with ``cluster up --autorecovery``),
+and so are their ports: a restart on the same data dir reuses both, so bookie ids, ledger
+metadata and the URLs clients were given stay valid. No two members share a port. The service
+URL names every broker, the admin URL the first — or, when the cluster has a proxy, both are
+the proxy's (clients use the front door). The front door (the proxy if any, else the first
+broker) gets 6650/8080, etcd 2379/2380 and bookie ``i``
 3181+i-1 (gRPC) and 8000+i-1 (HTTP) when those are free; any other port is one the caller found
-free.
+free. A proxy added to a stored cluster gets free ports (the brokers keep theirs).
 
 Called by :mod:`magnetar.localcluster.supervisor` (and the unit tests).
 """
@@ -38,17 +40,26 @@ class Role(enum.StrEnum):
     ETCD = "etcd"
     BOOKIE = "bookie"
     BROKER = "broker"
+    PROXY = "proxy"
+    AUTORECOVERY = "autorecovery"
 
 
-START_ORDER: tuple[Role, ...] = (Role.ETCD, Role.BOOKIE, Role.BROKER)
+START_ORDER: tuple[Role, ...] = (
+    Role.ETCD,
+    Role.BOOKIE,
+    Role.BROKER,
+    Role.AUTORECOVERY,
+    Role.PROXY,
+)
 
 
 @dataclass(frozen=True)
 class Member:
-    """One process of the cluster. ``port`` is etcd's client port, a bookie's gRPC port or a
-    broker's binary protocol port; ``second_port`` is etcd's peer port, a bookie's HTTP port
-    (``/metrics``, ``/api/v1/bookie/state``) or a broker's web port. ``pid`` is the running
-    process, None when stopped."""
+    """One process of the cluster. ``port`` is etcd's client port, a bookie's gRPC port, a
+    broker's or the proxy's binary protocol port or autorecovery's HTTP port (``/metrics``,
+    health); ``second_port`` is etcd's peer port, a bookie's HTTP port (``/metrics``,
+    ``/api/v1/bookie/state``) or a broker's or the proxy's web port (autorecovery has none).
+    ``pid`` is the running process, None when stopped."""
 
     name: str
     role: Role
@@ -84,6 +95,11 @@ class ClusterLayout:
         return self.by_role(Role.BROKER)[0]
 
     @property
+    def proxy(self) -> Member | None:
+        found = self.by_role(Role.PROXY)
+        return found[0] if found else None
+
+    @property
     def shape(self) -> tuple[int, int]:
         """(bookies, brokers)."""
         return len(self.by_role(Role.BOOKIE)), len(self.by_role(Role.BROKER))
@@ -94,14 +110,28 @@ class ClusterLayout:
 
     @property
     def service_url(self) -> str:
-        """Every broker, in the clients' multi-host form (``pulsar://h:p1,h:p2``): a client
-        looks up through the next one when the first is gone."""
+        """The proxy's, when there is one; else every broker, in the clients' multi-host form
+        (``pulsar://h:p1,h:p2``): a client looks up through the next one when the first is
+        gone."""
+        if self.proxy is not None:
+            return f"pulsar://{LOOPBACK}:{self.proxy.port}"
+        return self.brokers_service_url
+
+    @property
+    def brokers_service_url(self) -> str:
         hosts = ",".join(f"{LOOPBACK}:{m.port}" for m in self.by_role(Role.BROKER))
         return f"pulsar://{hosts}"
 
     @property
     def admin_url(self) -> str:
-        """The first broker's web service only: ``magnetar admin`` takes one host."""
+        """The proxy's web service, else the first broker's: ``magnetar admin`` takes one
+        host."""
+        if self.proxy is not None:
+            return f"http://{LOOPBACK}:{self.proxy.second_port}"
+        return self.brokers_admin_url
+
+    @property
+    def brokers_admin_url(self) -> str:
         return f"http://{LOOPBACK}:{self.first_broker.second_port}"
 
     def with_pids(self, pids: Mapping[str, int | None]) -> ClusterLayout:
@@ -119,13 +149,49 @@ def plan_layout(
     is_free: Callable[[int], bool],
     any_free_port: Callable[[], int],
     cluster_name: str = DEFAULT_CLUSTER_NAME,
+    *,
+    proxy: bool = False,
 ) -> ClusterLayout:
     """Ports for a new cluster: the preferred port of each slot if ``is_free`` says so, else
     one from ``any_free_port`` (asked again while it returns a port already assigned)."""
     if bookies < 1 or brokers < 1:
         raise ValueError("a cluster needs at least one bookie and one broker")
-    taken: set[int] = set()
+    assign = _assigner(set(), is_free, any_free_port)
+    members = []
+    if proxy:  # the front door gets the well-known ports
+        members.append(Member("proxy", Role.PROXY, assign(6650), assign(8080)))
+    members.append(Member("etcd", Role.ETCD, assign(2379), assign(2380)))
+    members += [
+        Member(f"bookie-{i}", Role.BOOKIE, assign(3180 + i), assign(7999 + i))
+        for i in range(1, bookies + 1)
+    ]
+    members += [
+        Member(
+            f"broker-{i}",
+            Role.BROKER,
+            assign(6650 if i == 1 and not proxy else None),
+            assign(8080 if i == 1 and not proxy else None),
+        )
+        for i in range(1, brokers + 1)
+    ]
+    members.sort(key=lambda m: START_ORDER.index(m.role))
+    return ClusterLayout(cluster_name, tuple(members))
 
+
+def with_proxy(
+    layout: ClusterLayout, is_free: Callable[[int], bool], any_free_port: Callable[[], int]
+) -> ClusterLayout:
+    """``layout`` with a proxy (the stored one if it has one; else one on free ports)."""
+    if layout.proxy is not None:
+        return layout
+    assign = _assigner({p for m in layout.members for p in m.ports}, is_free, any_free_port)
+    proxy = Member("proxy", Role.PROXY, assign(None), assign(None))
+    return replace(layout, members=(*layout.members, proxy))
+
+
+def _assigner(
+    taken: set[int], is_free: Callable[[int], bool], any_free_port: Callable[[], int]
+) -> Callable[[int | None], int]:
     def assign(preferred: int | None) -> int:
         if preferred is not None and preferred not in taken and is_free(preferred):
             port = preferred
@@ -136,21 +202,17 @@ def plan_layout(
         taken.add(port)
         return port
 
-    members = [Member("etcd", Role.ETCD, assign(2379), assign(2380))]
-    members += [
-        Member(f"bookie-{i}", Role.BOOKIE, assign(3180 + i), assign(7999 + i))
-        for i in range(1, bookies + 1)
-    ]
-    members += [
-        Member(
-            f"broker-{i}",
-            Role.BROKER,
-            assign(6650 if i == 1 else None),
-            assign(8080 if i == 1 else None),
-        )
-        for i in range(1, brokers + 1)
-    ]
-    return ClusterLayout(cluster_name, tuple(members))
+    return assign
+
+
+def with_autorecovery(layout: ClusterLayout, any_free_port: Callable[[], int]) -> ClusterLayout:
+    """``layout`` with one autorecovery member (unchanged if it has one): its HTTP port is one
+    ``any_free_port`` gives that no member uses. Once added, it stays in the stored layout."""
+    if layout.by_role(Role.AUTORECOVERY):
+        return layout
+    assign = _assigner({p for m in layout.members for p in m.ports}, lambda _: False, any_free_port)
+    member = Member("autorecovery-1", Role.AUTORECOVERY, assign(None))
+    return replace(layout, members=(*layout.members, member))
 
 
 def check_shape(
@@ -199,4 +261,6 @@ def layout_from_json(doc: Mapping[str, Any]) -> ClusterLayout:
         raise ValueError("a cluster has one etcd and at least one broker")
     if not layout.by_role(Role.BOOKIE):
         raise ValueError("a cluster has at least one bookie")
+    if len(layout.by_role(Role.PROXY)) > 1:
+        raise ValueError("a cluster has at most one proxy")
     return layout

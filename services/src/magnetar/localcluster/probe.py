@@ -66,6 +66,12 @@ def answers(member: Member) -> bool:
         return http_answers(f"http://{LOOPBACK}:{member.port}/health", b'"health":"true"')
     if member.role is Role.BOOKIE:
         return port_accepts(member.port)
+    if member.role is Role.PROXY:
+        return port_accepts(member.port) and http_answers(
+            f"http://{LOOPBACK}:{member.second_port}/status.html"
+        )
+    if member.role is Role.AUTORECOVERY:
+        return http_answers(f"http://{LOOPBACK}:{member.port}/api/v1/autorecovery/is_ready")
     return port_accepts(member.port) and http_answers(
         f"http://{LOOPBACK}:{member.second_port}/admin/v2/clusters"
     )

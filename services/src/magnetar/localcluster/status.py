@@ -36,7 +36,13 @@ class MemberStatus:
         return self.health is Health.HEALTHY
 
 
-_PLURAL = {Role.ETCD: "etcd", Role.BOOKIE: "bookies", Role.BROKER: "brokers"}
+_PLURAL = {
+    Role.ETCD: "etcd",
+    Role.BOOKIE: "bookies",
+    Role.BROKER: "brokers",
+    Role.PROXY: "proxy",
+    Role.AUTORECOVERY: "autorecovery",
+}
 
 
 def all_up(statuses: Sequence[MemberStatus]) -> bool:
@@ -48,6 +54,8 @@ def status_line(statuses: Sequence[MemberStatus]) -> str:
     parts = []
     for role in START_ORDER:
         of_role = [s for s in statuses if s.member.role is role]
+        if not of_role and role in (Role.PROXY, Role.AUTORECOVERY):
+            continue  # an optional role: not shown when the cluster has none
         parts.append(f"{_PLURAL[role]} {sum(s.up for s in of_role)}/{len(of_role)}")
     up = sum(s.up for s in statuses)
     return f"{up}/{len(statuses)} members up ({', '.join(parts)})"
@@ -104,9 +112,15 @@ def _aligned(rows: Sequence[tuple[str, ...]]) -> list[str]:
 
 
 def urls_text(layout: ClusterLayout) -> list[str]:
-    """The URLs a user connects to."""
-    return [
+    """The URLs a user connects to: the front door's first (the proxy's, when there is one)."""
+    lines = [
         f"service URL:  {layout.service_url}",
         f"admin URL:    {layout.admin_url}",
         f"metadata URL: {layout.metadata_url}",
     ]
+    if layout.proxy is not None:
+        lines += [
+            f"brokers (behind the proxy): {layout.brokers_service_url}",
+            f"first broker's admin URL:   {layout.brokers_admin_url}",
+        ]
+    return lines

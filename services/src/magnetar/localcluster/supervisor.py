@@ -3,14 +3,16 @@
 The I/O shell around the pure :mod:`.layout`, :mod:`.command` and :mod:`.status`:
 
 - :func:`start_cluster` refuses a data dir whose cluster runs, plans ports on a first start
-  (or reuses the stored ones), then starts etcd, the bookies and the brokers, one role at a
-  time, each member in its own session (so a terminal's Ctrl-C reaches only this command) with
-  its output appended to its log. It waits until every member of a role is ready (etcd's
-  health endpoint; the ready line a bookie prints once registered and a broker once it serves)
-  before starting the next role. If a member exits or is not ready in time, everything started
-  is stopped and :class:`~.errors.MemberFailed` carries the member's log tail.
-- :func:`stop_cluster` stops the members in reverse order (brokers, bookies, etcd): SIGTERM to
-  every member of a role, then SIGKILL to those still running after the role's timeout.
+  (or reuses the stored ones), then starts etcd, the bookies, the brokers and the proxy (when
+  the cluster has one), one role at a time, each member in its own session (so a terminal's
+  Ctrl-C reaches only this command) with its output appended to its log. It waits until every
+  member of a role is ready (etcd's health endpoint; the ready line a bookie prints once
+  registered, a broker and a proxy once they serve) before starting the next role. If a
+  member exits or is not ready in time, everything started is stopped and
+  :class:`~.errors.MemberFailed` carries the member's log tail.
+- :func:`stop_cluster` stops the members in reverse order (proxy, brokers, bookies, etcd):
+  SIGTERM to every member of a role, then SIGKILL to those still running after the role's
+  timeout.
 - :func:`serve_foreground` is the foreground: a status line refreshed every couple of seconds until
   SIGINT or SIGTERM, then :func:`stop_cluster`.
 
@@ -63,6 +65,8 @@ from magnetar.localcluster.layout import (
     layout_from_json,
     layout_to_json,
     plan_layout,
+    with_autorecovery,
+    with_proxy,
 )
 from magnetar.localcluster.ports import any_free_port, port_is_free
 from magnetar.localcluster.probe import answers, member_running, probe
@@ -72,7 +76,13 @@ Echo = Callable[[str], None]
 
 DEFAULT_BOOKIES = 3
 DEFAULT_BROKERS = 2
-STOP_TIMEOUT_S: dict[Role, float] = {Role.BROKER: 30.0, Role.BOOKIE: 30.0, Role.ETCD: 10.0}
+STOP_TIMEOUT_S: dict[Role, float] = {
+    Role.PROXY: 15.0,
+    Role.AUTORECOVERY: 20.0,
+    Role.BROKER: 30.0,
+    Role.BOOKIE: 30.0,
+    Role.ETCD: 10.0,
+}
 LOG_TAIL_CHARS = 3000
 _POLL_S = 0.1
 
@@ -146,8 +156,14 @@ def start_cluster(
     brokers: int | None,
     ready_timeout_s: float,
     echo: Echo,
+    *,
+    proxy: bool = False,
+    autorecovery: bool = False,
 ) -> RunningCluster:
-    """Start the cluster in ``data_dir`` (a new one, or the stored one) and wait until ready."""
+    """Start the cluster in ``data_dir`` (a new one, or the stored one) and wait until ready.
+
+    ``proxy``: run a proxy too (a stored cluster that has one always runs it); ``autorecovery``
+    adds an autorecovery member (kept in the stored layout from then on)."""
     data_dir = data_dir.resolve()
     etcd = etcd_binary()
     layout = load_layout(data_dir)
@@ -157,6 +173,7 @@ def start_cluster(
             DEFAULT_BROKERS if brokers is None else brokers,
             port_is_free,
             any_free_port,
+            proxy=proxy,
         )
     else:
         running = [m.name for m in layout.members if member_running(data_dir, m)]
@@ -164,16 +181,22 @@ def start_cluster(
             raise ClusterRunning(data_dir, running)
         check_shape(layout, bookies, brokers, data_dir)
         layout = layout.stopped()
+        if proxy:
+            layout = with_proxy(layout, port_is_free, any_free_port)
         for m in layout.members:
             for port in m.ports:
                 if not port_is_free(port):
                     raise PortInUse(m.name, port)
+    if autorecovery:
+        layout = with_autorecovery(layout, any_free_port)
     data_dir.mkdir(parents=True, exist_ok=True)
     save_layout(data_dir, layout)
     cluster = RunningCluster(data_dir, layout)
     try:
         for role in START_ORDER:
             members = layout.by_role(role)
+            if not members:
+                continue
             echo(f"starting {_plural(role, len(members))}")
             started = [_spawn(cluster, m, etcd) for m in members]
             _wait_ready(cluster, started, time.monotonic() + ready_timeout_s)
@@ -184,7 +207,9 @@ def start_cluster(
 
 
 def _plural(role: Role, n: int) -> str:
-    return "etcd" if role is Role.ETCD else f"{n} {role.value}{'s' if n != 1 else ''}"
+    if role in (Role.ETCD, Role.PROXY):
+        return role.value
+    return f"{n} {role.value}{'s' if n != 1 else ''}"
 
 
 def _spawn(cluster: RunningCluster, member: Member, etcd: str) -> _Started:

@@ -6,8 +6,15 @@ Layout (every key absolute, ``/``-separated; free-form names are percent-encoded
     /cluster/instance-id                         the cluster's instance id (cookies refer to it)
     /ledgers/idgen                               counter for ledger ids (CAS-incremented)
     /ledgers/meta/<ledger id, 20 digits>         LedgerMetadata (wire.ledger_pb2)
+    /ledgers/underreplication/<ledger id, 20 digits>
+                                                 the auditor's mark that a ledger lacks copies
+                                                 (JSON: the missing bookies; autorecovery)
+    /ledgers/writers/<client id>                 a live ledger writer (BookKeeper client),
+                                                 ephemeral; ledgers name it in custom metadata
     /bookies/cookies/<bookie id>                 BookieCookie
     /bookies/available/<bookie id>               BookieRegistration, ephemeral
+    /bookies/decommission/<bookie id>            a decommission request (JSON); placement
+                                                 skips the bookie, which turns read-only
     /managed-ledgers/info/<name>                 ManagedLedgerInfo
     /managed-ledgers/cursors/<name>/<cursor>     ManagedCursorInfo
     /locks/<name>                                ephemeral lock / leader-election keys
@@ -38,8 +45,12 @@ from magnetar.ids import BookieId, LedgerId
 CLUSTER_INSTANCE_ID = "/cluster/instance-id"
 LEDGER_ID_GENERATOR = "/ledgers/idgen"
 LEDGER_META_PREFIX = "/ledgers/meta/"
+UNDER_REPLICATED_PREFIX = "/ledgers/underreplication/"
+LEDGER_WRITERS_PREFIX = "/ledgers/writers/"
+BOOKIES_PREFIX = "/bookies/"
 BOOKIE_COOKIE_PREFIX = "/bookies/cookies/"
 BOOKIE_AVAILABLE_PREFIX = "/bookies/available/"
+BOOKIE_DECOMMISSION_PREFIX = "/bookies/decommission/"
 MANAGED_LEDGER_INFO_PREFIX = "/managed-ledgers/info/"
 MANAGED_LEDGER_CURSOR_PREFIX = "/managed-ledgers/cursors/"
 LOCK_PREFIX = "/locks/"
@@ -73,6 +84,27 @@ def ledger_id_of(key: str) -> LedgerId:
     return LedgerId(int(key[len(LEDGER_META_PREFIX) :]))
 
 
+def under_replicated(ledger_id: LedgerId) -> str:
+    """The auditor's under-replication mark of one ledger (one key per ledger)."""
+    return f"{UNDER_REPLICATED_PREFIX}{ledger_id:020d}"
+
+
+def under_replicated_ledger_of(key: str) -> LedgerId:
+    """Inverse of :func:`under_replicated`."""
+    if not key.startswith(UNDER_REPLICATED_PREFIX):
+        raise ValueError(f"not an under-replication key: {key!r}")
+    return LedgerId(int(key[len(UNDER_REPLICATED_PREFIX) :]))
+
+
+def ledger_writer(client_id: str) -> str:
+    """A live ledger writer's ephemeral key (a BookKeeper client, by its id)."""
+    return f"{LEDGER_WRITERS_PREFIX}{_enc(client_id)}"
+
+
+def bookie_decommission(bookie_id: BookieId) -> str:
+    return f"{BOOKIE_DECOMMISSION_PREFIX}{_enc(bookie_id)}"
+
+
 def bookie_cookie(bookie_id: BookieId) -> str:
     return f"{BOOKIE_COOKIE_PREFIX}{_enc(bookie_id)}"
 
@@ -82,8 +114,8 @@ def bookie_available(bookie_id: BookieId) -> str:
 
 
 def bookie_id_of(key: str) -> BookieId:
-    """Inverse of :func:`bookie_available` and :func:`bookie_cookie`."""
-    for prefix in (BOOKIE_AVAILABLE_PREFIX, BOOKIE_COOKIE_PREFIX):
+    """Inverse of :func:`bookie_available`, :func:`bookie_cookie`, :func:`bookie_decommission`."""
+    for prefix in (BOOKIE_AVAILABLE_PREFIX, BOOKIE_COOKIE_PREFIX, BOOKIE_DECOMMISSION_PREFIX):
         if key.startswith(prefix):
             return BookieId(unquote(key[len(prefix) :]))
     raise ValueError(f"not a bookie key: {key!r}")

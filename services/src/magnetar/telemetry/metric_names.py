@@ -148,3 +148,94 @@ BOOKIE_METRICS = (
     BOOKIE_LEDGER_STORAGE_SIZE,
     BOOKIE_READ_ONLY,
 )
+
+# ---------------------------------------------------------------- proxy (Pulsar's proxy names)
+PROXY_ACTIVE_CONNECTIONS = MetricSpec(
+    "pulsar_proxy_active_connections",
+    Kind.GAUGE,
+    "Client connections open on the proxy now (lookup connections and relays).",
+)
+PROXY_NEW_CONNECTIONS = MetricSpec(
+    "pulsar_proxy_new_connections_total",
+    Kind.COUNTER,
+    "Client connections the proxy accepted since it started.",
+)
+PROXY_REJECTED_CONNECTIONS = MetricSpec(
+    "pulsar_proxy_rejected_connections_total",
+    Kind.COUNTER,
+    "Client connections refused or dropped before relaying: bad or late handshake, an address "
+    "that is not a registered broker, a broker that did not answer.",
+)
+PROXY_ACTIVE_RELAYS = MetricSpec(
+    "pulsar_proxy_active_relays",
+    Kind.GAUGE,
+    "Client connections relayed to a broker now.",
+)
+PROXY_BINARY_BYTES = MetricSpec(
+    "pulsar_proxy_binary_bytes_total",
+    Kind.COUNTER,
+    "Bytes relayed between clients and brokers; direction is client_to_broker or broker_to_client.",
+    ("direction",),
+)
+PROXY_LOOKUPS = MetricSpec(
+    "pulsar_proxy_lookup_requests_total",
+    Kind.COUNTER,
+    "LOOKUP requests the proxy answered; result is connect or failed.",
+    ("result",),
+)
+PROXY_DROPPED_SLOW = MetricSpec(
+    "pulsar_proxy_dropped_slow_connections_total",
+    Kind.COUNTER,
+    "Relays dropped because one side took no bytes for the write-stall timeout.",
+)
+
+PROXY_METRICS = (
+    PROXY_ACTIVE_CONNECTIONS,
+    PROXY_NEW_CONNECTIONS,
+    PROXY_REJECTED_CONNECTIONS,
+    PROXY_ACTIVE_RELAYS,
+    PROXY_BINARY_BYTES,
+    PROXY_LOOKUPS,
+    PROXY_DROPPED_SLOW,
+)
+
+# ---------------------------------------------------------------- autorecovery
+AUTORECOVERY_UNDER_REPLICATED_LEDGERS = MetricSpec(
+    "autorecovery_under_replicated_ledgers",
+    Kind.GAUGE,
+    "Ledgers marked under-replicated by the auditor and not yet repaired (cluster-wide).",
+)
+AUTORECOVERY_REREPLICATED_BYTES = MetricSpec(
+    "autorecovery_rereplicated_bytes_total",
+    Kind.COUNTER,
+    "Entry payload bytes this process copied to replacement bookies.",
+)
+AUTORECOVERY_REREPLICATED_ENTRIES = MetricSpec(
+    "autorecovery_rereplicated_entries_total",
+    Kind.COUNTER,
+    "Entries this process copied to replacement bookies.",
+)
+AUTORECOVERY_REREPLICATED_LEDGERS = MetricSpec(
+    "autorecovery_rereplicated_ledgers_total",
+    Kind.COUNTER,
+    "Ledgers this process repaired (their under-replication mark removed).",
+)
+AUTORECOVERY_FRAGMENTS_IN_PROGRESS = MetricSpec(
+    "autorecovery_fragments_in_progress",
+    Kind.GAUGE,
+    "Ledger fragments this process is copying now.",
+)
+AUTORECOVERY_AUDITOR_LEADER = MetricSpec(
+    "autorecovery_auditor_leader",
+    Kind.GAUGE,
+    "1 while this process is the elected auditor, else 0.",
+)
+
+AUTORECOVERY_METRICS = (
+    AUTORECOVERY_UNDER_REPLICATED_LEDGERS,
+    AUTORECOVERY_REREPLICATED_BYTES,
+    AUTORECOVERY_REREPLICATED_ENTRIES,
+    AUTORECOVERY_REREPLICATED_LEDGERS,
+    AUTORECOVERY_FRAGMENTS_IN_PROGRESS,
+    AUTORECOVERY_AUDITOR_LEADER,
+)

@@ -24,7 +24,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1amagnetar/wire/ledger.proto\x12\x14magnetar.wire.ledger\":\n\x0f\x45nsembleSegment\x12\x16\n\x0e\x66irst_entry_id\x18\x01 \x01(\x04\x12\x0f\n\x07\x62ookies\x18\x02 \x03(\t\"\xfb\x02\n\x0eLedgerMetadata\x12\x15\n\rensemble_size\x18\x01 \x01(\r\x12\x14\n\x0cwrite_quorum\x18\x02 \x01(\r\x12\x12\n\nack_quorum\x18\x03 \x01(\r\x12\x30\n\x05state\x18\x04 \x01(\x0e\x32!.magnetar.wire.ledger.LedgerState\x12\x15\n\rlast_entry_id\x18\x05 \x01(\x03\x12\x0e\n\x06length\x18\x06 \x01(\x04\x12\x38\n\tensembles\x18\x07 \x03(\x0b\x32%.magnetar.wire.ledger.EnsembleSegment\x12\x10\n\x08\x63time_ms\x18\x08 \x01(\x03\x12@\n\x06\x63ustom\x18\t \x03(\x0b\x32\x30.magnetar.wire.ledger.LedgerMetadata.CustomEntry\x12\x12\n\nmaster_key\x18\n \x01(\x0c\x1a-\n\x0b\x43ustomEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x0c:\x02\x38\x01\"x\n\x0c\x42ookieCookie\x12\x11\n\tbookie_id\x18\x01 \x01(\t\x12\x13\n\x0binstance_id\x18\x02 \x01(\t\x12\x13\n\x0bjournal_dir\x18\x03 \x01(\t\x12\x13\n\x0bledger_dirs\x18\x04 \x03(\t\x12\x16\n\x0elayout_version\x18\x05 \x01(\r\"_\n\x12\x42ookieRegistration\x12\x11\n\tbookie_id\x18\x01 \x01(\t\x12\x0f\n\x07\x61\x64\x64ress\x18\x02 \x01(\t\x12\x11\n\tread_only\x18\x03 \x01(\x08\x12\x12\n\nstarted_ms\x18\x04 \x01(\x03\"/\n\x08Position\x12\x11\n\tledger_id\x18\x01 \x01(\x03\x12\x10\n\x08\x65ntry_id\x18\x02 \x01(\x03\"a\n\x17ManagedLedgerLedgerInfo\x12\x11\n\tledger_id\x18\x01 \x01(\x03\x12\x0f\n\x07\x65ntries\x18\x02 \x01(\x03\x12\x0c\n\x04size\x18\x03 \x01(\x03\x12\x14\n\x0ctimestamp_ms\x18\x04 \x01(\x03\"\x90\x02\n\x11ManagedLedgerInfo\x12>\n\x07ledgers\x18\x01 \x03(\x0b\x32-.magnetar.wire.ledger.ManagedLedgerLedgerInfo\x12;\n\x13terminated_position\x18\x02 \x01(\x0b\x32\x1e.magnetar.wire.ledger.Position\x12K\n\nproperties\x18\x03 \x03(\x0b\x32\x37.magnetar.wire.ledger.ManagedLedgerInfo.PropertiesEntry\x1a\x31\n\x0fPropertiesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"l\n\x0cMessageRange\x12-\n\x05lower\x18\x01 \x01(\x0b\x32\x1e.magnetar.wire.ledger.Position\x12-\n\x05upper\x18\x02 \x01(\x0b\x32\x1e.magnetar.wire.ledger.Position\"\x82\x03\n\x11ManagedCursorInfo\x12\x33\n\x0bmark_delete\x18\x01 \x01(\x0b\x32\x1e.magnetar.wire.ledger.Position\x12@\n\x14individually_deleted\x18\x02 \x03(\x0b\x32\".magnetar.wire.ledger.MessageRange\x12K\n\nproperties\x18\x03 \x03(\x0b\x32\x37.magnetar.wire.ledger.ManagedCursorInfo.PropertiesEntry\x12\x16\n\x0elast_active_ms\x18\x04 \x01(\x03\x12^\n!batched_entry_deletion_index_info\x18\x05 \x03(\x0b\x32\x33.magnetar.wire.ledger.BatchedEntryDeletionIndexInfo\x1a\x31\n\x0fPropertiesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x03:\x02\x38\x01\"e\n\x1d\x42\x61tchedEntryDeletionIndexInfo\x12\x30\n\x08position\x18\x01 \x01(\x0b\x32\x1e.magnetar.wire.ledger.Position\x12\x12\n\ndelete_set\x18\x02 \x03(\x03*R\n\x0bLedgerState\x12\x1c\n\x18LEDGER_STATE_UNSPECIFIED\x10\x00\x12\x08\n\x04OPEN\x10\x01\x12\x0f\n\x0bIN_RECOVERY\x10\x02\x12\n\n\x06\x43LOSED\x10\x03\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1amagnetar/wire/ledger.proto\x12\x14magnetar.wire.ledger\":\n\x0f\x45nsembleSegment\x12\x16\n\x0e\x66irst_entry_id\x18\x01 \x01(\x04\x12\x0f\n\x07\x62ookies\x18\x02 \x03(\t\"\xfb\x02\n\x0eLedgerMetadata\x12\x15\n\rensemble_size\x18\x01 \x01(\r\x12\x14\n\x0cwrite_quorum\x18\x02 \x01(\r\x12\x12\n\nack_quorum\x18\x03 \x01(\r\x12\x30\n\x05state\x18\x04 \x01(\x0e\x32!.magnetar.wire.ledger.LedgerState\x12\x15\n\rlast_entry_id\x18\x05 \x01(\x03\x12\x0e\n\x06length\x18\x06 \x01(\x04\x12\x38\n\tensembles\x18\x07 \x03(\x0b\x32%.magnetar.wire.ledger.EnsembleSegment\x12\x10\n\x08\x63time_ms\x18\x08 \x01(\x03\x12@\n\x06\x63ustom\x18\t \x03(\x0b\x32\x30.magnetar.wire.ledger.LedgerMetadata.CustomEntry\x12\x12\n\nmaster_key\x18\n \x01(\x0c\x1a-\n\x0b\x43ustomEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x0c:\x02\x38\x01\"x\n\x0c\x42ookieCookie\x12\x11\n\tbookie_id\x18\x01 \x01(\t\x12\x13\n\x0binstance_id\x18\x02 \x01(\t\x12\x13\n\x0bjournal_dir\x18\x03 \x01(\t\x12\x13\n\x0bledger_dirs\x18\x04 \x03(\t\x12\x16\n\x0elayout_version\x18\x05 \x01(\r\"m\n\x12\x42ookieRegistration\x12\x11\n\tbookie_id\x18\x01 \x01(\t\x12\x0f\n\x07\x61\x64\x64ress\x18\x02 \x01(\t\x12\x11\n\tread_only\x18\x03 \x01(\x08\x12\x12\n\nstarted_ms\x18\x04 \x01(\x03\x12\x0c\n\x04rack\x18\x05 \x01(\t\"/\n\x08Position\x12\x11\n\tledger_id\x18\x01 \x01(\x03\x12\x10\n\x08\x65ntry_id\x18\x02 \x01(\x03\"a\n\x17ManagedLedgerLedgerInfo\x12\x11\n\tledger_id\x18\x01 \x01(\x03\x12\x0f\n\x07\x65ntries\x18\x02 \x01(\x03\x12\x0c\n\x04size\x18\x03 \x01(\x03\x12\x14\n\x0ctimestamp_ms\x18\x04 \x01(\x03\"\x90\x02\n\x11ManagedLedgerInfo\x12>\n\x07ledgers\x18\x01 \x03(\x0b\x32-.magnetar.wire.ledger.ManagedLedgerLedgerInfo\x12;\n\x13terminated_position\x18\x02 \x01(\x0b\x32\x1e.magnetar.wire.ledger.Position\x12K\n\nproperties\x18\x03 \x03(\x0b\x32\x37.magnetar.wire.ledger.ManagedLedgerInfo.PropertiesEntry\x1a\x31\n\x0fPropertiesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"l\n\x0cMessageRange\x12-\n\x05lower\x18\x01 \x01(\x0b\x32\x1e.magnetar.wire.ledger.Position\x12-\n\x05upper\x18\x02 \x01(\x0b\x32\x1e.magnetar.wire.ledger.Position\"\x82\x03\n\x11ManagedCursorInfo\x12\x33\n\x0bmark_delete\x18\x01 \x01(\x0b\x32\x1e.magnetar.wire.ledger.Position\x12@\n\x14individually_deleted\x18\x02 \x03(\x0b\x32\".magnetar.wire.ledger.MessageRange\x12K\n\nproperties\x18\x03 \x03(\x0b\x32\x37.magnetar.wire.ledger.ManagedCursorInfo.PropertiesEntry\x12\x16\n\x0elast_active_ms\x18\x04 \x01(\x03\x12^\n!batched_entry_deletion_index_info\x18\x05 \x03(\x0b\x32\x33.magnetar.wire.ledger.BatchedEntryDeletionIndexInfo\x1a\x31\n\x0fPropertiesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x03:\x02\x38\x01\"e\n\x1d\x42\x61tchedEntryDeletionIndexInfo\x12\x30\n\x08position\x18\x01 \x01(\x0b\x32\x1e.magnetar.wire.ledger.Position\x12\x12\n\ndelete_set\x18\x02 \x03(\x03*R\n\x0bLedgerState\x12\x1c\n\x18LEDGER_STATE_UNSPECIFIED\x10\x00\x12\x08\n\x04OPEN\x10\x01\x12\x0f\n\x0bIN_RECOVERY\x10\x02\x12\n\n\x06\x43LOSED\x10\x03\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -37,8 +37,8 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_MANAGEDLEDGERINFO_PROPERTIESENTRY']._serialized_options = b'8\001'
   _globals['_MANAGEDCURSORINFO_PROPERTIESENTRY']._loaded_options = None
   _globals['_MANAGEDCURSORINFO_PROPERTIESENTRY']._serialized_options = b'8\001'
-  _globals['_LEDGERSTATE']._serialized_start=1738
-  _globals['_LEDGERSTATE']._serialized_end=1820
+  _globals['_LEDGERSTATE']._serialized_start=1752
+  _globals['_LEDGERSTATE']._serialized_end=1834
   _globals['_ENSEMBLESEGMENT']._serialized_start=52
   _globals['_ENSEMBLESEGMENT']._serialized_end=110
   _globals['_LEDGERMETADATA']._serialized_start=113
@@ -48,21 +48,21 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_BOOKIECOOKIE']._serialized_start=494
   _globals['_BOOKIECOOKIE']._serialized_end=614
   _globals['_BOOKIEREGISTRATION']._serialized_start=616
-  _globals['_BOOKIEREGISTRATION']._serialized_end=711
-  _globals['_POSITION']._serialized_start=713
-  _globals['_POSITION']._serialized_end=760
-  _globals['_MANAGEDLEDGERLEDGERINFO']._serialized_start=762
-  _globals['_MANAGEDLEDGERLEDGERINFO']._serialized_end=859
-  _globals['_MANAGEDLEDGERINFO']._serialized_start=862
-  _globals['_MANAGEDLEDGERINFO']._serialized_end=1134
-  _globals['_MANAGEDLEDGERINFO_PROPERTIESENTRY']._serialized_start=1085
-  _globals['_MANAGEDLEDGERINFO_PROPERTIESENTRY']._serialized_end=1134
-  _globals['_MESSAGERANGE']._serialized_start=1136
-  _globals['_MESSAGERANGE']._serialized_end=1244
-  _globals['_MANAGEDCURSORINFO']._serialized_start=1247
-  _globals['_MANAGEDCURSORINFO']._serialized_end=1633
-  _globals['_MANAGEDCURSORINFO_PROPERTIESENTRY']._serialized_start=1584
-  _globals['_MANAGEDCURSORINFO_PROPERTIESENTRY']._serialized_end=1633
-  _globals['_BATCHEDENTRYDELETIONINDEXINFO']._serialized_start=1635
-  _globals['_BATCHEDENTRYDELETIONINDEXINFO']._serialized_end=1736
+  _globals['_BOOKIEREGISTRATION']._serialized_end=725
+  _globals['_POSITION']._serialized_start=727
+  _globals['_POSITION']._serialized_end=774
+  _globals['_MANAGEDLEDGERLEDGERINFO']._serialized_start=776
+  _globals['_MANAGEDLEDGERLEDGERINFO']._serialized_end=873
+  _globals['_MANAGEDLEDGERINFO']._serialized_start=876
+  _globals['_MANAGEDLEDGERINFO']._serialized_end=1148
+  _globals['_MANAGEDLEDGERINFO_PROPERTIESENTRY']._serialized_start=1099
+  _globals['_MANAGEDLEDGERINFO_PROPERTIESENTRY']._serialized_end=1148
+  _globals['_MESSAGERANGE']._serialized_start=1150
+  _globals['_MESSAGERANGE']._serialized_end=1258
+  _globals['_MANAGEDCURSORINFO']._serialized_start=1261
+  _globals['_MANAGEDCURSORINFO']._serialized_end=1647
+  _globals['_MANAGEDCURSORINFO_PROPERTIESENTRY']._serialized_start=1598
+  _globals['_MANAGEDCURSORINFO_PROPERTIESENTRY']._serialized_end=1647
+  _globals['_BATCHEDENTRYDELETIONINDEXINFO']._serialized_start=1649
+  _globals['_BATCHEDENTRYDELETIONINDEXINFO']._serialized_end=1750
 # @@protoc_insertion_point(module_scope)

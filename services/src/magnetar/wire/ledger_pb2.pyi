@@ -178,11 +178,14 @@ class BookieRegistration(_message.Message):
     ADDRESS_FIELD_NUMBER: _builtins.int
     READ_ONLY_FIELD_NUMBER: _builtins.int
     STARTED_MS_FIELD_NUMBER: _builtins.int
+    RACK_FIELD_NUMBER: _builtins.int
     bookie_id: _builtins.str
     address: _builtins.str
     """host:port of the gRPC service"""
     read_only: _builtins.bool
     started_ms: _builtins.int
+    rack: _builtins.str
+    """the failure domain placement spreads ensembles over ("" = default rack)"""
     def __init__(
         self,
         *,
@@ -190,10 +193,11 @@ class BookieRegistration(_message.Message):
         address: _builtins.str = ...,
         read_only: _builtins.bool = ...,
         started_ms: _builtins.int = ...,
+        rack: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["address", b"address", "bookie_id", b"bookie_id", "read_only", b"read_only", "started_ms", b"started_ms"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["address", b"address", "bookie_id", b"bookie_id", "rack", b"rack", "read_only", b"read_only", "started_ms", b"started_ms"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

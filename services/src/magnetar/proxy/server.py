@@ -1,0 +1,70 @@
+"""The proxy's binary listener (port 6650): accepts clients, one ProxyConnection each.
+
+``ProxyServer.start()`` binds; ``close()`` stops accepting, closes every client connection
+(and so every relay) and waits, bounded, until they are gone. The relays to a broker whose
+registration disappears are dropped here (:meth:`ProxyServer.broker_gone`, a listener of the
+discovery), as is the shared request link to it, so clients reconnect and look up again.
+
+Concurrency: on the proxy's loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+from magnetar.proxy.broker_link import BrokerLinks
+from magnetar.proxy.connection import ProxyConnection, ProxyContext
+from magnetar.telemetry import get_logger
+
+log = get_logger(__name__)
+
+
+class ProxyServer:
+    def __init__(self, ctx: ProxyContext, links: BrokerLinks, host: str, port: int) -> None:
+        self._ctx = ctx
+        self._links = links
+        self.host = host
+        self.port = port
+        self._server: asyncio.Server | None = None
+        self._connections: set[ProxyConnection] = set()
+        self._idle = asyncio.Event()
+        self._idle.set()
+
+    async def start(self) -> int:
+        """Listen; returns the bound port (useful with port 0)."""
+        loop = asyncio.get_running_loop()
+        self._server = await loop.create_server(self._new_connection, self.host, self.port)
+        self.port = int(self._server.sockets[0].getsockname()[1])
+        log.info("proxy_listening", host=self.host, port=self.port)
+        return self.port
+
+    def _new_connection(self) -> ProxyConnection:
+        cnx = ProxyConnection(self._ctx, self._closed)
+        self._connections.add(cnx)
+        self._idle.clear()
+        return cnx
+
+    def _closed(self, cnx: ProxyConnection) -> None:
+        self._connections.discard(cnx)
+        if not self._connections:
+            self._idle.set()
+
+    def broker_gone(self, broker_id: str) -> None:
+        """A broker left the registry: drop the relays to it and the link to it."""
+        dropped = self._ctx.drop_relays_to(broker_id)
+        self._links.drop(broker_id)
+        log.info("proxy_relays_dropped", broker=broker_id, relays=dropped)
+
+    async def close(self, timeout_s: float = 10.0) -> None:
+        if self._server is None:
+            return
+        server, self._server = self._server, None
+        server.close()
+        for cnx in list(self._connections):
+            cnx.close()
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(timeout_s):
+                await self._idle.wait()
+                await server.wait_closed()
+        log.info("proxy_listener_stopped")
