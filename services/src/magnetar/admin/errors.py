@@ -12,6 +12,7 @@ Unknown errors are 500. The body is always ``{"reason": "..."}``.
 from __future__ import annotations
 
 from magnetar.autorecovery.errors import NotDecommissioning, UnknownBookie
+from magnetar.broker.compaction.errors import CompactionInProgress
 from magnetar.broker.errors import (
     ClusterExists,
     ClusterNotFound,
@@ -93,6 +94,7 @@ HTTP_STATUS: list[tuple[type[BaseException], int]] = [
     (NamespaceExists, 409),
     (PartitionedTopicExists, 409),
     (TopicExists, 409),
+    (CompactionInProgress, 409),
     (SubscriptionExists, 409),
     (TenantNotEmpty, 409),
     (NamespaceNotEmpty, 409),

@@ -1,5 +1,6 @@
 """``/admin/v2/namespaces``: create/list/delete and the namespace policies Pulsar exposes
-(retention, messageTTL, backlogQuota, deduplication, delayedDelivery, autoTopicCreation,
+(retention, messageTTL, backlogQuota, deduplication, delayedDelivery, compactionThreshold,
+autoTopicCreation,
 schemaCompatibilityStrategy, permissions). ``GET /admin/v2/namespaces/{tenant}/{namespace}``
 returns the whole Policies object; a create body's ``bundles`` (Pulsar's ``{"numBundles": N}``)
 sets the namespace's bundles, stored by the bundle factory (and forgotten on delete). A policy
@@ -161,6 +162,25 @@ def router(service: TopicService) -> APIRouter:
     @api.delete("/{tenant}/{namespace}/messageTTL", status_code=NO_CONTENT)
     async def remove_ttl(tenant: str, namespace: str) -> None:
         await change(tenant, namespace, lambda p: replace(p, message_ttl_in_seconds=None))
+
+    # ---- compaction threshold
+    @api.get("/{tenant}/{namespace}/compactionThreshold", summary="Get compaction threshold")
+    async def get_compaction_threshold(tenant: str, namespace: str) -> Any:
+        value = (await get(tenant, namespace)).compaction_threshold
+        return _none() if value is None else value
+
+    @api.put("/{tenant}/{namespace}/compactionThreshold", status_code=NO_CONTENT)
+    async def set_compaction_threshold(
+        tenant: str, namespace: str, body: Annotated[int, Body(examples=[104857600])]
+    ) -> None:
+        """Bytes of backlog after the compaction horizon that start a compaction (0: never)."""
+        if body < 0:
+            raise InvalidPolicies("compactionThreshold must be 0 or greater")
+        await change(tenant, namespace, lambda p: replace(p, compaction_threshold=body))
+
+    @api.delete("/{tenant}/{namespace}/compactionThreshold", status_code=NO_CONTENT)
+    async def remove_compaction_threshold(tenant: str, namespace: str) -> None:
+        await change(tenant, namespace, lambda p: replace(p, compaction_threshold=None))
 
     # ---- backlog quotas
     @api.get("/{tenant}/{namespace}/backlogQuotaMap", summary="Get backlog quotas by type")

@@ -112,6 +112,14 @@ class TopicService(Protocol):
 
     async def last_message_id(self, t: TopicName) -> MessageIdData: ...
 
+    async def compact(self, t: TopicName) -> None:
+        """Start compacting ``t`` in the background (CompactionInProgress if it already is)."""
+        ...
+
+    async def compaction_status(self, t: TopicName) -> dict[str, str]:
+        """Pulsar's LongRunningProcessStatus: ``{"status": ..., "lastError": ...}``."""
+        ...
+
     async def partitions_auto_created(self, t: TopicName) -> int:
         """``t``'s partition count, creating it as partitioned first where auto-creation says so."""
         ...

@@ -27,6 +27,7 @@ from magnetar.admin.partitioned_stats import aggregate
 from magnetar.admin.service import TopicService
 from magnetar.broker.errors import (
     NamespaceNotFound,
+    NotAllowed,
     PartitionedTopicNotFound,
     ServiceNotReady,
     TopicExists,
@@ -310,5 +311,22 @@ def _domain_router(service: TopicService, domain: str) -> APIRouter:
         """The last message id (405 for a partitioned or a non-persistent topic)."""
         t = await topic_of(tenant, namespace, topic)
         return (await service.terminate_topic(t)).to_json()
+
+    @api.put("/{topic}/compaction", status_code=NO_CONTENT, summary="Trigger a compaction")
+    async def compact(tenant: str, namespace: str, topic: str) -> None:
+        """Starts compacting (each partition of a partitioned topic); 409 if one runs."""
+        t = await topic_of(tenant, namespace, topic)
+        if not persistent:
+            raise NotAllowed("Compaction is only available for persistent topics")
+        for target in await targets(t):
+            await service.compact(target)
+
+    @api.get("/{topic}/compaction", summary="The status of the last compaction")
+    async def compaction_status(tenant: str, namespace: str, topic: str) -> dict[str, str]:
+        """Pulsar's LongRunningProcessStatus: NOT_RUN, RUNNING, SUCCESS or ERROR."""
+        t = await one_topic(tenant, namespace, topic, "Get compaction status")
+        if not persistent:
+            raise NotAllowed("Compaction is only available for persistent topics")
+        return await service.compaction_status(t)
 
     return api

@@ -31,6 +31,7 @@ import asyncio
 import functools
 from collections.abc import Callable
 
+from magnetar.broker.compaction import COMPACTION_CURSOR, TopicCompaction
 from magnetar.broker.consumer import Consumer
 from magnetar.broker.deduplication import CURSOR_NAME as DEDUP_CURSOR
 from magnetar.broker.deduplication import DeduplicationConfig, MessageDeduplication
@@ -87,9 +88,10 @@ class PersistentTopic:
         )
         self.messages_in = 0
         self.bytes_in = 0
+        self.compaction = TopicCompaction(str(name), ml)
         for cursor_name, cursor in ml.cursors.items():
-            if cursor_name == DEDUP_CURSOR:
-                continue  # the deduplication snapshot, not a subscription
+            if cursor_name in (DEDUP_CURSOR, COMPACTION_CURSOR):
+                continue  # the deduplication snapshot, the compaction horizon: no subscriptions
             self.subscriptions[cursor_name] = self._new_subscription(
                 cursor_name, cursor, pb.CommandSubscribe.Exclusive
             )
@@ -256,7 +258,15 @@ class PersistentTopic:
         start_message_id: MessageId | None,
     ) -> PersistentSubscription:
         self._check_open()
+        compacted = consumer.read_compacted
+        if compacted and consumer.sub_type in (
+            pb.CommandSubscribe.Shared,
+            pb.CommandSubscribe.Key_Shared,
+        ):
+            raise NotAllowed("readCompacted only allowed on failover or exclusive subscriptions")
         name = consumer.subscription
+        if name == COMPACTION_CURSOR:
+            raise NotAllowed(f"subscription name {name!r} is reserved for topic compaction")
         sub = self.subscriptions.get(name)
         if sub is None:
             if durable:
@@ -273,6 +283,13 @@ class PersistentTopic:
                 sub = self._new_subscription(name, cursor, consumer.sub_type, durable)
                 self.subscriptions[name] = sub
         sub.add_consumer(consumer)
+        if len(sub.consumers) == 1:
+            # The first consumer decides, as it decides the subscription type; the reads keep
+            # their place in the compacted view from one consumer to the next.
+            if not compacted:
+                sub.compacted = None
+            elif sub.compacted is None:
+                sub.compacted = self.compaction.reads(sub.cursor)
         return sub
 
     async def consumer_left(self, sub: PersistentSubscription, consumer: Consumer) -> None:
@@ -379,5 +396,6 @@ class PersistentTopic:
             *(sub.close(disconnect=disconnect_clients) for sub in self.subscriptions.values())
         )
         await self.deduplication.close()
+        await self.compaction.close()
         await self.ml.close()
         log.info("topic_closed", topic=str(self.name))

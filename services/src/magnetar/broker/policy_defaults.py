@@ -9,6 +9,8 @@ of a policy for a namespace: the namespace's own setting when it has one, else t
   ``defaultNumPartitions``;
 * delayed delivery: ``delayedDeliveryEnabled``, ``delayedDeliveryTickTimeMillis``,
   ``delayedDeliveryMaxDelayInMillis`` (0: unbounded);
+* compaction threshold: ``brokerServiceCompactionThresholdInBytes`` (0: no automatic
+  compaction), checked every ``brokerServiceCompactionMonitorIntervalInSeconds``;
 * schema compatibility: ``schemaCompatibilityStrategy`` (FULL), for namespaces whose own
   strategy is UNDEFINED (:mod:`magnetar.broker.schemas`).
 
@@ -43,6 +45,8 @@ class BrokerPolicyDefaults:
     )
     default_num_partitions: int = 1
     delayed_delivery: DelayedDeliveryPolicies = field(default_factory=DelayedDeliveryPolicies)
+    compaction_threshold_bytes: int = 0
+    compaction_monitor_interval_s: float = 60.0
     schema_compatibility_strategy: str = "FULL"  # a namespace's UNDEFINED means this
 
 
@@ -51,6 +55,13 @@ def effective_ttl_s(policies: Policies, defaults: BrokerPolicyDefaults) -> int:
     if policies.message_ttl_in_seconds is not None:
         return policies.message_ttl_in_seconds
     return defaults.ttl_duration_default_s
+
+
+def effective_compaction_threshold(policies: Policies, defaults: BrokerPolicyDefaults) -> int:
+    """Bytes after the compaction horizon that start a compaction; 0 means never."""
+    if policies.compaction_threshold is not None:
+        return policies.compaction_threshold
+    return defaults.compaction_threshold_bytes
 
 
 def effective_retention(policies: Policies, defaults: BrokerPolicyDefaults) -> RetentionPolicies:

@@ -29,6 +29,7 @@ from magnetar.broker.backlog_quota import BacklogQuotaConfig, BacklogQuotaManage
 from magnetar.broker.broker_registry import BrokerLookupData
 from magnetar.broker.bundle_factory import NamespaceBundleFactory
 from magnetar.broker.bundles import DEFAULT_NUMBER_OF_NAMESPACE_BUNDLES, NamespaceBundle
+from magnetar.broker.compaction.threshold import CompactionMonitor
 from magnetar.broker.deduplication import DeduplicationConfig, DeduplicationPolicyWatch
 from magnetar.broker.errors import NamespaceNotFound, ServiceNotReady, TopicNotFound
 from magnetar.broker.listeners import AdvertisedListener
@@ -117,6 +118,9 @@ class BrokerService:
         )
         self.deduplication_watch = DeduplicationPolicyWatch(store, self._sync_deduplication)
         self.message_expiry = MessageExpiryMonitor(
+            lambda: self.topics.values(), resources.get_policies, config.policy_defaults
+        )
+        self.compaction_monitor = CompactionMonitor(
             lambda: self.topics.values(), resources.get_policies, config.policy_defaults
         )
         self.admin = TopicAdmin(self, config.policy_defaults, config.stats_window_s)
@@ -227,6 +231,7 @@ class BrokerService:
         self.topics[str(topic)] = loaded
         self._start_quota_and_dedup_checks()
         self.message_expiry.start()
+        self.compaction_monitor.start()
         log.info("topic_loaded", topic=str(topic))
         return loaded
 
@@ -335,6 +340,7 @@ class BrokerService:
         await self.backlog_quota.close()
         await self.deduplication_watch.close()
         await self.message_expiry.close()
+        await self.compaction_monitor.close()
         for task in list(self._loading.values()):
             await asyncio.wait([task], timeout=self.config.close_timeout_s)
         topics = list(self.topics.values())

@@ -114,6 +114,8 @@ class BrokerSettings(BaseSettings):
     # Magnetar's own: delayed messages one subscription holds in its index; past it, the
     # subscription reads no new entries until some fall due (they wait in the log).
     delayed_delivery_max_index_size: int = Field(default=1_000_000, ge=1)
+    broker_service_compaction_threshold_in_bytes: int = Field(default=0, ge=0)
+    broker_service_compaction_monitor_interval_in_seconds: float = Field(default=60.0, gt=0)
     schema_compatibility_strategy: Literal[
         "ALWAYS_INCOMPATIBLE",
         "ALWAYS_COMPATIBLE",
@@ -215,5 +217,7 @@ class BrokerSettings(BaseSettings):
                 self.delayed_delivery_tick_time_millis,
                 self.delayed_delivery_max_delay_in_millis,
             ),
+            compaction_threshold_bytes=self.broker_service_compaction_threshold_in_bytes,
+            compaction_monitor_interval_s=self.broker_service_compaction_monitor_interval_in_seconds,
             schema_compatibility_strategy=self.schema_compatibility_strategy,
         )

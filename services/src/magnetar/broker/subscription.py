@@ -37,6 +37,11 @@ the others and carries its remaining ack set. Partly acked batches are persisted
 cursor (``ManagedCursor.delete_batch_indexes``), so after a restart only their unacked indexes
 are delivered.
 
+A read_compacted subscription (``compacted`` set by the topic) reads new entries through the
+topic's compacted view (:mod:`magnetar.broker.compaction`) up to its horizon: the masks of the
+batch messages that survive join the partly acked masks, so permits, pending acks and
+redeliveries treat compacted-out messages as acknowledged.
+
 Concurrency: on the broker's loop. ``_lock`` serialises a dispatch step (read + plan + send)
 with a cursor reset, so a seek never races an in-flight read. Acks change the core state
 synchronously, then wait for the cursor's persistence.
@@ -51,6 +56,7 @@ from collections.abc import Callable, Sequence
 from typing import TypeAlias
 
 from magnetar.backoff import DISPATCH
+from magnetar.broker.compaction import CompactedReads
 from magnetar.broker.consumer import Consumer
 from magnetar.broker.dispatch import (
     Candidate,
@@ -151,6 +157,7 @@ class PersistentSubscription:
         self._closed = False
         self.rate_expired = RateMeter()  # fed by whoever expires messages (TTL, admin)
         self.out_of_removed = OutTotals()  # what departed consumers dispatched
+        self.compacted: CompactedReads | None = None  # read_compacted: set by the topic
 
     # ------------------------------------------------------------------ consumers
     def add_consumer(self, consumer: Consumer) -> None:
@@ -293,13 +300,18 @@ class PersistentSubscription:
         if view is not None:
             accept = key_shared_replayable(view, lambda k: self._can_take(self._by_key[k]))
         wanted: list[Position] = []
+        compacted = self.compacted
+        readable = self.ml.layout.contains if compacted is None else compacted.readable
         for pos in self._replay.positions(budget, accept):
-            if self.cursor.is_acknowledged(pos) or not self.ml.layout.contains(pos):
+            if self.cursor.is_acknowledged(pos) or not readable(pos):
                 self._replay.remove(pos)
                 self._masks.pop(pos, None)
             else:
                 wanted.append(pos)
-        return await self.ml.read_positions(wanted) if wanted else []
+        if not wanted:
+            return []
+        read = self.ml.read_positions if compacted is None else compacted.read_positions
+        return await read(wanted)
 
     async def _dispatch_once(self) -> bool:
         """One step: read, plan, send. True if anything went out and another step may send more
@@ -317,7 +329,7 @@ class PersistentSubscription:
         fresh: list[Entry] = []
         parked = view is not None and len(self._replay) >= MAX_KEY_SHARED_LOOKAHEAD
         if len(replays) < budget and not parked and not (holding and self._delayed.full):
-            fresh = await self.cursor.read_entries(budget - len(replays))
+            fresh = await self._read_fresh(budget - len(replays))
         if not replays and not fresh:
             self._check_end_of_topic()
             return False
@@ -400,6 +412,17 @@ class PersistentSubscription:
         """Entries held for delayed delivery (Pulsar's ``msgDelayed``)."""
         self._forget_acknowledged_delayed()
         return len(self._delayed)
+
+    async def _read_fresh(self, max_entries: int) -> list[Entry]:
+        """New entries from the cursor; read_compacted: through the compacted view first, the
+        batches some of whose messages were compacted out carrying the mask of the others."""
+        if self.compacted is None:
+            return await self.cursor.read_entries(max_entries)
+        entries, survivors = await self.compacted.read_entries(max_entries)
+        for pos, mask in survivors.items():
+            acked = self.cursor.batch_unacked(pos)
+            self._masks[pos] = mask if acked is None else mask & acked
+        return entries
 
     def _slot(self, cand: Candidate) -> int | None:
         return cand.sticky_hash if self.sub_type == SubType.KEY_SHARED else None
@@ -613,6 +636,8 @@ class PersistentSubscription:
             self._counts = RedeliveryCounts()
             self._masks.clear()
             await self.cursor.reset(pos)
+            if self.compacted is not None:
+                self.compacted.cursor_reset()
         self._wake.set()
 
     # ------------------------------------------------------------------ stats / close

@@ -26,6 +26,8 @@ import time
 from collections.abc import Mapping
 from typing import Any, Protocol
 
+from magnetar.broker.compaction import delete_compacted_ledgers
+from magnetar.broker.compaction.errors import CompactionInProgress
 from magnetar.broker.errors import (
     InvalidMessagePosition,
     MessageNotFound,
@@ -149,7 +151,18 @@ def topic_stats(topic: AnyTopic, window_s: float = DEFAULT_WINDOW_S) -> dict[str
         "deduplicationStatus": topic.deduplication.status_name
         if isinstance(topic, PersistentTopic)
         else "Disabled",
+        "compaction": topic.compaction.stats_json()
+        if isinstance(topic, PersistentTopic)
+        else _NO_COMPACTION,
     }
+
+
+_NO_COMPACTION = {
+    "lastCompactionRemovedEventCount": 0,
+    "lastCompactionSucceedTimestamp": 0,
+    "lastCompactionFailedTimestamp": 0,
+    "lastCompactionDurationTimeInMills": 0,
+}
 
 
 def _backlog_size(topic: AnyTopic) -> int:
@@ -189,7 +202,7 @@ def internal_stats(topic: PersistentTopic) -> dict[str, Any]:
             "state": "Open",
             "numberOfEntriesSinceFirstNotAckedMessage": cursor.backlog,
             "totalNonContiguousDeletedMessagesRange": len(cursor.individually_deleted),
-            "properties": {},
+            "properties": cursor.properties,
         }
         for name, cursor in ml.cursors.items()
     }
@@ -207,6 +220,7 @@ def internal_stats(topic: PersistentTopic) -> dict[str, Any]:
         "state": "LedgerOpened",
         "ledgers": ledgers,
         "cursors": cursors,
+        "compactedLedger": topic.compaction.compacted_ledger_json(),
     }
 
 
@@ -327,7 +341,9 @@ class TopicAdmin:
         if isinstance(topic, PersistentTopic):
             # The closed ledger deletes itself; the factory's delete would reopen it with the
             # default ManagedLedgerConfig (ensemble 3) and fail on a one-bookie standalone.
+            compacted = topic.compaction.ledger_ids()
             await topic.ml.delete()
+            await delete_compacted_ledgers(topic.ml.ledger_access, compacted)
 
     async def topic_stats(self, t: TopicName) -> dict[str, Any]:
         return topic_stats(await self._broker.get_topic(t, create=False), self._stats_window_s)
@@ -408,6 +424,16 @@ class TopicAdmin:
             raise NotAllowed("Termination of a partitioned topic is not allowed")
         last = await (await self._persistent(t)).terminate()
         return MessageIdData(last.ledger_id, last.entry_id, t.partition_index)
+
+    # ------------------------------------------------------------------ compaction
+    async def compact(self, t: TopicName) -> None:
+        """Start a compaction of ``t`` (Pulsar's triggerCompaction); 409 if one runs."""
+        if not (await self._persistent(t)).compaction.trigger():
+            raise CompactionInProgress(str(t))
+
+    async def compaction_status(self, t: TopicName) -> dict[str, str]:
+        """Pulsar's LongRunningProcessStatus of ``t``'s last compaction since it loaded."""
+        return (await self._persistent(t)).compaction.status_json()
 
     # ------------------------------------------------------------------ reading messages
     async def peek_message(self, t: TopicName, sub: str, n: int) -> MessageView:

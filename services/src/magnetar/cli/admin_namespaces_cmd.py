@@ -148,6 +148,39 @@ def ns_remove_ttl(ctx: typer.Context, namespace: NamespaceArg) -> None:
     call(ctx, lambda a: a.remove_message_ttl(namespace))
 
 
+# ------------------------------------------------------------------ compaction threshold
+
+
+@namespaces.command("set-compaction-threshold")
+def ns_set_compaction_threshold(
+    ctx: typer.Context,
+    namespace: NamespaceArg,
+    threshold: Annotated[
+        str,
+        typer.Option(
+            "--threshold", "-t", help="Backlog size that starts a compaction: 100M, 1G; 0 for none."
+        ),
+    ],
+) -> None:
+    """Compact topics automatically once this much is published after the last compaction.
+    Example: -t 100M"""
+    size = usage_value(parse_size_bytes, threshold, "--threshold")
+    call(ctx, lambda a: a.set_compaction_threshold(namespace, size))
+
+
+@namespaces.command("get-compaction-threshold")
+def ns_get_compaction_threshold(ctx: typer.Context, namespace: NamespaceArg) -> None:
+    """Show the compaction threshold of a namespace, in bytes."""
+    value = call(ctx, lambda a: a.get_compaction_threshold(namespace))
+    emit(ctx, value, lambda: NOT_SET if value is None else str(value))
+
+
+@namespaces.command("remove-compaction-threshold")
+def ns_remove_compaction_threshold(ctx: typer.Context, namespace: NamespaceArg) -> None:
+    """Remove the namespace's compaction threshold (the broker default applies)."""
+    call(ctx, lambda a: a.remove_compaction_threshold(namespace))
+
+
 # ------------------------------------------------------------------ backlog quotas
 
 

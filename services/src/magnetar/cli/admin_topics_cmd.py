@@ -230,6 +230,23 @@ def topics_terminate(ctx: typer.Context, topic: TopicArg) -> None:
     emit(ctx, last.to_json(), lambda: f"Topic terminated at {last.ledger_id}:{last.entry_id}")
 
 
+@topics.command("compact")
+def topics_compact(ctx: typer.Context, topic: TopicArg) -> None:
+    """Start compacting a topic: readers with read_compacted then see each key's latest value."""
+    call(ctx, lambda a: a.compact_topic(topic))
+
+
+@topics.command("compaction-status")
+def topics_compaction_status(ctx: typer.Context, topic: TopicArg) -> None:
+    """Show the status of a topic's last compaction: NOT_RUN, RUNNING, SUCCESS or ERROR."""
+    status = call(ctx, lambda a: a.compaction_status(topic))
+    emit(
+        ctx,
+        status,
+        lambda: status["status"] + (f": {status['lastError']}" if status["lastError"] else ""),
+    )
+
+
 @topics.command("lookup")
 def topics_lookup(ctx: typer.Context, topic: TopicArg) -> None:
     """Show which broker serves a topic."""

@@ -332,6 +332,16 @@ class AdminClient:
     async def remove_message_ttl(self, namespace: str) -> None:
         await self._call("DELETE", f"{_ns(namespace)}/messageTTL")
 
+    async def get_compaction_threshold(self, namespace: str) -> int | None:
+        value = await self._call("GET", f"{_ns(namespace)}/compactionThreshold")
+        return None if value is None else int(value)
+
+    async def set_compaction_threshold(self, namespace: str, threshold_bytes: int) -> None:
+        await self._call("PUT", f"{_ns(namespace)}/compactionThreshold", body=threshold_bytes)
+
+    async def remove_compaction_threshold(self, namespace: str) -> None:
+        await self._call("DELETE", f"{_ns(namespace)}/compactionThreshold")
+
     async def get_backlog_quotas(self, namespace: str) -> dict[str, BacklogQuota]:
         value = _mapping(await self._call("GET", f"{_ns(namespace)}/backlogQuotaMap"))
         return {kind: _read(BacklogQuota.from_json, q) for kind, q in value.items()}
@@ -558,6 +568,19 @@ class AdminClient:
     ) -> list[AdminMessage]:
         """The message (a batch: all its messages) stored at ``ledger_id:entry_id``."""
         return await self._messages(f"{_topic(topic)}/ledger/{ledger_id}/entry/{entry_id}")
+
+    async def compact_topic(self, topic: str) -> None:
+        """Start compacting a persistent topic (Conflict if a compaction is running)."""
+        await self._call("PUT", f"{_topic(topic)}/compaction")
+
+    async def compaction_status(self, topic: str) -> dict[str, str]:
+        """Pulsar's LongRunningProcessStatus: ``status`` (NOT_RUN, RUNNING, SUCCESS, ERROR)
+        and ``lastError``."""
+        value = _mapping(await self._call("GET", f"{_topic(topic)}/compaction"))
+        return {
+            "status": str(value.get("status", "")),
+            "lastError": str(value.get("lastError") or ""),
+        }
 
     async def get_last_message_id(self, topic: str) -> MessageIdData:
         return _read(

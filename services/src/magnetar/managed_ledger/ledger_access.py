@@ -44,6 +44,9 @@ class LedgerMetadataLike(Protocol):
     @property
     def is_closed(self) -> bool: ...
 
+    @property
+    def custom(self) -> Mapping[str, bytes]: ...
+
 
 class LedgerWriter(Protocol):
     @property
@@ -82,6 +85,8 @@ class LedgerAccess(Protocol):
     async def open_ledger(self, ledger_id: LedgerId, recovery: bool = True) -> LedgerReader: ...
 
     async def delete_ledger(self, ledger_id: LedgerId) -> None: ...
+
+    async def list_ledgers(self) -> list[LedgerId]: ...
 
 
 if TYPE_CHECKING:

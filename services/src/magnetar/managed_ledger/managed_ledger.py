@@ -287,6 +287,12 @@ class ManagedLedger:
         return dict(self._cursors)
 
     @property
+    def ledger_access(self) -> LedgerAccess:
+        """The ledger client this managed ledger writes through (the compactor writes its
+        compacted ledgers with it, under the same persistence settings)."""
+        return self._bk
+
+    @property
     def config(self) -> ManagedLedgerConfig:
         return self._config
 

@@ -190,6 +190,7 @@ class Policies:
     auto_topic_creation_override: AutoTopicCreationOverride | None = None
     schema_compatibility_strategy: str = "UNDEFINED"
     delayed_delivery_policies: DelayedDeliveryPolicies | None = None
+    compaction_threshold: int | None = None
     deleted: bool = False
 
     def to_json(self) -> dict[str, Any]:
@@ -215,6 +216,7 @@ class Policies:
                 if self.delayed_delivery_policies is None
                 else self.delayed_delivery_policies.to_json()
             ),
+            "compaction_threshold": self.compaction_threshold,
             "deleted": self.deleted,
         }
 
@@ -249,6 +251,9 @@ class Policies:
             ),
             delayed_delivery_policies=(
                 None if delayed is None else DelayedDeliveryPolicies.from_json(delayed)
+            ),
+            compaction_threshold=opt_int(
+                doc.get("compaction_threshold"), "compaction threshold", minimum=0
             ),
             deleted=bool(opt_bool(doc.get("deleted"), "deleted")),
         )
