@@ -66,6 +66,10 @@ V2 = "/admin/v2"
 T = TypeVar("T")
 
 
+def _bookie_decommission(bookie_id: str) -> str:
+    return f"{V2}/bookies/{quote(bookie_id, safe='')}/decommission"
+
+
 def _tenant(tenant: str) -> str:
     return f"{V2}/tenants/{quote(tenant, safe='')}"
 
@@ -228,6 +232,30 @@ class AdminClient:
         if not isinstance(found, list):
             raise UnexpectedResponse(f"expected a JSON array, got {found!r:.200}")
         return [_mapping(item) for item in found]
+
+    # ------------------------------------------------------------------ bookies
+
+    async def list_bookies(self) -> list[str]:
+        """The ids of the cluster's registered bookies."""
+        found = _mapping(await self._call("GET", f"{V2}/bookies/all"))
+        return [str(_mapping(item).get("bookieId")) for item in found.get("bookies", [])]
+
+    async def get_under_replicated_count(self) -> int:
+        """How many ledgers are under-replicated now (0: every entry has its copies)."""
+        found = _mapping(await self._call("GET", f"{V2}/bookies/underreplicated"))
+        count = found.get("count")
+        if not isinstance(count, int):
+            raise UnexpectedResponse(f"under-replicated count is not an integer: {count!r:.80}")
+        return count
+
+    async def decommission_bookie(self, bookie_id: str) -> None:
+        """Ask for ``bookie_id``'s ledgers to be copied away (idempotent; 202)."""
+        await self._call("POST", _bookie_decommission(bookie_id))
+
+    async def get_decommission(self, bookie_id: str) -> Mapping[str, Any]:
+        """A decommission's progress: ``state`` (InProgress, Done, Failed),
+        ``ledgersRemaining`` and ``message``."""
+        return _mapping(await self._call("GET", _bookie_decommission(bookie_id)))
 
     # ------------------------------------------------------------------ tenants
 

@@ -1,0 +1,50 @@
+"""The operator's kopf registry and settings: login, probes, finalizer and storage prefixes,
+watch timeouts. Called once by the entry point (and by tests) before ``kopf.operator``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import kopf
+
+from magnetar_operator import annotations as ann
+from magnetar_operator.settings import OperatorSettings
+
+
+def register_common(registry: kopf.OperatorRegistry) -> None:
+    """Login through the kubernetes client's config (in-cluster or kubeconfig) and a liveness
+    probe."""
+
+    @kopf.on.login(registry=registry)
+    def login(**kwargs: Any) -> kopf.ConnectionInfo | None:
+        return kopf.login_via_client(**kwargs)
+
+    @kopf.on.probe(id="alive", registry=registry)
+    def alive(**_: Any) -> bool:
+        return True
+
+
+def configure(kopf_settings: kopf.OperatorSettings, settings: OperatorSettings) -> None:
+    """Our finalizer and progress-storage prefix (not kopf's default ``kopf.zalando.org``),
+    watch timeouts so a silent watch is re-established, and one operator per cluster."""
+    kopf_settings.persistence.finalizer = ann.FINALIZER
+    kopf_settings.persistence.progress_storage = kopf.AnnotationsProgressStorage(prefix=ann.PREFIX)
+    kopf_settings.persistence.diffbase_storage = kopf.AnnotationsDiffBaseStorage(
+        prefix=ann.PREFIX, key="last-handled-configuration"
+    )
+    kopf_settings.watching.server_timeout = settings.watch_server_timeout_s
+    kopf_settings.watching.client_timeout = settings.watch_client_timeout_s
+    kopf_settings.posting.level = 20  # INFO and above become Kubernetes Events
+
+
+def build_registry(settings: OperatorSettings) -> kopf.OperatorRegistry:
+    """Every handler of the operator on a fresh registry."""
+    from magnetar_operator.handlers.cluster import register as register_clusters
+    from magnetar_operator.handlers.resources import register as register_resources
+
+    registry = kopf.OperatorRegistry()
+    register_common(registry)
+    register_clusters(registry, settings)
+    register_resources(registry, settings)
+    return registry
