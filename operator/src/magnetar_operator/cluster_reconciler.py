@@ -167,7 +167,7 @@ async def delete_bookie_volumes(kube: Kube, body: Mapping[str, Any]) -> list[str
     spec = ClusterSpec.parse(meta["name"], meta["namespace"], body.get("spec") or {})
     selector = labels(spec, BOOKIE)
     deleted = []
-    for claim in await kube.list("v1", "PersistentVolumeClaim", spec.namespace, selector):
+    for claim in await kube.list_labelled("v1", "PersistentVolumeClaim", spec.namespace, selector):
         name = claim["metadata"]["name"]
         try:
             if await kube.delete("v1", "PersistentVolumeClaim", spec.namespace, name):

@@ -14,7 +14,9 @@ of the operator's loop; one instance per process.
 from __future__ import annotations
 
 import asyncio
+import datetime
 import json
+import os
 from collections.abc import Mapping
 from typing import Any
 
@@ -104,7 +106,8 @@ class Kube:
         try:
             kubernetes.config.load_incluster_config()
         except kubernetes.config.ConfigException:
-            kubernetes.config.load_kube_config()
+            # read KUBECONFIG now: the client reads it once, at import
+            kubernetes.config.load_kube_config(config_file=os.environ.get("KUBECONFIG"))
         return cls(kubernetes.client.ApiClient())
 
     def close(self) -> None:
@@ -144,7 +147,7 @@ class Kube:
         found = await self._call("GET", object_path(api_version, kind, namespace, name))
         return dict(found) if found is not None else None
 
-    async def list(
+    async def list_labelled(
         self, api_version: str, kind: str, namespace: str, labels: Mapping[str, str]
     ) -> list[Obj]:
         """The objects whose labels include ``labels``."""
@@ -173,7 +176,16 @@ class Kube:
         meta = obj["metadata"]
         existing = await self.get(obj["apiVersion"], obj["kind"], meta["namespace"], meta["name"])
         if existing is None:
-            return await self.create(obj), True
+            try:
+                return await self.create(obj), True
+            except KubeError as exc:
+                if exc.status != 409:  # created meanwhile: patch it below
+                    raise
+            existing = await self.get(
+                obj["apiVersion"], obj["kind"], meta["namespace"], meta["name"]
+            )
+            if existing is None:
+                raise KubeError(f"{obj['kind']} {meta['name']}: conflict, then not found", 409)
         body = patch_body(existing, obj)
         if _contains(existing, body):
             return existing, False
@@ -182,15 +194,73 @@ class Kube:
         return dict(patched or existing), True
 
     async def create_if_missing(self, obj: Obj) -> Obj:
+        """The existing object, or ``obj`` created (a concurrent creation is not an error)."""
         meta = obj["metadata"]
-        existing = await self.get(obj["apiVersion"], obj["kind"], meta["namespace"], meta["name"])
-        return existing if existing is not None else await self.create(obj)
+        where = (obj["apiVersion"], obj["kind"], meta["namespace"], meta["name"])
+        existing = await self.get(*where)
+        if existing is not None:
+            return existing
+        try:
+            return await self.create(obj)
+        except KubeError as exc:
+            if exc.status != 409:
+                raise
+        return await self.get(*where) or obj
+
+    async def list_all(self, api_version: str, kind: str, namespace: str | None) -> list[Obj]:
+        """Every object of ``kind`` in ``namespace`` (None: in every namespace)."""
+        if namespace is None:
+            base = f"/api/{api_version}" if "/" not in api_version else f"/apis/{api_version}"
+            path = f"{base}/{PLURALS[kind]}"
+        else:
+            path = collection_path(api_version, kind, namespace)
+        found = await self._call("GET", path) or {}
+        return [dict(item) for item in found.get("items", [])]
+
+    async def patch_status(self, obj: Mapping[str, Any], status: Mapping[str, Any]) -> None:
+        """Merge ``status`` into ``obj``'s status subresource (the spec is never written)."""
+        meta = obj["metadata"]
+        path = object_path(obj["apiVersion"], obj["kind"], meta["namespace"], meta["name"])
+        body = {"status": dict(status)}
+        await self._call("PATCH", f"{path}/status", body, "application/merge-patch+json")
+
+    async def event(
+        self, involved: Mapping[str, Any], kind: str, reason: str, message: str
+    ) -> None:
+        """Post a Kubernetes Event (``kind`` Normal or Warning) about ``involved``."""
+        meta = involved["metadata"]
+        stamp = _now()
+        event = {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {"generateName": f"{meta['name']}.", "namespace": meta["namespace"]},
+            "involvedObject": {
+                "apiVersion": involved["apiVersion"],
+                "kind": involved["kind"],
+                "name": meta["name"],
+                "namespace": meta["namespace"],
+                "uid": meta.get("uid", ""),
+            },
+            "type": kind,
+            "reason": reason,
+            "message": message[:1024],
+            "source": {"component": "magnetar-operator"},
+            "firstTimestamp": stamp,
+            "lastTimestamp": stamp,
+            "count": 1,
+            "reportingComponent": "magnetar-operator",
+        }
+        await self._call("POST", collection_path("v1", "Event", meta["namespace"]), event)
 
     async def delete(self, api_version: str, kind: str, namespace: str, name: str) -> bool:
         """Delete it (background propagation); False when it did not exist."""
         path = object_path(api_version, kind, namespace, name)
         body = {"kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": "Background"}
         return await self._call("DELETE", path, body) is not None
+
+
+def _now() -> str:
+    return datetime.datetime.now(tz=datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _contains(existing: Any, wanted: Any) -> bool:

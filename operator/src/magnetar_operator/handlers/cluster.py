@@ -1,15 +1,18 @@
-"""kopf handlers of PulsarCluster: reconcile on create/update/resume and on a timer; delete the
-bookies' volumes on delete when the user opted in (the only case with a finalizer).
+"""kopf handlers of PulsarCluster: reconcile on create, update and resume; delete the bookies'
+volumes on delete when the user opted in (the only case with a finalizer).
 
-A wait (a roll in progress, a decommission, etcd not ready) patches the status and raises
+:func:`sync_cluster` is one pass (also run by :mod:`.resync` on an interval): reconcile,
+write the status subresource, post an Event when the Progressing reason changes. In the
+change handlers a wait (a roll in progress, a decommission, etcd not ready) becomes
 ``kopf.TemporaryError`` so kopf retries after ``retry_delay_s``; an invalid spec sets
-``Ready=False`` with reason InvalidSpec and is not retried until the spec changes. The
-``kube`` and ``settings`` come from kopf's ``memo`` (set by the entry point).
+``Ready=False`` with reason InvalidSpec and waits for the spec to change. The ``kube`` and
+``settings`` come from kopf's ``memo`` (set by the entry point).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, cast
 
 import kopf
 
@@ -21,40 +24,31 @@ from magnetar_operator.settings import OperatorSettings
 PLURAL = "pulsarclusters"
 
 
-def _progress_reason(status: dict[str, Any]) -> tuple[str, str]:
+def _progress(status: Mapping[str, Any]) -> tuple[str, str]:
     for cond in status.get("conditions") or []:
         if cond.get("type") == "Progressing":
             return str(cond.get("reason", "")), str(cond.get("message", ""))
     return "", ""
 
 
-async def _run(body: kopf.Body, patch: kopf.Patch, memo: Any, raise_waits: bool) -> Outcome:
-    kube: Kube = memo.kube
-    settings: OperatorSettings = memo.settings
-
+def _adopt(owner: Mapping[str, Any]) -> Any:
     def adopt(obj: dict[str, Any]) -> None:
-        kopf.adopt(obj, owner=body)
+        kopf.adopt(obj, owner=cast(kopf.Body, owner))  # reads only its metadata
 
-    outcome = await reconcile(kube, body, adopt, settings)
-    patch.status.update(outcome.status)
-    before = _progress_reason(dict(body.get("status") or {}))
-    after = _progress_reason(outcome.status)
-    if outcome.invalid is not None:
-        if before[0] != "InvalidSpec":
-            kopf.event(body, type="Warning", reason="InvalidSpec", message=outcome.invalid)
-        return outcome
-    wait = outcome.plan.wait if outcome.plan else None
-    if after[0] != before[0] and after[0]:
-        kind = "Warning" if wait is not None and wait.degraded else "Normal"
-        kopf.event(body, type=kind, reason=after[0], message=after[1])
-    if raise_waits and wait is not None and not _paused(body):
-        raise kopf.TemporaryError(wait.message, delay=settings.retry_delay_s)
+    return adopt
+
+
+async def sync_cluster(kube: Kube, settings: OperatorSettings, body: Mapping[str, Any]) -> Outcome:
+    """One pass over the PulsarCluster ``body``: children, status, Events."""
+    outcome = await reconcile(kube, body, _adopt(body), settings)
+    await kube.patch_status(body, outcome.status)
+    before = _progress(body.get("status") or {})
+    after = _progress(outcome.status)
+    if after[0] and after[0] != before[0]:
+        wait = outcome.plan.wait if outcome.plan else None
+        warn = outcome.invalid is not None or (wait is not None and wait.degraded)
+        await kube.event(body, "Warning" if warn else "Normal", after[0], after[1])
     return outcome
-
-
-def _paused(body: kopf.Body) -> bool:
-    annotations = body.get("metadata", {}).get("annotations") or {}
-    return ann.is_true(annotations.get(ann.PAUSE))
 
 
 def _volumes_deleted_on_delete(spec: kopf.Spec, **_: Any) -> bool:
@@ -62,26 +56,25 @@ def _volumes_deleted_on_delete(spec: kopf.Spec, **_: Any) -> bool:
 
 
 def register(registry: kopf.OperatorRegistry, settings: OperatorSettings) -> None:
-    @kopf.on.resume(ann.GROUP, ann.VERSION, PLURAL, registry=registry)
-    @kopf.on.create(ann.GROUP, ann.VERSION, PLURAL, registry=registry)
-    @kopf.on.update(ann.GROUP, ann.VERSION, PLURAL, registry=registry)
-    async def reconcile_cluster(body: kopf.Body, patch: kopf.Patch, memo: Any, **_: Any) -> None:
-        await _run(body, patch, memo, raise_waits=True)
+    backoff = settings.retry_delay_s
 
-    @kopf.timer(
+    @kopf.on.resume(ann.GROUP, ann.VERSION, PLURAL, registry=registry, backoff=backoff)
+    @kopf.on.create(ann.GROUP, ann.VERSION, PLURAL, registry=registry, backoff=backoff)
+    @kopf.on.update(ann.GROUP, ann.VERSION, PLURAL, registry=registry, backoff=backoff)
+    async def reconcile_cluster(body: kopf.Body, memo: Any, **_: Any) -> None:
+        outcome = await sync_cluster(memo.kube, memo.settings, dict(body))
+        wait = outcome.plan.wait if outcome.plan else None
+        paused = ann.is_true((body.get("metadata", {}).get("annotations") or {}).get(ann.PAUSE))
+        if wait is not None and not paused:
+            raise kopf.TemporaryError(wait.message, delay=memo.settings.retry_delay_s)
+
+    @kopf.on.delete(
         ann.GROUP,
         ann.VERSION,
         PLURAL,
-        id="resync",
         registry=registry,
-        interval=settings.resync_interval_s,
-    )
-    async def resync_cluster(body: kopf.Body, patch: kopf.Patch, memo: Any, **_: Any) -> None:
-        """Level-based: children drift back, status follows the children."""
-        await _run(body, patch, memo, raise_waits=False)
-
-    @kopf.on.delete(
-        ann.GROUP, ann.VERSION, PLURAL, registry=registry, when=_volumes_deleted_on_delete
+        backoff=backoff,
+        when=_volumes_deleted_on_delete,
     )
     async def delete_cluster(body: kopf.Body, memo: Any, logger: Any, **_: Any) -> None:
         deleted = await delete_bookie_volumes(memo.kube, body)

@@ -13,12 +13,12 @@ from magnetar_operator.settings import OperatorSettings
 
 
 def register_common(registry: kopf.OperatorRegistry) -> None:
-    """Login through the kubernetes client's config (in-cluster or kubeconfig) and a liveness
-    probe."""
+    """Login as the pod's service account, else with the kubeconfig (``KUBECONFIG``), and a
+    liveness probe."""
 
     @kopf.on.login(registry=registry)
     def login(**kwargs: Any) -> kopf.ConnectionInfo | None:
-        return kopf.login_via_client(**kwargs)
+        return kopf.login_with_service_account(**kwargs) or kopf.login_with_kubeconfig(**kwargs)
 
     @kopf.on.probe(id="alive", registry=registry)
     def alive(**_: Any) -> bool:
@@ -42,9 +42,11 @@ def build_registry(settings: OperatorSettings) -> kopf.OperatorRegistry:
     """Every handler of the operator on a fresh registry."""
     from magnetar_operator.handlers.cluster import register as register_clusters
     from magnetar_operator.handlers.resources import register as register_resources
+    from magnetar_operator.handlers.resync import register as register_resync
 
     registry = kopf.OperatorRegistry()
     register_common(registry)
     register_clusters(registry, settings)
     register_resources(registry, settings)
+    register_resync(registry, settings)
     return registry

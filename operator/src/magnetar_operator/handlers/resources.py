@@ -1,6 +1,6 @@
-"""kopf handlers of Tenant, Namespace and Topic: sync on create/update/resume and on a drift
-timer; delete from Pulsar only under ``deletionPolicy: Delete`` (the only case with a
-finalizer, so a Retain resource never hangs on deletion).
+"""kopf handlers of Tenant, Namespace and Topic: sync on create/update/resume (and on the
+drift interval, from :mod:`.resync`); delete from Pulsar only under ``deletionPolicy: Delete``
+(the only case with a finalizer, so a Retain resource never hangs on deletion).
 
 The spec is never written: only ``status`` (conditions Ready, pulsarName, observedGeneration,
 lastSyncTime; partitions for a Topic). A wait worth retrying (cluster or parent missing)
@@ -94,17 +94,19 @@ KINDS: dict[str, tuple[str, Sync, Delete]] = {
 }
 
 
-def _ready_reason(body: kopf.Body) -> str:
+def _ready_reason(body: Mapping[str, Any]) -> str:
     for cond in (body.get("status") or {}).get("conditions") or []:
         if cond.get("type") == "Ready":
             return f"{cond.get('status')}/{cond.get('reason')}"
     return ""
 
 
-async def _sync(plural: str, body: kopf.Body, patch: kopf.Patch, memo: Any, timer: bool) -> None:
+async def sync_resource(
+    kube: Kube, settings: OperatorSettings, plural: str, body: Mapping[str, Any], *, drift: bool
+) -> Result:
+    """One pass over a Tenant, Namespace or Topic: Pulsar made to match, status written, an
+    Event when the Ready reason changes (or, on a drift pass, when something was reverted)."""
     kind, sync, _ = KINDS[plural]
-    kube: Kube = memo.kube
-    settings: OperatorSettings = memo.settings
     meta, spec = body["metadata"], body.get("spec") or {}
     generation = meta.get("generation")
     name = ""
@@ -115,26 +117,25 @@ async def _sync(plural: str, body: kopf.Body, patch: kopf.Patch, memo: Any, time
         result = Result(False, exc.reason, str(exc), retry=True)
     except InvalidSpec as exc:
         result = Result(False, "InvalidSpec", str(exc))
-    patch.status["conditions"] = resource_conditions(result, generation)
-    patch.status["lastSyncTime"] = now()
+    status: dict[str, Any] = {
+        "conditions": resource_conditions(result, generation),
+        "lastSyncTime": now(),
+    }
     if name:
-        patch.status["pulsarName"] = name
+        status["pulsarName"] = name
     if result.partitions is not None:
-        patch.status["partitions"] = result.partitions
+        status["partitions"] = result.partitions
     if generation is not None:
-        patch.status["observedGeneration"] = generation
+        status["observedGeneration"] = generation
+    await kube.patch_status(body, status)
     if f"{'True' if result.ready else 'False'}/{result.reason}" != _ready_reason(body):
-        kind_of = "Normal" if result.ready else "Warning"
-        kopf.event(body, type=kind_of, reason=result.reason, message=result.message)
-    elif timer and result.changed:
-        kopf.event(
-            body,
-            type="Normal",
-            reason="DriftReverted",
-            message=f"{kind} {name}: reverted {', '.join(result.changed)}",
+        await kube.event(
+            body, "Normal" if result.ready else "Warning", result.reason, result.message
         )
-    if result.retry and not timer:
-        raise kopf.TemporaryError(result.message, delay=settings.retry_delay_s)
+    elif drift and result.changed:
+        what = ", ".join(result.changed)
+        await kube.event(body, "Normal", "DriftReverted", f"{kind} {name}: reverted {what}")
+    return result
 
 
 def _deletes(spec: kopf.Spec, **_: Any) -> bool:
@@ -151,19 +152,17 @@ def _register_kind(
 ) -> None:
     group, version = ann.GROUP, ann.VERSION
 
-    @kopf.on.resume(group, version, plural, registry=registry)
-    @kopf.on.create(group, version, plural, registry=registry)
-    @kopf.on.update(group, version, plural, registry=registry, field="spec")
-    async def sync(body: kopf.Body, patch: kopf.Patch, memo: Any, **_: Any) -> None:
-        await _sync(plural, body, patch, memo, timer=False)
+    backoff = settings.retry_delay_s
 
-    @kopf.timer(
-        group, version, plural, id="drift", registry=registry, interval=settings.drift_interval_s
-    )
-    async def revert_drift(body: kopf.Body, patch: kopf.Patch, memo: Any, **_: Any) -> None:
-        await _sync(plural, body, patch, memo, timer=True)
+    @kopf.on.resume(group, version, plural, registry=registry, backoff=backoff)
+    @kopf.on.create(group, version, plural, registry=registry, backoff=backoff)
+    @kopf.on.update(group, version, plural, registry=registry, backoff=backoff, field="spec")
+    async def sync(body: kopf.Body, memo: Any, **_: Any) -> None:
+        result = await sync_resource(memo.kube, memo.settings, plural, dict(body), drift=False)
+        if result.retry:
+            raise kopf.TemporaryError(result.message, delay=memo.settings.retry_delay_s)
 
-    @kopf.on.delete(group, version, plural, registry=registry, when=_deletes)
+    @kopf.on.delete(group, version, plural, registry=registry, when=_deletes, backoff=backoff)
     async def delete(body: kopf.Body, memo: Any, **_: Any) -> None:
         remove = KINDS[plural][2]
         meta, spec = body["metadata"], body.get("spec") or {}
