@@ -90,8 +90,10 @@ async def running_operator(
     clusters: bool = True,
     resources: bool = True,
     broker_admin_url: str | None = None,
+    namespace: str,
 ) -> AsyncIterator[str]:
-    """The kmock API with the operator running against it; yields the API URL."""
+    """The kmock API with the operator running against it, watching ``namespace`` (kmock
+    cannot list our ``namespaces`` resource across namespaces); yields the API URL."""
     async with kube_api(tmp_path) as (_, url, kubeconfig):
         monkeypatch.setenv("KUBECONFIG", str(kubeconfig))
         monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
@@ -101,6 +103,7 @@ async def running_operator(
             drift_interval_s=0.5,
             admin_timeout_s=5.0,
             broker_admin_url=broker_admin_url,
+            namespace=namespace,
         )
         registry = kopf.OperatorRegistry()
         register_common(registry)

@@ -92,7 +92,7 @@ async def is_ready(view: KubeView, name: str = "demo") -> bool:
 async def test_children_appear_in_order_and_the_cluster_becomes_ready(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    async with running_operator(tmp_path, monkeypatch, resources=False) as url:
+    async with running_operator(tmp_path, monkeypatch, resources=False, namespace=NS) as url:
         view = KubeView(url, NS)
         try:
             await bring_up(view)
@@ -156,7 +156,9 @@ async def test_an_image_change_rolls_bookies_one_at_a_time_then_brokers_then_the
 ) -> None:
     async with (
         fake_admin() as (admin, admin_url),
-        running_operator(tmp_path, monkeypatch, resources=False, broker_admin_url=admin_url) as url,
+        running_operator(
+            tmp_path, monkeypatch, resources=False, broker_admin_url=admin_url, namespace=NS
+        ) as url,
     ):
         view = KubeView(url, NS)
         try:
@@ -238,7 +240,9 @@ async def test_bookie_scale_down_waits_for_the_decommission(
 ) -> None:
     async with (
         fake_admin() as (admin, admin_url),
-        running_operator(tmp_path, monkeypatch, resources=False, broker_admin_url=admin_url) as url,
+        running_operator(
+            tmp_path, monkeypatch, resources=False, broker_admin_url=admin_url, namespace=NS
+        ) as url,
     ):
         view = KubeView(url, NS)
         try:
@@ -294,7 +298,7 @@ async def test_bookie_scale_down_waits_for_the_decommission(
 async def test_pause_annotation_holds_changes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    async with running_operator(tmp_path, monkeypatch, resources=False) as url:
+    async with running_operator(tmp_path, monkeypatch, resources=False, namespace=NS) as url:
         view = KubeView(url, NS)
         try:
             await bring_up(view)
@@ -328,7 +332,7 @@ async def test_pause_annotation_holds_changes(
 async def test_an_invalid_spec_is_a_condition_not_a_crash(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    async with running_operator(tmp_path, monkeypatch, resources=False) as url:
+    async with running_operator(tmp_path, monkeypatch, resources=False, namespace=NS) as url:
         view = KubeView(url, NS)
         try:
             bad = cluster(
@@ -382,7 +386,7 @@ async def _bookie_claims(view: KubeView, name: str) -> None:
 async def test_delete_keeps_bookie_volumes_unless_opted_out(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, retain: bool
 ) -> None:
-    async with running_operator(tmp_path, monkeypatch, resources=False) as url:
+    async with running_operator(tmp_path, monkeypatch, resources=False, namespace=NS) as url:
         view = KubeView(url, NS)
         try:
             spec = {"bookies": {"replicas": 3, "retainVolumesOnDelete": retain}}

@@ -36,6 +36,10 @@ def configure(kopf_settings: kopf.OperatorSettings, settings: OperatorSettings) 
     kopf_settings.watching.server_timeout = settings.watch_server_timeout_s
     kopf_settings.watching.client_timeout = settings.watch_client_timeout_s
     kopf_settings.posting.level = 20  # INFO and above become Kubernetes Events
+    if settings.namespace is not None:
+        # One namespace: no cluster-wide list/watch of namespaces and CRDs, so the operator's
+        # Role needs no cluster-wide rights (the CRDs must exist before it starts).
+        kopf_settings.scanning.disabled = True
 
 
 def build_registry(settings: OperatorSettings) -> kopf.OperatorRegistry:

@@ -128,13 +128,12 @@ async def sync_resource(
     if generation is not None:
         status["observedGeneration"] = generation
     await kube.patch_status(body, status)
-    if f"{'True' if result.ready else 'False'}/{result.reason}" != _ready_reason(body):
-        await kube.event(
-            body, "Normal" if result.ready else "Warning", result.reason, result.message
-        )
-    elif drift and result.changed:
+    if drift and result.changed:
         what = ", ".join(result.changed)
         await kube.event(body, "Normal", "DriftReverted", f"{kind} {name}: reverted {what}")
+    elif f"{'True' if result.ready else 'False'}/{result.reason}" != _ready_reason(body):
+        kind_of = "Normal" if result.ready else "Warning"
+        await kube.event(body, kind_of, result.reason, result.message)
     return result
 
 
