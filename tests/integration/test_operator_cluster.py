@@ -120,6 +120,27 @@ async def test_children_appear_in_order_and_the_cluster_becomes_ready(
             assert bookies is not None
             owner = bookies["metadata"]["ownerReferences"][0]
             assert (owner["kind"], owner["name"]) == ("PulsarCluster", "demo")
+
+            # a bigger volume cannot reach an existing StatefulSet: said, not attempted
+            await view.patch(*PC, "demo", {"spec": {"bookies": {"ledgers": {"size": "99Gi"}}}})
+
+            async def warned() -> bool:
+                events = await view.list("v1", "events")
+                return any(
+                    e["reason"] == "ImmutableFieldNotChanged"
+                    and "volumeClaimTemplates" in e["message"]
+                    for e in events
+                )
+
+            await view.wait_for("an ImmutableFieldNotChanged event", warned)
+            bookies = await view.get(*STS, "demo-bookie")
+            assert bookies is not None
+            sizes = {
+                c["spec"]["resources"]["requests"]["storage"]
+                for c in bookies["spec"]["volumeClaimTemplates"]
+            }
+            assert sizes == {"10Gi", "50Gi"}
+            assert await is_ready(view)  # nothing else to roll
         finally:
             await view.close()
 

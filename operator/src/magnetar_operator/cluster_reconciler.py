@@ -15,12 +15,12 @@ from __future__ import annotations
 import contextlib
 import datetime
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from magnetar.client.admin import AdminClient
 from magnetar.client.admin_errors import AdminError, NotFound
-from magnetar_operator.kube import Kube, KubeError
+from magnetar_operator.kube import Kube, KubeError, frozen_changes
 from magnetar_operator.manifests import Obj
 from magnetar_operator.names import (
     AUTORECOVERY,
@@ -48,6 +48,7 @@ class Outcome:
     status: dict[str, Any]
     plan: Plan | None  # None: the spec is invalid
     invalid: str | None = None
+    frozen: list[str] = field(default_factory=list)  # immutable fields left as they were
 
 
 def now() -> str:
@@ -120,9 +121,16 @@ async def observe(
 
 async def _act(
     kube: Kube, spec: ClusterSpec, planned: Plan, adopt: Adopt, settings: OperatorSettings
-) -> None:
+) -> list[str]:
+    """Apply the plan; the immutable fields that could not follow the spec."""
+    frozen: list[str] = []
     for obj in planned.apply:
         adopt(obj)
+        existing = await kube.get(
+            obj["apiVersion"], obj["kind"], obj["metadata"]["namespace"], obj["metadata"]["name"]
+        )
+        if existing is not None:
+            frozen += [f"{obj['metadata']['name']} {f}" for f in frozen_changes(existing, obj)]
         await kube.apply(obj)
     for obj in planned.create:
         adopt(obj)
@@ -132,6 +140,7 @@ async def _act(
         async with AdminClient(url, timeout_s=settings.admin_timeout_s) as admin:
             for bookie in planned.decommission:
                 await admin.decommission_bookie(bookie)
+    return frozen
 
 
 async def reconcile(
@@ -153,12 +162,11 @@ async def reconcile(
         return Outcome(status, None, str(exc))
     seen = await observe(kube, spec, previous, settings)
     planned = plan(spec, seen)
-    if not spec.paused:
-        await _act(kube, spec, planned, adopt, settings)
+    frozen = [] if spec.paused else await _act(kube, spec, planned, adopt, settings)
     status = cluster_status(
         spec, seen, planned, generation=generation, previous=previous, now=now()
     )
-    return Outcome(status, planned)
+    return Outcome(status, planned, frozen=frozen)
 
 
 async def delete_bookie_volumes(kube: Kube, body: Mapping[str, Any]) -> list[str]:

@@ -264,9 +264,27 @@ def _now() -> str:
 
 
 def _contains(existing: Any, wanted: Any) -> bool:
-    """Whether merge-patching ``existing`` with ``wanted`` would change nothing."""
+    """Whether merge-patching ``existing`` with ``wanted`` would change nothing (fields the
+    server added, such as defaults inside list items, do not count as a difference)."""
     if isinstance(wanted, Mapping):
         return isinstance(existing, Mapping) and all(
             _contains(existing.get(k), v) for k, v in wanted.items()
         )
+    if isinstance(wanted, list):
+        return (
+            isinstance(existing, list)
+            and len(existing) == len(wanted)
+            and all(_contains(e, w) for e, w in zip(existing, wanted, strict=True))
+        )
     return bool(existing == wanted)
+
+
+def frozen_changes(existing: Mapping[str, Any], desired: Obj) -> list[str]:
+    """The immutable ``spec`` fields whose desired value differs from the existing object's
+    (they are not sent: the API server would refuse the whole patch)."""
+    spec, wanted = existing.get("spec") or {}, desired.get("spec") or {}
+    return [
+        f"spec.{key}"
+        for key in IMMUTABLE.get(desired["kind"], ())
+        if key in wanted and key != "clusterIP" and not _contains(spec.get(key), wanted[key])
+    ]

@@ -38,8 +38,11 @@ def _adopt(owner: Mapping[str, Any]) -> Any:
     return adopt
 
 
-async def sync_cluster(kube: Kube, settings: OperatorSettings, body: Mapping[str, Any]) -> Outcome:
-    """One pass over the PulsarCluster ``body``: children, status, Events."""
+async def sync_cluster(
+    kube: Kube, settings: OperatorSettings, body: Mapping[str, Any], *, changed: bool = False
+) -> Outcome:
+    """One pass over the PulsarCluster ``body``: children, status, Events (the immutable-field
+    warning only on a pass for a change of the resource, not on every periodic pass)."""
     outcome = await reconcile(kube, body, _adopt(body), settings)
     await kube.patch_status(body, outcome.status)
     before = _progress(body.get("status") or {})
@@ -48,6 +51,12 @@ async def sync_cluster(kube: Kube, settings: OperatorSettings, body: Mapping[str
         wait = outcome.plan.wait if outcome.plan else None
         warn = outcome.invalid is not None or (wait is not None and wait.degraded)
         await kube.event(body, "Warning" if warn else "Normal", after[0], after[1])
+    if outcome.frozen and changed:
+        message = (
+            f"not changed on the existing objects (Kubernetes refuses it): "
+            f"{', '.join(outcome.frozen)}; resize volumes through their PersistentVolumeClaims"
+        )
+        await kube.event(body, "Warning", "ImmutableFieldNotChanged", message)
     return outcome
 
 
@@ -62,7 +71,7 @@ def register(registry: kopf.OperatorRegistry, settings: OperatorSettings) -> Non
     @kopf.on.create(ann.GROUP, ann.VERSION, PLURAL, registry=registry, backoff=backoff)
     @kopf.on.update(ann.GROUP, ann.VERSION, PLURAL, registry=registry, backoff=backoff)
     async def reconcile_cluster(body: kopf.Body, memo: Any, **_: Any) -> None:
-        outcome = await sync_cluster(memo.kube, memo.settings, dict(body))
+        outcome = await sync_cluster(memo.kube, memo.settings, dict(body), changed=True)
         wait = outcome.plan.wait if outcome.plan else None
         paused = ann.is_true((body.get("metadata", {}).get("annotations") or {}).get(ann.PAUSE))
         if wait is not None and not paused:
