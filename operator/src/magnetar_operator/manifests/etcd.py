@@ -58,7 +58,13 @@ def etcd_objects(spec: ClusterSpec) -> list[Obj]:
             {"name": "metrics", "containerPort": ETCD_CLIENT_PORT + 2, "protocol": "TCP"},
         ],
         "readinessProbe": http_probe("/health", ETCD_CLIENT_PORT + 2),
-        "livenessProbe": http_probe("/livez", ETCD_CLIENT_PORT + 2, failures=6, delay=30),
+        # alive = serving; /health also fails without a quorum, which a restart cannot fix
+        "livenessProbe": {
+            "tcpSocket": {"port": ETCD_CLIENT_PORT},
+            "periodSeconds": 10,
+            "failureThreshold": 6,
+            "initialDelaySeconds": 30,
+        },
         "resources": etcd.resources,
         "volumeMounts": [{"name": "data", "mountPath": DATA}],
         "securityContext": {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}},
