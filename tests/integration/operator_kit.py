@@ -93,7 +93,25 @@ async def running_operator(
     namespace: str,
 ) -> AsyncIterator[str]:
     """The kmock API with the operator running against it, watching ``namespace`` (kmock
-    cannot list our ``namespaces`` resource across namespaces); yields the API URL."""
+    cannot list our ``namespaces`` resource across namespaces); yields the API URL.
+
+    With the cluster handlers and no ``broker_admin_url``, a :class:`FakeBookieAdmin` answers
+    the bookie admin calls, so the operator never looks up a cluster's Service name (tests
+    reach loopback addresses only)."""
+    if clusters and broker_admin_url is None:
+        async with (
+            fake_admin() as (_, admin_url),
+            running_operator(
+                tmp_path,
+                monkeypatch,
+                clusters=clusters,
+                resources=resources,
+                broker_admin_url=admin_url,
+                namespace=namespace,
+            ) as url,
+        ):
+            yield url
+        return
     async with kube_api(tmp_path) as (_, url, kubeconfig):
         monkeypatch.setenv("KUBECONFIG", str(kubeconfig))
         monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)

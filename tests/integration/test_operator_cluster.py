@@ -16,6 +16,10 @@ from magnetar_operator import annotations as ann
 from tests.integration.operator_kit import fake_admin, running_operator
 from tests.kit.kube_mock import KubeView
 
+# Each test walks a whole cluster life through the operator's retry loop: several passes,
+# each a few dozen API calls; on a loaded 2-core machine that is more than the default 120 s.
+pytestmark = pytest.mark.timeout(300)
+
 NS = "pulsar"
 PC = ("pulsar.magnetar.dev/v1alpha1", "pulsarclusters")
 STS = ("apps/v1", "statefulsets")

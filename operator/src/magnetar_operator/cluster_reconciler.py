@@ -12,6 +12,7 @@ Called from kopf handler tasks of the operator's loop; it keeps no state between
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import datetime
 from collections.abc import Callable, Mapping
@@ -20,7 +21,7 @@ from typing import Any
 
 from magnetar.client.admin import AdminClient
 from magnetar.client.admin_errors import AdminError, NotFound
-from magnetar_operator.kube import Kube, KubeError, frozen_changes
+from magnetar_operator.kube import Kube, KubeError
 from magnetar_operator.manifests import Obj
 from magnetar_operator.names import (
     AUTORECOVERY,
@@ -92,6 +93,10 @@ async def _bookie_admin(
     return BookieAdmin(under, decommissions)
 
 
+async def _none() -> None:
+    return None
+
+
 async def observe(
     kube: Kube, spec: ClusterSpec, previous: Mapping[str, Any], settings: OperatorSettings
 ) -> Observed:
@@ -102,19 +107,29 @@ async def observe(
         for c in job_status.get("conditions") or []
         if c.get("type") == "Failed" and c.get("status") == "True"
     ]
-    bookies = await _workload(kube, "StatefulSet", spec, BOOKIE)
+    # independent reads: at once (each runs in a worker thread); one failing cancels the rest
+    async with asyncio.TaskGroup() as reads:
+        etcd = reads.create_task(_workload(kube, "StatefulSet", spec, ETCD))
+        bookies = reads.create_task(_workload(kube, "StatefulSet", spec, BOOKIE))
+        brokers = reads.create_task(_workload(kube, "Deployment", spec, BROKER))
+        proxy = reads.create_task(
+            _workload(kube, "Deployment", spec, PROXY) if spec.proxy.enabled else _none()
+        )
+        recovery = reads.create_task(
+            _workload(kube, "Deployment", spec, AUTORECOVERY)
+            if spec.autorecovery.enabled
+            else _none()
+        )
     before = {c.get("type"): c.get("status") for c in previous.get("conditions") or []}
     return Observed(
-        etcd=await _workload(kube, "StatefulSet", spec, ETCD),
+        etcd=etcd.result(),
         init_succeeded=int(job_status.get("succeeded") or 0) >= 1,
         init_failed_message=failed[0] if failed else None,
-        bookies=bookies,
-        brokers=await _workload(kube, "Deployment", spec, BROKER),
-        proxy=await _workload(kube, "Deployment", spec, PROXY) if spec.proxy.enabled else None,
-        autorecovery=await _workload(kube, "Deployment", spec, AUTORECOVERY)
-        if spec.autorecovery.enabled
-        else None,
-        admin=await _bookie_admin(spec, bookies, settings),
+        bookies=bookies.result(),
+        brokers=brokers.result(),
+        proxy=proxy.result(),
+        autorecovery=recovery.result(),
+        admin=await _bookie_admin(spec, bookies.result(), settings),
         metadata_initialized_before=before.get("MetadataInitialized") == "True",
     )
 
@@ -126,12 +141,8 @@ async def _act(
     frozen: list[str] = []
     for obj in planned.apply:
         adopt(obj)
-        existing = await kube.get(
-            obj["apiVersion"], obj["kind"], obj["metadata"]["namespace"], obj["metadata"]["name"]
-        )
-        if existing is not None:
-            frozen += [f"{obj['metadata']['name']} {f}" for f in frozen_changes(existing, obj)]
-        await kube.apply(obj)
+        _, _, fields = await kube.apply(obj)
+        frozen += [f"{obj['metadata']['name']} {field}" for field in fields]
     for obj in planned.create:
         adopt(obj)
         await kube.create_if_missing(obj)

@@ -170,14 +170,15 @@ class Kube:
         created = await self._call("POST", path, obj)
         return dict(created or obj)
 
-    async def apply(self, obj: Obj) -> tuple[Obj, bool]:
-        """Create ``obj`` or merge-patch the existing one; the result and whether anything
-        was sent that differs from what was there."""
+    async def apply(self, obj: Obj) -> tuple[Obj, bool, list[str]]:
+        """Create ``obj`` or merge-patch the existing one: the result, whether anything was
+        sent that differs from what was there, and the immutable fields that differ but were
+        not sent (:func:`frozen_changes`)."""
         meta = obj["metadata"]
         existing = await self.get(obj["apiVersion"], obj["kind"], meta["namespace"], meta["name"])
         if existing is None:
             try:
-                return await self.create(obj), True
+                return await self.create(obj), True, []
             except KubeError as exc:
                 if exc.status != 409:  # created meanwhile: patch it below
                     raise
@@ -187,11 +188,12 @@ class Kube:
             if existing is None:
                 raise KubeError(f"{obj['kind']} {meta['name']}: conflict, then not found", 409)
         body = patch_body(existing, obj)
+        frozen = frozen_changes(existing, obj)
         if _contains(existing, body):
-            return existing, False
+            return existing, False, frozen
         path = object_path(obj["apiVersion"], obj["kind"], meta["namespace"], meta["name"])
         patched = await self._call("PATCH", path, body, "application/merge-patch+json")
-        return dict(patched or existing), True
+        return dict(patched or existing), True, frozen
 
     async def create_if_missing(self, obj: Obj) -> Obj:
         """The existing object, or ``obj`` created (a concurrent creation is not an error)."""
