@@ -23,7 +23,9 @@ from magnetar.client.admin import AdminClient
 from magnetar.client.admin_errors import AdminError, NotFound
 from magnetar_operator.kube import Kube, KubeError
 from magnetar_operator.manifests import Obj
+from magnetar_operator.manifests.audit import SPARK_API
 from magnetar_operator.names import (
+    AUDIT,
     AUTORECOVERY,
     BOOKIE,
     BROKER,
@@ -35,7 +37,7 @@ from magnetar_operator.names import (
     child,
     labels,
 )
-from magnetar_operator.observed import BookieAdmin, Observed, Workload
+from magnetar_operator.observed import BookieAdmin, Observed, Workload, last_audit
 from magnetar_operator.rollout import Plan, plan
 from magnetar_operator.settings import OperatorSettings
 from magnetar_operator.spec import ClusterSpec, InvalidSpec
@@ -93,6 +95,17 @@ async def _bookie_admin(
     return BookieAdmin(under, decommissions)
 
 
+async def _last_audit(kube: Kube, spec: ClusterSpec) -> dict[str, str] | None:
+    scheduled = await kube.get(
+        SPARK_API, "ScheduledSparkApplication", spec.namespace, child(spec, AUDIT)
+    )
+    run = ((scheduled or {}).get("status") or {}).get("lastRunName")
+    application = (
+        await kube.get(SPARK_API, "SparkApplication", spec.namespace, str(run)) if run else None
+    )
+    return last_audit(scheduled, application)
+
+
 async def _none() -> None:
     return None
 
@@ -130,6 +143,7 @@ async def observe(
         proxy=proxy.result(),
         autorecovery=recovery.result(),
         admin=await _bookie_admin(spec, bookies.result(), settings),
+        last_audit=await _last_audit(kube, spec) if spec.audit.enabled else None,
         metadata_initialized_before=before.get("MetadataInitialized") == "True",
     )
 

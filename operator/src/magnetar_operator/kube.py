@@ -40,6 +40,7 @@ PLURALS = {
     "Role": "roles",
     "RoleBinding": "rolebindings",
     "ScheduledSparkApplication": "scheduledsparkapplications",
+    "SparkApplication": "sparkapplications",
     "PulsarCluster": "pulsarclusters",
     "Tenant": "tenants",
     "Namespace": "namespaces",

@@ -68,6 +68,35 @@ class BookieAdmin:
     error: str | None = None  # why the admin API did not answer
 
 
+# The spark-operator's application states (SparkApplication status.applicationState.state).
+_AUDIT_RESULTS = {
+    "COMPLETED": "Passed",  # `magnetar audit` exits 0 only when the audit passed
+    "FAILED": "Failed",
+    "SUBMISSION_FAILED": "Failed",
+    "FAILING": "Failed",
+}
+
+
+def last_audit(
+    scheduled: Mapping[str, Any] | None, application: Mapping[str, Any] | None
+) -> dict[str, str] | None:
+    """``status.lastAudit`` from the ScheduledSparkApplication and its last SparkApplication:
+    ``time``, ``result`` (Passed, Failed, Running or Unknown) and ``message``; None before the
+    first run."""
+    sched = (scheduled or {}).get("status") or {}
+    name = sched.get("lastRunName")
+    if not name:
+        return None
+    state = ((application or {}).get("status") or {}).get("applicationState") or {}
+    phase = str(state.get("state") or "")
+    result = _AUDIT_RESULTS.get(phase, "Running" if phase else "Unknown")
+    message = str(state.get("errorMessage") or f"run {name}: {phase or 'no state yet'}")
+    found = {"result": result, "message": message}
+    if sched.get("lastRun"):
+        found["time"] = str(sched["lastRun"])
+    return found
+
+
 @dataclass(frozen=True)
 class Observed:
     """Every child the cluster reconcile reads, by stage, plus the admin view."""
@@ -81,3 +110,4 @@ class Observed:
     autorecovery: Workload | None = None
     admin: BookieAdmin = BookieAdmin()
     metadata_initialized_before: bool = False  # the condition, as the status last said
+    last_audit: dict[str, str] | None = None

@@ -183,6 +183,8 @@ def cluster_status(
         status["proxy"] = _counts(seen.proxy, spec.proxy.replicas)
     if spec.autorecovery.enabled:
         status["autorecovery"] = _counts(seen.autorecovery, spec.autorecovery.replicas)
+    if seen.last_audit is not None:
+        status["lastAudit"] = seen.last_audit
     if generation is not None:
         status["observedGeneration"] = generation
     return status

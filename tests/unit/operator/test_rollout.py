@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from magnetar_operator.manifests import Obj, Stage, cluster_objects, spec_hash
 from magnetar_operator.names import bookie_id
-from magnetar_operator.observed import BookieAdmin, Observed, Workload
+from magnetar_operator.observed import BookieAdmin, Observed, Workload, last_audit
 from magnetar_operator.rollout import plan
 from magnetar_operator.spec import ClusterSpec
 from magnetar_operator.status import cluster_status
@@ -192,3 +192,32 @@ def test_the_roll_never_skips_a_bookie_nor_moves_on_unsafely(
     rolled_out = bookies.rolled_out(workload_hash(new, Stage.BOOKIES, "c-bookie"))
     if broker is not None:  # a broker template is only ever sent once the bookies are done
         assert rolled_out
+
+
+def test_last_audit_maps_the_spark_application_state() -> None:
+    assert last_audit(None, None) is None
+    scheduled = {"status": {"lastRunName": "c-audit-1", "lastRun": "2026-01-01T03:00:00Z"}}
+    passed = {"status": {"applicationState": {"state": "COMPLETED"}}}
+    assert last_audit(scheduled, passed) == {
+        "result": "Passed",
+        "message": "run c-audit-1: COMPLETED",
+        "time": "2026-01-01T03:00:00Z",
+    }
+    failed = {"status": {"applicationState": {"state": "FAILED", "errorMessage": "3 gaps"}}}
+    assert last_audit(scheduled, failed) == {
+        "result": "Failed",
+        "message": "3 gaps",
+        "time": "2026-01-01T03:00:00Z",
+    }
+    running = last_audit(scheduled, {"status": {"applicationState": {"state": "RUNNING"}}})
+    assert running is not None
+    assert running["result"] == "Running"
+    assert last_audit(scheduled, None) == {
+        "result": "Unknown",
+        "message": "run c-audit-1: no state yet",
+        "time": "2026-01-01T03:00:00Z",
+    }
+    spec = spec_of()
+    seen = Observed(**{**healthy(spec).__dict__, "last_audit": last_audit(scheduled, passed)})
+    status = cluster_status(spec, seen, plan(spec, seen), generation=1, previous={}, now="t")
+    assert status["lastAudit"]["result"] == "Passed"
