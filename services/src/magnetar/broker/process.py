@@ -31,13 +31,12 @@ from __future__ import annotations
 import asyncio
 import gc
 import sys
-from contextlib import suppress
 from dataclasses import dataclass
 
 from magnetar.broker.broker_registry import BrokerAlreadyRegistered, BrokerRegistry
 from magnetar.broker.bundle_factory import NamespaceBundleFactory
 from magnetar.broker.bundle_splitter import BundleSplitter
-from magnetar.broker.errors import ClusterExists, NamespaceExists, TenantExists
+from magnetar.broker.cluster_init import initialize_cluster
 from magnetar.broker.load_manager import BundlePlacement, LoadManager
 from magnetar.broker.load_reporter import LoadReporter
 from magnetar.broker.ownership import BundleOwnership, BundleTopics, Ownership
@@ -51,8 +50,7 @@ from magnetar.ledger.config import LedgerClientConfig
 from magnetar.managed_ledger import ManagedLedgerFactory
 from magnetar.metadata.factory import open_store
 from magnetar.metadata.store import MetadataStore
-from magnetar.naming import NamespaceName
-from magnetar.policies import ClusterData, TenantInfo
+from magnetar.policies import ClusterData
 from magnetar.shutdown import shutdown_step, stop_event
 from magnetar.telemetry import get_logger
 
@@ -63,18 +61,13 @@ READY_LINE = "magnetar broker ready"
 
 async def create_defaults(service: BrokerService) -> None:
     """Cluster, tenant ``public`` and namespace ``public/default`` (first start only)."""
-    resources, cluster = service.resources, service.config.cluster_name
-    with suppress(ClusterExists):
-        await resources.create_cluster(
-            cluster,
-            ClusterData(
-                service_url=service.web_service_url, broker_service_url=service.broker_service_url
-            ),
-        )
-    with suppress(TenantExists):
-        await resources.create_tenant("public", TenantInfo(allowed_clusters=frozenset({cluster})))
-    with suppress(NamespaceExists):
-        await resources.create_namespace(NamespaceName("public", "default"))
+    await initialize_cluster(
+        service.resources,
+        service.config.cluster_name,
+        ClusterData(
+            service_url=service.web_service_url, broker_service_url=service.broker_service_url
+        ),
+    )
 
 
 def cluster_ownership(

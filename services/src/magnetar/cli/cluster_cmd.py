@@ -177,3 +177,59 @@ def down(data_dir: DataDirOpt = DEFAULT_DATA_DIR) -> None:
     except LocalClusterError as exc:
         raise _fail("down", exc) from None
     typer.echo("cluster stopped" if stopped else f"the cluster in {data_dir} was not running")
+
+
+@cluster.command("init")
+def init(
+    metadata: Annotated[
+        str, typer.Option(help="Metadata URL of the cluster: etcd://host:port[,...].")
+    ],
+    cluster_name: Annotated[str, typer.Option("--cluster", help="The cluster's name.")],
+    web_url: Annotated[
+        str, typer.Option(help="The cluster's admin URL, e.g. http://brokers:8080.")
+    ],
+    service_url: Annotated[
+        str, typer.Option(help="The cluster's binary URL, e.g. pulsar://brokers:6650.")
+    ],
+    timeout: Annotated[float, typer.Option(min=1, help="Seconds to wait for the store.")] = 60.0,
+) -> None:
+    """Create the cluster's metadata if missing: the cluster, tenant public, public/default.
+
+    Idempotent: what exists is left as it is, so it may run again (the Kubernetes operator's
+    init Job runs it once per cluster; brokers also create the same records at start-up).
+    Exits 1 when the metadata store cannot be reached within --timeout.
+    """
+    import asyncio
+
+    from magnetar.broker.cluster_init import initialize_cluster
+    from magnetar.broker.resources import BrokerResources
+    from magnetar.errors import MagnetarError
+    from magnetar.metadata.factory import open_store
+    from magnetar.policies import ClusterData
+
+    data = ClusterData(service_url=web_url, broker_service_url=service_url)
+
+    async def run() -> list[str]:
+        async with asyncio.timeout(timeout):
+            store = await open_store(metadata)
+            try:
+                done = await initialize_cluster(BrokerResources(store), cluster_name, data)
+            finally:
+                await store.close()
+        return [
+            f"{what} {'created' if made else 'exists'}"
+            for what, made in (
+                (f"cluster {cluster_name}", done.cluster),
+                ("tenant public", done.tenant),
+                ("namespace public/default", done.namespace),
+            )
+        ]
+
+    try:
+        lines = asyncio.run(run())
+    except TimeoutError:
+        raise _fail("init", TimeoutError(f"no answer from {metadata} within {timeout}s")) from None
+    except (MagnetarError, OSError, ValueError) as exc:
+        raise _fail("init", exc) from None
+    for line in lines:
+        typer.echo(line)

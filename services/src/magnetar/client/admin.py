@@ -69,6 +69,10 @@ V2 = "/admin/v2"
 T = TypeVar("T")
 
 
+def _bookie_decommission(bookie_id: str) -> str:
+    return f"{V2}/bookies/{quote(bookie_id, safe=':')}/decommission"
+
+
 def _tenant(tenant: str) -> str:
     return f"{V2}/tenants/{quote(tenant, safe='')}"
 
@@ -266,18 +270,24 @@ class AdminClient:
         """``count`` and ``ledgers`` (``ledgerId``, ``missingBookies``) marked by the auditor."""
         return _mapping(await self._call("GET", f"{V2}/bookies/underreplicated"))
 
+    async def get_under_replicated_count(self) -> int:
+        """How many ledgers are under-replicated now (0: every entry has its copies)."""
+        count = (await self.list_under_replicated()).get("count")
+        if not isinstance(count, int):
+            raise UnexpectedResponse(f"under-replicated count is not an integer: {count!r:.80}")
+        return count
+
     async def decommission_bookie(self, bookie_id: str) -> None:
         """Request the decommission of ``bookie_id`` (idempotent)."""
-        await self._call("POST", f"{V2}/bookies/{quote(bookie_id, safe=':')}/decommission")
+        await self._call("POST", _bookie_decommission(bookie_id))
 
     async def cancel_decommission(self, bookie_id: str) -> None:
         """Withdraw the decommission of ``bookie_id``."""
-        await self._call("DELETE", f"{V2}/bookies/{quote(bookie_id, safe=':')}/decommission")
+        await self._call("DELETE", _bookie_decommission(bookie_id))
 
     async def get_decommission(self, bookie_id: str) -> Mapping[str, Any]:
         """``bookieId``, ``state`` (InProgress, Done, Failed), ``ledgersRemaining``, ``message``."""
-        path = f"{V2}/bookies/{quote(bookie_id, safe=':')}/decommission"
-        return _mapping(await self._call("GET", path))
+        return _mapping(await self._call("GET", _bookie_decommission(bookie_id)))
 
     # ------------------------------------------------------------------ tenants
 

@@ -1,0 +1,156 @@
+"""Run the real operator (kopf, our handlers) in the test's loop against the kmock API.
+
+:func:`running_operator` starts :func:`magnetar_operator.main.run_operator` as a task with
+short retry and resync intervals and stops it through kopf's stop flag. :class:`FakeBookieAdmin`
+serves the bookie admin REST contract on loopback (the real one lives with autorecovery in
+another branch): bookie list, under-replicated count, decommission requests and their state,
+each settable by the test.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import kopf
+import pytest
+from aiohttp import web
+
+from magnetar_operator.handlers import register_common
+from magnetar_operator.handlers.cluster import register as register_clusters
+from magnetar_operator.handlers.resources import register as register_resources
+from magnetar_operator.handlers.resync import register as register_resync
+from magnetar_operator.kube import Kube
+from magnetar_operator.main import run_operator
+from magnetar_operator.settings import OperatorSettings
+from tests.kit.kube_mock import kube_api
+
+
+@dataclass
+class FakeBookieAdmin:
+    """The bookie admin REST contract with state the test sets."""
+
+    under_replicated: int = 0
+    decommissions: dict[str, dict[str, Any]] = field(default_factory=dict)
+    requests: list[str] = field(default_factory=list)
+
+    def app(self) -> web.Application:
+        app = web.Application()
+        app.router.add_get("/admin/v2/bookies/all", self._all)
+        app.router.add_get("/admin/v2/bookies/underreplicated", self._under)
+        app.router.add_post("/admin/v2/bookies/{bookie}/decommission", self._decommission)
+        app.router.add_get("/admin/v2/bookies/{bookie}/decommission", self._state)
+        return app
+
+    async def _all(self, request: web.Request) -> web.Response:
+        return web.json_response({"bookies": []})
+
+    async def _under(self, request: web.Request) -> web.Response:
+        return web.json_response({"count": self.under_replicated, "ledgers": []})
+
+    async def _decommission(self, request: web.Request) -> web.Response:
+        bookie = request.match_info["bookie"]
+        self.requests.append(bookie)
+        self.decommissions.setdefault(
+            bookie,
+            {"bookieId": bookie, "state": "InProgress", "ledgersRemaining": 7, "message": ""},
+        )
+        return web.Response(status=202)
+
+    async def _state(self, request: web.Request) -> web.Response:
+        bookie = request.match_info["bookie"]
+        if bookie not in self.decommissions:
+            return web.json_response({"reason": f"no decommission of {bookie}"}, status=404)
+        return web.json_response(self.decommissions[bookie])
+
+
+@contextlib.asynccontextmanager
+async def fake_admin() -> AsyncIterator[tuple[FakeBookieAdmin, str]]:
+    fake = FakeBookieAdmin()
+    runner = web.AppRunner(fake.app())
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    try:
+        yield fake, f"http://127.0.0.1:{port}"
+    finally:
+        await runner.cleanup()
+
+
+@contextlib.asynccontextmanager
+async def running_operator(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    *,
+    clusters: bool = True,
+    resources: bool = True,
+    broker_admin_url: str | None = None,
+    namespace: str,
+) -> AsyncIterator[str]:
+    """The kmock API with the operator running against it, watching ``namespace`` (kmock
+    cannot list our ``namespaces`` resource across namespaces); yields the API URL.
+
+    With the cluster handlers and no ``broker_admin_url``, a :class:`FakeBookieAdmin` answers
+    the bookie admin calls, so the operator never looks up a cluster's Service name (tests
+    reach loopback addresses only)."""
+    if clusters and broker_admin_url is None:
+        async with (
+            fake_admin() as (_, admin_url),
+            running_operator(
+                tmp_path,
+                monkeypatch,
+                clusters=clusters,
+                resources=resources,
+                broker_admin_url=admin_url,
+                namespace=namespace,
+            ) as url,
+        ):
+            yield url
+        return
+    async with kube_api(tmp_path) as (_, url, kubeconfig):
+        monkeypatch.setenv("KUBECONFIG", str(kubeconfig))
+        monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+        settings = OperatorSettings(
+            retry_delay_s=0.3,
+            resync_interval_s=0.5,
+            drift_interval_s=0.5,
+            admin_timeout_s=5.0,
+            broker_admin_url=broker_admin_url,
+            namespace=namespace,
+        )
+        registry = kopf.OperatorRegistry()
+        register_common(registry)
+        if clusters:
+            register_clusters(registry, settings)
+        if resources:
+            register_resources(registry, settings)
+        plurals = (("pulsarclusters",) if clusters else ()) + (
+            ("tenants", "namespaces", "topics") if resources else ()
+        )
+        register_resync(registry, settings, plurals)
+        kube = Kube.from_environment()
+        stop, ready = asyncio.Event(), asyncio.Event()
+        task = asyncio.create_task(
+            run_operator(
+                settings, kube, registry=registry, stop_flag=stop, ready_flag=ready, liveness=False
+            )
+        )
+        try:
+            async with asyncio.timeout(30):
+                await ready.wait()
+            yield url
+        finally:
+            stop.set()
+            with contextlib.suppress(asyncio.CancelledError, TimeoutError):
+                async with asyncio.timeout(10):
+                    await task
+            if not task.done():
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+            kube.close()
