@@ -51,6 +51,7 @@ bench: setup
 # The chart ships copies of crds/*.yaml (a chart cannot read outside its folder); a test in
 # tests/deploy fails when the copies drift.
 chart-crds:
+	mkdir -p charts/magnetar/crds
 	rm -f charts/magnetar/crds/*.yaml
 	cp crds/*.yaml charts/magnetar/crds/
 

@@ -11,6 +11,7 @@ import re
 from typing import Any
 
 import helm_python as helm
+import jsonschema
 import pytest
 
 from tests.kit.kube import (
@@ -158,6 +159,14 @@ def test_cluster_spec_image_wins_over_the_chart_image() -> None:
     objects = _objects({"cluster": {"enabled": True, "spec": {"image": "other/magnetar:9"}}})
     (cluster,) = [o for o in objects if o["kind"] == "PulsarCluster"]
     assert cluster["spec"]["image"] == "other/magnetar:9"
+
+
+def test_a_typo_in_the_cluster_spec_fails_against_the_crd_schema() -> None:
+    """cluster.spec is free-form in the chart; the CRD's schema is what refuses a typo."""
+    objects = _objects({"cluster": {"enabled": True, "spec": {"bookie": {"replicas": 5}}}})
+    (cluster,) = [o for o in objects if o["kind"] == "PulsarCluster"]
+    with pytest.raises(jsonschema.ValidationError, match="'bookie' was unexpected"):
+        validate_object(cluster, KUBERNETES_VERSIONS[0])
 
 
 @pytest.mark.parametrize("name", sorted(BAD_VALUES))

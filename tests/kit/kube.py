@@ -15,6 +15,8 @@ from reading files.
 
 from __future__ import annotations
 
+import copy
+import functools
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -97,16 +99,33 @@ def crd_files() -> list[Path]:
     return sorted(CRDS.glob("*.yaml"))
 
 
+@functools.cache
 def custom_schemas() -> dict[tuple[str, str], dict[str, Any]]:
-    """``(apiVersion, kind)`` -> the openAPIV3Schema of that version, from every CRD in crds/."""
+    """``(apiVersion, kind)`` -> the strict openAPIV3Schema of that version, from crds/*.yaml."""
     schemas: dict[tuple[str, str], dict[str, Any]] = {}
     for path in crd_files():
         for crd in load_file(path):
             spec = crd["spec"]
             for version in spec["versions"]:
                 key = (f"{spec['group']}/{version['name']}", spec["names"]["kind"])
-                schemas[key] = version["schema"]["openAPIV3Schema"]
+                schemas[key] = _strict(copy.deepcopy(version["schema"]["openAPIV3Schema"]))
     return schemas
+
+
+def _strict(schema: dict[str, Any]) -> dict[str, Any]:
+    """Unknown fields fail, as with ``kubectl apply --validate=strict``, except where the CRD
+    keeps them (``x-kubernetes-preserve-unknown-fields``); metadata is the API server's."""
+    properties = schema.get("properties")
+    if properties is not None:
+        if not schema.get("x-kubernetes-preserve-unknown-fields"):
+            schema.setdefault("additionalProperties", False)
+        for name, child in properties.items():
+            if name != "metadata":
+                _strict(child)
+    for key in ("items", "additionalProperties"):
+        if isinstance(schema.get(key), dict):
+            _strict(schema[key])
+    return schema
 
 
 def _objects_in(obj: dict[str, Any]) -> Iterator[dict[str, Any]]:
