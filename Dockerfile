@@ -8,7 +8,8 @@
 #
 # No HEALTHCHECK: each role has its own health endpoint, and Kubernetes ignores HEALTHCHECK.
 # Probe per role (docs/kubernetes.md): broker and standalone GET :8080/admin/v2/brokers/health,
-# bookie GET :8000/api/v1/bookie/is_ready, operator GET :8080/healthz (kopf --liveness).
+# bookie GET :8000/api/v1/bookie/is_ready, proxy GET :8080/status.html, autorecovery
+# GET :8000/api/v1/autorecovery/is_ready, operator GET :8080/healthz (kopf --liveness).
 
 # Both stages share Debian bookworm's Python 3.11 in /usr/local, so the venv built in the first
 # runs in the second; only the builder has compilers (for a dependency without a wheel).
