@@ -67,15 +67,21 @@ GOOD_VALUES: dict[str, dict[str, Any]] = {
 BAD_VALUES: dict[str, tuple[dict[str, Any], str]] = {
     "two-operators": ({"operator": {"replicas": 2}}, "/operator/replicas"),
     "replicas-as-text": ({"operator": {"replicas": "1"}}, "/operator/replicas"),
-    "unknown-top-level-key": ({"operatr": {"replicas": 1}}, "operatr"),
-    "unknown-operator-key": ({"operator": {"replica": 1}}, "replica"),
+    "unknown-top-level-key": ({"operatr": {"replicas": 1}}, "'operatr' not allowed"),
+    "unknown-operator-key": (
+        {"operator": {"replica": 1}},
+        "'/operator': additional properties 'replica'",
+    ),
     "bad-pull-policy": ({"image": {"pullPolicy": "Sometimes"}}, "/image/pullPolicy"),
     "empty-repository": ({"image": {"repository": ""}}, "/image/repository"),
     "bad-namespace-name": (
         {"operator": {"watchNamespaces": ["Team_A"]}},
         "/operator/watchNamespaces/0",
     ),
-    "zero-bookies": ({"cluster": {"enabled": True, "bookies": {"replicas": 0}}}, "/cluster"),
+    "zero-bookies": (
+        {"cluster": {"enabled": True, "bookies": {"replicas": 0}}},
+        "/cluster/bookies/replicas",
+    ),
     "cluster-name-with-dots": ({"cluster": {"name": "my.cluster"}}, "/cluster/name"),
     "health-port-privileged": ({"operator": {"healthPort": 80}}, "/operator/healthPort"),
 }

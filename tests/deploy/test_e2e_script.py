@@ -2,26 +2,13 @@
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
-from types import ModuleType
 
 import pytest
 
-from tests.kit.kube import ROOT
-
-SCRIPT = ROOT / "e2e" / "run.py"
-
-
-def load_e2e_script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("magnetar_e2e_run", SCRIPT)
-    assert spec
-    assert spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
+from tests.kit.kube import E2E_SCRIPT as SCRIPT
+from tests.kit.kube import load_e2e_script
 
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:

@@ -9,65 +9,18 @@ from __future__ import annotations
 
 import fnmatch
 import json
-import shlex
 import shutil
 import subprocess
 import sys
 import zipfile
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from tests.kit.dockerfile import DOCKERFILE, arguments, final_stage, image_roles, parse_dockerfile
 from tests.kit.kube import ROOT
 
-DOCKERFILE = ROOT / "Dockerfile"
 BIN = Path(sys.executable).parent
-
-
-@dataclass(frozen=True)
-class Instruction:
-    keyword: str
-    arguments: str
-
-
-def parse_dockerfile(text: str) -> list[list[Instruction]]:
-    """The instructions of each stage (continuation lines joined, comments dropped)."""
-    stages: list[list[Instruction]] = []
-    logical = ""
-    for line in text.splitlines():
-        stripped = line.strip()
-        if not stripped or stripped.startswith("#"):
-            continue  # Docker drops comment lines, inside a continuation too
-        logical = f"{logical} {stripped.removesuffix(chr(92)).strip()}".strip()
-        if stripped.endswith(chr(92)):
-            continue
-        keyword, _, arguments = logical.partition(" ")
-        logical = ""
-        instruction = Instruction(keyword.upper(), arguments.strip())
-        if instruction.keyword == "FROM":
-            stages.append([])
-        if stages:
-            stages[-1].append(instruction)
-    return stages
-
-
-def _final_stage() -> list[Instruction]:
-    return parse_dockerfile(DOCKERFILE.read_text())[-1]
-
-
-def _all(stage: list[Instruction], keyword: str) -> list[str]:
-    return [i.arguments for i in stage if i.keyword == keyword]
-
-
-def image_roles() -> list[str]:
-    """The roles the image advertises in its ``dev.magnetar.roles`` label."""
-    for labels in _all(_final_stage(), "LABEL"):
-        for token in shlex.split(labels):
-            key, _, value = token.partition("=")
-            if key == "dev.magnetar.roles":
-                return value.split()
-    raise AssertionError("the final stage has no dev.magnetar.roles label")
 
 
 def _hadolint() -> str:
@@ -107,21 +60,21 @@ def test_two_stages_and_the_final_one_is_slim_python_311() -> None:
     assert len(stages) >= 2
     text = DOCKERFILE.read_text()
     assert "ARG RUNTIME_IMAGE=python:3.11-slim-bookworm" in text
-    assert _all(stages[-1], "FROM") == ["${RUNTIME_IMAGE}"]
-    assert "AS builder" in _all(stages[0], "FROM")[0]
+    assert arguments(stages[-1], "FROM") == ["${RUNTIME_IMAGE}"]
+    assert "AS builder" in arguments(stages[0], "FROM")[0]
 
 
 def test_the_final_stage_has_no_build_tools_and_no_source() -> None:
-    final = _final_stage()
-    for run in _all(final, "RUN"):
+    final = final_stage()
+    for run in arguments(final, "RUN"):
         for tool in ("apt-get install", "pip install", "gcc", "build-essential", "make "):
             assert tool not in run, run
-    copies = _all(final, "COPY")
+    copies = arguments(final, "COPY")
     assert copies == ["--from=builder /opt/magnetar /opt/magnetar"]
 
 
 def test_the_final_stage_runs_as_a_non_root_user() -> None:
-    (user,) = _all(_final_stage(), "USER")
+    (user,) = arguments(final_stage(), "USER")
     uid, _, gid = user.partition(":")
     assert int(uid) != 0
     assert int(gid) != 0
@@ -132,13 +85,13 @@ def test_the_final_stage_runs_as_a_non_root_user() -> None:
 
 
 def test_entrypoint_is_magnetar_and_the_role_is_the_first_argument() -> None:
-    final = _final_stage()
-    assert [json.loads(e) for e in _all(final, "ENTRYPOINT")] == [["magnetar"]]
-    assert [json.loads(c) for c in _all(final, "CMD")] == [["standalone"]]
+    final = final_stage()
+    assert [json.loads(e) for e in arguments(final, "ENTRYPOINT")] == [["magnetar"]]
+    assert [json.loads(c) for c in arguments(final, "CMD")] == [["standalone"]]
 
 
 def test_exposes_the_ports_of_design_section_1() -> None:
-    exposed = {int(p) for e in _all(_final_stage(), "EXPOSE") for p in e.split()}
+    exposed = {int(p) for e in arguments(final_stage(), "EXPOSE") for p in e.split()}
     assert exposed == {6650, 8080, 3181, 8000}
 
 

@@ -16,9 +16,8 @@ import pytest
 from typer.testing import CliRunner
 
 from magnetar.cli.main import app
-from tests.deploy.test_e2e_script import load_e2e_script
-from tests.deploy.test_image import image_roles
-from tests.kit.kube import ROOT, render_chart, rendered_objects
+from tests.kit.dockerfile import image_roles
+from tests.kit.kube import ROOT, load_e2e_script, render_chart, rendered_objects
 
 BIN = Path(sys.executable).parent
 

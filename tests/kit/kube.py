@@ -17,8 +17,11 @@ from __future__ import annotations
 
 import copy
 import functools
+import importlib.util
+import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import jsonschema
@@ -28,6 +31,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[2]
 CHART = ROOT / "charts" / "magnetar"
 CRDS = ROOT / "crds"
+E2E_SCRIPT = ROOT / "e2e" / "run.py"
 
 # The newest Kubernetes the schemas know, and the oldest the chart supports (Chart.yaml's
 # kubeVersion): rendered objects must be valid on both.
@@ -146,3 +150,14 @@ def validate_object(obj: dict[str, Any], version: str) -> None:
             assert meta.get("name"), f"{key} without metadata.name"
         else:
             kubernetes_validate.validate(item, version, strict=True)
+
+
+def load_e2e_script() -> ModuleType:
+    """e2e/run.py as a module (e2e/ is no package), for its constants and pure helpers."""
+    spec = importlib.util.spec_from_file_location("magnetar_e2e_run", E2E_SCRIPT)
+    assert spec
+    assert spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
