@@ -33,6 +33,12 @@ CHART = ROOT / "charts" / "magnetar"
 CRDS = ROOT / "crds"
 E2E_SCRIPT = ROOT / "e2e" / "run.py"
 
+# kubernetes-validate re-reads its (large) JSON schema files on every call; they never change
+# within a run, so read each once. validate() looks the function up as a module global.
+kubernetes_validate.utils.schema_contents = functools.cache(  # type: ignore[assignment]
+    kubernetes_validate.utils.schema_contents
+)
+
 # The newest Kubernetes the schemas know, and the oldest the chart supports (Chart.yaml's
 # kubeVersion): rendered objects must be valid on both.
 KUBERNETES_VERSIONS = (kubernetes_validate.utils.latest_version(), "1.30.0")
