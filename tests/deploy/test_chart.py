@@ -329,3 +329,18 @@ def test_chart_version_and_app_version_follow_the_package() -> None:
     match = re.search(r'^version = "([^"]+)"', pyproject, re.MULTILINE)
     assert match
     assert chart_yaml["appVersion"] == match.group(1)
+
+
+def test_the_crd_default_image_is_the_chart_default_image() -> None:
+    """A PulsarCluster without spec.image runs the image the chart's operator runs."""
+    (values,) = load_file(CHART / "values.yaml")
+    (chart_yaml,) = load_file(CHART / "Chart.yaml")
+    (crd,) = [
+        doc
+        for path in crd_files()
+        for doc in load_file(path)
+        if doc["spec"]["names"]["kind"] == "PulsarCluster"
+    ]
+    (version,) = crd["spec"]["versions"]
+    image = version["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["image"]
+    assert image["default"] == f"{values['image']['repository']}:{chart_yaml['appVersion']}"
