@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 PYTEST_ARGS ?=
 
-.PHONY: setup run test lint check-format format proto bench clean
+.PHONY: setup run test lint check-format format proto bench clean chart-crds image e2e
 
 setup: $(STAMP) /usr/bin/etcd
 
@@ -47,6 +47,22 @@ bench: setup
 	$(BIN)/python -m tests.bench.managed_ledger_append
 	$(BIN)/python -m tests.bench.broker_official_client
 	$(BIN)/python -m tests.bench.broker_official_client --client magnetar --no-consumer
+
+# The chart ships copies of crds/*.yaml (a chart cannot read outside its folder); a test in
+# tests/deploy fails when the copies drift.
+chart-crds:
+	mkdir -p charts/magnetar/crds
+	rm -f charts/magnetar/crds/*.yaml
+	cp crds/*.yaml charts/magnetar/crds/
+
+# The one image for every role (needs Docker with BuildKit); see docs/kubernetes.md.
+IMAGE ?= magnetar:dev
+image:
+	docker build -t $(IMAGE) .
+
+# kind end to end (needs Docker, kind and kubectl): e2e/run.py --help says what it does.
+e2e: setup
+	$(BIN)/python e2e/run.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

@@ -1,0 +1,51 @@
+# syntax=docker/dockerfile:1
+# One image for every Magnetar role; the role is the first argument:
+#   docker run magnetar:dev standalone | broker | bookie | proxy | autorecovery | cluster ...
+#   docker run --entrypoint magnetar-operator magnetar:dev --liveness=http://0.0.0.0:8080/healthz
+# Build (Docker with BuildKit):   docker build -t magnetar:dev .          (or `make image`)
+# With the replication audit:     docker build --build-arg EXTRAS=operator,audit -t magnetar:dev .
+#   (`magnetar audit` runs PySpark, which also needs a Java runtime in the final stage.)
+#
+# No HEALTHCHECK: each role has its own health endpoint, and Kubernetes ignores HEALTHCHECK.
+# Probe per role (docs/kubernetes.md): broker and standalone GET :8080/admin/v2/brokers/health,
+# bookie GET :8000/api/v1/bookie/is_ready, proxy GET :8080/status.html, autorecovery
+# GET :8000/api/v1/autorecovery/is_ready, operator GET :8080/healthz (kopf --liveness).
+
+# Both stages share Debian bookworm's Python 3.11 in /usr/local, so the venv built in the first
+# runs in the second; only the builder has compilers (for a dependency without a wheel).
+ARG BUILDER_IMAGE=python:3.11-bookworm
+ARG RUNTIME_IMAGE=python:3.11-slim-bookworm
+
+# ---------------------------------------------------------------- builder: a complete venv
+FROM ${BUILDER_IMAGE} AS builder
+ARG EXTRAS=operator
+ENV PIP_NO_CACHE_DIR=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    PYTHONDONTWRITEBYTECODE=1
+WORKDIR /src
+RUN python -m venv /opt/magnetar
+COPY . .
+# A regular (not editable) install: the final stage copies the venv, never the source tree.
+RUN /opt/magnetar/bin/pip install ".[${EXTRAS}]" \
+    && /opt/magnetar/bin/magnetar --help > /dev/null
+
+# ---------------------------------------------------------------- final: python and the venv
+FROM ${RUNTIME_IMAGE}
+LABEL org.opencontainers.image.title="magnetar" \
+      org.opencontainers.image.description="Magnetar, a Pulsar-compatible messaging platform: every role in one image" \
+      org.opencontainers.image.licenses="Apache-2.0" \
+      dev.magnetar.roles="standalone broker bookie proxy autorecovery cluster"
+ENV PATH=/opt/magnetar/bin:$PATH \
+    PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1
+RUN groupadd --gid 10001 magnetar \
+    && useradd --uid 10001 --gid magnetar --home-dir /var/lib/magnetar --create-home \
+       --shell /usr/sbin/nologin magnetar
+COPY --from=builder /opt/magnetar /opt/magnetar
+USER 10001:10001
+WORKDIR /var/lib/magnetar
+# 6650 Pulsar binary protocol, 8080 admin REST + /metrics (broker, proxy, standalone; the
+# operator's health probe), 3181 bookie gRPC, 8000 bookie and autorecovery HTTP.
+EXPOSE 6650 8080 3181 8000
+ENTRYPOINT ["magnetar"]
+CMD ["standalone"]

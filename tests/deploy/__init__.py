@@ -1,0 +1,1 @@
+"""Deployment artefacts without a cluster: the Helm chart, the Dockerfile, skaffold, e2e."""
