@@ -23,23 +23,20 @@ cancelled by :meth:`close`); a failing topic is logged and skipped, never stops 
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 
 from magnetar.broker.entry import entry_info
 from magnetar.broker.persistent_topic import PersistentTopic
 from magnetar.broker.policy_defaults import (
-    BrokerPolicyDefaults,
     effective_retention,
     effective_ttl_s,
 )
 from magnetar.broker.retention import apply_retention
 from magnetar.broker.subscription import PersistentSubscription
-from magnetar.broker.topic_sweep import TopicSweep
+from magnetar.broker.topic_sweep import DefaultsSweep
 from magnetar.ids import EntryId
 from magnetar.managed_ledger import ManagedLedger, Position
 from magnetar.managed_ledger.layout import LedgerLayout
-from magnetar.naming import NamespaceName
 from magnetar.policies import Policies
 from magnetar.telemetry import get_logger
 
@@ -131,19 +128,10 @@ async def expire_subscription(
     return target
 
 
-class MessageExpiryMonitor(TopicSweep):
+class MessageExpiryMonitor(DefaultsSweep):
     """Applies TTL (and re-applies retention) to the loaded persistent topics periodically."""
 
     name = "message-expiry-monitor"
-
-    def __init__(
-        self,
-        topics: Callable[[], Iterable[object]],
-        policies: Callable[[NamespaceName], Awaitable[Policies]],
-        defaults: BrokerPolicyDefaults,
-    ) -> None:
-        super().__init__(topics, policies)
-        self._defaults = defaults
 
     @property
     def interval_s(self) -> float:

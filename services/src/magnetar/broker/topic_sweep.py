@@ -18,6 +18,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Iterable
 
 from magnetar.broker.persistent_topic import PersistentTopic
+from magnetar.broker.policy_defaults import BrokerPolicyDefaults
 from magnetar.cancellation import cancel_and_wait
 from magnetar.errors import MagnetarError
 from magnetar.naming import NamespaceName
@@ -69,6 +70,20 @@ class TopicSweep(abc.ABC):
     async def check_once(self) -> None:
         """One pass over every loaded, open persistent topic."""
         await sweep_once(self.name, self._topics(), self._policies, self.check_topic)
+
+
+class DefaultsSweep(TopicSweep):
+    """A sweep that also needs the broker's policy defaults (the TTL, retention and compaction
+    threshold a namespace without its own policy gets)."""
+
+    def __init__(
+        self,
+        topics: Callable[[], Iterable[object]],
+        policies: Callable[[NamespaceName], Awaitable[Policies]],
+        defaults: BrokerPolicyDefaults,
+    ) -> None:
+        super().__init__(topics, policies)
+        self._defaults = defaults
 
 
 async def sweep_once(

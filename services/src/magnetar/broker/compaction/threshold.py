@@ -12,12 +12,9 @@ it only triggers runs, which go on in each topic's compaction task.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable
-
 from magnetar.broker.persistent_topic import PersistentTopic
-from magnetar.broker.policy_defaults import BrokerPolicyDefaults, effective_compaction_threshold
-from magnetar.broker.topic_sweep import TopicSweep
-from magnetar.naming import NamespaceName
+from magnetar.broker.policy_defaults import effective_compaction_threshold
+from magnetar.broker.topic_sweep import DefaultsSweep
 from magnetar.policies import Policies
 from magnetar.telemetry import get_logger
 
@@ -29,19 +26,10 @@ def should_compact(backlog_bytes: int, threshold_bytes: int, running: bool) -> b
     return threshold_bytes > 0 and backlog_bytes > threshold_bytes and not running
 
 
-class CompactionMonitor(TopicSweep):
+class CompactionMonitor(DefaultsSweep):
     """Starts a compaction of each topic whose backlog after the horizon passes the threshold."""
 
     name = "compaction-monitor"
-
-    def __init__(
-        self,
-        topics: Callable[[], Iterable[object]],
-        policies: Callable[[NamespaceName], Awaitable[Policies]],
-        defaults: BrokerPolicyDefaults,
-    ) -> None:
-        super().__init__(topics, policies)
-        self._defaults = defaults
 
     @property
     def interval_s(self) -> float:
