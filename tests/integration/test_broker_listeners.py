@@ -60,6 +60,10 @@ def test_http_lookup_answers_per_listener(standalone: StandaloneProcess) -> None
 
 
 def test_the_official_client_works_through_its_listener(standalone: StandaloneProcess) -> None:
+    """Compatibility: the broker accepts the official client's listener name and answers it
+    (an unanswered name fails the client, as the next tests show). On loopback the standalone
+    says 'proxy through the service URL', so this does not prove which address the client was
+    told; the lookup tests (HTTP above, binary below) check the addresses."""
     topic = topic_name("listeners-client")
     client = pulsar.Client(standalone.service_url, listener_name="outside")
     try:

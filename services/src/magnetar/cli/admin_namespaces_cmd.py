@@ -12,7 +12,15 @@ from typing import Annotated
 import typer
 
 from magnetar.cli.admin_output import render_fields, render_table
-from magnetar.cli.admin_session import ForceOpt, NamespaceArg, call, emit, emit_names, usage_value
+from magnetar.cli.admin_session import (
+    ForceOpt,
+    JsonValue,
+    NamespaceArg,
+    call,
+    emit,
+    emit_names,
+    usage_value,
+)
 from magnetar.client.admin_units import (
     format_duration_s,
     format_size_bytes,
@@ -35,6 +43,15 @@ QuotaType = Annotated[
     str, typer.Option("--type", "-t", help=f"Backlog quota type: {', '.join(BACKLOG_QUOTA_TYPES)}.")
 ]
 NOT_SET = "(not set)"
+
+
+def _emit_policy(ctx: typer.Context, value: JsonValue | None) -> None:
+    """A policy document as ``name  value`` lines (or JSON); ``(not set)`` when absent."""
+    emit(
+        ctx,
+        value,
+        lambda: NOT_SET if value is None else render_fields(list(value.to_json().items())),
+    )
 
 
 @namespaces.command("list")
@@ -279,11 +296,7 @@ def ns_set_delayed(
 def ns_get_delayed(ctx: typer.Context, namespace: NamespaceArg) -> None:
     """Show the namespace's delayed delivery policy (not set: the broker's defaults apply)."""
     value = call(ctx, lambda a: a.get_delayed_delivery(namespace))
-    emit(
-        ctx,
-        value,
-        lambda: NOT_SET if value is None else render_fields(list(value.to_json().items())),
-    )
+    _emit_policy(ctx, value)
 
 
 @namespaces.command("remove-delayed-delivery")
@@ -314,11 +327,7 @@ def ns_set_auto(
 def ns_get_auto(ctx: typer.Context, namespace: NamespaceArg) -> None:
     """Show the namespace's auto topic creation override."""
     value = call(ctx, lambda a: a.get_auto_topic_creation(namespace))
-    emit(
-        ctx,
-        value,
-        lambda: NOT_SET if value is None else render_fields(list(value.to_json().items())),
-    )
+    _emit_policy(ctx, value)
 
 
 @namespaces.command("remove-auto-topic-creation")
