@@ -10,10 +10,10 @@ Concurrency: on the broker's loop.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 
 from magnetar.broker.connection import ServerCnx
 from magnetar.broker.service import BrokerService
+from magnetar.open_connections import OpenConnections
 from magnetar.telemetry import get_logger
 
 log = get_logger(__name__)
@@ -30,9 +30,7 @@ class BrokerServer:
         self.host = host
         self.port = port
         self._server: asyncio.Server | None = None
-        self._connections: set[ServerCnx] = set()
-        self._idle = asyncio.Event()
-        self._idle.set()
+        self._connections: OpenConnections[ServerCnx] = OpenConnections()
 
     async def start(self) -> int:
         """Listen; returns the bound port (useful with port 0)."""
@@ -46,15 +44,12 @@ class BrokerServer:
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         cnx = ServerCnx(self.service, reader, writer)
         self._connections.add(cnx)
-        self._idle.clear()
         try:
             await cnx.run()
         except Exception as exc:
             log.error("connection_failed", client=cnx.address, error=repr(exc))
         finally:
             self._connections.discard(cnx)
-            if not self._connections:
-                self._idle.set()
 
     @property
     def connections(self) -> int:
@@ -64,11 +59,5 @@ class BrokerServer:
         if self._server is None:
             return
         server, self._server = self._server, None
-        server.close()
-        for cnx in list(self._connections):
-            cnx.close()
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(timeout_s):
-                await self._idle.wait()
-                await server.wait_closed()
+        await self._connections.close(server, timeout_s)
         log.info("broker_stopped")

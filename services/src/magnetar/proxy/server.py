@@ -11,8 +11,8 @@ Concurrency: on the proxy's loop.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 
+from magnetar.open_connections import OpenConnections
 from magnetar.proxy.broker_link import BrokerLinks
 from magnetar.proxy.connection import ProxyConnection, ProxyContext
 from magnetar.telemetry import get_logger
@@ -27,9 +27,7 @@ class ProxyServer:
         self.host = host
         self.port = port
         self._server: asyncio.Server | None = None
-        self._connections: set[ProxyConnection] = set()
-        self._idle = asyncio.Event()
-        self._idle.set()
+        self._connections: OpenConnections[ProxyConnection] = OpenConnections()
 
     async def start(self) -> int:
         """Listen; returns the bound port (useful with port 0)."""
@@ -40,15 +38,9 @@ class ProxyServer:
         return self.port
 
     def _new_connection(self) -> ProxyConnection:
-        cnx = ProxyConnection(self._ctx, self._closed)
+        cnx = ProxyConnection(self._ctx, self._connections.discard)
         self._connections.add(cnx)
-        self._idle.clear()
         return cnx
-
-    def _closed(self, cnx: ProxyConnection) -> None:
-        self._connections.discard(cnx)
-        if not self._connections:
-            self._idle.set()
 
     def broker_gone(self, broker_id: str) -> None:
         """A broker left the registry: drop the relays to it and the link to it."""
@@ -60,11 +52,5 @@ class ProxyServer:
         if self._server is None:
             return
         server, self._server = self._server, None
-        server.close()
-        for cnx in list(self._connections):
-            cnx.close()
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(timeout_s):
-                await self._idle.wait()
-                await server.wait_closed()
+        await self._connections.close(server, timeout_s)
         log.info("proxy_listener_stopped")
