@@ -10,8 +10,9 @@ compare-and-set through ``set_policies``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
-from typing import Annotated, Any
+from typing import Annotated, Any, Protocol
 
 from fastapi import APIRouter, Body, Response
 
@@ -33,6 +34,14 @@ from magnetar.policies import (
 )
 
 JsonObject = Annotated[dict[str, Any], Body()]
+
+
+class JsonDocument(Protocol):
+    """A policy document: Pulsar's JSON shape out (``from_json`` reads it in)."""
+
+    def to_json(self) -> dict[str, Any]: ...
+
+
 NO_CONTENT = 204
 
 
@@ -132,20 +141,34 @@ def router(service: TopicService) -> APIRouter:
         stored = await resources.set_policies(ns, lambda p: _check_retention_covers_quota(fn(p)))
         await service.policies_changed(ns, stored)
 
+    def document_policy(
+        path: str, label: str, field: str, parse: Callable[[object], JsonDocument]
+    ) -> None:
+        """GET (204 when unset), POST (a JSON object, parsed: 412 names a bad field) and
+        DELETE of one policy document: retention, delayed delivery, auto topic creation."""
+
+        async def get_policy(tenant: str, namespace: str) -> Any:
+            value = getattr(await get(tenant, namespace), field)
+            return _none() if value is None else value.to_json()
+
+        async def set_policy(tenant: str, namespace: str, body: JsonObject) -> None:
+            value = parse(body)
+            await change(tenant, namespace, lambda p: replace(p, **{field: value}))
+
+        async def remove_policy(tenant: str, namespace: str) -> None:
+            await change(tenant, namespace, lambda p: replace(p, **{field: None}))
+
+        route = f"/{{tenant}}/{{namespace}}/{path}"
+        name = field.removesuffix("_policies").removesuffix("_override")
+        api.add_api_route(route, get_policy, methods=["GET"], summary=f"Get {label}",
+                          name=f"get_{name}")  # fmt: skip
+        api.add_api_route(route, set_policy, methods=["POST"], status_code=NO_CONTENT,
+                          summary=f"Set {label}", name=f"set_{name}")  # fmt: skip
+        api.add_api_route(route, remove_policy, methods=["DELETE"], status_code=NO_CONTENT,
+                          summary=f"Remove {label}", name=f"remove_{name}")  # fmt: skip
+
     # ---- retention
-    @api.get("/{tenant}/{namespace}/retention", summary="Get retention")
-    async def get_retention(tenant: str, namespace: str) -> Any:
-        value = (await get(tenant, namespace)).retention_policies
-        return _none() if value is None else value.to_json()
-
-    @api.post("/{tenant}/{namespace}/retention", status_code=NO_CONTENT, summary="Set retention")
-    async def set_retention(tenant: str, namespace: str, body: JsonObject) -> None:
-        value = RetentionPolicies.from_json(body)
-        await change(tenant, namespace, lambda p: replace(p, retention_policies=value))
-
-    @api.delete("/{tenant}/{namespace}/retention", status_code=NO_CONTENT)
-    async def remove_retention(tenant: str, namespace: str) -> None:
-        await change(tenant, namespace, lambda p: replace(p, retention_policies=None))
+    document_policy("retention", "retention", "retention_policies", RetentionPolicies.from_json)
 
     # ---- message TTL
     @api.get("/{tenant}/{namespace}/messageTTL", summary="Get message TTL (seconds)")
@@ -217,34 +240,20 @@ def router(service: TopicService) -> APIRouter:
         await change(tenant, namespace, lambda p: replace(p, deduplication_enabled=None))
 
     # ---- delayed delivery
-    @api.get("/{tenant}/{namespace}/delayedDelivery", summary="Get delayed delivery")
-    async def get_delayed(tenant: str, namespace: str) -> Any:
-        value = (await get(tenant, namespace)).delayed_delivery_policies
-        return _none() if value is None else value.to_json()
-
-    @api.post("/{tenant}/{namespace}/delayedDelivery", status_code=NO_CONTENT)
-    async def set_delayed(tenant: str, namespace: str, body: JsonObject) -> None:
-        value = DelayedDeliveryPolicies.from_json(body)
-        await change(tenant, namespace, lambda p: replace(p, delayed_delivery_policies=value))
-
-    @api.delete("/{tenant}/{namespace}/delayedDelivery", status_code=NO_CONTENT)
-    async def remove_delayed(tenant: str, namespace: str) -> None:
-        await change(tenant, namespace, lambda p: replace(p, delayed_delivery_policies=None))
+    document_policy(
+        "delayedDelivery",
+        "delayed delivery",
+        "delayed_delivery_policies",
+        DelayedDeliveryPolicies.from_json,
+    )
 
     # ---- auto topic creation
-    @api.get("/{tenant}/{namespace}/autoTopicCreation", summary="Get auto topic creation")
-    async def get_auto(tenant: str, namespace: str) -> Any:
-        value = (await get(tenant, namespace)).auto_topic_creation_override
-        return _none() if value is None else value.to_json()
-
-    @api.post("/{tenant}/{namespace}/autoTopicCreation", status_code=NO_CONTENT)
-    async def set_auto(tenant: str, namespace: str, body: JsonObject) -> None:
-        value = AutoTopicCreationOverride.from_json(body)
-        await change(tenant, namespace, lambda p: replace(p, auto_topic_creation_override=value))
-
-    @api.delete("/{tenant}/{namespace}/autoTopicCreation", status_code=NO_CONTENT)
-    async def remove_auto(tenant: str, namespace: str) -> None:
-        await change(tenant, namespace, lambda p: replace(p, auto_topic_creation_override=None))
+    document_policy(
+        "autoTopicCreation",
+        "auto topic creation",
+        "auto_topic_creation_override",
+        AutoTopicCreationOverride.from_json,
+    )
 
     # ---- schema compatibility strategy
     @api.get("/{tenant}/{namespace}/schemaCompatibilityStrategy")
