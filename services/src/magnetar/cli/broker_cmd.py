@@ -10,7 +10,7 @@ from typing import Annotated, Any
 
 import typer
 
-from magnetar.cli.server_process import admin_app, run_server
+from magnetar.cli.server_process import AdvertisedListenersOpt, admin_app, run_server
 
 
 def broker(
@@ -22,13 +22,7 @@ def broker(
     advertised_address: Annotated[
         str | None, typer.Option(help="Host clients are told to dial.")
     ] = None,
-    advertised_listeners: Annotated[
-        str | None,
-        typer.Option(
-            help="Named listeners, e.g. 'internal:pulsar://10.0.0.5:6650,"
-            "external:pulsar://lb.example:6650' (clients pick one by listener name)."
-        ),
-    ] = None,
+    advertised_listeners: AdvertisedListenersOpt = None,
     bind_address: Annotated[str | None, typer.Option(help="Interface to listen on.")] = None,
     log_level: Annotated[str | None, typer.Option(help="debug, info, warning, error.")] = None,
 ) -> None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Coroutine
-from typing import TYPE_CHECKING, Any, NoReturn, Protocol, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, Protocol, TypeVar
 
 import typer
 
@@ -38,6 +38,16 @@ S = TypeVar("S", bound=LogSettings)
 
 EXIT_METADATA_UNAVAILABLE = 1
 EXIT_BAD_SETTINGS = 2
+
+
+# A broker's named listeners (--advertised-listeners on `magnetar broker` and `standalone`).
+AdvertisedListenersOpt = Annotated[
+    str | None,
+    typer.Option(
+        help="Named listeners, e.g. 'internal:pulsar://10.0.0.5:6650,"
+        "external:pulsar://lb.example:6650' (clients pick one by listener name)."
+    ),
+]
 
 
 def run_server(

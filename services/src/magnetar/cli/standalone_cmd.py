@@ -11,7 +11,7 @@ from typing import Annotated, Any
 
 import typer
 
-from magnetar.cli.server_process import admin_app, run_server
+from magnetar.cli.server_process import AdvertisedListenersOpt, admin_app, run_server
 
 
 def standalone(
@@ -21,13 +21,7 @@ def standalone(
     advertised_address: Annotated[
         str | None, typer.Option(help="Host clients are told to dial (127.0.0.1).")
     ] = None,
-    advertised_listeners: Annotated[
-        str | None,
-        typer.Option(
-            help="Named listeners, e.g. 'internal:pulsar://10.0.0.5:6650,"
-            "external:pulsar://lb.example:6650' (clients pick one by listener name)."
-        ),
-    ] = None,
+    advertised_listeners: AdvertisedListenersOpt = None,
     bind_address: Annotated[str | None, typer.Option(help="Interface to listen on.")] = None,
     journal_sync: Annotated[
         bool | None,
