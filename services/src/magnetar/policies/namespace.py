@@ -152,22 +152,64 @@ class DelayedDeliveryPolicies:
 
 @dataclass(frozen=True, slots=True)
 class AuthPolicies:
-    """Namespace-level grants: role -> actions."""
+    """Grants, as Pulsar keeps them in the namespace's policies: role -> actions on the whole
+    namespace (``namespace_auth``), topic -> role -> actions (``destination_auth``, keyed by
+    the full topic name), and subscription -> the roles allowed to use it
+    (``subscription_auth_roles``; absent or empty: any role with ``consume``)."""
 
     namespace_auth: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    destination_auth: Mapping[str, Mapping[str, frozenset[str]]] = field(default_factory=dict)
+    subscription_auth_roles: Mapping[str, frozenset[str]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "namespace_auth": {r: sorted(a) for r, a in sorted(self.namespace_auth.items())},
-            "destination_auth": {},
-            "subscription_auth_roles": {},
+            "namespace_auth": _grants_json(self.namespace_auth),
+            "destination_auth": {
+                topic: _grants_json(grants)
+                for topic, grants in sorted(self.destination_auth.items())
+            },
+            "subscription_auth_roles": {
+                sub: sorted(roles) for sub, roles in sorted(self.subscription_auth_roles.items())
+            },
         }
 
     @classmethod
     def from_json(cls, value: object) -> AuthPolicies:
         doc = obj(value, "auth_policies")
-        grants = obj(doc.get("namespace_auth", {}), "namespace_auth")
-        return cls({role: parse_actions(actions) for role, actions in grants.items()})
+        grants = obj(doc.get("namespace_auth") or {}, "namespace_auth")
+        topics = obj(doc.get("destination_auth") or {}, "destination_auth")
+        subs = obj(doc.get("subscription_auth_roles") or {}, "subscription_auth_roles")
+        return cls(
+            {role: parse_actions(actions) for role, actions in grants.items()},
+            {
+                topic: {
+                    role: parse_actions(actions)
+                    for role, actions in obj(topic_grants, "destination_auth").items()
+                }
+                for topic, topic_grants in topics.items()
+            },
+            {sub: str_set(roles, "subscription_auth_roles") for sub, roles in subs.items()},
+        )
+
+    def with_topic_grant(self, topic: str, role: str, actions: frozenset[str]) -> AuthPolicies:
+        topics = {t: dict(g) for t, g in self.destination_auth.items()}
+        topics.setdefault(topic, {})[role] = actions
+        return replace(self, destination_auth=topics)
+
+    def without_topic_grant(self, topic: str, role: str) -> AuthPolicies:
+        topics = {t: {r: a for r, a in g.items() if not (t == topic and r == role)}
+                  for t, g in self.destination_auth.items()}  # fmt: skip
+        return replace(self, destination_auth={t: g for t, g in topics.items() if g})
+
+    def with_subscription_roles(self, subscription: str, roles: frozenset[str]) -> AuthPolicies:
+        subs = {s: r for s, r in self.subscription_auth_roles.items() if s != subscription}
+        if roles:
+            subs[subscription] = roles
+        return replace(self, subscription_auth_roles=subs)
+
+
+def _grants_json(grants: Mapping[str, frozenset[str]]) -> dict[str, list[str]]:
+    return {role: sorted(actions) for role, actions in sorted(grants.items())}
 
 
 def parse_actions(value: object) -> frozenset[str]:
@@ -263,11 +305,14 @@ class Policies:
     def with_grant(self, role: str, actions: frozenset[str]) -> Policies:
         grants = dict(self.auth_policies.namespace_auth)
         grants[role] = actions
-        return replace(self, auth_policies=AuthPolicies(grants))
+        return replace(self, auth_policies=replace(self.auth_policies, namespace_auth=grants))
 
     def without_grant(self, role: str) -> Policies:
         grants = {r: a for r, a in self.auth_policies.namespace_auth.items() if r != role}
-        return replace(self, auth_policies=AuthPolicies(grants))
+        return replace(self, auth_policies=replace(self.auth_policies, namespace_auth=grants))
+
+    def with_auth(self, auth: AuthPolicies) -> Policies:
+        return replace(self, auth_policies=auth)
 
     def with_backlog_quota(self, quota_type: str, quota: BacklogQuota | None) -> Policies:
         quotas = {k: q for k, q in self.backlog_quota_map.items() if k != quota_type}
