@@ -3,7 +3,9 @@
 Beside the REST API: the broker health check, and ``/metrics`` when the process passes its
 :class:`~magnetar.telemetry.metrics.Metrics` (:mod:`magnetar.admin.probes`); the brokers and
 broker-stats resources (:mod:`magnetar.admin.brokers`) when it passes its broker directory; the
-bookies resources (:mod:`magnetar.admin.bookies`) when it passes a bookie admin.
+bookies resources (:mod:`magnetar.admin.bookies`) when it passes a bookie admin. With the
+broker's ``security``, every route first authenticates and authorizes its caller
+(:mod:`magnetar.admin.security`): 401 and 403 with a reason.
 
 A topic call refused because another broker owns the topic answers ``307`` to the owner
 (:mod:`magnetar.admin.redirect`). Every other error leaves as Pulsar's ``{"reason": "..."}``
@@ -18,7 +20,7 @@ share ``service`` and its ``resources`` and hold no state of their own.
 
 from __future__ import annotations
 
-from fastapi import FastAPI, Request
+from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -31,6 +33,7 @@ from magnetar.admin import (
     clusters,
     lookup,
     namespaces,
+    permissions,
     probes,
     schemas,
     tenants,
@@ -38,10 +41,12 @@ from magnetar.admin import (
 from magnetar.admin import topics as topic_routes
 from magnetar.admin.errors import http_status_for, reason_of
 from magnetar.admin.redirect import owner_redirect
+from magnetar.admin.security import access_guard
 from magnetar.admin.service import TopicService
 from magnetar.autorecovery import BookieAdmin
 from magnetar.broker.broker_directory import BrokerDirectory
 from magnetar.broker.errors import ServiceNotReady
+from magnetar.broker.security import BrokerSecurity
 from magnetar.errors import MagnetarError
 from magnetar.telemetry import get_logger
 from magnetar.telemetry.metrics import Metrics
@@ -88,12 +93,14 @@ def create_app(
     metrics: Metrics | None = None,
     directory: BrokerDirectory | None = None,
     bookie_admin: BookieAdmin | None = None,
+    security: BrokerSecurity | None = None,
 ) -> FastAPI:
     app = FastAPI(
         title="Magnetar admin REST API",
         description="Pulsar-compatible admin REST v2 and lookup v2.",
         version="2",
         docs_url="/docs",
+        dependencies=[] if security is None else [Depends(access_guard(security))],
     )
 
     async def on_not_served(request: Request, exc: Exception) -> Response:
@@ -107,6 +114,7 @@ def create_app(
     app.add_exception_handler(Exception, _on_unexpected)
     app.include_router(clusters.router(service.resources))
     app.include_router(tenants.router(service))
+    app.include_router(permissions.router(service))  # before namespaces: permissions/{role}
     app.include_router(namespaces.router(service))
     app.include_router(bundles.router(service))
     app.include_router(topic_routes.router(service))

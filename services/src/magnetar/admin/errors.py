@@ -3,14 +3,17 @@
 Statuses follow Pulsar's admin API: 404 for a missing cluster/tenant/namespace/topic/subscription,
 409 for "already exists" and for deleting a tenant or namespace that still has children, 412
 (PRECONDITION_FAILED) for invalid names and policy values and for deleting what is still in use,
-406 for a non-positive partition count, 422 for shrinking partitions and invalid schema
-definitions, 409 for an incompatible schema, 405 for operations Pulsar
-refuses on partitioned topics, 400 for bodies that are not the JSON the route expects.
+401 for a missing or bad credential, 403 for a role without the permission, 406 for a
+non-positive partition count, 422 for shrinking partitions and invalid schema definitions, 409
+for an incompatible schema, 405 for operations Pulsar refuses on partitioned topics, 400 for
+bodies that are not the JSON the route expects.
 Unknown errors are 500. The body is always ``{"reason": "..."}``.
 """
 
 from __future__ import annotations
 
+from magnetar.authentication import AuthenticationFailed
+from magnetar.authorization import NotAuthorized
 from magnetar.autorecovery.errors import NotDecommissioning, UnknownBookie
 from magnetar.broker.compaction.errors import CompactionInProgress
 from magnetar.broker.errors import (
@@ -67,6 +70,8 @@ class NotAllowedOnPartitionedTopic(AdminError):
 # Most specific first: the first row whose class matches wins.
 HTTP_STATUS: list[tuple[type[BaseException], int]] = [
     (BadRequestBody, 400),
+    (AuthenticationFailed, 401),
+    (NotAuthorized, 403),
     (InvalidTopicName, 412),
     (InvalidResourceName, 412),
     (InvalidPolicies, 412),

@@ -16,6 +16,7 @@ from magnetar.authorization.rules import (
     may_use_topic,
     role_may_use_topic,
     topic_actions,
+    topic_grants,
 )
 
 __all__ = [
@@ -30,4 +31,5 @@ __all__ = [
     "may_use_topic",
     "role_may_use_topic",
     "topic_actions",
+    "topic_grants",
 ]

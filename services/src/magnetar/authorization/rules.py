@@ -78,6 +78,14 @@ def topic_actions(auth: AuthPolicies, topic: TopicName, role: str) -> frozenset[
     return frozenset(actions)
 
 
+def topic_grants(auth: AuthPolicies, topic: TopicName) -> dict[str, frozenset[str]]:
+    """Role -> actions on ``topic``: the namespace's grants merged with the topic's own."""
+    roles = set(auth.namespace_auth)
+    for name in (str(topic), str(topic.partitioned_topic_name)):
+        roles |= set(auth.destination_auth.get(name, {}))
+    return {role: topic_actions(auth, topic, role) for role in roles}
+
+
 def role_may_use_topic(
     rules: AuthorizationRules,
     role: str,

@@ -25,6 +25,13 @@ ProducerRequests); beyond that the reader stops reading (TCP backpressure on the
 Keep-alive: a PING after an idle interval, and the connection is closed when the client stays
 silent for two intervals.
 
+Security (with ``authentication_enabled``): CONNECT is authenticated by
+:class:`~magnetar.broker.connection_auth.ConnectionAuth` (``ERROR(AuthenticationError)`` and
+close on failure, as Pulsar's broker does), a refresh task challenges expired credentials, and
+PRODUCER, SUBSCRIBE, LOOKUP, PARTITIONED_METADATA and GET_TOPICS_OF_NAMESPACE are authorized
+for the connection's caller through :meth:`ServerCnx.authorize` (``AuthorizationError``). The
+TLS listener fills :attr:`ServerCnx.peer_certificate` for the ``tls`` provider.
+
 Concurrency: everything on the broker's loop; the connection's tasks are cancelled on close.
 Created and run by :class:`~magnetar.broker.server.BrokerServer`, one per accepted socket.
 """
@@ -34,9 +41,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import time
 from collections.abc import Coroutine
 from typing import Any
 
+from magnetar.authentication import AuthenticationFailed, PeerCertificate
+from magnetar.authorization import LOOKUP, Caller
+from magnetar.broker.connection_auth import REFRESH_AUTH_DATA, ConnectionAuth, RefreshAction
 from magnetar.broker.consumer_requests import ConsumerRequests
 from magnetar.broker.errors import ServiceNotReady
 from magnetar.broker.producer_requests import ProducerRequests
@@ -44,7 +55,7 @@ from magnetar.broker.schemas.requests import SchemaRequests
 from magnetar.broker.service import SERVER_VERSION, BrokerService
 from magnetar.broker.transport_cnx import ErrorReply, RequestWork
 from magnetar.errors import MagnetarError
-from magnetar.naming import InvalidTopicName, TopicName
+from magnetar.naming import InvalidTopicName, NamespaceName, TopicName
 from magnetar.protocol import commands
 from magnetar.protocol.errors import ChecksumMismatch, ProtocolError, server_error_for
 from magnetar.protocol.frame import (
@@ -95,6 +106,34 @@ class ServerCnx:
         self._producers = ProducerRequests(self, service)
         self._consumers = ConsumerRequests(self, service)
         self._schemas = SchemaRequests(self, service.schemas)
+        security = service.security
+        self._auth = (
+            None
+            if security.authentication is None
+            else ConnectionAuth(security.authentication, security.rules)
+        )
+        self._caller: Caller | None = None
+        self._peer_certificate: PeerCertificate | None = None
+
+    # ------------------------------------------------------------------ security
+    @property
+    def peer_certificate(self) -> PeerCertificate | None:
+        """The client's TLS certificate as ``ssl.SSLSocket.getpeercert()`` returns it; None
+        without TLS or without a client certificate (the TLS listener sets it)."""
+        return self._peer_certificate
+
+    @property
+    def caller(self) -> Caller | None:
+        """Who the connection acts for once authenticated; None without authentication."""
+        return self._caller
+
+    async def authorize(
+        self, topic: TopicName, action: str, subscription: str | None = None
+    ) -> None:
+        await self._service.security.check_topic(self._caller, topic, action, subscription)
+
+    async def authorize_namespace(self, namespace: NamespaceName, action: str) -> None:
+        await self._service.security.check_namespace(self._caller, namespace, action)
 
     # ------------------------------------------------------------------ TransportCnx
     @property
@@ -141,14 +180,19 @@ class ServerCnx:
     # ------------------------------------------------------------------ life cycle
     async def run(self) -> None:
         """Serve until the client goes away or a fatal protocol error; then clean up."""
-        keepalive = asyncio.create_task(self._keepalive(), name=f"keepalive-{self._address}")
+        timers = [asyncio.create_task(self._keepalive(), name=f"keepalive-{self._address}")]
+        if self._auth is not None:
+            timers.append(
+                asyncio.create_task(self._auth_refresh(), name=f"auth-refresh-{self._address}")
+            )
         try:
             await self._read_loop()
         except (ConnectionError, asyncio.IncompleteReadError):
             pass
         finally:
-            keepalive.cancel()
-            await asyncio.wait([keepalive])
+            for timer in timers:
+                timer.cancel()
+            await asyncio.wait(timers)
             await self._cleanup()
 
     async def _read_loop(self) -> None:
@@ -288,6 +332,8 @@ class ServerCnx:
             await self._partitioned_metadata(cmd.partition_metadata)
         elif kind == T.LOOKUP:
             await self._lookup(cmd.lookup_topic)
+        elif kind == T.AUTH_RESPONSE:
+            self._auth_response(cmd.auth_response)
         elif kind == T.CONNECT:
             self.write_command(
                 commands.error(commands.BROKER_REQUEST_ID, pb.NotAllowedError, "already connected")
@@ -308,6 +354,12 @@ class ServerCnx:
         )
 
     def _connect(self, connect: pb.CommandConnect) -> None:
+        if self._auth is not None:
+            try:
+                self._caller = self._auth.connect(connect, self.peer_certificate)
+            except AuthenticationFailed as exc:
+                self._refuse_authentication(exc, connect.auth_method_name)
+                return
         self._features = PeerFeatures.from_connect(connect)
         self.write_command(
             commands.connected(
@@ -322,11 +374,68 @@ class ServerCnx:
             client=self._address,
             client_version=connect.client_version,
             protocol_version=self._features.protocol_version,
+            role=None if self._caller is None else self._caller.role,
         )
+
+    def _refuse_authentication(self, exc: AuthenticationFailed, method: str) -> None:
+        # Pulsar's broker answers ERROR(AuthenticationError) and closes. The reason names what
+        # was wrong with the credential, never the credential.
+        log.info("authentication_failed", client=self._address, method=method, reason=exc.reason)
+        self.write_command(
+            commands.error(commands.BROKER_REQUEST_ID, pb.AuthenticationError, exc.reason)
+        )
+        self.close()
+
+    async def _auth_refresh(self) -> None:
+        """Pulsar's periodic refresh check (``authenticationRefreshCheckSeconds``)."""
+        auth = self._auth
+        assert auth is not None
+        interval = self._service.security.config.refresh_check_s
+        while self._open:
+            await asyncio.sleep(interval)
+            if self._features is None:
+                continue
+            action = auth.refresh_step(
+                time.time(), supports_refresh=self._features.supports_auth_refresh
+            )
+            if action is RefreshAction.CLOSE:
+                log.info("authentication_expired", client=self._address, role=self._role())
+                self.close()
+                self._reader.feed_eof()
+                return
+            if action is RefreshAction.CHALLENGE:
+                log.info("authentication_challenge", client=self._address, role=self._role())
+                self.write_command(
+                    commands.auth_challenge(
+                        server_version=SERVER_VERSION,
+                        protocol_version=self._features.protocol_version,
+                        method=auth.challenge_method(),
+                        data=REFRESH_AUTH_DATA,
+                    )
+                )
+
+    def _role(self) -> str | None:
+        return None if self._caller is None else self._caller.role
+
+    def _auth_response(self, response: pb.CommandAuthResponse) -> None:
+        if self._auth is None:
+            self.write_command(
+                commands.error(
+                    commands.BROKER_REQUEST_ID, pb.NotAllowedError, "authentication is not enabled"
+                )
+            )
+            return
+        try:
+            self._auth.auth_response(response, self.peer_certificate)
+        except AuthenticationFailed as exc:
+            self._refuse_authentication(exc, response.response.auth_method_name)
+            return
+        log.info("authentication_refreshed", client=self._address, role=self._role())
 
     async def _partitioned_metadata(self, request: pb.CommandPartitionedTopicMetadata) -> None:
         async def work() -> pb.BaseCommand:
             topic = TopicName.parse(request.topic)
+            await self.authorize(topic, LOOKUP)
             if request.metadata_auto_creation_enabled:
                 partitions = await self._service.admin.partitions_auto_created(topic)
             else:
@@ -342,6 +451,7 @@ class ServerCnx:
                 topic = TopicName.parse(request.topic)
             except InvalidTopicName as exc:
                 return commands.lookup_failed(request.request_id, pb.InvalidTopicName, str(exc))
+            await self.authorize(topic, LOOKUP)
             found = await self._service.lookup(topic, request.authoritative)
             found = found.for_listener(request.advertised_listener_name)
             return commands.lookup_response(

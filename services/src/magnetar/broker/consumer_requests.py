@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from magnetar.authorization import CONSUME, LOOKUP
 from magnetar.broker.consumer import Consumer
 from magnetar.broker.dispatch import HashRange, KeySharedMeta, KeySharedMode, ack_set_to_mask
 from magnetar.broker.errors import ConsumerNotFound, NotAllowed
@@ -139,7 +140,9 @@ class ConsumerRequests:
             return
 
         async def work() -> pb.BaseCommand:
-            topic = await self._service.get_topic(TopicName.parse(request.topic), by_client=True)
+            name = TopicName.parse(request.topic)
+            await cnx.authorize(name, CONSUME, request.subscription)
+            topic = await self._service.get_topic(name, by_client=True)
             schema = schema_of(request.schema if request.HasField("schema") else None)
             if schema is not None and schema.type != SchemaType.AUTO_CONSUME:
                 await self._service.schemas.check_consumer(topic.name, schema, _idle(topic))
@@ -297,6 +300,7 @@ class ConsumerRequests:
     async def _topics_of_namespace(self, request: pb.CommandGetTopicsOfNamespace) -> None:
         async def work() -> pb.BaseCommand:
             namespace = NamespaceName.parse(request.namespace)
+            await self._cnx.authorize_namespace(namespace, LOOKUP)
             topics: list[str] = []
             if request.mode in (Mode.PERSISTENT, Mode.ALL):
                 topics += await self._service.list_topics(namespace, persistent=True)

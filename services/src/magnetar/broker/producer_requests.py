@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 
+from magnetar.authorization import PRODUCE
 from magnetar.broker.deduplication import MessageDeduplication, chunk_of
 from magnetar.broker.errors import MetadataProblem, TopicTerminated
 from magnetar.broker.persistent_topic import PersistentTopic
@@ -107,9 +108,9 @@ class ProducerRequests:
 
         async def work() -> pb.BaseCommand:
             try:
-                topic = await self._service.get_topic(
-                    TopicName.parse(request.topic), by_client=True
-                )
+                topic_name = TopicName.parse(request.topic)
+                await cnx.authorize(topic_name, PRODUCE)  # before loading: no auto-creation
+                topic = await self._service.get_topic(topic_name, by_client=True)
                 name = request.producer_name or (
                     f"{self._service.config.cluster_name}-{next(_producer_names)}"
                 )

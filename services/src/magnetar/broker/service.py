@@ -46,6 +46,7 @@ from magnetar.broker.policy_defaults import (
 )
 from magnetar.broker.resources import BrokerResources
 from magnetar.broker.schemas import SchemaRegistry
+from magnetar.broker.security import BrokerSecurity, SecurityConfig
 from magnetar.broker.topic_admin import AnyTopic, TopicAdmin
 from magnetar.broker.topic_sweep import sweep_once
 from magnetar.managed_ledger import ManagedLedgerConfig, ManagedLedgerFactory
@@ -81,6 +82,7 @@ class BrokerConfig:
     policy_defaults: BrokerPolicyDefaults = field(default_factory=BrokerPolicyDefaults)
     default_number_of_namespace_bundles: int = DEFAULT_NUMBER_OF_NAMESPACE_BUNDLES
     delayed_delivery_max_index_size: int = 1_000_000  # per subscription (see dispatch.delayed)
+    security: SecurityConfig = field(default_factory=SecurityConfig)
 
 
 OwnershipFactory = Callable[[BundleTopics, NamespaceBundleFactory], Ownership]
@@ -124,6 +126,7 @@ class BrokerService:
             lambda: self.topics.values(), resources.get_policies, config.policy_defaults
         )
         self.admin = TopicAdmin(self, config.policy_defaults, config.stats_window_s)
+        self.security = BrokerSecurity(config.security, resources)
         self.schemas = SchemaRegistry(
             store, resources, Strategy(config.policy_defaults.schema_compatibility_strategy)
         )

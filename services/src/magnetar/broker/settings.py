@@ -10,20 +10,32 @@ Pulsar's broker.conf where a Pulsar operator would look (``brokerServicePort`` -
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import Field, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import Field, SecretStr, field_validator, model_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from magnetar.authentication import AuthenticationConfig, InvalidKey, build_authentication
 from magnetar.broker.backlog_quota import BacklogQuotaConfig
 from magnetar.broker.bundle_split import BundleSplitConfig
 from magnetar.broker.deduplication import DeduplicationConfig
 from magnetar.broker.listeners import parse_advertised_listeners
 from magnetar.broker.load_manager import LoadManagerConfig
 from magnetar.broker.policy_defaults import BrokerPolicyDefaults
+from magnetar.broker.security import SecurityConfig
 from magnetar.broker.service import BrokerConfig
 from magnetar.managed_ledger import ManagedLedgerConfig
 from magnetar.policies import AutoTopicCreationOverride, DelayedDeliveryPolicies, RetentionPolicies
+
+# A list setting given as broker.conf gives it: comma-separated ("admin,ops"), also from the
+# environment (MAGNETAR_BROKER_SUPER_USER_ROLES=admin,ops), not as JSON.
+CommaList = Annotated[tuple[str, ...], NoDecode]
+
+
+def split_commas(value: object) -> object:
+    if isinstance(value, str):
+        return tuple(part.strip() for part in value.split(",") if part.strip())
+    return value
 
 
 class BrokerSettings(BaseSettings):
@@ -126,6 +138,60 @@ class BrokerSettings(BaseSettings):
         "FORWARD_TRANSITIVE",
         "FULL_TRANSITIVE",
     ] = "FULL"
+    # Security (broker.conf names; docs/security.md). Providers: token, tls, none (or Pulsar's
+    # provider class names). Keys are references: file:///path, data:;base64,..., env:NAME.
+    authentication_enabled: bool = False
+    authentication_providers: CommaList = ()
+    authorization_enabled: bool = False
+    super_user_roles: CommaList = ()
+    proxy_roles: CommaList = ()
+    anonymous_user_role: str = ""
+    token_secret_key: SecretStr = SecretStr("")
+    token_public_key: SecretStr = SecretStr("")
+    token_public_alg: str = "RS256"
+    token_auth_claim: str = "sub"
+    token_allowed_clock_skew_seconds: float = Field(default=0.0, ge=0)
+    authentication_refresh_check_seconds: float = Field(default=60.0, gt=0)
+    authenticate_metrics_endpoint: bool = False
+
+    @field_validator("authentication_providers", "super_user_roles", "proxy_roles", mode="before")
+    @classmethod
+    def _comma_list(cls, value: object) -> object:
+        return split_commas(value)
+
+    @model_validator(mode="after")
+    def _security_loads(self) -> BrokerSettings:
+        """Bad security settings stop the start with a message naming the setting."""
+        if self.authorization_enabled and not self.authentication_enabled:
+            raise ValueError("authorization_enabled needs authentication_enabled")
+        if self.authentication_enabled:
+            try:
+                build_authentication(self.authentication_config())
+            except InvalidKey as exc:
+                raise ValueError(str(exc)) from exc
+        return self
+
+    def authentication_config(self) -> AuthenticationConfig:
+        return AuthenticationConfig(
+            providers=self.authentication_providers,
+            token_secret_key=self.token_secret_key.get_secret_value(),
+            token_public_key=self.token_public_key.get_secret_value(),
+            token_public_alg=self.token_public_alg,
+            token_auth_claim=self.token_auth_claim,
+            token_allowed_clock_skew_s=self.token_allowed_clock_skew_seconds,
+            anonymous_user_role=self.anonymous_user_role,
+        )
+
+    def security_config(self) -> SecurityConfig:
+        return SecurityConfig(
+            authentication_enabled=self.authentication_enabled,
+            authorization_enabled=self.authorization_enabled,
+            authentication=self.authentication_config(),
+            super_user_roles=frozenset(self.super_user_roles),
+            proxy_roles=frozenset(self.proxy_roles),
+            refresh_check_s=self.authentication_refresh_check_seconds,
+            authenticate_metrics_endpoint=self.authenticate_metrics_endpoint,
+        )
 
     @field_validator("advertised_listeners")
     @classmethod
@@ -159,6 +225,7 @@ class BrokerSettings(BaseSettings):
             policy_defaults=self.policy_defaults(),
             default_number_of_namespace_bundles=self.default_number_of_namespace_bundles,
             delayed_delivery_max_index_size=self.delayed_delivery_max_index_size,
+            security=self.security_config(),
         )
 
     def bundle_split_config(self) -> BundleSplitConfig:

@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Protocol
 
 from magnetar.broker.topic import ClientCnx
+from magnetar.naming import NamespaceName, TopicName
 from magnetar.wire import pulsar_api_pb2 as pb
 
 RequestWork = Callable[[], Awaitable[pb.BaseCommand | None]]
@@ -33,6 +34,17 @@ class TransportCnx(ClientCnx, Protocol):
 
     async def spawn(self, work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
         """Run ``work`` as a task of the connection, cancelled when the connection closes."""
+        ...
+
+    async def authorize(
+        self, topic: TopicName, action: str, subscription: str | None = None
+    ) -> None:
+        """Return if the connection's role may ``action`` (produce, consume, lookup) on
+        ``topic``; raise NotAuthorized otherwise (always returns with authorization off)."""
+        ...
+
+    async def authorize_namespace(self, namespace: NamespaceName, action: str) -> None:
+        """As :meth:`authorize`, for an action on a whole namespace (listing its topics)."""
         ...
 
     async def request(self, request_id: int, work: RequestWork, on_error: ErrorReply = ...) -> None:

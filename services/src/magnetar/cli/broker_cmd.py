@@ -10,6 +10,18 @@ from typing import Annotated, Any
 
 import typer
 
+from magnetar.cli.security_options import (
+    AuthenticationEnabledOpt,
+    AuthenticationProvidersOpt,
+    AuthorizationEnabledOpt,
+    ProxyRolesOpt,
+    RefreshCheckOpt,
+    SuperUserRolesOpt,
+    TokenAuthClaimOpt,
+    TokenPublicKeyOpt,
+    TokenSecretKeyOpt,
+    security_flags,
+)
 from magnetar.cli.server_process import AdvertisedListenersOpt, admin_app, run_server
 
 
@@ -25,6 +37,15 @@ def broker(
     advertised_listeners: AdvertisedListenersOpt = None,
     bind_address: Annotated[str | None, typer.Option(help="Interface to listen on.")] = None,
     log_level: Annotated[str | None, typer.Option(help="debug, info, warning, error.")] = None,
+    authentication_enabled: AuthenticationEnabledOpt = None,
+    authentication_providers: AuthenticationProvidersOpt = None,
+    authorization_enabled: AuthorizationEnabledOpt = None,
+    super_user_roles: SuperUserRolesOpt = None,
+    proxy_roles: ProxyRolesOpt = None,
+    token_secret_key: TokenSecretKeyOpt = None,
+    token_public_key: TokenPublicKeyOpt = None,
+    token_auth_claim: TokenAuthClaimOpt = None,
+    authentication_refresh_check_seconds: RefreshCheckOpt = None,
 ) -> None:
     """Run a broker against an external metadata store and bookies."""
     from magnetar.broker.process import serve_broker
@@ -40,4 +61,17 @@ def broker(
         "bind_address": bind_address,
         "log_level": log_level,
     }
+    flags.update(
+        security_flags(
+            authentication_enabled=authentication_enabled,
+            authentication_providers=authentication_providers,
+            authorization_enabled=authorization_enabled,
+            super_user_roles=super_user_roles,
+            proxy_roles=proxy_roles,
+            token_secret_key=token_secret_key,
+            token_public_key=token_public_key,
+            token_auth_claim=token_auth_claim,
+            authentication_refresh_check_seconds=authentication_refresh_check_seconds,
+        )
+    )
     run_server(BrokerSettings, flags, lambda s: serve_broker(s, admin_app(Metrics())))

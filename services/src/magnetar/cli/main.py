@@ -28,6 +28,7 @@ from magnetar.cli import (
     produce_cmd,
     proxy_cmd,
     standalone_cmd,
+    tokens_cmd,
 )
 
 HELP = "Magnetar: a Pulsar-compatible messaging platform. Every sub-command has --help."
@@ -56,6 +57,7 @@ GROUPS: tuple[tuple[str, typer.Typer], ...] = (
     ("admin", admin_cmd.admin),
     ("cluster", cluster_cmd.cluster),
     ("perf", perf_cmd.perf),
+    ("tokens", tokens_cmd.tokens),
 )
 
 

@@ -97,7 +97,11 @@ def admin_app(metrics: Metrics) -> Callable[[BrokerService], Any]:
 
         observe_topics(metrics, service, service.config.cluster_name)
         return create_app(
-            service.admin, metrics, BrokerDirectory.of(service), BookieAdmin(service.store)
+            service.admin,
+            metrics,
+            BrokerDirectory.of(service),
+            BookieAdmin(service.store),
+            security=service.security,
         )
 
     return build

@@ -11,6 +11,18 @@ from typing import Annotated, Any
 
 import typer
 
+from magnetar.cli.security_options import (
+    AuthenticationEnabledOpt,
+    AuthenticationProvidersOpt,
+    AuthorizationEnabledOpt,
+    ProxyRolesOpt,
+    RefreshCheckOpt,
+    SuperUserRolesOpt,
+    TokenAuthClaimOpt,
+    TokenPublicKeyOpt,
+    TokenSecretKeyOpt,
+    security_flags,
+)
 from magnetar.cli.server_process import AdvertisedListenersOpt, admin_app, run_server
 
 
@@ -28,6 +40,15 @@ def standalone(
         typer.Option("--journal-sync/--no-journal-sync", help="fdatasync each journal group."),
     ] = None,
     log_level: Annotated[str | None, typer.Option(help="debug, info, warning, error.")] = None,
+    authentication_enabled: AuthenticationEnabledOpt = None,
+    authentication_providers: AuthenticationProvidersOpt = None,
+    authorization_enabled: AuthorizationEnabledOpt = None,
+    super_user_roles: SuperUserRolesOpt = None,
+    proxy_roles: ProxyRolesOpt = None,
+    token_secret_key: TokenSecretKeyOpt = None,
+    token_public_key: TokenPublicKeyOpt = None,
+    token_auth_claim: TokenAuthClaimOpt = None,
+    authentication_refresh_check_seconds: RefreshCheckOpt = None,
 ) -> None:
     """Run a broker with its own bookie and metadata store in one process."""
     from magnetar.standalone import StandaloneSettings, serve_standalone
@@ -43,6 +64,19 @@ def standalone(
         "journal_sync": journal_sync,
         "log_level": log_level,
     }
+    flags.update(
+        security_flags(
+            authentication_enabled=authentication_enabled,
+            authentication_providers=authentication_providers,
+            authorization_enabled=authorization_enabled,
+            super_user_roles=super_user_roles,
+            proxy_roles=proxy_roles,
+            token_secret_key=token_secret_key,
+            token_public_key=token_public_key,
+            token_auth_claim=token_auth_claim,
+            authentication_refresh_check_seconds=authentication_refresh_check_seconds,
+        )
+    )
     metrics = Metrics()  # the broker's and the in-process bookie's
     run_server(
         StandaloneSettings, flags, lambda s: serve_standalone(s, admin_app(metrics), metrics)

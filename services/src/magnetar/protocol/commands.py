@@ -144,6 +144,18 @@ def connected(
     return wrap(T.CONNECTED, body)
 
 
+def auth_challenge(
+    *, server_version: str, protocol_version: int, method: str, data: bytes
+) -> pb.BaseCommand:
+    """AUTH_CHALLENGE: ask the client for (fresh) credentials of ``method``."""
+    body = pb.CommandAuthChallenge(
+        server_version=server_version,
+        protocol_version=protocol_version,
+        challenge=pb.AuthData(auth_method_name=method, auth_data=data),
+    )
+    return wrap(T.AUTH_CHALLENGE, body)
+
+
 def success(request_id: int, *, schema: pb.Schema | None = None) -> pb.BaseCommand:
     return wrap(T.SUCCESS, pb.CommandSuccess(request_id=request_id, schema=schema))
 
