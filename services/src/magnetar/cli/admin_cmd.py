@@ -23,6 +23,7 @@ from magnetar.cli import (
     admin_topics_cmd,
 )
 from magnetar.cli.admin_session import AdminOptions, ForceOpt, call, emit_fields, emit_names
+from magnetar.cli.tool_session import AuthTokenFileOpt, auth_token_of
 from magnetar.client.admin_models import DEFAULT_WEB_SERVICE_URL
 from magnetar.policies import TenantInfo
 
@@ -66,9 +67,11 @@ def admin_options(
         ),
     ] = None,
     timeout: Annotated[float, typer.Option(help="Deadline of each call, in seconds.")] = 30.0,
+    auth_token_file: AuthTokenFileOpt = None,
 ) -> None:
     """Administer clusters, tenants, namespaces and topics (like pulsar-admin)."""
-    ctx.obj = AdminOptions(admin_url, json_output, auth_token, timeout)
+    token = auth_token_of(auth_token, auth_token_file)
+    ctx.obj = AdminOptions(admin_url, json_output, token, timeout)
 
 
 Name = Annotated[str, typer.Argument(help="Its name.", show_default=False)]

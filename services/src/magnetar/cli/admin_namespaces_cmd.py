@@ -435,3 +435,26 @@ def ns_unload(
         call(ctx, lambda a: a.unload_namespace(namespace))
     else:
         call(ctx, lambda a: a.unload_namespace_bundle(namespace, bundle))
+
+
+@namespaces.command("grant-subscription-permission")
+def ns_grant_subscription(
+    ctx: typer.Context,
+    namespace: NamespaceArg,
+    subscription: Annotated[str, typer.Option("--subscription", "-s", help="Subscription name.")],
+    roles: Annotated[str, typer.Option("--roles", help="Comma-separated roles.")],
+) -> None:
+    """Let only these roles (with consume) use a subscription of the namespace's topics."""
+    wanted = [r.strip() for r in roles.split(",") if r.strip()]
+    call(ctx, lambda a: a.grant_subscription_permission(namespace, subscription, wanted))
+
+
+@namespaces.command("revoke-subscription-permission")
+def ns_revoke_subscription(
+    ctx: typer.Context,
+    namespace: NamespaceArg,
+    subscription: Annotated[str, typer.Option("--subscription", "-s", help="Subscription name.")],
+    role: Role,
+) -> None:
+    """Take a role off a subscription's allowed roles."""
+    call(ctx, lambda a: a.revoke_subscription_permission(namespace, subscription, role))

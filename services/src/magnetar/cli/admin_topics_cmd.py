@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from magnetar.cli.admin_output import render_fields, render_messages
+from magnetar.cli.admin_output import render_fields, render_messages, render_table
 from magnetar.cli.admin_session import (
     ForceOpt,
     NamespaceArg,
@@ -303,3 +303,37 @@ def topics_last_message_id(ctx: typer.Context, topic: TopicArg) -> None:
     """Show the id of the last message published to a topic."""
     last = call(ctx, lambda a: a.get_last_message_id(topic))
     emit(ctx, last.to_json(), lambda: f"{last.ledger_id}:{last.entry_id}")
+
+
+# ------------------------------------------------------------------ permissions
+
+RoleOpt = Annotated[str, typer.Option("--role", help="The client role.", show_default=False)]
+
+
+@topics.command("grant-permission")
+def topics_grant(
+    ctx: typer.Context,
+    topic: TopicArg,
+    role: RoleOpt,
+    actions: Annotated[
+        str, typer.Option("--actions", help="Comma-separated: produce, consume, functions, ...")
+    ],
+) -> None:
+    """Let a role act on a topic. Example: --role app --actions produce"""
+    wanted = [a.strip() for a in actions.split(",") if a.strip()]
+    call(ctx, lambda a: a.grant_topic_permission(topic, role, wanted))
+
+
+@topics.command("revoke-permission")
+def topics_revoke(ctx: typer.Context, topic: TopicArg, role: RoleOpt) -> None:
+    """Take a role's topic-level permissions away (its namespace grants stay)."""
+    call(ctx, lambda a: a.revoke_topic_permission(topic, role))
+
+
+@topics.command("permissions")
+def topics_permissions(ctx: typer.Context, topic: TopicArg) -> None:
+    """Show the roles allowed on a topic (namespace grants included) and their actions."""
+    grants = call(ctx, lambda a: a.get_topic_permissions(topic))
+    rows = [(role, ",".join(sorted(actions))) for role, actions in sorted(grants.items())]
+    emit(ctx, {r: sorted(a) for r, a in grants.items()},
+         lambda: render_table(["ROLE", "ACTIONS"], rows))  # fmt: skip

@@ -11,7 +11,14 @@ from typing import Annotated
 
 import typer
 
-from magnetar.cli.tool_session import ServiceUrlOpt, fail, run_tool
+from magnetar.cli.tool_session import (
+    AuthTokenFileOpt,
+    AuthTokenOpt,
+    ServiceUrlOpt,
+    auth_token_of,
+    fail,
+    run_tool,
+)
 from magnetar.client.message import Message
 from magnetar.tools.consume import ConsumeRequest, consume
 from magnetar.tools.errors import ToolError
@@ -47,6 +54,8 @@ def consume_command(
         ),
     ] = 0.0,
     service_url: ServiceUrlOpt = DEFAULT_SERVICE_URL,
+    auth_token: AuthTokenOpt = None,
+    auth_token_file: AuthTokenFileOpt = None,
 ) -> None:
     """Receive messages, print each one, and acknowledge it."""
     fmt = output.lower()
@@ -62,6 +71,7 @@ def consume_command(
             position=position,
             timeout_s=timeout,
             service_url=service_url,
+            auth_token=auth_token_of(auth_token, auth_token_file),
         )
     except ToolError as exc:
         raise fail(str(exc)) from exc

@@ -12,7 +12,15 @@ from typing import Annotated
 
 import typer
 
-from magnetar.cli.tool_session import ServiceUrlOpt, fail, reported_errors, run_tool
+from magnetar.cli.tool_session import (
+    AuthTokenFileOpt,
+    AuthTokenOpt,
+    ServiceUrlOpt,
+    auth_token_of,
+    fail,
+    reported_errors,
+    run_tool,
+)
 from magnetar.client.admin_models import DEFAULT_WEB_SERVICE_URL
 from magnetar.tools.errors import ToolError
 from magnetar.tools.perf_config import Mode, PerfConfig, PerfResult
@@ -116,7 +124,10 @@ def _command(mode: Mode) -> Callable[..., None]:
         use_official_client: Official = False,
         service_url: ServiceUrlOpt = DEFAULT_SERVICE_URL,
         admin_url: AdminUrl = DEFAULT_WEB_SERVICE_URL,
+        auth_token: AuthTokenOpt = None,
+        auth_token_file: AuthTokenFileOpt = None,
     ) -> None:
+        token = auth_token_of(auth_token, auth_token_file)
         try:
             config = PerfConfig(
                 mode=mode,
@@ -138,6 +149,7 @@ def _command(mode: Mode) -> Callable[..., None]:
                 subscription_type=subscription_type.lower() if subscription_type else None,
                 service_url=service_url,
                 admin_url=admin_url,
+                auth_token=token,
             )
         except ToolError as exc:
             raise fail(str(exc)) from exc

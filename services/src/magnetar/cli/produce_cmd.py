@@ -12,7 +12,14 @@ from typing import Annotated
 
 import typer
 
-from magnetar.cli.tool_session import ServiceUrlOpt, fail, run_tool
+from magnetar.cli.tool_session import (
+    AuthTokenFileOpt,
+    AuthTokenOpt,
+    ServiceUrlOpt,
+    auth_token_of,
+    fail,
+    run_tool,
+)
 from magnetar.tools.errors import ToolError
 from magnetar.tools.messages import format_message_id, parse_properties
 from magnetar.tools.produce import ProduceRequest, collect_payloads, produce
@@ -53,6 +60,8 @@ def produce_command(
         bool, typer.Option("-v", "--verbose", help="Print each message id.")
     ] = False,
     service_url: ServiceUrlOpt = DEFAULT_SERVICE_URL,
+    auth_token: AuthTokenOpt = None,
+    auth_token_file: AuthTokenFileOpt = None,
 ) -> None:
     """Publish messages given with -m, read from a file, or one per line on stdin."""
     try:
@@ -71,6 +80,7 @@ def produce_command(
             batching=batching,
             compression=compression.lower(),
             service_url=service_url,
+            auth_token=auth_token_of(auth_token, auth_token_file),
         )
     except OSError as exc:
         raise fail(f"cannot read {file}: {exc.strerror or exc}") from exc

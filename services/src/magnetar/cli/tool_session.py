@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Coroutine, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import typer
@@ -30,6 +31,41 @@ ServiceUrlOpt = Annotated[
         help="The broker's binary protocol URL.",
     ),
 ]
+
+
+AuthTokenOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--auth-token",
+        envvar="MAGNETAR_AUTH_TOKEN",
+        help="A token (JWT) to authenticate with.",
+        show_default=False,
+    ),
+]
+AuthTokenFileOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--auth-token-file",
+        envvar="MAGNETAR_AUTH_TOKEN_FILE",
+        help="Read the token from this file (safer than --auth-token: not in ps).",
+        show_default=False,
+    ),
+]
+
+
+def auth_token_of(token: str | None, token_file: Path | None) -> str | None:
+    """The token given by ``--auth-token`` or ``--auth-token-file`` (one of them), or None."""
+    if token and token_file is not None:
+        raise fail("give --auth-token or --auth-token-file, not both")
+    if token_file is None:
+        return token or None
+    try:
+        text = token_file.read_text().strip()
+    except OSError as exc:
+        raise fail(f"cannot read --auth-token-file {token_file}: {exc.strerror or exc}") from exc
+    if not text:
+        raise fail(f"--auth-token-file {token_file} is empty")
+    return text
 
 
 def fail(message: str) -> typer.Exit:

@@ -141,13 +141,20 @@ class AdminClient:
         self.web_service_url = web_service_url.rstrip("/")
         self.timeout_s = timeout_s
         headers = {"Accept": "application/json"}
-        if auth_token:
-            headers["Authorization"] = f"Bearer {auth_token}"
+        bearer = f"Bearer {auth_token}" if auth_token else None
+
+        async def authorize(request: httpx.Request) -> None:
+            # On every request, redirects included: httpx drops the header when a 307 leads to
+            # another broker (another origin), which would then answer 401.
+            if bearer is not None:
+                request.headers["Authorization"] = bearer
+
         self._http = httpx.AsyncClient(
             base_url=self.web_service_url,
             headers=headers,
             timeout=httpx.Timeout(timeout_s),
             follow_redirects=True,  # a Pulsar broker redirects (307) to a topic's owner
+            event_hooks={"request": [authorize]},
         )
 
     async def __aenter__(self) -> AdminClient:
@@ -419,6 +426,35 @@ class AdminClient:
 
     async def revoke_permission(self, namespace: str, role: str) -> None:
         await self._call("DELETE", f"{_ns(namespace)}/permissions/{quote(role, safe='')}")
+
+    async def get_subscription_permissions(self, namespace: str) -> dict[str, frozenset[str]]:
+        """Subscription -> the roles allowed to consume from it."""
+        value = _mapping(await self._call("GET", f"{_ns(namespace)}/permissions/subscription"))
+        return {sub: frozenset(_str_list(roles)) for sub, roles in value.items()}
+
+    async def grant_subscription_permission(
+        self, namespace: str, subscription: str, roles: Iterable[str]
+    ) -> None:
+        path = f"{_ns(namespace)}/permissions/subscription/{quote(subscription, safe='')}"
+        await self._call("POST", path, body=sorted(set(roles)))
+
+    async def revoke_subscription_permission(
+        self, namespace: str, subscription: str, role: str
+    ) -> None:
+        sub, who = quote(subscription, safe=""), quote(role, safe="")
+        await self._call("DELETE", f"{_ns(namespace)}/permissions/{sub}/{who}")
+
+    async def get_topic_permissions(self, topic: str) -> dict[str, frozenset[str]]:
+        """Role -> actions on a topic (the namespace's grants included)."""
+        value = _mapping(await self._call("GET", f"{_topic(topic)}/permissions"))
+        return {role: frozenset(_str_list(actions)) for role, actions in value.items()}
+
+    async def grant_topic_permission(self, topic: str, role: str, actions: Iterable[str]) -> None:
+        path = f"{_topic(topic)}/permissions/{quote(role, safe='')}"
+        await self._call("POST", path, body=sorted(set(actions)))
+
+    async def revoke_topic_permission(self, topic: str, role: str) -> None:
+        await self._call("DELETE", f"{_topic(topic)}/permissions/{quote(role, safe='')}")
 
     # ------------------------------------------------------------------ namespace bundles
     async def get_bundles(self, namespace: str) -> BundlesData:

@@ -57,6 +57,7 @@ class PerfConfig:
     subscription_type: str | None = None
     service_url: str = "pulsar://127.0.0.1:6650"
     admin_url: str = "http://127.0.0.1:8080"
+    auth_token: str | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         positive = {

@@ -172,6 +172,9 @@ def run_official(config: PerfConfig, progress: Callable[[str], None]) -> PerfRes
     pulsar = _import_pulsar()
     client = pulsar.Client(
         config.service_url,
+        authentication=(
+            None if config.auth_token is None else pulsar.AuthenticationToken(config.auth_token)
+        ),
         operation_timeout_seconds=30,
         connection_timeout_ms=5000,
         logger=pulsar.ConsoleLogger(pulsar.LoggerLevel.Error),

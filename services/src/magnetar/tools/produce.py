@@ -38,6 +38,7 @@ class ProduceRequest:
     compression: str = "none"
     service_url: str = DEFAULT_SERVICE_URL
     operation_timeout_s: float = 30.0
+    auth_token: str | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if self.repeat < 1:
@@ -68,7 +69,10 @@ async def produce(request: ProduceRequest) -> list[MessageId]:
     if not request.payloads:
         raise BadInput("nothing to produce: give -m TEXT, -f FILE, or lines on stdin")
     async with open_client(
-        request.service_url, request.topic, operation_timeout_s=request.operation_timeout_s
+        request.service_url,
+        request.topic,
+        operation_timeout_s=request.operation_timeout_s,
+        auth_token=request.auth_token,
     ) as client:
         producer = await client.create_producer(
             request.topic,
