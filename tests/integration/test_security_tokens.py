@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import urllib.error
-import urllib.request
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,7 +22,7 @@ import pytest
 from magnetar.authentication.jwt_tokens import create_token, signing_key
 from magnetar.client import AuthenticationError, AuthenticationToken, AuthorizationError, Client
 from tests.kit.process import MAGNETAR_CLI, running
-from tests.kit.security import TokenKeys, log_mark, wait_for_log
+from tests.kit.security import TokenKeys, http_as, log_mark, wait_for_log
 from tests.kit.standalone import StandaloneProcess, topic_name
 
 LOGGER = pulsar.ConsoleLogger(pulsar.LoggerLevel.Error)
@@ -69,22 +67,7 @@ def http(
     token: str | None = None,
     body: object = None,
 ) -> tuple[int, Any]:
-    """(status, decoded body) of one admin call; errors are returned, not raised."""
-    headers = {"Content-Type": "application/json"}
-    if token is not None:
-        headers["Authorization"] = f"Bearer {token}"
-    data = None if body is None else json.dumps(body).encode()
-    request = urllib.request.Request(process.web_url + path, data, headers, method=method)
-    try:
-        with urllib.request.urlopen(request, timeout=10) as response:
-            raw = response.read()
-            status = response.status
-    except urllib.error.HTTPError as exc:
-        raw, status = exc.read(), exc.code
-    try:
-        return status, json.loads(raw) if raw else None
-    except ValueError:
-        return status, raw.decode()
+    return http_as(process.web_url, method, path, token, body)
 
 
 def magnetar(*args: str) -> subprocess.CompletedProcess[str]:

@@ -7,13 +7,18 @@
     keys.token("admin", expires_in_s=5)        # a signed token for a role
     mark = log_mark(process)
     wait_for_log(process, "authentication_refreshed", since=mark)   # deadline-bound poll
+    http_as(web_url, "GET", "/admin/v2/tenants", token)  # (status, decoded body), never raises
 """
 
 from __future__ import annotations
 
+import json
 import time
+import urllib.error
+import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from magnetar.authentication.jwt_tokens import (
     SigningKey,
@@ -82,3 +87,24 @@ def wait_for_log(
         if time.monotonic() > deadline:
             raise AssertionError(f"{text!r} not in the log within {timeout_s}s:\n{log[-3000:]}")
         time.sleep(0.1)
+
+
+def http_as(
+    web_url: str, method: str, path: str, token: str | None = None, body: object = None
+) -> tuple[int, Any]:
+    """(status, decoded body) of one admin call with an optional Bearer token; HTTP errors are
+    returned, not raised."""
+    headers = {"Content-Type": "application/json"}
+    if token is not None:
+        headers["Authorization"] = f"Bearer {token}"
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(web_url + path, data, headers, method=method)
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            raw, status = response.read(), response.status
+    except urllib.error.HTTPError as exc:
+        raw, status = exc.read(), exc.code
+    try:
+        return status, json.loads(raw) if raw else None
+    except ValueError:
+        return status, raw.decode()

@@ -66,7 +66,7 @@ def test_subscription_roles_restrict_consumers() -> None:
 def test_proxy_needs_both_roles_allowed() -> None:
     assert may("proxy", PRODUCE, original="writer")
     assert not may("proxy", CONSUME, original="writer")
-    assert RULES.proxy_problem("proxy", None) is not None
+    assert RULES.proxy_problem("proxy", None) is None  # a lookup link: acts as itself
     assert RULES.proxy_problem("proxy", "proxy") is not None
     assert RULES.proxy_problem("writer", "root") is not None
     assert RULES.proxy_problem("proxy", "writer") is None

@@ -10,7 +10,10 @@
   ``subscription_auth_roles`` with a non-empty role set also needs the role to be in that set.
 - A **proxy** (a role in ``proxy_roles``) acts for the client whose role it forwards as
   ``original_principal``: both the proxy's role and the original role must be allowed (as
-  Pulsar checks them); a proxy role must forward one, and a non-proxy role may not.
+  Pulsar checks them). A non-proxy role may not forward another role, and the original role
+  may not be a proxy role. Unlike Pulsar, a proxy role may connect without one: the proxy's
+  shared lookup connections name the client per request (LOOKUP, PARTITIONED_METADATA), and
+  act as the proxy's own role otherwise.
 
 Pure values and functions; the broker's :class:`~magnetar.broker.authorization.BrokerAuthorization`
 loads the TenantInfo and Policies they need. Safe from any task.
@@ -60,9 +63,7 @@ class AuthorizationRules:
     def proxy_problem(self, role: str, original_role: str | None) -> str | None:
         """Why ``role`` may not connect forwarding ``original_role`` (Pulsar's rule), or None."""
         if role in self.proxy_roles:
-            if not original_role:
-                return "a proxy role must forward the client's original principal"
-            if original_role in self.proxy_roles:
+            if original_role and original_role in self.proxy_roles:
                 return "the original principal may not be a proxy role"
         elif original_role and original_role != role:
             return f"role {role!r} is not a proxy role and may not forward an original principal"

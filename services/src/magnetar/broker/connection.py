@@ -135,6 +135,17 @@ class ServerCnx:
     async def authorize_namespace(self, namespace: NamespaceName, action: str) -> None:
         await self._service.security.check_namespace(self._caller, namespace, action)
 
+    def _request_caller(self, original_principal: str) -> Caller | None:
+        """Who a lookup is for: a proxy's shared lookup connection names its client in the
+        request's ``original_principal``; anyone else's connection acts for itself."""
+        caller = self._caller
+        rules = self._service.security.rules
+        if caller is None or not original_principal or caller.role not in rules.proxy_roles:
+            return caller
+        if original_principal in rules.proxy_roles:
+            return caller
+        return Caller(caller.role, original_principal)
+
     # ------------------------------------------------------------------ TransportCnx
     @property
     def address(self) -> str:
@@ -435,7 +446,8 @@ class ServerCnx:
     async def _partitioned_metadata(self, request: pb.CommandPartitionedTopicMetadata) -> None:
         async def work() -> pb.BaseCommand:
             topic = TopicName.parse(request.topic)
-            await self.authorize(topic, LOOKUP)
+            caller = self._request_caller(request.original_principal)
+            await self._service.security.check_topic(caller, topic, LOOKUP)
             if request.metadata_auto_creation_enabled:
                 partitions = await self._service.admin.partitions_auto_created(topic)
             else:
@@ -451,7 +463,8 @@ class ServerCnx:
                 topic = TopicName.parse(request.topic)
             except InvalidTopicName as exc:
                 return commands.lookup_failed(request.request_id, pb.InvalidTopicName, str(exc))
-            await self.authorize(topic, LOOKUP)
+            caller = self._request_caller(request.original_principal)
+            await self._service.security.check_topic(caller, topic, LOOKUP)
             found = await self._service.lookup(topic, request.authoritative)
             found = found.for_listener(request.advertised_listener_name)
             return commands.lookup_response(

@@ -10,6 +10,14 @@ from typing import Annotated, Any
 
 import typer
 
+from magnetar.cli.security_options import (
+    AuthenticationEnabledOpt,
+    AuthenticationProvidersOpt,
+    BrokerClientParamsOpt,
+    BrokerClientPluginOpt,
+    TokenPublicKeyOpt,
+    TokenSecretKeyOpt,
+)
 from magnetar.cli.server_process import run_server
 
 
@@ -35,6 +43,12 @@ def proxy(
         float | None, typer.Option(help="Seconds a forwarded lookup may take (30).")
     ] = None,
     log_level: Annotated[str | None, typer.Option(help="debug, info, warning, error.")] = None,
+    authentication_enabled: AuthenticationEnabledOpt = None,
+    authentication_providers: AuthenticationProvidersOpt = None,
+    token_secret_key: TokenSecretKeyOpt = None,
+    token_public_key: TokenPublicKeyOpt = None,
+    broker_client_authentication_plugin: BrokerClientPluginOpt = None,
+    broker_client_authentication_parameters: BrokerClientParamsOpt = None,
 ) -> None:
     """Run a proxy: clients reach every broker of the cluster through it."""
     from magnetar.proxy import ProxySettings, serve_proxy
@@ -48,5 +62,11 @@ def proxy(
         "handshake_timeout_s": handshake_timeout,
         "operation_timeout_s": operation_timeout,
         "log_level": log_level,
+        "authentication_enabled": authentication_enabled,
+        "authentication_providers": authentication_providers,
+        "token_secret_key": token_secret_key,
+        "token_public_key": token_public_key,
+        "broker_client_authentication_plugin": broker_client_authentication_plugin,
+        "broker_client_authentication_parameters": broker_client_authentication_parameters,
     }
     run_server(ProxySettings, flags, serve_proxy)

@@ -1,4 +1,4 @@
-"""The security flags ``magnetar broker`` and ``magnetar standalone`` share.
+"""The security flags ``magnetar broker`` and ``magnetar standalone`` share (and the proxy's).
 
 Each flag sets the broker.conf-named setting of the same name (``--super-user-roles`` ->
 ``super_user_roles``); like every flag it overrides the ``MAGNETAR_<ROLE>_*`` environment.
@@ -64,6 +64,19 @@ RefreshCheckOpt = Annotated[
     typer.Option(
         "--authentication-refresh-check-seconds",
         help="How often expired credentials are challenged (60).",
+        rich_help_panel=_PANEL,
+    ),
+]
+
+
+BrokerClientPluginOpt = Annotated[
+    str | None,
+    typer.Option(help="The proxy's credential towards brokers: token.", rich_help_panel=_PANEL),
+]
+BrokerClientParamsOpt = Annotated[
+    str | None,
+    typer.Option(
+        help="token:<jwt> or file:///path holding the token (prefer the file).",
         rich_help_panel=_PANEL,
     ),
 ]

@@ -29,6 +29,7 @@ from magnetar.protocol import commands
 from magnetar.protocol.errors import ProtocolError
 from magnetar.protocol.frame import Frame, FrameDecoder, command_body, encode_command
 from magnetar.protocol.version import MAX_PROTOCOL_VERSION
+from magnetar.proxy.credentials import BrokerCredential
 from magnetar.proxy.errors import BrokerRequestTimeout, BrokerUnreachable
 from magnetar.proxy.settings import RelayLimits
 from magnetar.telemetry import get_logger
@@ -78,8 +79,11 @@ class BrokerLink:
         self._task = asyncio.create_task(self._read(), name=f"proxy-link-{address}")
 
     @classmethod
-    async def open(cls, address: str, limits: RelayLimits) -> BrokerLink:
-        """Connect to ``address`` (``host:port``) and do the CONNECT handshake."""
+    async def open(
+        cls, address: str, limits: RelayLimits, credential: BrokerCredential | None = None
+    ) -> BrokerLink:
+        """Connect to ``address`` (``host:port``) and do the CONNECT handshake (with the
+        proxy's own ``credential``, if it has one)."""
         host, port = split_address(address)
         try:
             async with asyncio.timeout(limits.connect_timeout_s + limits.handshake_timeout_s):
@@ -87,7 +91,10 @@ class BrokerLink:
                 try:
                     decoder = FrameDecoder(max_frame_size=limits.max_frame_size)
                     connect = commands.connect(
-                        client_version=PROXY_VERSION, protocol_version=MAX_PROTOCOL_VERSION
+                        client_version=PROXY_VERSION,
+                        protocol_version=MAX_PROTOCOL_VERSION,
+                        auth_method_name=None if credential is None else credential.method,
+                        auth_data=None if credential is None else credential.data,
                     )
                     writer.write(encode_command(connect))
                     await _await_connected(reader, decoder, address)
@@ -181,8 +188,9 @@ async def _await_connected(
 class BrokerLinks:
     """One :class:`BrokerLink` per broker, opened on first use (module docstring)."""
 
-    def __init__(self, limits: RelayLimits) -> None:
+    def __init__(self, limits: RelayLimits, credential: BrokerCredential | None = None) -> None:
         self._limits = limits
+        self._credential = credential
         self._links: dict[str, BrokerLink] = {}
         self._opening: dict[str, asyncio.Lock] = {}
 
@@ -194,7 +202,7 @@ class BrokerLinks:
         async with lock:
             link = self._links.get(address)
             if link is None or not link.is_open:
-                link = await BrokerLink.open(address, self._limits)
+                link = await BrokerLink.open(address, self._limits, self._credential)
                 self._links[address] = link
             return link
 

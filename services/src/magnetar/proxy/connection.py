@@ -19,6 +19,13 @@ connection (garbage, a client that never finishes, a slow-loris). Then one of tw
   past its handshake frame are passed on at the switch. The handshake pieces are in
   :mod:`.handshake`.
 
+Authentication (``authentication_enabled`` on the proxy): the CONNECT is authenticated here,
+with the same providers as a broker's; a bad credential gets ``ERROR(AuthenticationError)`` and
+the connection closes. The client's role then travels to the brokers as ``original_principal``
+(relay CONNECTs and the lookups asked for it), next to the proxy's own credential
+(:mod:`.credentials`). Without it the proxy passes the client's credential on for the broker to
+check.
+
 Bounds: before the handshake ends a connection buffers at most one frame; the socket is not
 read while the broker handshake runs. Keep-alive (lookup mode): after ``keep_alive_interval_s``
 without a byte from the client the proxy sends PING, and closes the connection when the next
@@ -37,6 +44,7 @@ from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
+from magnetar.authentication import AuthenticationFailed, AuthenticationService, Credentials
 from magnetar.errors import MagnetarError
 from magnetar.protocol import commands
 from magnetar.protocol.errors import ProtocolError, server_error_for
@@ -47,6 +55,7 @@ from magnetar.protocol.frame import (
 )
 from magnetar.protocol.version import PeerFeatures, server_feature_flags
 from magnetar.proxy.broker_link import PROXY_VERSION, split_address
+from magnetar.proxy.credentials import BrokerCredential
 from magnetar.proxy.discovery import BrokerDiscovery, address_of
 from magnetar.proxy.errors import NotARegisteredBroker
 from magnetar.proxy.handshake import BrokerHandshake, FirstFrame, broker_connect, refusal
@@ -76,6 +85,9 @@ class ProxyContext:
     max_message_size: int
     tasks: TaskSet
     relays: dict[str, set[Relay]] = field(default_factory=dict)
+    authentication: AuthenticationService | None = None
+    credential: BrokerCredential | None = None
+    forward_credentials: bool = False
 
     def relay_closed(self, relay: Relay) -> None:
         self.stats.active_relays -= 1
@@ -123,6 +135,7 @@ class ProxyConnection(asyncio.Protocol):
         self._timer: asyncio.TimerHandle | None = None
         self._last_received = 0.0
         self._pinged = False
+        self._role: str | None = None  # the client's, when the proxy authenticated it
         self.address = "?"
 
     # ------------------------------------------------------------------ life cycle
@@ -211,6 +224,8 @@ class ProxyConnection(asyncio.Protocol):
             self._reject_quietly()
             return
         connect = frame.command.connect
+        if not self._authenticate(connect):
+            return
         if connect.HasField("proxy_to_broker_url"):
             self._state = _State.CONNECTING
             self._early += rest
@@ -219,6 +234,27 @@ class ProxyConnection(asyncio.Protocol):
             self._spawn(self._open_relay(connect))
         else:
             self._start_lookups(connect, rest)
+
+    def _authenticate(self, connect: pb.CommandConnect) -> bool:
+        """With proxy authentication: the client's role, or ERROR(AuthenticationError)."""
+        service = self._ctx.authentication
+        if service is None:
+            return True
+        method = connect.auth_method_name if connect.HasField("auth_method_name") else None
+        data = connect.auth_data if connect.HasField("auth_data") else None
+        try:
+            self._role = service.authenticate(method, Credentials(data)).role
+        except AuthenticationFailed as exc:
+            self._ctx.stats.rejected_connections += 1
+            log.info("proxy_authentication_failed", client=self.address, reason=exc.reason)
+            if self._transport is not None and not self._transport.is_closing():
+                error = commands.error(
+                    commands.BROKER_REQUEST_ID, pb.AuthenticationError, exc.reason
+                )
+                self._transport.write(encode_command(error))
+                close_gracefully(self._transport)
+            return False
+        return True
 
     # ------------------------------------------------------------------ lookup mode
     def _start_lookups(self, connect: pb.CommandConnect, rest: bytes) -> None:
@@ -290,9 +326,9 @@ class ProxyConnection(asyncio.Protocol):
         elif kind == T.PONG:
             pass
         elif kind == T.LOOKUP:
-            self._request(self._ctx.lookup.lookup(cmd.lookup_topic))
+            self._request(self._ctx.lookup.lookup(cmd.lookup_topic, self._role))
         elif kind in FORWARDED:
-            self._request(self._ctx.lookup.forward(cmd))
+            self._request(self._ctx.lookup.forward(cmd, self._role))
         else:
             name = T.Type.Name(kind)
             request_id = getattr(command_body(cmd), "request_id", commands.BROKER_REQUEST_ID)
@@ -370,7 +406,13 @@ class ProxyConnection(asyncio.Protocol):
             self._refuse(server_error_for(refused), str(refused))
             return
         loop = asyncio.get_running_loop()
-        end = BrokerHandshake(broker_connect(connect), limits.buffer_bytes)
+        forwarded = broker_connect(
+            connect,
+            client_role=self._role,
+            credential=self._ctx.credential,
+            forward_credentials=self._role is None or self._ctx.forward_credentials,
+        )
+        end = BrokerHandshake(forwarded, limits.buffer_bytes)
         # The broker's default listener: a named one the client used may be an address that
         # only means something outside the cluster.
         host, port = split_address(broker.service_address)

@@ -24,6 +24,7 @@ from magnetar.protocol import commands
 from magnetar.protocol.errors import ProtocolError, server_error_for
 from magnetar.protocol.frame import Frame, encode_command, parse_frame_body
 from magnetar.proxy.broker_link import PROXY_VERSION
+from magnetar.proxy.credentials import BrokerCredential
 from magnetar.proxy.errors import BrokerUnreachable
 from magnetar.proxy.relay import set_limits
 from magnetar.wire import pulsar_api_pb2 as pb
@@ -70,16 +71,35 @@ def refusal(address: str, exc: BaseException) -> tuple[pb.ServerError.ValueType,
     return server_error_for(exc), str(exc)
 
 
-def broker_connect(connect: pb.CommandConnect) -> pb.BaseCommand:
-    """The CONNECT the proxy sends a broker for a client (module docstring)."""
+def broker_connect(
+    connect: pb.CommandConnect,
+    *,
+    client_role: str | None = None,
+    credential: BrokerCredential | None = None,
+    forward_credentials: bool = True,
+) -> pb.BaseCommand:
+    """The CONNECT the proxy sends a broker for a client (module docstring).
+
+    When the proxy authenticated the client (``client_role``), the CONNECT carries the proxy's
+    own ``credential`` (if it has one) and the client's role as ``original_principal``; the
+    client's credential goes along as ``original_auth_*`` only with ``forward_credentials``.
+    Otherwise the client's credential is the CONNECT's, for the broker to authenticate."""
     forwarded = pb.CommandConnect()
     forwarded.CopyFrom(connect)
     forwarded.ClearField("proxy_to_broker_url")
     forwarded.proxy_version = PROXY_VERSION
-    if connect.HasField("auth_method_name"):
-        forwarded.original_auth_method = connect.auth_method_name
-    if connect.HasField("auth_data"):
-        forwarded.original_auth_data = connect.auth_data.decode(errors="replace")
+    if forward_credentials:
+        if connect.HasField("auth_method_name"):
+            forwarded.original_auth_method = connect.auth_method_name
+        if connect.HasField("auth_data"):
+            forwarded.original_auth_data = connect.auth_data.decode(errors="replace")
+    if client_role is not None:
+        forwarded.original_principal = client_role
+        forwarded.ClearField("auth_method_name")
+        forwarded.ClearField("auth_data")
+        if credential is not None:
+            forwarded.auth_method_name = credential.method
+            forwarded.auth_data = credential.data
     return commands.wrap(T.CONNECT, forwarded)
 
 

@@ -47,11 +47,14 @@ class ProxyLookup:
         self._links = links
         self._stats = stats
 
-    async def lookup(self, request: pb.CommandLookupTopic) -> pb.BaseCommand:
-        """LOOKUP_RESPONSE for the client's ``request`` (Connect through the proxy, or Failed)."""
+    async def lookup(
+        self, request: pb.CommandLookupTopic, original_principal: str | None = None
+    ) -> pb.BaseCommand:
+        """LOOKUP_RESPONSE for the client's ``request`` (Connect through the proxy, or Failed);
+        ``original_principal``: the client's role, when the proxy authenticated it."""
         client_id = request.request_id
         try:
-            answer = await self._find_owner(request)
+            answer = await self._find_owner(request, original_principal)
         except MagnetarError as exc:
             self._stats.lookups_failed += 1
             log.info("proxy_lookup_failed", topic=request.topic, error=str(exc))
@@ -69,11 +72,14 @@ class ProxyLookup:
             proxy_through_service_url=True,
         )
 
-    async def _find_owner(self, request: pb.CommandLookupTopic) -> LookupResponse:
+    async def _find_owner(
+        self, request: pb.CommandLookupTopic, original_principal: str | None
+    ) -> LookupResponse:
         address = await self._first_answering()
         authoritative = False
         for _ in range(MAX_REDIRECTS + 1):
-            reply = await self._links.request(address, _lookup(request, authoritative))
+            asked = _lookup(request, authoritative, original_principal)
+            reply = await self._links.request(address, asked)
             if reply.type != T.LOOKUP_RESPONSE:
                 return _failed_answer(reply)
             answer = reply.lookup_topic_response
@@ -98,11 +104,17 @@ class ProxyLookup:
         assert last is not None
         raise last
 
-    async def forward(self, command: pb.BaseCommand) -> pb.BaseCommand:
+    async def forward(
+        self, command: pb.BaseCommand, original_principal: str | None = None
+    ) -> pb.BaseCommand:
         """Send ``command`` (PARTITIONED_METADATA, GET_TOPICS_OF_NAMESPACE, GET_SCHEMA) to a
-        broker; its answer with the client's request id, or the error in the answer's shape."""
+        broker; its answer with the client's request id, or the error in the answer's shape.
+        PARTITIONED_METADATA names the client's role (``original_principal``) when known; the
+        other two have no such field and are asked as the proxy."""
         body = command_body(command)
         client_id: int = body.request_id  # type: ignore[attr-defined]
+        if original_principal is not None and command.type == T.PARTITIONED_METADATA:
+            command.partition_metadata.original_principal = original_principal
         try:
             reply = await self._links.request(await self._first_answering(), command)
         except MagnetarError as exc:
@@ -111,14 +123,19 @@ class ProxyLookup:
         return reply
 
 
-def _lookup(request: pb.CommandLookupTopic, authoritative: bool) -> pb.BaseCommand:
+def _lookup(
+    request: pb.CommandLookupTopic, authoritative: bool, original_principal: str | None = None
+) -> pb.BaseCommand:
     """The client's LOOKUP as the proxy asks it of a broker (the link numbers it)."""
-    return commands.lookup(
+    asked = commands.lookup(
         request.topic,
         0,
         authoritative=authoritative,
         advertised_listener_name=request.advertised_listener_name or None,
     )
+    if original_principal is not None:
+        asked.lookup_topic.original_principal = original_principal
+    return asked
 
 
 def _failed_answer(reply: pb.BaseCommand) -> LookupResponse:

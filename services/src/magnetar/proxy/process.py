@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 
+from magnetar.authentication import build_authentication
 from magnetar.metadata.errors import StoreUnavailable
 from magnetar.metadata.factory import open_store
 from magnetar.metadata.store import MetadataStore
@@ -61,7 +62,8 @@ async def run_proxy(settings: ProxySettings, store: MetadataStore, stop: asyncio
     metrics = Metrics()
     observe_proxy(metrics, stats)
     discovery = BrokerDiscovery(store)
-    links = BrokerLinks(limits)
+    credential = settings.broker_credential()
+    links = BrokerLinks(limits, credential)
     tasks = TaskSet("proxy")
     ctx = ProxyContext(
         discovery=discovery,
@@ -70,6 +72,13 @@ async def run_proxy(settings: ProxySettings, store: MetadataStore, stop: asyncio
         stats=stats,
         max_message_size=settings.max_message_size,
         tasks=tasks,
+        authentication=(
+            build_authentication(settings.authentication_config())
+            if settings.authentication_enabled
+            else None
+        ),
+        credential=credential,
+        forward_credentials=settings.forward_authorization_credentials,
     )
     server = ProxyServer(ctx, links, settings.bind_address, settings.service_port)
     discovery.on_broker_gone(server.broker_gone)
