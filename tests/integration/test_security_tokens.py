@@ -303,6 +303,16 @@ def test_admin_cli_grants_topic_permissions_with_a_token_file(
     assert "not set at the topic level" in body["reason"]
 
 
+def test_runtime_configuration_hides_the_key(secured: StandaloneProcess, keys: TokenKeys) -> None:
+    path = "/admin/v2/brokers/configuration/runtime"
+    assert http(secured, "GET", path, keys.token("app"))[0] == 403
+    status, values = http(secured, "GET", path, keys.token("admin"))
+    assert status == 200
+    assert values["token_secret_key"] == "******"
+    assert values["super_user_roles"] == "admin,ops"
+    assert keys.reference.removeprefix("file://") not in json.dumps(values)
+
+
 def test_no_token_or_key_in_the_log(secured: StandaloneProcess, keys: TokenKeys) -> None:
     """Last in the module: the log of every test above holds no credential."""
     log = secured.log_text()

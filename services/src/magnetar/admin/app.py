@@ -20,6 +20,8 @@ share ``service`` and its ``resources`` and hold no state of their own.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
@@ -27,6 +29,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from magnetar.admin import (
     bookies,
+    broker_config,
     broker_stats,
     brokers,
     bundles,
@@ -94,6 +97,7 @@ def create_app(
     directory: BrokerDirectory | None = None,
     bookie_admin: BookieAdmin | None = None,
     security: BrokerSecurity | None = None,
+    runtime_config: Mapping[str, str] | None = None,
 ) -> FastAPI:
     app = FastAPI(
         title="Magnetar admin REST API",
@@ -121,6 +125,8 @@ def create_app(
     app.include_router(schemas.router(service))
     app.include_router(lookup.router(service))
     app.include_router(probes.health_router(service))
+    if runtime_config is not None:  # before /brokers/{cluster}/{broker}/...
+        app.include_router(broker_config.router(runtime_config))
     if directory is not None:  # after the health check: /brokers/{cluster} would match it
         app.include_router(brokers.router(directory))
         app.include_router(broker_stats.router(directory))

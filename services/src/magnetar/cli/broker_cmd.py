@@ -74,4 +74,4 @@ def broker(
             authentication_refresh_check_seconds=authentication_refresh_check_seconds,
         )
     )
-    run_server(BrokerSettings, flags, lambda s: serve_broker(s, admin_app(Metrics())))
+    run_server(BrokerSettings, flags, lambda s: serve_broker(s, admin_app(Metrics(), s)))

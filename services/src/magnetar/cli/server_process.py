@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn, Protocol, TypeVar
 import typer
 
 if TYPE_CHECKING:
+    from pydantic import BaseModel
+
     from magnetar.broker.service import BrokerService
     from magnetar.telemetry.metrics import Metrics
 
@@ -82,15 +84,19 @@ def run_server(
     raise typer.Exit(code)
 
 
-def admin_app(metrics: Metrics) -> Callable[[BrokerService], Any]:
+def admin_app(
+    metrics: Metrics, settings: BaseModel | None = None
+) -> Callable[[BrokerService], Any]:
     """An app factory: the admin REST app over ``service.admin`` (mypy checks TopicAdmin is a
-    TopicService), serving ``metrics`` on ``/metrics`` with the broker's topic metrics added.
+    TopicService), serving ``metrics`` on ``/metrics`` with the broker's topic metrics added,
+    and the process's ``settings`` as its runtime configuration (secrets redacted).
 
     Imported late: FastAPI loads only in the processes that serve the admin API.
     """
 
     def build(service: BrokerService) -> Any:
         from magnetar.admin.app import create_app
+        from magnetar.admin.broker_config import runtime_values
         from magnetar.autorecovery import BookieAdmin
         from magnetar.broker.broker_directory import BrokerDirectory
         from magnetar.broker.topic_metrics import observe_topics
@@ -102,6 +108,7 @@ def admin_app(metrics: Metrics) -> Callable[[BrokerService], Any]:
             BrokerDirectory.of(service),
             BookieAdmin(service.store),
             security=service.security,
+            runtime_config=None if settings is None else runtime_values(settings),
         )
 
     return build

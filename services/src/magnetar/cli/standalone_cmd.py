@@ -79,5 +79,5 @@ def standalone(
     )
     metrics = Metrics()  # the broker's and the in-process bookie's
     run_server(
-        StandaloneSettings, flags, lambda s: serve_standalone(s, admin_app(metrics), metrics)
+        StandaloneSettings, flags, lambda s: serve_standalone(s, admin_app(metrics, s), metrics)
     )
