@@ -22,13 +22,20 @@ from magnetar.client.admin_errors import (
     AdminTimeout,
     AdminUnreachable,
     Conflict,
+    Forbidden,
     NotAcceptable,
     NotAllowed,
     NotFound,
     PreconditionFailed,
     Unprocessable,
 )
-from magnetar.policies import AutoTopicCreationOverride, BacklogQuota, RetentionPolicies, TenantInfo
+from magnetar.policies import (
+    AutoTopicCreationOverride,
+    BacklogQuota,
+    ClusterData,
+    RetentionPolicies,
+    TenantInfo,
+)
 from magnetar.policies.message_id import EARLIEST, MessageIdData
 from tests.kit.ports import free_port
 from tests.kit.standalone import StandaloneProcess
@@ -152,6 +159,43 @@ async def test_namespace_policies(admin: AdminClient) -> None:
     with pytest.raises(NotFound):
         await admin.get_policies(ns)
     await admin.delete_tenant(tenant)
+
+
+async def test_replication_clusters(admin: AdminClient) -> None:
+    peer = f"peer-{_uid()}"
+    await admin.create_cluster(peer, ClusterData(service_url="http://127.0.0.1:1"))
+    assert peer in await admin.list_clusters()
+    await admin.update_cluster(peer, ClusterData(broker_service_url="pulsar://127.0.0.1:2"))
+    assert (await admin.get_cluster(peer)).broker_service_url == "pulsar://127.0.0.1:2"
+    tenant = f"t-{_uid()}"
+    ns = f"{tenant}/geo"
+    await admin.create_tenant(tenant, TenantInfo(allowed_clusters=ALLOWED))
+    await admin.create_namespace(ns)
+    assert await admin.get_replication_clusters(ns) == []
+
+    await admin.set_replication_clusters(ns, ["standalone"])
+    assert await admin.get_replication_clusters(ns) == ["standalone"]
+    with pytest.raises(Forbidden) as not_allowed:  # registered, but not for this tenant
+        await admin.set_replication_clusters(ns, ["standalone", peer])
+    assert peer in not_allowed.value.reason
+    assert tenant in not_allowed.value.reason
+    with pytest.raises(Forbidden) as unknown:
+        await admin.set_replication_clusters(ns, ["nowhere"])
+    assert "Invalid cluster id: nowhere" in unknown.value.reason
+    for bad in ([], ["global"]):
+        with pytest.raises(PreconditionFailed):
+            await admin.set_replication_clusters(ns, bad)
+    assert await admin.get_replication_clusters(ns) == ["standalone"]  # refusals changed nothing
+
+    await admin.update_tenant(tenant, TenantInfo(allowed_clusters=ALLOWED | {peer}))
+    await admin.set_replication_clusters(ns, ["standalone", peer])
+    assert await admin.get_replication_clusters(ns) == sorted(["standalone", peer])
+    assert sorted((await admin.get_policies(ns))["replication_clusters"]) == sorted(
+        ["standalone", peer]
+    )
+    await admin.delete_tenant(tenant, force=True)
+    await admin.delete_cluster(peer)
+    assert peer not in await admin.list_clusters()
 
 
 async def test_partitioned_topics(admin: AdminClient) -> None:

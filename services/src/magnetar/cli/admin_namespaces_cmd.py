@@ -356,6 +356,28 @@ def ns_get_schema(ctx: typer.Context, namespace: NamespaceArg) -> None:
     emit(ctx, value, lambda: value)
 
 
+# ------------------------------------------------------------------ replication clusters
+
+
+@namespaces.command("set-clusters")
+def ns_set_clusters(
+    ctx: typer.Context,
+    namespace: NamespaceArg,
+    clusters: Annotated[
+        str, typer.Option("--clusters", "-c", help="Comma-separated cluster names.")
+    ],
+) -> None:
+    """Replicate a namespace's topics between clusters. Example: -c us-west,us-east"""
+    wanted = [c.strip() for c in clusters.split(",") if c.strip()]
+    call(ctx, lambda a: a.set_replication_clusters(namespace, wanted))
+
+
+@namespaces.command("get-clusters")
+def ns_get_clusters(ctx: typer.Context, namespace: NamespaceArg) -> None:
+    """List the clusters a namespace is replicated to."""
+    emit_names(ctx, call(ctx, lambda a: a.get_replication_clusters(namespace)))
+
+
 # ------------------------------------------------------------------ permissions
 
 Role = Annotated[str, typer.Option("--role", help="The client role.", show_default=False)]

@@ -222,6 +222,16 @@ class AdminClient:
         path = f"{V2}/clusters/{quote(cluster, safe='')}"
         return _read(ClusterData.from_json, await self._call("GET", path))
 
+    async def create_cluster(self, cluster: str, data: ClusterData) -> None:
+        """Register a cluster (its service URLs), e.g. a geo-replication peer."""
+        await self._call("PUT", f"{V2}/clusters/{quote(cluster, safe='')}", body=data.to_json())
+
+    async def update_cluster(self, cluster: str, data: ClusterData) -> None:
+        await self._call("POST", f"{V2}/clusters/{quote(cluster, safe='')}", body=data.to_json())
+
+    async def delete_cluster(self, cluster: str) -> None:
+        await self._call("DELETE", f"{V2}/clusters/{quote(cluster, safe='')}")
+
     # ------------------------------------------------------------------ brokers
 
     async def list_brokers(self, cluster: str) -> list[str]:
@@ -408,6 +418,13 @@ class AdminClient:
     async def set_schema_compatibility_strategy(self, namespace: str, strategy: str) -> None:
         path = f"{_ns(namespace)}/schemaCompatibilityStrategy"
         await self._call("PUT", path, body=strategy.upper())
+
+    async def get_replication_clusters(self, namespace: str) -> list[str]:
+        return _str_list(await self._call("GET", f"{_ns(namespace)}/replication"))
+
+    async def set_replication_clusters(self, namespace: str, clusters: Iterable[str]) -> None:
+        """Replicate the namespace's topics to ``clusters`` (Pulsar's ``set-clusters``)."""
+        await self._call("POST", f"{_ns(namespace)}/replication", body=sorted(set(clusters)))
 
     async def get_permissions(self, namespace: str) -> dict[str, frozenset[str]]:
         value = _mapping(await self._call("GET", f"{_ns(namespace)}/permissions"))
