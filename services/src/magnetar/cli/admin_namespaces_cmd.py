@@ -164,7 +164,7 @@ def ns_set_persistence(
         typer.Option(
             "--bookkeeper-ack-quorum",
             "-a",
-            help="Copies acknowledged before a publish is (Aq <= Wq).",
+            help="Copies durable before a publish is acknowledged (Aq <= Wq).",
         ),
     ],
     mark_delete_rate: Annotated[
@@ -172,7 +172,7 @@ def ns_set_persistence(
         typer.Option(
             "--ml-mark-delete-max-rate",
             "-r",
-            help="Mark-delete operations per second; 0: no limit.",
+            help="Mark-delete operations per second (stored, not applied yet); 0: no limit.",
         ),
     ] = 0.0,
 ) -> None:
