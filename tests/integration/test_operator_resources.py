@@ -192,6 +192,12 @@ async def test_persistence_and_replication_clusters_applied_refused_and_removed(
     await wait_ready(view, NAMESPACES, "geo")
     assert await admin.get_persistence(ns) == PersistencePolicies(1, 1, 1)
     assert sorted(await admin.get_replication_clusters(ns)) == sorted(allowed)
+    await admin.set_persistence(ns, PersistencePolicies(1, 1, 1, 9.0))  # someone edits
+
+    async def reverted() -> bool:
+        return await admin.get_persistence(ns) == PersistencePolicies(1, 1, 1)
+
+    await view.wait_for("the persistence reverted", reverted)
 
     # A cluster Pulsar does not know: its 403 becomes the condition, with an Event; no crash.
     await view.patch(*NAMESPACES, "geo", {"spec": {"replicationClusters": ["nowhere"]}})
