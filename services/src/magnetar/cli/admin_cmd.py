@@ -25,7 +25,7 @@ from magnetar.cli import (
 from magnetar.cli.admin_session import AdminOptions, ForceOpt, call, emit_fields, emit_names
 from magnetar.cli.tool_session import AuthTokenFileOpt, auth_token_of
 from magnetar.client.admin_models import DEFAULT_WEB_SERVICE_URL
-from magnetar.policies import TenantInfo
+from magnetar.policies import ClusterData, TenantInfo
 
 if TYPE_CHECKING:
     from magnetar.client.admin import AdminClient
@@ -90,6 +90,52 @@ def clusters_list(ctx: typer.Context) -> None:
 def clusters_get(ctx: typer.Context, cluster: Name) -> None:
     """Show a cluster's service URLs."""
     emit_fields(ctx, call(ctx, lambda a: a.get_cluster(cluster)))
+
+
+ServiceUrl = Annotated[
+    str | None,
+    typer.Option(
+        "--url", help="The cluster's web service URL (http://host:8080).", show_default=False
+    ),
+]
+BrokerUrl = Annotated[
+    str | None,
+    typer.Option(
+        "--broker-url",
+        help="The cluster's binary service URL (pulsar://host:6650).",
+        show_default=False,
+    ),
+]
+
+
+def _cluster_data(url: str | None, broker_url: str | None) -> ClusterData:
+    if url is None and broker_url is None:
+        raise typer.BadParameter("give --url, --broker-url or both")
+    return ClusterData(service_url=url, broker_service_url=broker_url)
+
+
+@clusters.command("create")
+def clusters_create(
+    ctx: typer.Context, cluster: Name, url: ServiceUrl = None, broker_url: BrokerUrl = None
+) -> None:
+    """Register a cluster. Example: us-east --url http://e:8080 --broker-url pulsar://e:6650"""
+    data = _cluster_data(url, broker_url)
+    call(ctx, lambda a: a.create_cluster(cluster, data))
+
+
+@clusters.command("update")
+def clusters_update(
+    ctx: typer.Context, cluster: Name, url: ServiceUrl = None, broker_url: BrokerUrl = None
+) -> None:
+    """Replace a cluster's service URLs."""
+    data = _cluster_data(url, broker_url)
+    call(ctx, lambda a: a.update_cluster(cluster, data))
+
+
+@clusters.command("delete")
+def clusters_delete(ctx: typer.Context, cluster: Name) -> None:
+    """Forget a cluster."""
+    call(ctx, lambda a: a.delete_cluster(cluster))
 
 
 # ------------------------------------------------------------------ tenants

@@ -60,6 +60,7 @@ from magnetar.policies import (
     DelayedDeliveryPolicies,
     InvalidPolicies,
     MessageIdData,
+    PersistencePolicies,
     RetentionPolicies,
     TenantInfo,
 )
@@ -229,6 +230,16 @@ class AdminClient:
         path = f"{V2}/clusters/{quote(cluster, safe='')}"
         return _read(ClusterData.from_json, await self._call("GET", path))
 
+    async def create_cluster(self, cluster: str, data: ClusterData) -> None:
+        """Register a cluster (its service URLs), e.g. a geo-replication peer."""
+        await self._call("PUT", f"{V2}/clusters/{quote(cluster, safe='')}", body=data.to_json())
+
+    async def update_cluster(self, cluster: str, data: ClusterData) -> None:
+        await self._call("POST", f"{V2}/clusters/{quote(cluster, safe='')}", body=data.to_json())
+
+    async def delete_cluster(self, cluster: str) -> None:
+        await self._call("DELETE", f"{V2}/clusters/{quote(cluster, safe='')}")
+
     # ------------------------------------------------------------------ brokers
 
     async def list_brokers(self, cluster: str) -> list[str]:
@@ -339,6 +350,19 @@ class AdminClient:
     async def remove_retention(self, namespace: str) -> None:
         await self._call("DELETE", f"{_ns(namespace)}/retention")
 
+    async def get_persistence(self, namespace: str) -> PersistencePolicies | None:
+        """The namespace's ensemble and quorums; None: not set (the broker's defaults apply)."""
+        value = await self._call("GET", f"{_ns(namespace)}/persistence")
+        return None if value is None else _read(PersistencePolicies.from_json, value)
+
+    async def set_persistence(self, namespace: str, persistence: PersistencePolicies) -> None:
+        """New ledgers of the namespace's topics use these (PreconditionFailed above the
+        broker's managedLedgerMax* bounds)."""
+        await self._call("POST", f"{_ns(namespace)}/persistence", body=persistence.to_json())
+
+    async def remove_persistence(self, namespace: str) -> None:
+        await self._call("DELETE", f"{_ns(namespace)}/persistence")
+
     async def get_message_ttl(self, namespace: str) -> int | None:
         value = await self._call("GET", f"{_ns(namespace)}/messageTTL")
         return None if value is None else int(value)
@@ -415,6 +439,13 @@ class AdminClient:
     async def set_schema_compatibility_strategy(self, namespace: str, strategy: str) -> None:
         path = f"{_ns(namespace)}/schemaCompatibilityStrategy"
         await self._call("PUT", path, body=strategy.upper())
+
+    async def get_replication_clusters(self, namespace: str) -> list[str]:
+        return _str_list(await self._call("GET", f"{_ns(namespace)}/replication"))
+
+    async def set_replication_clusters(self, namespace: str, clusters: Iterable[str]) -> None:
+        """Replicate the namespace's topics to ``clusters`` (Pulsar's ``set-clusters``)."""
+        await self._call("POST", f"{_ns(namespace)}/replication", body=sorted(set(clusters)))
 
     async def get_permissions(self, namespace: str) -> dict[str, frozenset[str]]:
         value = _mapping(await self._call("GET", f"{_ns(namespace)}/permissions"))
