@@ -125,3 +125,4 @@ def test_cli_tools_take_a_token(keyed: StandaloneProcess, made: Made) -> None:
     assert refused.returncode == 1
     assert "refused access" in refused.stderr
     assert "authentication is required" in refused.stderr
+    assert "--auth-token" in refused.stderr  # what to do about it

@@ -294,7 +294,7 @@ def test_admin_cli_grants_topic_permissions_with_a_token_file(
     assert json.loads(shown.stdout) == {"app": ["consume", "produce"]}
     refused = magnetar("admin", "--admin-url", secured.web_url, "topics", "permissions", topic)
     assert refused.returncode == 1
-    assert "(HTTP 401)" in refused.stderr
+    assert "(HTTP 401); give a token with --auth-token" in refused.stderr
     done = magnetar(*base, "topics", "revoke-permission", topic, "--role", "app")
     assert done.returncode == 0, done.stderr
     path = "/admin/v2/" + topic.replace("://", "/") + "/permissions/app"

@@ -69,7 +69,14 @@ def call(ctx: typer.Context, op: Callable[[AdminClient], Awaitable[T]]) -> T:
         return asyncio.run(run())
     except AdminError as exc:
         status = f" (HTTP {exc.status})" if exc.status else ""
-        raise fail(f"{exc.reason}{status}") from exc
+        hint = _HINTS.get(exc.status or 0, "")
+        raise fail(f"{exc.reason}{status}{hint}") from exc
+
+
+_HINTS = {
+    401: "; give a token with --auth-token or --auth-token-file",
+    403: "; this role lacks the permission: ask a super-user or the tenant's admin",
+}
 
 
 def emit(ctx: typer.Context, value: object, table: Callable[[], str] | None = None) -> None:

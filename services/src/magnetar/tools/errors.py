@@ -66,8 +66,16 @@ def explain(error: BaseException, *, service_url: str, topic: str | None = None)
         return f"{error}; use persistent://tenant/namespace/topic or a short name"
     if isinstance(error, client_errors.TopicNotFound):
         return f"the broker says {error.server_message or error}{_namespace_hint(topic)}"
-    if isinstance(error, (client_errors.AuthenticationError, client_errors.AuthorizationError)):
-        return f"the broker refused access: {error}; check the credentials and permissions"
+    if isinstance(error, client_errors.AuthenticationError):
+        return (
+            f"the broker refused access: {error}; give a valid token with --auth-token or "
+            "--auth-token-file"
+        )
+    if isinstance(error, client_errors.AuthorizationError):
+        return (
+            f"the broker refused access: {error}; ask an admin to grant the permission "
+            "(magnetar admin namespaces|topics grant-permission)"
+        )
     if isinstance(error, client_errors.ConsumerBusy):
         return (
             f"the subscription is busy ({error.server_message or error}); an exclusive"
