@@ -185,6 +185,21 @@ async def test_our_client_reports_the_authorization_error(
             await client.create_producer(topic_name("ours"))
 
 
+async def test_schemas_need_lookup_rights_even_without_a_lookup(
+    secured: StandaloneProcess, keys: TokenKeys
+) -> None:
+    # A client speaking the protocol directly may skip LOOKUP: GET_SCHEMA is checked itself.
+    from magnetar.protocol import client_commands
+
+    auth = AuthenticationToken(keys.token("nobody"))
+    address = secured.service_url.removeprefix("pulsar://")
+    async with Client(secured.service_url, operation_timeout_s=5, auth=auth) as client:
+        conn = await client.pool.get(address, address)
+        request = client_commands.get_schema(conn.new_request_id(), topic_name("schema"))
+        with pytest.raises(AuthorizationError, match="not authorized to lookup"):
+            await conn.request(request)
+
+
 def test_expired_token_is_refreshed_through_auth_challenge(
     secured: StandaloneProcess, keys: TokenKeys
 ) -> None:

@@ -4,13 +4,16 @@ The connection (:mod:`magnetar.broker.connection`) calls :meth:`SchemaRequests.h
 reader; each request is answered by request id from a task of the connection. Errors travel
 inside the command's own response (the C++ client does not match ERROR to a GET_SCHEMA): a topic
 without a schema, or without that version, gets ``TopicNotFound`` as the Java broker answers;
-a refused GET_OR_CREATE_SCHEMA gets ``IncompatibleSchema`` with the reason.
+a refused GET_OR_CREATE_SCHEMA gets ``IncompatibleSchema`` with the reason. With authorization
+on, reading a schema needs lookup rights on the topic and adding one needs ``produce``
+(``AuthorizationError`` in the response).
 
 Concurrency: on the broker's loop; no state of its own.
 """
 
 from __future__ import annotations
 
+from magnetar.authorization import LOOKUP, PRODUCE
 from magnetar.broker.schemas.registry import SchemaRegistry
 from magnetar.broker.schemas.wire import schema_of, to_proto
 from magnetar.broker.transport_cnx import TransportCnx
@@ -44,6 +47,7 @@ class SchemaRequests:
     async def _get(self, request: pb.CommandGetSchema) -> None:
         async def work() -> pb.BaseCommand:
             topic = TopicName.parse(request.topic)
+            await self._cnx.authorize(topic, LOOKUP)
             if request.HasField("schema_version") and request.schema_version:
                 entry = await self._registry.version(topic, decode_version(request.schema_version))
             else:
@@ -59,6 +63,7 @@ class SchemaRequests:
     async def _get_or_create(self, request: pb.CommandGetOrCreateSchema) -> None:
         async def work() -> pb.BaseCommand:
             topic = TopicName.parse(request.topic)
+            await self._cnx.authorize(topic, PRODUCE)
             schema = schema_of(request.schema)
             if schema is None:
                 raise InvalidSchema("GET_OR_CREATE_SCHEMA needs a schema other than BYTES/NONE")
