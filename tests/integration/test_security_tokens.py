@@ -176,6 +176,25 @@ def test_produce_and_consume_need_their_grants(secured: StandaloneProcess, keys:
         http(secured, "DELETE", "/admin/v2/namespaces/public/default/permissions/app", admin)
 
 
+def test_revoking_a_grant_closes_the_producers_that_relied_on_it(
+    secured: StandaloneProcess, keys: TokenKeys
+) -> None:
+    admin = keys.token("admin")
+    grant = "/admin/v2/namespaces/public/default/permissions/writer"
+    assert http(secured, "POST", grant, admin, ["produce"])[0] == 204
+    client = pulsar_client(secured, keys.token("writer"), timeout_s=3)
+    try:
+        producer = client.create_producer(topic_name("revoked"), send_timeout_millis=3000)
+        producer.send(b"granted")
+        mark = log_mark(secured)
+        assert http(secured, "DELETE", grant, admin)[0] == 204
+        wait_for_log(secured, "producer_permission_revoked", since=mark)
+        with pytest.raises(pulsar.PulsarException):  # its re-attach is refused
+            producer.send(b"revoked")
+    finally:
+        client.close()
+
+
 async def test_our_client_reports_the_authorization_error(
     secured: StandaloneProcess, keys: TokenKeys
 ) -> None:

@@ -107,6 +107,16 @@ class BrokerSecurity:
                 f"{who.describe()} is not a super-user nor an admin of tenant {tenant}"
             )
 
+    async def still_allowed(
+        self, caller: Caller | None, topic: TopicName, action: str, subscription: str | None
+    ) -> bool:
+        """Whether a client connected earlier may still ``action`` (after a policy change)."""
+        try:
+            await self.check_topic(caller, topic, action, subscription)
+        except NotAuthorized:
+            return False
+        return True
+
     def check_super_user(self, caller: Caller | None) -> None:
         who = self._enforced(caller)
         if who is not None and not self.rules.is_super_user(who):

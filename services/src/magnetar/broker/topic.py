@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from magnetar.authorization import Caller
 from magnetar.naming import TopicName
 from magnetar.protocol.version import PeerFeatures
 from magnetar.wire import pulsar_api_pb2 as pb
@@ -32,6 +33,10 @@ class ClientCnx(Protocol):
 
     @property
     def is_open(self) -> bool: ...
+
+    @property
+    def caller(self) -> Caller | None:
+        """Who the client authenticated as (None without authentication)."""
 
     def write_command(self, command: pb.BaseCommand) -> None: ...
 

@@ -26,6 +26,7 @@ import time
 from collections.abc import Mapping
 from typing import Any, Protocol
 
+from magnetar.authorization import CONSUME, PRODUCE
 from magnetar.broker.compaction import delete_compacted_ledgers
 from magnetar.broker.compaction.errors import CompactionInProgress
 from magnetar.broker.errors import (
@@ -42,7 +43,7 @@ from magnetar.broker.errors import (
 )
 from magnetar.broker.message_expiry import expire_subscription
 from magnetar.broker.message_view import MessageView, message_view
-from magnetar.broker.non_persistent_topic import NonPersistentTopic
+from magnetar.broker.non_persistent_topic import NonPersistentSubscription, NonPersistentTopic
 from magnetar.broker.ownership import Ownership
 from magnetar.broker.persistence import apply_persistence, check_persistence
 from magnetar.broker.persistent_topic import PersistentTopic
@@ -55,6 +56,7 @@ from magnetar.broker.policy_defaults import (
 from magnetar.broker.resources import BrokerResources
 from magnetar.broker.retention import apply_retention
 from magnetar.broker.schemas import SchemaRegistry
+from magnetar.broker.security import BrokerSecurity
 from magnetar.broker.stats import DEFAULT_WINDOW_S, total
 from magnetar.broker.subscription import PersistentSubscription
 from magnetar.errors import MagnetarError
@@ -278,6 +280,9 @@ class BrokerTopics(Protocol):
 
     @property
     def schemas(self) -> SchemaRegistry: ...
+
+    @property
+    def security(self) -> BrokerSecurity: ...
 
 
 class TopicAdmin:
@@ -539,10 +544,35 @@ class TopicAdmin:
         """``persistence`` if within this broker's managedLedgerMax* bounds (else 412)."""
         return check_persistence(persistence, self._policy_defaults)
 
+    async def _recheck_permissions(self, ns: NamespaceName) -> None:
+        """As Pulsar does on a policy update: producers and consumers of ``ns`` whose role lost
+        its permission are closed by the broker (their client's re-attach is then refused)."""
+        security = self._broker.security
+        if not security.config.authorization_enabled:
+            return
+        for topic in list(self._broker.topics.values()):
+            if topic.name.namespace != ns:
+                continue
+            for producer in list(topic.producers.values()):
+                if not await security.still_allowed(producer.cnx.caller, topic.name, PRODUCE, None):
+                    log.info("producer_permission_revoked", topic=str(topic.name))
+                    producer.close_by_broker()
+            subscriptions: list[PersistentSubscription | NonPersistentSubscription] = list(
+                topic.subscriptions.values()
+            )
+            for sub in subscriptions:
+                for consumer in list(sub.consumers):
+                    if not await security.still_allowed(
+                        consumer.cnx.caller, topic.name, CONSUME, consumer.subscription
+                    ):
+                        log.info("consumer_permission_revoked", topic=str(topic.name))
+                        consumer.close_by_broker()
+
     async def policies_changed(self, ns: NamespaceName, policies: Policies) -> None:
         """Apply ``ns``'s retention, delayed delivery and persistence, from the ``policies``
         just stored, to its loaded persistent topics now (TTL: next check; persistence: from
         each topic's next ledger)."""
+        await self._recheck_permissions(ns)
         retention = effective_retention(policies, self._policy_defaults)
         delayed = effective_delayed_delivery(policies, self._policy_defaults)
         for topic in list(self._broker.topics.values()):
