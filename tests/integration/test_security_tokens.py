@@ -9,6 +9,7 @@ condition with a deadline.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import uuid
@@ -241,6 +242,28 @@ def test_expired_token_is_refreshed_through_auth_challenge(
         assert len(issued) >= 2
     finally:
         client.close()
+
+
+async def test_our_client_refreshes_with_a_token_function(
+    secured: StandaloneProcess, keys: TokenKeys
+) -> None:
+    issued: list[str] = []
+
+    def supplier() -> str:
+        issued.append(keys.token("ours-refreshed", expires_in_s=3))
+        return issued[-1]
+
+    mark = log_mark(secured)
+    auth = AuthenticationToken(supplier)
+    async with Client(secured.service_url, operation_timeout_s=10, auth=auth) as client:
+        http(secured, "POST", "/admin/v2/namespaces/public/default/permissions/ours-refreshed",
+             keys.token("admin"), ["produce"])  # fmt: skip
+        producer = await client.create_producer(topic_name("ours-refresh"))
+        await producer.send(b"before")
+        await asyncio.to_thread(wait_for_log, secured, "role=ours-refreshed", since=mark)
+        await asyncio.to_thread(wait_for_log, secured, "authentication_refreshed", since=mark)
+        await producer.send(b"after")
+    assert len(issued) >= 2
 
 
 def test_a_connection_whose_token_expired_without_refresh_is_closed(

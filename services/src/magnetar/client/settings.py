@@ -7,7 +7,8 @@ Values only (frozen dataclasses and a Protocol); built by the application, read 
 from __future__ import annotations
 
 import ssl
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Protocol
 
 
@@ -22,16 +23,20 @@ class Authentication(Protocol):
 
 @dataclass(frozen=True)
 class AuthenticationToken:
-    """Pulsar token authentication (method ``token``): a JWT or any opaque token."""
+    """Pulsar token authentication (method ``token``): a JWT or any opaque token, or a function
+    returning the current one — called at each CONNECT and each AUTH_CHALLENGE, so a broker
+    that asks a long-lived connection to refresh an expired token gets a fresh one (as with the
+    official client's token supplier)."""
 
-    token: str
+    token: str | Callable[[], str] = field(repr=False)
 
     @property
     def method_name(self) -> str:
         return "token"
 
     def auth_data(self) -> bytes:
-        return self.token.encode()
+        token = self.token() if callable(self.token) else self.token
+        return token.encode()
 
 
 @dataclass(frozen=True)
