@@ -67,7 +67,10 @@ async def _on_domain_error(request: Request, exc: Exception) -> JSONResponse:
         log.warning(
             "admin_request_failed", path=request.url.path, error=type(exc).__name__, detail=str(exc)
         )
-    return _reason(status, reason_of(exc))
+    response = _reason(status, reason_of(exc))
+    if status == 401:  # RFC 9110: a 401 names the scheme it wants
+        response.headers["WWW-Authenticate"] = "Bearer"
+    return response
 
 
 async def _on_validation_error(request: Request, exc: Exception) -> JSONResponse:
