@@ -126,3 +126,15 @@ def test_cli_tools_take_a_token(keyed: StandaloneProcess, made: Made) -> None:
     assert "refused access" in refused.stderr
     assert "authentication is required" in refused.stderr
     assert "--auth-token" in refused.stderr  # what to do about it
+
+
+def test_perf_takes_a_token_for_both_clients_and_the_admin_api(
+    keyed: StandaloneProcess, made: Made
+) -> None:
+    common = ["--service-url", keyed.service_url, "--admin-url", keyed.web_url,
+              "--auth-token-file", str(made.token_file), "--json"]  # fmt: skip
+    ours = magnetar("perf", "produce", topic_name("perf"), "-n", "20", "--partitions", "2", *common)
+    assert ours.returncode == 0, ours.stderr
+    official = magnetar("perf", "produce", topic_name("perf-official"), "-n", "20",
+                        "--use-official-client", *common)  # fmt: skip
+    assert official.returncode == 0, official.stderr
