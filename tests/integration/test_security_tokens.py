@@ -271,7 +271,7 @@ def test_a_connection_whose_token_expired_without_refresh_is_closed(
 ) -> None:
     topic = topic_name("stale")
     mark = log_mark(secured)
-    client = pulsar_client(secured, keys.token("admin", expires_in_s=3), timeout_s=3)
+    client = pulsar_client(secured, keys.token("admin", expires_in_s=6), timeout_s=3)
     try:
         producer = client.create_producer(topic, send_timeout_millis=3000)
         producer.send(b"while valid")
