@@ -23,6 +23,7 @@ import pytest
 from magnetar.authentication.jwt_tokens import create_token, signing_key
 from magnetar.client import AuthenticationError, AuthenticationToken, AuthorizationError, Client
 from tests.kit.process import MAGNETAR_CLI, running
+from tests.kit.scrape import scrape, value
 from tests.kit.security import TokenKeys, http_as, log_mark, wait_for_log
 from tests.kit.standalone import StandaloneProcess, topic_name
 
@@ -368,6 +369,17 @@ def test_runtime_configuration_hides_the_key(secured: StandaloneProcess, keys: T
     assert values["token_secret_key"] == "******"
     assert values["super_user_roles"] == "admin,ops"
     assert keys.reference.removeprefix("file://") not in json.dumps(values)
+
+
+def test_authentication_outcomes_are_counted(secured: StandaloneProcess) -> None:
+    """After the tests above: accepted tokens, and refused expired and invalid ones."""
+    samples = scrape(secured.web_url)
+    assert value(samples, "pulsar_authentication_success_total", auth_method="token") > 0
+    for reason in ("expired", "invalid"):
+        refused = value(
+            samples, "pulsar_authentication_failures_total", auth_method="token", reason=reason
+        )
+        assert refused > 0
 
 
 def test_no_token_or_key_in_the_log(secured: StandaloneProcess, keys: TokenKeys) -> None:

@@ -30,7 +30,7 @@ from magnetar.admin.access import (
     TopicAccess,
     required_access,
 )
-from magnetar.authentication import PeerCertificate
+from magnetar.authentication import AuthenticationFailed, PeerCertificate
 from magnetar.authorization import Caller
 from magnetar.broker.security import BrokerSecurity
 
@@ -59,9 +59,13 @@ def access_guard(security: BrokerSecurity) -> Callable[[Request], Awaitable[None
         )
         if isinstance(access, Open):
             return
-        principal = service.authenticate_http(
-            request.headers.get("authorization"), peer_certificate(request)
-        )
+        authorization = request.headers.get("authorization")
+        try:
+            principal = service.authenticate_http(authorization, peer_certificate(request))
+        except AuthenticationFailed as exc:
+            security.count_refused("token" if authorization else None, exc)
+            raise
+        security.count_accepted(principal.method)
         original = request.headers.get(ORIGINAL_PRINCIPAL_HEADER) or None
         if original is not None and principal.role not in security.rules.proxy_roles:
             original = None  # only a proxy may speak for someone else

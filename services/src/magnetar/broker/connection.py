@@ -366,11 +366,14 @@ class ServerCnx:
 
     def _connect(self, connect: pb.CommandConnect) -> None:
         if self._auth is not None:
+            method = connect.auth_method_name
             try:
                 self._caller = self._auth.connect(connect, self.peer_certificate)
             except AuthenticationFailed as exc:
-                self._refuse_authentication(exc, connect.auth_method_name)
+                self._service.security.count_refused(method, exc)
+                self._refuse_authentication(exc, method)
                 return
+            self._service.security.count_accepted(method or "none")
         self._features = PeerFeatures.from_connect(connect)
         self.write_command(
             commands.connected(
@@ -436,11 +439,14 @@ class ServerCnx:
                 )
             )
             return
+        method = response.response.auth_method_name
         try:
             self._auth.auth_response(response, self.peer_certificate)
         except AuthenticationFailed as exc:
-            self._refuse_authentication(exc, response.response.auth_method_name)
+            self._service.security.count_refused(method, exc)
+            self._refuse_authentication(exc, method)
             return
+        self._service.security.count_accepted(method or "none")
         log.info("authentication_refreshed", client=self._address, role=self._role())
 
     async def _partitioned_metadata(self, request: pb.CommandPartitionedTopicMetadata) -> None:

@@ -10,14 +10,24 @@ resource's not-found error) when not. With authorization disabled (or no caller:
 disabled) every check passes. The decisions are the pure rules of :mod:`magnetar.authorization`;
 this module only loads the TenantInfo and Policies they read (one metadata read each, no cache).
 
-Concurrency: on the broker's loop; no state beyond the configuration.
+Authentication outcomes are counted here (``accepted``, ``refused``) and exported by
+:func:`observe_authentication` as ``pulsar_authentication_success_total`` and
+``pulsar_authentication_failures_total``.
+
+Concurrency: on the broker's loop; its only state is the configuration and those counters.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 
-from magnetar.authentication import AuthenticationConfig, AuthenticationService
+from magnetar.authentication import (
+    AuthenticationConfig,
+    AuthenticationFailed,
+    AuthenticationService,
+    CredentialExpired,
+)
 from magnetar.authentication import build_authentication as _build_authentication
 from magnetar.authorization import (
     AuthorizationRules,
@@ -31,6 +41,8 @@ from magnetar.broker.errors import NamespaceNotFound, TenantNotFound
 from magnetar.broker.resources import BrokerResources
 from magnetar.naming import NamespaceName, TopicName
 from magnetar.policies import AuthPolicies, TenantInfo
+from magnetar.telemetry import metric_names as names
+from magnetar.telemetry.metrics import Metrics, Sample
 
 
 @dataclass(frozen=True)
@@ -54,6 +66,15 @@ class BrokerSecurity:
             _build_authentication(config.authentication) if config.authentication_enabled else None
         )
         self.rules = AuthorizationRules(config.super_user_roles, config.proxy_roles)
+        self.accepted: Counter[str] = Counter()  # by method
+        self.refused: Counter[tuple[str, str]] = Counter()  # by (method, reason)
+
+    def count_accepted(self, method: str) -> None:
+        self.accepted[method] += 1
+
+    def count_refused(self, method: str | None, exc: AuthenticationFailed) -> None:
+        reason = "expired" if isinstance(exc, CredentialExpired) else "invalid"
+        self.refused[(method or "none", reason)] += 1
 
     def _enforced(self, caller: Caller | None) -> Caller | None:
         return caller if self.config.authorization_enabled else None
@@ -121,3 +142,21 @@ class BrokerSecurity:
         who = self._enforced(caller)
         if who is not None and not self.rules.is_super_user(who):
             raise NotAuthorized(f"{who.describe()} is not a super-user")
+
+
+def observe_authentication(metrics: Metrics, security: BrokerSecurity, cluster: str) -> None:
+    """Export the authentication counters (Pulsar's metric names) on ``metrics``."""
+    metrics.observe(
+        names.PULSAR_AUTHENTICATION_SUCCESS,
+        lambda: [
+            Sample(n, {"cluster": cluster, "auth_method": method})
+            for method, n in sorted(security.accepted.items())
+        ],
+    )
+    metrics.observe(
+        names.PULSAR_AUTHENTICATION_FAILURES,
+        lambda: [
+            Sample(n, {"cluster": cluster, "auth_method": method, "reason": reason})
+            for (method, reason), n in sorted(security.refused.items())
+        ],
+    )

@@ -99,9 +99,11 @@ def admin_app(
         from magnetar.admin.broker_config import runtime_values
         from magnetar.autorecovery import BookieAdmin
         from magnetar.broker.broker_directory import BrokerDirectory
+        from magnetar.broker.security import observe_authentication
         from magnetar.broker.topic_metrics import observe_topics
 
         observe_topics(metrics, service, service.config.cluster_name)
+        observe_authentication(metrics, service.security, service.config.cluster_name)
         return create_app(
             service.admin,
             metrics,

@@ -90,7 +90,22 @@ PULSAR_TOPICS = MetricSpec(
     "pulsar_topics_count", Kind.GAUGE, "Topics loaded on this broker.", ("cluster",)
 )
 
+PULSAR_AUTHENTICATION_SUCCESS = MetricSpec(
+    "pulsar_authentication_success_total",
+    Kind.COUNTER,
+    "Credentials accepted (binary CONNECT and AUTH_RESPONSE, admin HTTP), by method.",
+    ("cluster", "auth_method"),
+)
+PULSAR_AUTHENTICATION_FAILURES = MetricSpec(
+    "pulsar_authentication_failures_total",
+    Kind.COUNTER,
+    "Credentials refused, by method and reason (expired or invalid).",
+    ("cluster", "auth_method", "reason"),
+)
+
 BROKER_METRICS = (
+    PULSAR_AUTHENTICATION_SUCCESS,
+    PULSAR_AUTHENTICATION_FAILURES,
     PULSAR_IN_MESSAGES,
     PULSAR_IN_BYTES,
     PULSAR_OUT_MESSAGES,
