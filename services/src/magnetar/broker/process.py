@@ -53,6 +53,7 @@ from magnetar.metadata.store import MetadataStore
 from magnetar.policies import ClusterData
 from magnetar.shutdown import shutdown_step, stop_event
 from magnetar.telemetry import get_logger
+from magnetar.tls import ServerTls
 
 log = get_logger(__name__)
 
@@ -160,39 +161,77 @@ async def run_broker(
         else cluster_member(settings, store, registry, load_manager, service)
     )
     await create_defaults(service)
+    tls = server_tls(settings)  # TlsConfigError (a file that does not load): refuse to start
     server = BrokerServer(service, settings.bind_address, settings.broker_port)
-    web: WebServer | None = None
+    tls_server = (
+        None
+        if tls is None or settings.broker_service_port_tls is None
+        else BrokerServer(service, settings.bind_address, settings.broker_service_port_tls, tls)
+    )
+    webs: list[WebServer] = []
     try:
         if member is not None:  # before binding: a twin is refused by address, not by port
             await member.join()
         port = await server.start()
+        if tls_server is not None:
+            await tls_server.start()
         async with asyncio.TaskGroup() as tg:
             if app_factory is not None:
-                web = build_web_server(
-                    app_factory(service), settings.bind_address, settings.web_port
-                )
-                tg.create_task(web.serve(), name="admin-web")
+                app = app_factory(service)
+                webs.append(build_web_server(app, settings.bind_address, settings.web_port))
+                if settings.web_service_port_tls is not None:
+                    webs.append(
+                        build_web_server(
+                            app, settings.bind_address, settings.web_service_port_tls, tls
+                        )
+                    )
+                for web in webs:
+                    tg.create_task(web.serve(), name="admin-web")
                 async with asyncio.timeout(30):
                     # uvicorn offers no readiness event, only this flag.
-                    while not web.started:  # noqa: ASYNC110
+                    while not all(web.started for web in webs):  # noqa: ASYNC110
                         await asyncio.sleep(0.02)
             freeze_startup_objects()
             log.info("broker_ready", broker_port=port, web_port=settings.web_port)
-            print(
-                f"{READY_LINE} service_url=pulsar://{settings.advertised_address}:{port} "
-                f"web_service_url=http://{settings.advertised_address}:{settings.web_port}",
-                flush=True,
-            )
+            print(ready_line(settings, port), flush=True)
             await stop.wait()
             log.info("broker_stopping")
             await hand_over(member, service, timeout)
-            if web is not None:
+            for web in webs:
                 web.should_exit = True
     finally:
         await hand_over(member, service, timeout)
+        if tls_server is not None:
+            await shutdown_step("stop_tls_listener", tls_server.close(timeout), timeout)
         await shutdown_step("stop_listener", server.close(timeout), timeout)
         await shutdown_step("close_topics", service.close(), timeout * 3)
         await shutdown_step("close_factory", factory.close(), timeout)
+
+
+def server_tls(settings: BrokerSettings) -> ServerTls | None:
+    """The TLS of the broker's TLS ports (one certificate for both), None without any."""
+    if settings.broker_service_port_tls is None and settings.web_service_port_tls is None:
+        return None
+    asking = (
+        "broker_service_port_tls"
+        if settings.broker_service_port_tls is not None
+        else "web_service_port_tls"
+    )
+    return ServerTls(settings.server_tls_config(asking))
+
+
+def ready_line(settings: BrokerSettings, port: int) -> str:
+    """The line on stdout that says the broker serves, with its URLs (TLS ones when set)."""
+    host = settings.advertised_address
+    line = (
+        f"{READY_LINE} service_url=pulsar://{host}:{port} "
+        f"web_service_url=http://{host}:{settings.web_port}"
+    )
+    if settings.broker_service_port_tls is not None:
+        line += f" service_url_tls=pulsar+ssl://{host}:{settings.broker_service_port_tls}"
+    if settings.web_service_port_tls is not None:
+        line += f" web_service_url_tls=https://{host}:{settings.web_service_port_tls}"
+    return line
 
 
 async def hand_over(
