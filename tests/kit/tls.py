@@ -181,3 +181,26 @@ def served_serial(port: int, pki: TestPki, host: str = "127.0.0.1") -> int:
         der = tls.getpeercert(binary_form=True)
     assert der is not None
     return x509.load_der_x509_certificate(der).serial_number
+
+
+def tls_server_args(
+    pki: TestPki,
+    server: IssuedCert,
+    *,
+    port: int,
+    web_port: int | None = None,
+    require_client_cert: bool = False,
+) -> list[str]:
+    """``magnetar standalone|broker`` options serving ``server`` on TLS ``port`` (and HTTPS on
+    ``web_port``), trusting ``pki`` for client certificates."""
+    args = [
+        "--broker-service-port-tls", str(port),
+        "--tls-certificate-file-path", str(server.cert_file),
+        "--tls-key-file-path", str(server.key_file),
+        "--tls-trust-certs-file-path", str(pki.ca_file),
+    ]  # fmt: skip
+    if web_port is not None:
+        args += ["--web-service-port-tls", str(web_port)]
+    if require_client_cert:
+        args.append("--tls-require-trusted-client-cert-on-connect")
+    return args
