@@ -275,9 +275,13 @@ async def serve_broker(settings: BrokerSettings, app_factory: AppFactory | None 
     tune_interpreter(settings)
     stop = stop_event()
     timeout = settings.shutdown_step_timeout_s
-    store = await open_store(settings.metadata_url, session_timeout_s=settings.session_timeout_s)
+    store = await open_store(
+        settings.metadata_url,
+        session_timeout_s=settings.session_timeout_s,
+        tls=settings.metadata_store_tls(),
+    )
     try:
-        bk = await BookKeeper.start(store, LedgerClientConfig())
+        bk = await BookKeeper.start(store, LedgerClientConfig(tls=settings.bookkeeper_tls()))
         try:
             await run_broker(settings, store, bk, stop, app_factory, cluster=True)
         except BrokerAlreadyRegistered as exc:

@@ -6,7 +6,9 @@ Below every service (the broker, the proxy and the bookie use it); docs/security
 """
 
 from magnetar.tls.contexts import (
+    LoadedServerPem,
     PemFiles,
+    PemServerTls,
     ServerTls,
     TlsConfigError,
     TlsServerConfig,
@@ -17,7 +19,9 @@ from magnetar.tls.contexts import (
 )
 
 __all__ = [
+    "LoadedServerPem",
     "PemFiles",
+    "PemServerTls",
     "ServerTls",
     "TlsConfigError",
     "TlsServerConfig",

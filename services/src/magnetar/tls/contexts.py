@@ -208,3 +208,40 @@ def read_pem_files(
         read(cert_file, "TLS certificate file"),
         read(key_file, "TLS key file"),
     )
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedServerPem:
+    """A server's PEM files as read at one moment, with their digest (to see a change)."""
+
+    cert_chain: bytes
+    private_key: bytes
+    trust_certs: bytes | None
+    digest: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class PemServerTls:
+    """A gRPC server's TLS (the bookie's): files, client authentication, refresh interval."""
+
+    cert_file: str
+    key_file: str
+    trust_certs_file: str = ""
+    require_client_auth: bool = False
+    refresh_interval_s: float = 300.0
+
+    def load(self) -> LoadedServerPem:
+        """Read the files; TlsConfigError names one that is missing or the setting lacking."""
+        if not self.cert_file or not self.key_file:
+            raise TlsConfigError("a TLS server needs its certificate file and its key file")
+        if self.require_client_auth and not self.trust_certs_file:
+            raise TlsConfigError(
+                "client authentication needs a trust certificates file (the CA of the clients)"
+            )
+        pem = read_pem_files(self.trust_certs_file or None, self.cert_file, self.key_file)
+        assert pem.cert_chain is not None
+        assert pem.private_key is not None
+        digest = hashlib.sha256(
+            pem.cert_chain + b"\0" + pem.private_key + b"\0" + (pem.trust_certs or b"")
+        ).digest()
+        return LoadedServerPem(pem.cert_chain, pem.private_key, pem.trust_certs, digest)
