@@ -134,7 +134,10 @@ class TestPki:
         serial = x509.random_serial_number()
         sans: list[x509.GeneralName] = [x509.DNSName(d) for d in old.dns]
         sans += [x509.IPAddress(ipaddress.ip_address(ip)) for ip in old.ips]
-        usage = ExtendedKeyUsageOID.CLIENT_AUTH if old.client else ExtendedKeyUsageOID.SERVER_AUTH
+        # A server's certificate may also serve it as a client (a proxy towards brokers).
+        usages = [ExtendedKeyUsageOID.CLIENT_AUTH]
+        if not old.client:
+            usages.insert(0, ExtendedKeyUsageOID.SERVER_AUTH)
         builder = (
             x509.CertificateBuilder()
             .subject_name(_name(old.name))
@@ -144,7 +147,7 @@ class TestPki:
             .not_valid_before(now - datetime.timedelta(minutes=5))
             .not_valid_after(now + datetime.timedelta(days=1))
             .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-            .add_extension(x509.ExtendedKeyUsage([usage]), critical=False)
+            .add_extension(x509.ExtendedKeyUsage(usages), critical=False)
             .add_extension(
                 x509.AuthorityKeyIdentifier.from_issuer_public_key(self._ca_key.public_key()),
                 critical=False,

@@ -331,6 +331,7 @@ class ServerCnx:
             client=self._address,
             client_version=connect.client_version,
             protocol_version=self._features.protocol_version,
+            tls=self._writer.get_extra_info("sslcontext") is not None,
         )
 
     async def _partitioned_metadata(self, request: pb.CommandPartitionedTopicMetadata) -> None:

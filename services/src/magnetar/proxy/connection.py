@@ -46,7 +46,8 @@ from magnetar.protocol.frame import (
     encode_command,
 )
 from magnetar.protocol.version import PeerFeatures, server_feature_flags
-from magnetar.proxy.broker_link import PROXY_VERSION, split_address
+from magnetar.proxy.broker_dial import BrokerDial
+from magnetar.proxy.broker_link import PROXY_VERSION
 from magnetar.proxy.discovery import BrokerDiscovery, address_of
 from magnetar.proxy.errors import NotARegisteredBroker
 from magnetar.proxy.handshake import BrokerHandshake, FirstFrame, broker_connect, refusal
@@ -76,6 +77,7 @@ class ProxyContext:
     max_message_size: int
     tasks: TaskSet
     relays: dict[str, set[Relay]] = field(default_factory=dict)
+    dial: BrokerDial = field(default_factory=lambda: BrokerDial(None, None))  # plain by default
 
     def relay_closed(self, relay: Relay) -> None:
         self.stats.active_relays -= 1
@@ -371,13 +373,19 @@ class ProxyConnection(asyncio.Protocol):
             return
         loop = asyncio.get_running_loop()
         end = BrokerHandshake(broker_connect(connect), limits.buffer_bytes)
-        # The broker's default listener: a named one the client used may be an address that
-        # only means something outside the cluster.
-        host, port = split_address(broker.service_address)
+        # The broker's default listener (or its TLS one, with tls_enabled_with_broker): a named
+        # one the client used may be an address that only means something outside the cluster.
         transport: asyncio.Transport | None = None
         try:
+            target = self._ctx.dial.target(broker.service_address)
             async with asyncio.timeout(limits.connect_timeout_s):
-                made, _ = await loop.create_connection(lambda: end, host, port)
+                made, _ = await loop.create_connection(
+                    lambda: end,
+                    target.host,
+                    target.port,
+                    ssl=target.ssl,
+                    server_hostname=target.server_hostname,
+                )
                 assert isinstance(made, asyncio.Transport)
                 transport = made
             async with asyncio.timeout(limits.handshake_timeout_s):
