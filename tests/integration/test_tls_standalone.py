@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import ssl
+import subprocess
 import time
 import urllib.error
 import urllib.request
@@ -24,7 +25,7 @@ from magnetar.client.admin import AdminClient
 from magnetar.client.errors import TlsVerificationFailed
 from magnetar.client.settings import TlsOptions
 from tests.kit.ports import free_port
-from tests.kit.process import running
+from tests.kit.process import MAGNETAR_CLI, running
 from tests.kit.standalone import StandaloneProcess, topic_name
 from tests.kit.tls import TestPki, client_context, served_serial, tls_server_args
 
@@ -268,3 +269,29 @@ def test_rotated_certificate_is_served_to_new_clients(tmp_path: Path, pki: TestP
                 fresh.close()
         finally:
             old.close()
+
+
+def _magnetar(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*MAGNETAR_CLI, *args], capture_output=True, text=True, timeout=60, check=False
+    )
+
+
+def test_cli_tools_over_tls(tls_sa: TlsStandalone, pki: TestPki, other_pki: TestPki) -> None:
+    topic, trust = topic_name("cli-tls"), str(pki.ca_file)
+    sent = _magnetar("produce", topic, "-m", "secret", "--service-url", tls_sa.tls_url,
+                     "--tls-trust-certs-file-path", trust)  # fmt: skip
+    assert sent.returncode == 0, sent.stderr
+    got = _magnetar("consume", topic, "-s", "s", "-n", "1", "--position", "earliest",
+                    "--timeout", "10", "--service-url", tls_sa.tls_url,
+                    "--tls-trust-certs-file-path", trust)  # fmt: skip
+    assert got.returncode == 0, got.stderr
+    assert "content:secret" in got.stdout
+    tenants = _magnetar("admin", "--admin-url", tls_sa.https_url, "--json",
+                        "--tls-trust-certs-file-path", trust, "tenants", "list")  # fmt: skip
+    assert tenants.returncode == 0, tenants.stderr
+    assert "public" in json.loads(tenants.stdout)
+    refused = _magnetar("produce", topic, "-m", "x", "--service-url", tls_sa.tls_url,
+                        "--tls-trust-certs-file-path", str(other_pki.ca_file))  # fmt: skip
+    assert refused.returncode == 1
+    assert "certificate" in refused.stderr
