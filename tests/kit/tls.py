@@ -9,6 +9,7 @@ checked in).
     server.cert_file, server.key_file, server.serial
     pki.issue("broker", dns=("broker.invalid",), ips=())   # a name no client dials
     pki.reissue(server)                            # a new certificate over the same files
+    TlsEtcdServer(data_dir=..., pki=pki)           # a real etcd on TLS with --client-cert-auth
 
 Keys are EC P-256 (fast to generate). :func:`served_serial` reads the serial a TLS port
 serves now, with a fresh handshake.
@@ -21,6 +22,7 @@ import ipaddress
 import os
 import socket
 import ssl
+import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,6 +30,8 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+from tests.kit.etcd import EtcdServer
 
 
 @dataclass(frozen=True)
@@ -207,3 +211,42 @@ def tls_server_args(
     if require_client_cert:
         args.append("--tls-require-trusted-client-cert-on-connect")
     return args
+
+
+@dataclass
+class TlsEtcdServer(EtcdServer):
+    """A real etcd serving its clients over TLS only, with ``--client-cert-auth`` (every client
+    must present a certificate ``pki`` issued). ``pki`` must be given."""
+
+    pki: TestPki | None = None
+    _server: IssuedCert | None = None
+    _probe: IssuedCert | None = None
+
+    def _certs(self) -> tuple[TestPki, IssuedCert, IssuedCert]:
+        assert self.pki is not None, "TlsEtcdServer needs its pki"
+        if self._server is None or self._probe is None:
+            self._server = self.pki.issue("etcd")
+            self._probe = self.pki.issue("etcd-probe", client=True)
+        return self.pki, self._server, self._probe
+
+    def command(self) -> list[str]:
+        pki, server, _ = self._certs()
+        plain = f"http://{self.endpoint}"
+        args = [f"https://{self.endpoint}" if arg == plain else arg for arg in super().command()]
+        return [
+            *args,
+            "--cert-file", str(server.cert_file),
+            "--key-file", str(server.key_file),
+            "--trusted-ca-file", str(pki.ca_file),
+            "--client-cert-auth",
+        ]  # fmt: skip
+
+    def is_ready(self) -> bool:
+        pki, _, probe = self._certs()
+        try:
+            with urllib.request.urlopen(
+                f"https://{self.endpoint}/health", timeout=1, context=client_context(pki, probe)
+            ) as resp:
+                return b'"health":"true"' in resp.read()
+        except OSError:
+            return False

@@ -75,6 +75,7 @@ async def open_store(
         except StoreUnavailable as exc:
             raise StoreUnavailable(
                 f"cannot reach the metadata store at {url} ({exc}); start etcd there, "
-                "or give the URL of a running one"
+                "or give the URL of a running one (an etcd serving TLS needs the "
+                "metadata_store_tls_* settings: its CA, and a client certificate if it asks)"
             ) from exc
     raise _bad(url, f"unknown scheme {scheme!r}")
