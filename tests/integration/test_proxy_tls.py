@@ -1,7 +1,11 @@
-"""TLS through ``magnetar proxy`` with real processes (etcd, one bookie, one broker, two
-proxies) and the official client: the proxies terminate TLS for clients; proxy ``to-tls``
-also dials the broker's TLS ports with its own certificate (the broker requires one there),
-proxy ``to-plain`` dials the broker's plain port. HTTPS admin calls are forwarded."""
+"""TLS in a cluster with real processes (etcd, one bookie, two brokers serving TLS with client
+certificates required, two proxies) and the official client.
+
+Directly: a client given one broker's ``pulsar+ssl://`` URL works on topics owned by both
+brokers (lookups answer with the owner's TLS URL), and HTTPS lookups on one broker name the
+owner's TLS URLs. Through the proxies, which terminate TLS for clients: proxy ``to-tls`` also
+dials the brokers' TLS ports with its own certificate, proxy ``to-plain`` their plain ports.
+HTTPS admin calls are forwarded."""
 
 from __future__ import annotations
 
@@ -13,7 +17,9 @@ from pathlib import Path
 import pulsar
 import pytest
 
-from tests.kit.cluster import Cluster, fresh_topic
+from magnetar.naming import NamespaceName
+from tests.kit.broker import BrokerProcess
+from tests.kit.cluster import Cluster, fresh_topic, one_topic_per_bundle
 from tests.kit.ports import free_port
 from tests.kit.process import running
 from tests.kit.proxy import ProxyProcess
@@ -31,23 +37,29 @@ def pki(tmp_path_factory: pytest.TempPathFactory) -> TestPki:
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory, pki: TestPki) -> Iterator[Cluster]:
-    broker = pki.issue("broker")
+    broker = pki.issue("broker")  # both brokers serve it: it names 127.0.0.1
     env = {
         "MAGNETAR_BROKER_MANAGED_LEDGER_DEFAULT_ENSEMBLE_SIZE": "1",
         "MAGNETAR_BROKER_MANAGED_LEDGER_DEFAULT_WRITE_QUORUM": "1",
         "MAGNETAR_BROKER_MANAGED_LEDGER_DEFAULT_ACK_QUORUM": "1",
-        "MAGNETAR_BROKER_BROKER_SERVICE_PORT_TLS": str(free_port()),
-        "MAGNETAR_BROKER_WEB_SERVICE_PORT_TLS": str(free_port()),
         "MAGNETAR_BROKER_TLS_CERTIFICATE_FILE_PATH": str(broker.cert_file),
         "MAGNETAR_BROKER_TLS_KEY_FILE_PATH": str(broker.key_file),
         "MAGNETAR_BROKER_TLS_TRUST_CERTS_FILE_PATH": str(pki.ca_file),
         "MAGNETAR_BROKER_TLS_REQUIRE_TRUSTED_CLIENT_CERT_ON_CONNECT": "true",
     }
     base: Path = tmp_path_factory.mktemp("proxy-tls")
-    with Cluster(
-        base, bookie_count=1, broker_count=1, journal_sync=False, broker_env=env
-    ).running() as started:
+    built = Cluster(base, bookie_count=1, broker_count=2, journal_sync=False, broker_env=env)
+    for one in built.brokers:
+        one.extra_args += [
+            "--broker-service-port-tls", str(free_port()),
+            "--web-service-port-tls", str(free_port()),
+        ]  # fmt: skip
+    with built.running() as started:
         yield started
+
+
+def _tls_port(broker: BrokerProcess, which: str) -> int:
+    return int(broker.extra_args[broker.extra_args.index(which) + 1])
 
 
 class TlsProxy(ProxyProcess):
@@ -108,8 +120,50 @@ def _round_trip(proxy: TlsProxy, pki: TestPki) -> list[bytes]:
 
 
 def _tls_connects(cluster: Cluster) -> int:
-    log = cluster.brokers[0].log_text()
-    return sum(1 for line in log.splitlines() if "client_connected" in line and "tls=True" in line)
+    return sum(
+        1
+        for broker in cluster.brokers
+        for line in broker.log_text().splitlines()
+        if "client_connected" in line and "tls=True" in line
+    )
+
+
+def test_one_brokers_tls_url_reaches_topics_of_both(cluster: Cluster, pki: TestPki) -> None:
+    first = cluster.brokers[0]
+    alice = pki.issue("alice", client=True)
+    client = pulsar.Client(
+        f"pulsar+ssl://127.0.0.1:{_tls_port(first, '--broker-service-port-tls')}",
+        tls_trust_certs_file_path=str(pki.ca_file),
+        tls_validate_hostname=True,
+        authentication=pulsar.AuthenticationTLS(str(alice.cert_file), str(alice.key_file)),
+        operation_timeout_seconds=15,
+        logger=pulsar.ConsoleLogger(pulsar.LoggerLevel.Error),
+    )
+    topics = one_topic_per_bundle(NamespaceName("public", "default"))
+    try:
+        for topic in topics:
+            consumer = client.subscribe(topic, "direct")
+            client.create_producer(topic).send(topic.encode())
+            assert consumer.receive(RECEIVE_MS).data() == topic.encode()
+    finally:
+        client.close()
+    owners = {cluster.owner_of(t).broker_id for t in topics}
+    assert len(owners) == 2, f"every topic on one broker: {owners}"
+
+
+def test_https_lookup_names_the_owners_tls_urls(cluster: Cluster, pki: TestPki) -> None:
+    first = cluster.brokers[0]
+    https = f"https://127.0.0.1:{_tls_port(first, '--web-service-port-tls')}"
+    ctx = client_context(pki, pki.issue("alice-http", client=True))
+    for topic in one_topic_per_bundle(NamespaceName("public", "default")):
+        path = "/lookup/v2/topic/" + topic.replace("://", "/")
+        with urllib.request.urlopen(https + path, timeout=15, context=ctx) as answer:
+            data = json.loads(answer.read())
+        owner = next(b for b in cluster.brokers if b.service_url == data["brokerUrl"])
+        tls_port = _tls_port(owner, "--broker-service-port-tls")
+        assert data["brokerUrlTls"] == f"pulsar+ssl://127.0.0.1:{tls_port}"
+        web_tls = _tls_port(owner, "--web-service-port-tls")
+        assert data["httpUrlTls"] == f"https://127.0.0.1:{web_tls}"
 
 
 def test_proxy_terminates_tls_and_dials_the_broker_with_tls(
