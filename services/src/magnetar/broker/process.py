@@ -193,7 +193,8 @@ async def run_broker(
                         await asyncio.sleep(0.02)
             freeze_startup_objects()
             log.info("broker_ready", broker_port=port, web_port=settings.web_port)
-            print(ready_line(settings, port), flush=True)
+            tls_port = None if tls_server is None else tls_server.port
+            print(ready_line(settings, port, tls_port), flush=True)
             await stop.wait()
             log.info("broker_stopping")
             await hand_over(member, service, timeout)
@@ -220,15 +221,16 @@ def server_tls(settings: BrokerSettings) -> ServerTls | None:
     return ServerTls(settings.server_tls_config(asking))
 
 
-def ready_line(settings: BrokerSettings, port: int) -> str:
-    """The line on stdout that says the broker serves, with its URLs (TLS ones when set)."""
+def ready_line(settings: BrokerSettings, port: int, tls_port: int | None = None) -> str:
+    """The line on stdout that says the broker serves, with its URLs (TLS ones when set;
+    ``port`` and ``tls_port`` are the bound ones)."""
     host = settings.advertised_address
     line = (
         f"{READY_LINE} service_url=pulsar://{host}:{port} "
         f"web_service_url=http://{host}:{settings.web_port}"
     )
-    if settings.broker_service_port_tls is not None:
-        line += f" service_url_tls=pulsar+ssl://{host}:{settings.broker_service_port_tls}"
+    if tls_port is not None:
+        line += f" service_url_tls=pulsar+ssl://{host}:{tls_port}"
     if settings.web_service_port_tls is not None:
         line += f" web_service_url_tls=https://{host}:{settings.web_service_port_tls}"
     return line

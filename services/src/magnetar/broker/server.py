@@ -77,4 +77,4 @@ class BrokerServer:
             return
         server, self._server = self._server, None
         await self._connections.close(server, timeout_s)
-        log.info("broker_stopped")
+        log.info("broker_stopped", port=self.port, tls=self.tls is not None)
