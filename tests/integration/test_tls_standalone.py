@@ -147,13 +147,16 @@ def _get_json(url: str, ctx: ssl.SSLContext) -> dict[str, str]:
         return result
 
 
-def test_https_lookup_carries_the_tls_urls(tls_sa: TlsStandalone, pki: TestPki) -> None:
+def test_https_lookup_and_cluster_carry_the_tls_urls(tls_sa: TlsStandalone, pki: TestPki) -> None:
     topic = topic_name("lookup").replace("persistent://", "/lookup/v2/topic/persistent/")
     data = _get_json(tls_sa.https_url + topic, client_context(pki))
     assert data["brokerUrlTls"] == tls_sa.tls_url
     assert data["httpUrlTls"] == tls_sa.https_url
     assert data["brokerUrl"] == tls_sa.service_url
     assert data["httpUrl"] == tls_sa.web_url
+    cluster = _get_json(tls_sa.https_url + "/admin/v2/clusters/standalone", client_context(pki))
+    assert cluster["brokerServiceUrlTls"] == tls_sa.tls_url
+    assert cluster["serviceUrlTls"] == tls_sa.https_url
 
 
 def test_https_refuses_a_client_that_does_not_trust_it(

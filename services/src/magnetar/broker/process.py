@@ -66,7 +66,10 @@ async def create_defaults(service: BrokerService) -> None:
         service.resources,
         service.config.cluster_name,
         ClusterData(
-            service_url=service.web_service_url, broker_service_url=service.broker_service_url
+            service_url=service.web_service_url,
+            service_url_tls=service.lookup_data.web_service_url_tls or None,
+            broker_service_url=service.broker_service_url,
+            broker_service_url_tls=service.broker_service_url_tls or None,
         ),
     )
 
