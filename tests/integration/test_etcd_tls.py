@@ -4,6 +4,7 @@ and a ``magnetar bookie`` process registers through it from its settings."""
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Iterator
 
 import pytest
@@ -13,7 +14,7 @@ from magnetar.metadata.factory import open_store
 from magnetar.tls import read_pem_files
 from tests.kit.bookie import BookieProcess
 from tests.kit.etcd import etcd_binary
-from tests.kit.process import running
+from tests.kit.process import MAGNETAR_CLI, running
 from tests.kit.tls import TestPki, TlsEtcdServer
 
 pytestmark = pytest.mark.etcd
@@ -72,3 +73,22 @@ def test_bookie_registers_through_tls_etcd(
     )
     with running(bookie):  # ready = registered in etcd
         assert "bookie_registered" in bookie.log_text()
+
+
+def test_cluster_init_through_tls_etcd(tls_etcd: TlsEtcdServer, pki: TestPki) -> None:
+    me = pki.issue("init-job", client=True)
+    command = [
+        *MAGNETAR_CLI, "cluster", "init",
+        "--metadata", tls_etcd.url,
+        "--cluster", "tls-cluster",
+        "--web-url", "http://brokers:8080",
+        "--service-url", "pulsar://brokers:6650",
+        "--web-url-tls", "https://brokers:8443",
+        "--service-url-tls", "pulsar+ssl://brokers:6651",
+        "--metadata-store-tls-trust-certs-file-path", str(pki.ca_file),
+        "--metadata-store-tls-certificate-file-path", str(me.cert_file),
+        "--metadata-store-tls-key-file-path", str(me.key_file),
+    ]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "cluster tls-cluster created" in done.stdout
