@@ -23,6 +23,7 @@ from tests.kit.tls import TestPki, client_context
 
 async def echo(scope: dict[str, Any], receive: Any, send: Any) -> None:
     cert = peer_certificate(scope)
+    assert scope["state"]["peer_certificate"] == cert  # request.state.peer_certificate
     tls = scope.get("extensions", {}).get("tls", {})
     body = json.dumps(
         {

@@ -7,9 +7,11 @@ and put each connection's peer certificate on every request's scope:
 
 - ``scope["extensions"]["tls"]``, the ASGI TLS extension: ``client_cert_chain`` (the client's
   certificate as PEM, or empty), ``client_cert_name`` and ``tls_version``;
-- ``scope["state"]["peer_certificate"]``: the dict ``ssl.SSLSocket.getpeercert()`` gives, or
-  None without a client certificate: ``request.state.peer_certificate`` in a FastAPI/Starlette
-  handler, :func:`peer_certificate` from a bare scope.
+- ``scope["magnetar.peer_certificate"]`` (:data:`PEER_CERTIFICATE_SCOPE_KEY`, where the admin
+  app's authentication reads it) and ``scope["state"]["peer_certificate"]``: the dict
+  ``ssl.SSLSocket.getpeercert()`` gives, or None without a client certificate —
+  ``request.state.peer_certificate`` in a FastAPI/Starlette handler, :func:`peer_certificate`
+  from a bare scope.
 
 uvicorn's own HTTP/1.1 protocol class is extended by one step (wrapping the app per
 connection); uvicorn enters the codebase here and in the two web services only.
@@ -29,14 +31,14 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from magnetar.tls.contexts import ServerTls
 
 Scope = dict[str, Any]
+PEER_CERTIFICATE_SCOPE_KEY = "magnetar.peer_certificate"
 ASGIApp = Callable[[Scope, Any, Any], Any]
 
 
 def peer_certificate(scope: Scope) -> dict[str, Any] | None:
     """The client certificate of the connection an HTTPS request came on (module docstring)."""
-    state = scope.get("state") or {}
-    cert = state.get("peer_certificate")
-    return cert if isinstance(cert, dict) else None
+    cert = scope.get(PEER_CERTIFICATE_SCOPE_KEY)
+    return cert if isinstance(cert, dict) and cert else None
 
 
 def _subject_name(cert: dict[str, Any]) -> str:
@@ -78,6 +80,7 @@ class PeerCertH11Protocol(H11Protocol):
 
         async def app(scope: Scope, receive: Any, send: Any) -> None:
             scope.setdefault("extensions", {})["tls"] = extension
+            scope[PEER_CERTIFICATE_SCOPE_KEY] = cert
             scope.setdefault("state", {})["peer_certificate"] = cert
             await inner(scope, receive, send)
 
