@@ -57,6 +57,7 @@ from magnetar.proxy.settings import RelayLimits
 from magnetar.proxy.stats import ProxyStats
 from magnetar.tasks import TaskSet
 from magnetar.telemetry import get_logger
+from magnetar.tls import peer_certificate_of
 from magnetar.wire import pulsar_api_pb2 as pb
 
 log = get_logger(__name__)
@@ -126,6 +127,9 @@ class ProxyConnection(asyncio.Protocol):
         self._last_received = 0.0
         self._pinged = False
         self.address = "?"
+        # The client's certificate on the TLS port (getpeercert()'s dict), None otherwise: the
+        # input of the proxy's own mutual-TLS authentication of its clients.
+        self.peer_certificate: dict[str, Any] | None = None
 
     # ------------------------------------------------------------------ life cycle
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -133,6 +137,7 @@ class ProxyConnection(asyncio.Protocol):
         self._transport = transport
         peer = transport.get_extra_info("peername")
         self.address = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
+        self.peer_certificate = peer_certificate_of(transport.get_extra_info)
         set_limits(transport, self._ctx.limits.buffer_bytes)
         self._ctx.stats.new_connections += 1
         self._ctx.stats.active_connections += 1
