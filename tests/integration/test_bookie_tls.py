@@ -1,6 +1,7 @@
 """Bookie gRPC over TLS with real processes: a ``magnetar bookie`` serving TLS with client
 authentication, the BookKeeper client writing and reading a ledger through it with its own
-certificate, and refused without one (or without TLS)."""
+certificate, and refused without one (or without TLS); its certificate rotated on disk is
+served to new connections."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from magnetar.tls import PemFiles, read_pem_files
 from tests.kit.bookie import BookieProcess
 from tests.kit.etcd import EtcdServer
 from tests.kit.process import running
-from tests.kit.tls import TestPki
+from tests.kit.tls import TestPki, served_serial
 
 pytestmark = pytest.mark.etcd
 
@@ -46,6 +47,7 @@ def tls_bookie(
         etcd_server.url,
         journal_sync=False,
         extra_args=tls_args,
+        env={"MAGNETAR_BOOKIE_TLS_CERT_REFRESH_CHECK_DURATION_SEC": "0"},
     )
     with running(process) as started:
         yield started
@@ -100,3 +102,12 @@ async def test_refused_without_client_certificate(
             await asyncio.wait_for(wh.append(b"refused"), 20)
     finally:
         await bk.close()
+
+
+def test_rotated_certificate_is_served(tls_bookie: BookieProcess, pki: TestPki) -> None:
+    # The same name and CA: the module's other tests are unaffected by the rotation.
+    rotated = pki.issue("bookie")
+    deadline = time.monotonic() + 15
+    while (served := served_serial(tls_bookie.port, pki)) != rotated.serial:
+        assert time.monotonic() < deadline, f"still serving {served}"
+        time.sleep(0.1)
