@@ -9,6 +9,7 @@ HTTPS admin calls are forwarded."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import urllib.request
 from collections.abc import Iterator
@@ -17,6 +18,7 @@ from pathlib import Path
 import pulsar
 import pytest
 
+from magnetar.client import Client, TlsOptions
 from magnetar.naming import NamespaceName
 from tests.kit.broker import BrokerProcess
 from tests.kit.cluster import Cluster, fresh_topic, one_topic_per_bundle
@@ -190,3 +192,15 @@ def test_https_admin_through_the_proxy(
     url = f"https://127.0.0.1:{proxy.web_tls_port}/admin/v2/persistent/public/default"
     with urllib.request.urlopen(url, timeout=15, context=client_context(pki)) as answer:
         assert isinstance(json.loads(answer.read()), list)
+
+
+async def test_our_client_through_the_proxy_over_tls(to_plain: TlsProxy, pki: TestPki) -> None:
+    topic = fresh_topic("ours-proxy-tls")
+    tls = TlsOptions(trust_certs_file=str(pki.ca_file))
+    url = f"pulsar+ssl://127.0.0.1:{to_plain.tls_port}"
+    async with Client(url, tls=tls, operation_timeout_s=15) as client:
+        consumer = await client.subscribe(topic, "s")
+        producer = await client.create_producer(topic)
+        await producer.send(b"through-the-proxy")
+        async with asyncio.timeout(15):
+            assert (await consumer.receive()).data == b"through-the-proxy"
