@@ -299,3 +299,16 @@ def test_cli_tools_over_tls(tls_sa: TlsStandalone, pki: TestPki, other_pki: Test
                         "--tls-trust-certs-file-path", str(other_pki.ca_file))  # fmt: skip
     assert refused.returncode == 1
     assert "certificate" in refused.stderr
+
+
+def test_bad_tls_settings_refuse_to_start(tmp_path: Path) -> None:
+    base = ["standalone", "--data-dir", str(tmp_path / "data"), "--broker-port", "0",
+            "--web-port", "0", "--broker-service-port-tls", "0"]  # fmt: skip
+    no_cert = _magnetar(*base)
+    assert no_cert.returncode == 2
+    assert "tls_certificate_file_path and tls_key_file_path" in no_cert.stderr
+    missing = _magnetar(*base, "--tls-certificate-file-path", str(tmp_path / "gone.pem"),
+                        "--tls-key-file-path", str(tmp_path / "gone.key"))  # fmt: skip
+    assert missing.returncode == 2
+    assert "gone.pem" in missing.stderr
+    assert "Traceback" not in missing.stderr

@@ -141,10 +141,13 @@ async def run_broker(
     app_factory: AppFactory | None = None,
     *,
     cluster: bool = False,
+    tls: ServerTls | None = None,
 ) -> None:
     """Serve the broker over ``store`` and ``bk`` until ``stop`` is set; then close it in order.
 
-    With ``cluster`` the broker registers itself and owns only the bundles it acquires."""
+    With ``cluster`` the broker registers itself and owns only the bundles it acquires.
+    ``tls``: the TLS ports' certificate (:func:`server_tls`, built by the caller before it
+    opens anything, so that a bad file ends the start at once); built here when not given."""
     timeout = settings.shutdown_step_timeout_s
     config = settings.broker_config()
     factory = ManagedLedgerFactory(store, bk)
@@ -164,7 +167,8 @@ async def run_broker(
         else cluster_member(settings, store, registry, load_manager, service)
     )
     await create_defaults(service)
-    tls = server_tls(settings)  # TlsConfigError (a file that does not load): refuse to start
+    if tls is None:
+        tls = server_tls(settings)  # TlsConfigError (a file that does not load): refuse to start
     server = BrokerServer(service, settings.bind_address, settings.broker_port)
     tls_server = (
         None
@@ -278,6 +282,7 @@ def freeze_startup_objects() -> None:
 async def serve_broker(settings: BrokerSettings, app_factory: AppFactory | None = None) -> int:
     """Run ``magnetar broker`` against external metadata and bookies."""
     tune_interpreter(settings)
+    tls = server_tls(settings)  # a bad TLS file ends the start before anything is opened
     stop = stop_event()
     timeout = settings.shutdown_step_timeout_s
     store = await open_store(
@@ -288,7 +293,7 @@ async def serve_broker(settings: BrokerSettings, app_factory: AppFactory | None 
     try:
         bk = await BookKeeper.start(store, LedgerClientConfig(tls=settings.bookkeeper_tls()))
         try:
-            await run_broker(settings, store, bk, stop, app_factory, cluster=True)
+            await run_broker(settings, store, bk, stop, app_factory, cluster=True, tls=tls)
         except BrokerAlreadyRegistered as exc:
             log.error("broker_refused", error=str(exc))
             print(f"magnetar broker: {exc}", file=sys.stderr, flush=True)

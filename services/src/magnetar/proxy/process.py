@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import ssl
+from dataclasses import dataclass
 
 from magnetar.metadata.errors import StoreUnavailable
 from magnetar.metadata.factory import open_store
@@ -71,6 +72,7 @@ def broker_tls(settings: ProxySettings) -> ssl.SSLContext | None:
 
 async def serve_proxy(settings: ProxySettings) -> int:
     """Run ``magnetar proxy`` until SIGTERM/SIGINT; the exit code."""
+    tls = ProxyTls(server_tls(settings), broker_tls(settings))  # bad files: refused at once
     stop = stop_event()
     timeout = settings.shutdown_step_timeout_s
     store = await open_store(
@@ -79,22 +81,38 @@ async def serve_proxy(settings: ProxySettings) -> int:
         tls=settings.metadata_store_tls(),
     )
     try:
-        await run_proxy(settings, store, stop)
+        await run_proxy(settings, store, stop, tls)
     finally:
         await shutdown_step("close_metadata", store.close(), timeout)
     log.info("proxy_stopped")
     return 0
 
 
-async def run_proxy(settings: ProxySettings, store: MetadataStore, stop: asyncio.Event) -> None:
-    """Serve over ``store`` until ``stop`` is set; then close in order."""
+@dataclass(frozen=True)
+class ProxyTls:
+    """The proxy's TLS towards clients (None: no TLS port) and towards brokers (None: plain)."""
+
+    server: ServerTls | None = None
+    brokers: ssl.SSLContext | None = None
+
+
+async def run_proxy(
+    settings: ProxySettings,
+    store: MetadataStore,
+    stop: asyncio.Event,
+    tls: ProxyTls | None = None,
+) -> None:
+    """Serve over ``store`` until ``stop`` is set; then close in order. ``tls``: built from
+    the settings when not given."""
+    if tls is None:
+        tls = ProxyTls(server_tls(settings), broker_tls(settings))
     timeout = settings.shutdown_step_timeout_s
     limits = settings.relay_limits()
     stats = ProxyStats()
     metrics = Metrics()
     observe_proxy(metrics, stats)
     discovery = BrokerDiscovery(store)
-    dial = BrokerDial(discovery, broker_tls(settings))
+    dial = BrokerDial(discovery, tls.brokers)
     links = BrokerLinks(limits, dial)
     tasks = TaskSet("proxy")
     ctx = ProxyContext(
@@ -106,12 +124,11 @@ async def run_proxy(settings: ProxySettings, store: MetadataStore, stop: asyncio
         tasks=tasks,
         dial=dial,
     )
-    tls = server_tls(settings)  # TlsConfigError (a file that does not load): refuse to start
     port_tls = settings.effective_service_port_tls
     server = ProxyServer(ctx, links, settings.bind_address, settings.service_port)
     servers = [server]
-    if tls is not None and port_tls is not None:
-        servers.append(ProxyServer(ctx, links, settings.bind_address, port_tls, tls))
+    if tls.server is not None and port_tls is not None:
+        servers.append(ProxyServer(ctx, links, settings.bind_address, port_tls, tls.server))
     discovery.on_broker_gone(server.broker_gone)  # the context's relays, those of both ports
     forwarder = HttpForwarder(discovery, settings.http_request_timeout_s, dial.context)
     app = ProxyWebApp(forwarder, discovery, metrics, settings.http_max_request_body_bytes)
@@ -119,7 +136,7 @@ async def run_proxy(settings: ProxySettings, store: MetadataStore, stop: asyncio
     webs = [web]
     if settings.web_service_port_tls is not None:
         webs.append(
-            build_web_server(app, settings.bind_address, settings.web_service_port_tls, tls)
+            build_web_server(app, settings.bind_address, settings.web_service_port_tls, tls.server)
         )
     try:
         try:
