@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from magnetar.broker.broker_registry import BrokerLookupData
 from magnetar.broker.listeners import parse_advertised_listeners
+from magnetar.broker.load_manager import LeaderBroker
 from magnetar.broker.ownership import LookupResult, owner_of_record, owner_record
 from magnetar.broker.service import BrokerConfig, broker_lookup_data
 
@@ -62,3 +63,11 @@ def test_redirects_asked_over_https_go_to_the_https_url() -> None:
     assert there.web_url(https=False) == "http://10.0.0.5:8080"
     plain = LookupResult.redirect_to(broker_lookup_data(BrokerConfig()))
     assert plain.web_url(https=True) == "http://127.0.0.1:8080"  # no https: the only one
+
+
+def test_a_redirect_to_the_load_managers_leader_keeps_the_tls_urls() -> None:
+    leader = LeaderBroker.from_json(LeaderBroker.of(_broker()).to_json())
+    assert leader.as_lookup_data() == _broker()
+    there = LookupResult.redirect_to(leader.as_lookup_data())
+    assert there.pulsar_service_url_tls == "pulsar+ssl://10.0.0.5:6651"
+    assert there.web_url(https=True) == "https://10.0.0.5:8443"
