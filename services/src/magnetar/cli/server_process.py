@@ -8,7 +8,9 @@ exit code :data:`EXIT_BAD_SETTINGS`, not a traceback. Logging is configured from
 settings, then the server runs on a fresh event loop until it returns its exit code. A metadata
 store that cannot be reached (at start: the store is opened first, and an unreachable etcd fails
 within a few seconds) ends the process with one line naming the URL and what to do, and exit
-code :data:`EXIT_METADATA_UNAVAILABLE`, not a traceback. The broker
+code :data:`EXIT_METADATA_UNAVAILABLE`, not a traceback; a TLS file that does not load
+(:class:`~magnetar.tls.TlsConfigError`) ends it with one line naming the file and
+:data:`EXIT_BAD_SETTINGS`. The broker
 and the standalone both serve :func:`admin_app` on their web port, with ``/metrics`` from the
 process's one :class:`~magnetar.telemetry.metrics.Metrics`, which their commands build.
 """
@@ -50,6 +52,45 @@ AdvertisedListenersOpt = Annotated[
 ]
 
 
+# TLS (magnetar broker, standalone, proxy): the ports and files of Pulsar's broker.conf names;
+# the other TLS settings (refresh interval, protocols, ciphers, insecure) by environment only.
+TlsPortOpt = Annotated[int | None, typer.Option(help="Binary protocol TLS port (6651).")]
+WebTlsPortOpt = Annotated[int | None, typer.Option(help="Admin REST HTTPS port (8443).")]
+TlsCertOpt = Annotated[
+    str | None, typer.Option(help="PEM certificate (chain) the TLS ports serve.")
+]
+TlsKeyOpt = Annotated[str | None, typer.Option(help="PEM private key of that certificate.")]
+TlsTrustOpt = Annotated[
+    str | None, typer.Option(help="PEM CA certificates that client certificates must chain to.")
+]
+TlsRequireClientCertOpt = Annotated[
+    bool | None,
+    typer.Option(
+        "--tls-require-trusted-client-cert-on-connect/--no-tls-require-trusted-client-cert-on-connect",
+        help="Refuse TLS clients without a certificate the trust file vouches for.",
+    ),
+]
+
+
+def tls_flags(
+    port: int | None,
+    web_port: int | None,
+    cert: str | None,
+    key: str | None,
+    trust: str | None,
+    require_client_cert: bool | None,
+) -> dict[str, Any]:
+    """The settings the TLS options give (None: not given, the environment decides)."""
+    return {
+        "broker_service_port_tls": port,
+        "web_service_port_tls": web_port,
+        "tls_certificate_file_path": cert,
+        "tls_key_file_path": key,
+        "tls_trust_certs_file_path": trust,
+        "tls_require_trusted_client_cert_on_connect": require_client_cert,
+    }
+
+
 def run_server(
     settings_class: Callable[..., S],
     flags: dict[str, Any],
@@ -60,6 +101,7 @@ def run_server(
 
     from magnetar.metadata.errors import StoreUnavailable
     from magnetar.telemetry import configure_logging, get_logger
+    from magnetar.tls import TlsConfigError
 
     try:
         settings = settings_class(**{k: v for k, v in flags.items() if v is not None})
@@ -79,6 +121,10 @@ def run_server(
         get_logger(__name__).error("metadata_store_unavailable", error=str(exc))
         typer.echo(f"magnetar: {exc}", err=True)
         raise typer.Exit(EXIT_METADATA_UNAVAILABLE) from None
+    except TlsConfigError as exc:
+        get_logger(__name__).error("tls_settings_invalid", error=str(exc))
+        typer.echo(f"magnetar: {exc}", err=True)
+        raise typer.Exit(EXIT_BAD_SETTINGS) from None
     raise typer.Exit(code)
 
 
