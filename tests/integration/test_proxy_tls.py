@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import urllib.request
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,7 +22,7 @@ import pytest
 from magnetar.client import Client, TlsOptions
 from magnetar.naming import NamespaceName
 from tests.kit.broker import BrokerProcess
-from tests.kit.cluster import Cluster, fresh_topic, one_topic_per_bundle
+from tests.kit.cluster import Cluster, fresh_topic, http, one_topic_per_bundle
 from tests.kit.ports import free_port
 from tests.kit.process import running
 from tests.kit.proxy import ProxyProcess
@@ -130,9 +131,25 @@ def _tls_connects(cluster: Cluster) -> int:
     )
 
 
+def _topics_on_both_brokers(cluster: Cluster) -> list[str]:
+    """One topic owned by each broker: bundles of fresh namespaces are placed by the load
+    manager, so look up until both brokers own one (lookups assign the owners)."""
+    picked: dict[str, str] = {}
+    for _ in range(6):
+        ns = NamespaceName("public", f"tls-{uuid.uuid4().hex[:6]}")
+        status, body = http(cluster.brokers[0], "PUT", f"/admin/v2/namespaces/{ns}", {})
+        assert status == 204, body
+        for topic in one_topic_per_bundle(ns):
+            picked.setdefault(cluster.owner_of(topic).broker_id, topic)
+        if len(picked) == len(cluster.brokers):
+            return list(picked.values())
+    raise AssertionError(f"the load manager kept every bundle on {sorted(picked)}")
+
+
 def test_one_brokers_tls_url_reaches_topics_of_both(cluster: Cluster, pki: TestPki) -> None:
     first = cluster.brokers[0]
     alice = pki.issue("alice", client=True)
+    topics = _topics_on_both_brokers(cluster)
     client = pulsar.Client(
         f"pulsar+ssl://127.0.0.1:{_tls_port(first, '--broker-service-port-tls')}",
         tls_trust_certs_file_path=str(pki.ca_file),
@@ -141,7 +158,6 @@ def test_one_brokers_tls_url_reaches_topics_of_both(cluster: Cluster, pki: TestP
         operation_timeout_seconds=15,
         logger=pulsar.ConsoleLogger(pulsar.LoggerLevel.Error),
     )
-    topics = one_topic_per_bundle(NamespaceName("public", "default"))
     try:
         for topic in topics:
             consumer = client.subscribe(topic, "direct")
