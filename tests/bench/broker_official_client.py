@@ -25,7 +25,9 @@ the broker idled). The window is measured in CLOCK_MONOTONIC, which every proces
 The consumer counts the distinct entries (ledger, entry) it received in the window, which gives
 the messages per stored entry (``msgs/entry``): the batch size the broker really stored. The
 standalone's CPU over the window (``/proc``) gives ``broker CPU`` (100% = one core) and its CPU
-microseconds per published message, steadier than throughput on a shared machine.
+microseconds per published message, steadier than throughput on a shared machine; ``(loop
+...)`` is the share of its main thread, the event loop (the rest: the bookie's journal and
+entry-log threads, executors).
 
 Both load generators follow the same spec: batched producers batch up to 1000 messages, 1 ms,
 128 KiB; ``--pending`` sends in flight; paced or flat out; every acknowledged send's latency is
@@ -82,14 +84,18 @@ class Result:
     broker_cpu_pct: float  # the server processes' CPU over the window (100 = one core)
     broker_us_per_msg: float  # its CPU microseconds per published message
     generator_us_per_msg: float = 0.0  # the producer processes' CPU microseconds per message
+    broker_loop_us_per_msg: float = 0.0  # of broker_us_per_msg: the main (event-loop) threads
     consumer_us_per_msg: float = 0.0  # the consumer process's CPU microseconds per received msg
     client: str = "official"  # which client generated the load
 
 
-def process_cpu_s(pid: int) -> float:
-    """User + system CPU seconds of process ``pid`` (all threads) so far; 0 if unknown."""
+def process_cpu_s(pid: int, *, main_thread: bool = False) -> float:
+    """User + system CPU seconds of process ``pid`` (all threads) so far; 0 if unknown.
+    ``main_thread``: only its main thread's (the event loop's, in our servers)."""
     try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
+        stat = Path(
+            f"/proc/{pid}/task/{pid}/stat" if main_thread else f"/proc/{pid}/stat"
+        ).read_text()
     except OSError:
         return 0.0
     fields = stat[stat.rindex(")") + 2 :].split()
@@ -111,6 +117,11 @@ class Target:
 
     def cpu_s(self) -> float:
         return sum(process_cpu_s(pid) for pid in self.pids)
+
+    def loop_cpu_s(self) -> float:
+        """The servers' main threads only: their event loops (the rest is the journal's,
+        the entry logs' and the executors' threads)."""
+        return sum(process_cpu_s(pid, main_thread=True) for pid in self.pids)
 
 
 def _admin(target: Target, method: str, path: str, body: Any = None) -> Any:
@@ -417,9 +428,10 @@ def run_scenario(target: Target, scenario: str, args: argparse.Namespace, rate: 
         print(f"profiling window: server pids {list(target.pids)}, "
               f"{hold_s:.0f} s", flush=True)  # fmt: skip
     time.sleep(max(0.0, start - time.monotonic()))
-    cpu_start = target.cpu_s()
+    cpu_start, loop_start = target.cpu_s(), target.loop_cpu_s()
     time.sleep(max(0.0, start + args.seconds - time.monotonic()))
     broker_cpu = target.cpu_s() - cpu_start
+    loop_cpu = target.loop_cpu_s() - loop_start
     published = errors = consumed = entries = 0
     generator_cpu = consumer_cpu = 0.0
     latencies: list[float] = []
@@ -455,6 +467,7 @@ def run_scenario(target: Target, scenario: str, args: argparse.Namespace, rate: 
         broker_cpu_pct=round(100 * broker_cpu / elapsed, 1),
         broker_us_per_msg=round(broker_cpu / published * 1e6, 1) if published else 0.0,
         generator_us_per_msg=round(generator_cpu / published * 1e6, 1) if published else 0.0,
+        broker_loop_us_per_msg=round(loop_cpu / published * 1e6, 1) if published else 0.0,
         consumer_us_per_msg=round(consumer_cpu / consumed * 1e6, 1) if consumed else 0.0,
         client=args.client,
     )
@@ -463,7 +476,7 @@ def run_scenario(target: Target, scenario: str, args: argparse.Namespace, rate: 
         f"{result.publish_mb_s:>6.2f} MB/s  p50 {result.p50_ms:>7.2f} ms  "
         f"p99 {result.p99_ms:>7.2f} ms  e2e {result.e2e_msg_s:>9.0f} msg/s  "
         f"msgs/entry {result.msgs_per_entry:>5.1f}  broker {result.broker_cpu_pct:>3.0f}% CPU "
-        f"{result.broker_us_per_msg:>6.1f} us/msg  "
+        f"{result.broker_us_per_msg:>6.1f} us/msg (loop {result.broker_loop_us_per_msg:.1f})  "
         f"producers {result.generator_us_per_msg:.1f} us/msg  "
         f"consumer {result.consumer_us_per_msg:.1f} us/msg"
         f"{f'  errors {result.errors}' if result.errors else ''}",
