@@ -84,7 +84,8 @@ def run_server(
 
 def admin_app(metrics: Metrics) -> Callable[[BrokerService], Any]:
     """An app factory: the admin REST app over ``service.admin`` (mypy checks TopicAdmin is a
-    TopicService), serving ``metrics`` on ``/metrics`` with the broker's topic metrics added.
+    TopicService), serving ``metrics`` on ``/metrics`` with the broker's topic metrics and the
+    event loop's lag (:mod:`magnetar.telemetry.loop_lag`) added. Call it on the broker's loop.
 
     Imported late: FastAPI loads only in the processes that serve the admin API.
     """
@@ -94,8 +95,11 @@ def admin_app(metrics: Metrics) -> Callable[[BrokerService], Any]:
         from magnetar.autorecovery import BookieAdmin
         from magnetar.broker.broker_directory import BrokerDirectory
         from magnetar.broker.topic_metrics import observe_topics
+        from magnetar.telemetry.loop_lag import LoopLagProbe
+        from magnetar.telemetry.metric_names import EVENT_LOOP_LAG
 
         observe_topics(metrics, service, service.config.cluster_name)
+        LoopLagProbe(metrics.histogram(EVENT_LOOP_LAG)).start()  # ends with the loop
         return create_app(
             service.admin, metrics, BrokerDirectory.of(service), BookieAdmin(service.store)
         )
