@@ -126,6 +126,9 @@ class BrokerSettings(BaseSettings):
         "FORWARD_TRANSITIVE",
         "FULL_TRANSITIVE",
     ] = "FULL"
+    # Magnetar's own: the process's event loop, "asyncio" or "uvloop" (magnetar.cli.event_loop;
+    # what uvloop saves: docs/benchmarks.md, "Issue 17, first steps").
+    event_loop: Literal["asyncio", "uvloop"] = "asyncio"
 
     @field_validator("advertised_listeners")
     @classmethod

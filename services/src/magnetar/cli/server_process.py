@@ -58,6 +58,7 @@ def run_server(
     """Build the settings from the given ``flags``, configure logging, run ``serve``, exit."""
     from pydantic import ValidationError
 
+    from magnetar.cli.event_loop import loop_factory
     from magnetar.metadata.errors import StoreUnavailable
     from magnetar.telemetry import configure_logging, get_logger
 
@@ -73,8 +74,13 @@ def run_server(
         )
         raise typer.Exit(EXIT_BAD_SETTINGS) from None
     configure_logging(settings.log_level, json=settings.log_json)
+    # Brokers and standalones choose their event loop (``event_loop``); other roles run asyncio's.
+    loop_name = getattr(settings, "event_loop", "asyncio")
+    loop = loop_factory(loop_name)
+    get_logger(__name__).info("event_loop_chosen", event_loop=loop_name)
     try:
-        code = asyncio.run(serve(settings))
+        with asyncio.Runner(loop_factory=loop) as runner:
+            code = runner.run(serve(settings))
     except StoreUnavailable as exc:
         get_logger(__name__).error("metadata_store_unavailable", error=str(exc))
         typer.echo(f"magnetar: {exc}", err=True)
