@@ -7,7 +7,8 @@ timer every ``interval_s`` and records how late each one ran into a histogram: t
 tail can then be read against it (docs/benchmarks.md, "Issue 17, first steps").
 
 Cost: one timer callback per interval (20 a second by default), no task. The chain of timers
-ends with :meth:`LoopLagProbe.stop` or with the loop itself.
+ends with :meth:`LoopLagProbe.stop` or with the loop itself. The lag is read on the loop's own
+clock (``loop.time()``), which on uvloop's loop has a resolution of one millisecond.
 
 Concurrency: start and stop it on the loop it measures.
 """
