@@ -27,7 +27,10 @@ the messages per stored entry (``msgs/entry``): the batch size the broker really
 standalone's CPU over the window (``/proc``) gives ``broker CPU`` (100% = one core) and its CPU
 microseconds per published message, steadier than throughput on a shared machine; ``(loop
 ...)`` is the share of its main thread, the event loop (the rest: the bookie's journal and
-entry-log threads, executors).
+entry-log threads, executors). ``loop lag p99 <=`` and ``journal sync p99 <=`` are read from
+the standalone's ``/metrics`` before and after the window (``magnetar_event_loop_lag_seconds``,
+``bookie_journal_sync_latency_seconds``): the histogram bucket edge under which 99 % of the
+window's event-loop lags and journal group syncs fell, to set beside the publish p99.
 
 Both load generators follow the same spec: batched producers batch up to 1000 messages, 1 ms,
 128 KiB; ``--pending`` sends in flight; paced or flat out; every acknowledged send's latency is
@@ -85,6 +88,10 @@ class Result:
     broker_us_per_msg: float  # its CPU microseconds per published message
     generator_us_per_msg: float = 0.0  # the producer processes' CPU microseconds per message
     broker_loop_us_per_msg: float = 0.0  # of broker_us_per_msg: the main (event-loop) threads
+    # Bucket edges (ms) under which 99 % of the window's event-loop lags and journal syncs fell,
+    # from the target's /metrics histograms (0: not exported there, or none in the window).
+    loop_lag_p99_ms: float = 0.0
+    journal_sync_p99_ms: float = 0.0
     consumer_us_per_msg: float = 0.0  # the consumer process's CPU microseconds per received msg
     client: str = "official"  # which client generated the load
 
@@ -122,6 +129,42 @@ class Target:
         """The servers' main threads only: their event loops (the rest is the journal's,
         the entry logs' and the executors' threads)."""
         return sum(process_cpu_s(pid, main_thread=True) for pid in self.pids)
+
+
+LOOP_LAG = "magnetar_event_loop_lag_seconds"
+JOURNAL_SYNC = "bookie_journal_sync_latency_seconds"
+Buckets = dict[str, dict[float, float]]
+
+
+def histogram_buckets(target: Target) -> Buckets:
+    """The cumulative bucket counts of the loop-lag and journal-sync histograms on the
+    target's ``/metrics`` (by metric, by upper edge in seconds); empty if it does not answer."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    try:
+        with urllib.request.urlopen(f"{target.web_url}/metrics", timeout=5) as response:
+            text = response.read().decode()
+    except OSError:
+        return {}
+    found: Buckets = {}
+    for family in text_string_to_metric_families(text):
+        if family.name in (LOOP_LAG, JOURNAL_SYNC):
+            for sample in family.samples:
+                if sample.name.endswith("_bucket"):
+                    found.setdefault(family.name, {})[float(sample.labels["le"])] = sample.value
+    return found
+
+
+def p99_edge_ms(before: Buckets, after: Buckets, name: str) -> float:
+    """The bucket edge (ms) under which 99 % of ``name``'s observations between the two
+    scrapes fell (inf: above the last edge); 0 when there were none."""
+    end, start = after.get(name, {}), before.get(name, {})
+    edges = sorted(end)
+    counts = [end[edge] - start.get(edge, 0.0) for edge in edges]
+    if not counts or counts[-1] <= 0:
+        return 0.0
+    within = (edge for edge, count in zip(edges, counts, strict=True) if count >= 0.99 * counts[-1])
+    return next(within) * 1000
 
 
 def _admin(target: Target, method: str, path: str, body: Any = None) -> Any:
@@ -429,9 +472,11 @@ def run_scenario(target: Target, scenario: str, args: argparse.Namespace, rate: 
               f"{hold_s:.0f} s", flush=True)  # fmt: skip
     time.sleep(max(0.0, start - time.monotonic()))
     cpu_start, loop_start = target.cpu_s(), target.loop_cpu_s()
+    buckets_start = histogram_buckets(target)
     time.sleep(max(0.0, start + args.seconds - time.monotonic()))
     broker_cpu = target.cpu_s() - cpu_start
     loop_cpu = target.loop_cpu_s() - loop_start
+    buckets_end = histogram_buckets(target)
     published = errors = consumed = entries = 0
     generator_cpu = consumer_cpu = 0.0
     latencies: list[float] = []
@@ -468,6 +513,8 @@ def run_scenario(target: Target, scenario: str, args: argparse.Namespace, rate: 
         broker_us_per_msg=round(broker_cpu / published * 1e6, 1) if published else 0.0,
         generator_us_per_msg=round(generator_cpu / published * 1e6, 1) if published else 0.0,
         broker_loop_us_per_msg=round(loop_cpu / published * 1e6, 1) if published else 0.0,
+        loop_lag_p99_ms=p99_edge_ms(buckets_start, buckets_end, LOOP_LAG),
+        journal_sync_p99_ms=p99_edge_ms(buckets_start, buckets_end, JOURNAL_SYNC),
         consumer_us_per_msg=round(consumer_cpu / consumed * 1e6, 1) if consumed else 0.0,
         client=args.client,
     )
@@ -478,7 +525,9 @@ def run_scenario(target: Target, scenario: str, args: argparse.Namespace, rate: 
         f"msgs/entry {result.msgs_per_entry:>5.1f}  broker {result.broker_cpu_pct:>3.0f}% CPU "
         f"{result.broker_us_per_msg:>6.1f} us/msg (loop {result.broker_loop_us_per_msg:.1f})  "
         f"producers {result.generator_us_per_msg:.1f} us/msg  "
-        f"consumer {result.consumer_us_per_msg:.1f} us/msg"
+        f"consumer {result.consumer_us_per_msg:.1f} us/msg  "
+        f"loop lag p99 <= {result.loop_lag_p99_ms:g} ms  "
+        f"journal sync p99 <= {result.journal_sync_p99_ms:g} ms"
         f"{f'  errors {result.errors}' if result.errors else ''}",
         flush=True,
     )
