@@ -444,8 +444,9 @@ def run_scenario(target: Target, scenario: str, args: argparse.Namespace, rate: 
     spec = {"service_url": target.service_url, "topic": topic, "size": args.size,
             "pending": args.pending, "batched": batched, "client": args.client,
             "rate": rate / args.producers if rate else 0.0}  # fmt: skip
-    # A process's first /metrics scrape holds its loop for a quarter of a second (measured
-    # 246 ms, later ones about 3 ms): take it now, not inside the window.
+    # The first HTTP request a process serves (any path: a lazy start-up of the web stack)
+    # holds its loop for about a quarter of a second (246-281 ms measured, a /metrics scrape
+    # about 3 ms after it): take it now, not inside the window.
     histogram_buckets(target)
     window = _CTX.Array("d", [0.0, 0.0], lock=False)
     out = _CTX.Queue()
