@@ -38,8 +38,9 @@ recorded (an array append in the receipt callback). ``--client magnetar`` runs e
 (and the consumer) as one asyncio process with :mod:`magnetar.client` (``send_callback``: no
 future per send), which costs less CPU per message than the official client's wrapper.
 
-Prints the machine and the settings, which client generated the load, one line per run, a
-table, and one ``BENCH_JSON {...}`` line (also written to ``--json``).
+Prints the machine and the settings, which client generated the load, one line per run, how
+long the standalone took to stop (SIGTERM to exit) after the last run, a table, and one
+``BENCH_JSON {...}`` line (also written to ``--json``).
 ``--hold-s N`` keeps the load of the first scenario running N seconds longer and prints the
 standalone's pid first, for a profiler (``py-spy record --pid PID``); ``--rate N`` runs only
 paced runs at N msg/s in total (to profile a moderate load). Not a test: numbers go to
@@ -613,7 +614,12 @@ def main(argv: list[str] | None = None) -> int:
                 if not args.no_half_rate and top.publish_msg_s > 0:
                     results.append(run_scenario(target, scenario, args, top.publish_msg_s / 2, 0.0))
         finally:
+            # SIGTERM to exit, after the last run: a stop that waits on work it need not do
+            # (issue 17: seconds in the bookie's close after batched runs) shows here.
+            stopping = time.monotonic()
             code = sa.stop()
+            stop_s = time.monotonic() - stopping
+            print(f"standalone stop: {stop_s:.2f} s (SIGTERM to exit, code {code})", flush=True)
             if code != 0:
                 print(sa.log_text()[-3000:], file=sys.stderr)
     summary = {
@@ -625,6 +631,7 @@ def main(argv: list[str] | None = None) -> int:
         "client": args.client,
         "load_generator": f"{args.client} client, one process per producer, one consumer process",
         "loadavg_at_end": os.getloadavg(),
+        "stop_s": round(stop_s, 2),
         "machine": machine(),
         "results": [asdict(r) for r in results],
     }
