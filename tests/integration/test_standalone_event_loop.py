@@ -1,19 +1,12 @@
 """``event_loop = "uvloop"``: the standalone runs its asyncio code on uvloop's loop, and the
-official client publishes, consumes and acknowledges through it as on asyncio's; a loop that
-does not exist stops the start with a reason."""
+official client publishes, consumes and acknowledges through it as on asyncio's (an unknown
+loop is refused by the settings: tests/unit/cli/test_event_loop.py)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
-from tests.kit.standalone import (
-    StandaloneProcess,
-    StandaloneStartError,
-    official_client,
-    topic_name,
-)
+from tests.kit.standalone import StandaloneProcess, official_client, topic_name
 
 MESSAGES = 200
 
@@ -43,12 +36,3 @@ def test_the_official_client_round_trip_on_uvloop(tmp_path: Path) -> None:
             client.close()
     finally:
         assert process.stop() == 0
-
-
-def test_an_unknown_event_loop_stops_the_start_with_a_reason(tmp_path: Path) -> None:
-    process = StandaloneProcess(
-        data_dir=tmp_path / "data", env={"MAGNETAR_STANDALONE_EVENT_LOOP": "trio"}
-    )
-    with pytest.raises(StandaloneStartError, match="event_loop"):
-        process.start()
-    process.stop()
