@@ -139,6 +139,9 @@ class BrokerSettings(ServerTlsSettings, BookkeeperClientTlsSettings, MetadataSto
     # certificate, trust and refresh settings come from ServerTlsSettings (docs/security.md).
     broker_service_port_tls: int | None = Field(default=None, ge=0, le=65535)
     web_service_port_tls: int | None = Field(default=None, ge=0, le=65535)
+    # Magnetar's own: the process's event loop, "asyncio" or "uvloop" (magnetar.cli.event_loop;
+    # what uvloop saves: docs/benchmarks.md, "Issue 17, first steps").
+    event_loop: Literal["asyncio", "uvloop"] = "asyncio"
 
     @field_validator("advertised_listeners")
     @classmethod

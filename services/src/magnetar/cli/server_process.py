@@ -99,6 +99,7 @@ def run_server(
     """Build the settings from the given ``flags``, configure logging, run ``serve``, exit."""
     from pydantic import ValidationError
 
+    from magnetar.cli.event_loop import loop_factory
     from magnetar.metadata.errors import StoreUnavailable
     from magnetar.telemetry import configure_logging, get_logger
     from magnetar.tls import TlsConfigError
@@ -115,8 +116,13 @@ def run_server(
         )
         raise typer.Exit(EXIT_BAD_SETTINGS) from None
     configure_logging(settings.log_level, json=settings.log_json)
+    # Brokers and standalones choose their event loop (``event_loop``); other roles run asyncio's.
+    loop_name = getattr(settings, "event_loop", "asyncio")
+    loop = loop_factory(loop_name)
+    get_logger(__name__).info("event_loop_chosen", event_loop=loop_name)
     try:
-        code = asyncio.run(serve(settings))
+        with asyncio.Runner(loop_factory=loop) as runner:
+            code = runner.run(serve(settings))
     except StoreUnavailable as exc:
         get_logger(__name__).error("metadata_store_unavailable", error=str(exc))
         typer.echo(f"magnetar: {exc}", err=True)
@@ -130,7 +136,8 @@ def run_server(
 
 def admin_app(metrics: Metrics) -> Callable[[BrokerService], Any]:
     """An app factory: the admin REST app over ``service.admin`` (mypy checks TopicAdmin is a
-    TopicService), serving ``metrics`` on ``/metrics`` with the broker's topic metrics added.
+    TopicService), serving ``metrics`` on ``/metrics`` with the broker's topic metrics and the
+    event loop's lag (:mod:`magnetar.telemetry.loop_lag`) added. Call it on the broker's loop.
 
     Imported late: FastAPI loads only in the processes that serve the admin API.
     """
@@ -140,8 +147,11 @@ def admin_app(metrics: Metrics) -> Callable[[BrokerService], Any]:
         from magnetar.autorecovery import BookieAdmin
         from magnetar.broker.broker_directory import BrokerDirectory
         from magnetar.broker.topic_metrics import observe_topics
+        from magnetar.telemetry.loop_lag import LoopLagProbe
+        from magnetar.telemetry.metric_names import EVENT_LOOP_LAG
 
         observe_topics(metrics, service, service.config.cluster_name)
+        LoopLagProbe(metrics.histogram(EVENT_LOOP_LAG)).start()  # ends with the loop
         return create_app(
             service.admin, metrics, BrokerDirectory.of(service), BookieAdmin(service.store)
         )
