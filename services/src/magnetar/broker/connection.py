@@ -30,7 +30,7 @@ Security (with ``authentication_enabled``): CONNECT is authenticated by
 close on failure, as Pulsar's broker does), a refresh task challenges expired credentials, and
 PRODUCER, SUBSCRIBE, LOOKUP, PARTITIONED_METADATA and GET_TOPICS_OF_NAMESPACE are authorized
 for the connection's caller through :meth:`ServerCnx.authorize` (``AuthorizationError``). The
-TLS listener fills :attr:`ServerCnx.peer_certificate` for the ``tls`` provider.
+``tls`` provider reads :attr:`ServerCnx.peer_certificate`, the TLS port's client certificate.
 
 Concurrency: everything on the broker's loop; the connection's tasks are cancelled on close.
 Created and run by :class:`~magnetar.broker.server.BrokerServer`, one per accepted socket.
@@ -45,7 +45,7 @@ import time
 from collections.abc import Coroutine
 from typing import Any
 
-from magnetar.authentication import AuthenticationFailed, PeerCertificate
+from magnetar.authentication import AuthenticationFailed
 from magnetar.authorization import LOOKUP, Caller
 from magnetar.broker.connection_auth import REFRESH_AUTH_DATA, ConnectionAuth, RefreshAction
 from magnetar.broker.consumer_requests import ConsumerRequests
@@ -68,6 +68,7 @@ from magnetar.protocol.frame import (
 from magnetar.protocol.version import PeerFeatures, server_feature_flags
 from magnetar.tasks import TaskSet
 from magnetar.telemetry import get_logger
+from magnetar.tls import peer_certificate_of
 from magnetar.wire import pulsar_api_pb2 as pb
 
 log = get_logger(__name__)
@@ -96,6 +97,8 @@ class ServerCnx:
         self._out: list[bytes] = []
         peer = writer.get_extra_info("peername")
         self._address = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
+        # The TLS handshake is over before a connection is served: the client's certificate.
+        self._peer_certificate = peer_certificate_of(writer.get_extra_info)
         config = service.config
         self._decoder = FrameDecoder(max_frame_size=config.max_message_size + FRAME_SIZE_PADDING)
         self._features: PeerFeatures | None = None
@@ -113,15 +116,8 @@ class ServerCnx:
             else ConnectionAuth(security.authentication, security.rules)
         )
         self._caller: Caller | None = None
-        self._peer_certificate: PeerCertificate | None = None
 
     # ------------------------------------------------------------------ security
-    @property
-    def peer_certificate(self) -> PeerCertificate | None:
-        """The client's TLS certificate as ``ssl.SSLSocket.getpeercert()`` returns it; None
-        without TLS or without a client certificate (the TLS listener sets it)."""
-        return self._peer_certificate
-
     @property
     def caller(self) -> Caller | None:
         """Who the connection acts for once authenticated; None without authentication."""
@@ -150,6 +146,12 @@ class ServerCnx:
     @property
     def address(self) -> str:
         return self._address
+
+    @property
+    def peer_certificate(self) -> dict[str, Any] | None:
+        """The client's certificate as ``ssl.SSLSocket.getpeercert()`` gives it; None on the
+        plain port or when the client presented none (the mutual-TLS authentication's input)."""
+        return self._peer_certificate
 
     @property
     def features(self) -> PeerFeatures:
@@ -389,6 +391,7 @@ class ServerCnx:
             client_version=connect.client_version,
             protocol_version=self._features.protocol_version,
             role=None if self._caller is None else self._caller.role,
+            tls=self._writer.get_extra_info("sslcontext") is not None,
         )
 
     def _refuse_authentication(self, exc: AuthenticationFailed, method: str) -> None:
@@ -476,6 +479,7 @@ class ServerCnx:
             return commands.lookup_response(
                 request.request_id,
                 broker_service_url=found.pulsar_service_url,
+                broker_service_url_tls=found.pulsar_service_url_tls or None,
                 redirect=found.redirect,
                 authoritative=found.authoritative,
                 proxy_through_service_url=found.proxy_through_service_url,

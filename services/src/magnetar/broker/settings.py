@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from pydantic import Field, SecretStr, field_validator, model_validator
-from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+from pydantic_settings import NoDecode, SettingsConfigDict
 
 from magnetar.authentication import AuthenticationConfig, InvalidKey, build_authentication
 from magnetar.broker.backlog_quota import BacklogQuotaConfig
@@ -26,6 +26,11 @@ from magnetar.broker.security import SecurityConfig
 from magnetar.broker.service import BrokerConfig
 from magnetar.managed_ledger import ManagedLedgerConfig
 from magnetar.policies import AutoTopicCreationOverride, DelayedDeliveryPolicies, RetentionPolicies
+from magnetar.tls.settings import (
+    BookkeeperClientTlsSettings,
+    MetadataStoreTlsSettings,
+    ServerTlsSettings,
+)
 
 # A list setting given as broker.conf gives it: comma-separated ("admin,ops"), also from the
 # environment (MAGNETAR_BROKER_SUPER_USER_ROLES=admin,ops), not as JSON.
@@ -38,7 +43,7 @@ def split_commas(value: object) -> object:
     return value
 
 
-class BrokerSettings(BaseSettings):
+class BrokerSettings(ServerTlsSettings, BookkeeperClientTlsSettings, MetadataStoreTlsSettings):
     model_config = SettingsConfigDict(env_prefix="MAGNETAR_BROKER_", frozen=True)
 
     metadata_url: str = "etcd://127.0.0.1:2379"
@@ -142,6 +147,13 @@ class BrokerSettings(BaseSettings):
         "FORWARD_TRANSITIVE",
         "FULL_TRANSITIVE",
     ] = "FULL"
+    # TLS (broker.conf's brokerServicePortTls, webServicePortTls; unset: no TLS port). The
+    # certificate, trust and refresh settings come from ServerTlsSettings (docs/security.md).
+    broker_service_port_tls: int | None = Field(default=None, ge=0, le=65535)
+    web_service_port_tls: int | None = Field(default=None, ge=0, le=65535)
+    # Magnetar's own: the process's event loop, "asyncio" or "uvloop" (magnetar.cli.event_loop;
+    # what uvloop saves: docs/benchmarks.md, "Issue 17, first steps").
+    event_loop: Literal["asyncio", "uvloop"] = "asyncio"
     # Security (broker.conf names; docs/security.md). Providers: token, tls, none (or Pulsar's
     # provider class names). Keys are references: file:///path, data:;base64,..., env:NAME.
     authentication_enabled: bool = False
@@ -209,6 +221,8 @@ class BrokerSettings(BaseSettings):
             advertised_listeners=parse_advertised_listeners(self.advertised_listeners),
             broker_service_port=self.broker_port,
             web_service_port=self.web_port,
+            broker_service_port_tls=self.broker_service_port_tls,
+            web_service_port_tls=self.web_service_port_tls,
             cluster_name=self.cluster_name,
             max_message_size=self.max_message_size,
             keep_alive_interval_s=self.keep_alive_interval_s,

@@ -22,7 +22,18 @@ from magnetar.cli.security_options import (
     TokenSecretKeyOpt,
     security_flags,
 )
-from magnetar.cli.server_process import AdvertisedListenersOpt, admin_app, run_server
+from magnetar.cli.server_process import (
+    AdvertisedListenersOpt,
+    TlsCertOpt,
+    TlsKeyOpt,
+    TlsPortOpt,
+    TlsRequireClientCertOpt,
+    TlsTrustOpt,
+    WebTlsPortOpt,
+    admin_app,
+    run_server,
+    tls_flags,
+)
 
 
 def broker(
@@ -46,6 +57,12 @@ def broker(
     token_public_key: TokenPublicKeyOpt = None,
     token_auth_claim: TokenAuthClaimOpt = None,
     authentication_refresh_check_seconds: RefreshCheckOpt = None,
+    broker_service_port_tls: TlsPortOpt = None,
+    web_service_port_tls: WebTlsPortOpt = None,
+    tls_certificate_file_path: TlsCertOpt = None,
+    tls_key_file_path: TlsKeyOpt = None,
+    tls_trust_certs_file_path: TlsTrustOpt = None,
+    tls_require_trusted_client_cert_on_connect: TlsRequireClientCertOpt = None,
 ) -> None:
     """Run a broker against an external metadata store and bookies."""
     from magnetar.broker.process import serve_broker
@@ -60,6 +77,14 @@ def broker(
         "advertised_listeners": advertised_listeners,
         "bind_address": bind_address,
         "log_level": log_level,
+        **tls_flags(
+            broker_service_port_tls,
+            web_service_port_tls,
+            tls_certificate_file_path,
+            tls_key_file_path,
+            tls_trust_certs_file_path,
+            tls_require_trusted_client_cert_on_connect,
+        ),
     }
     flags.update(
         security_flags(

@@ -15,9 +15,15 @@ from magnetar.cli.tool_session import (
     AuthTokenFileOpt,
     AuthTokenOpt,
     ServiceUrlOpt,
+    TlsAllowInsecureOpt,
+    TlsCertificateOpt,
+    TlsHostnameOpt,
+    TlsKeyOpt,
+    TlsTrustCertsOpt,
     auth_token_of,
     fail,
     run_tool,
+    tls_options,
 )
 from magnetar.client.message import Message
 from magnetar.tools.consume import ConsumeRequest, consume
@@ -56,6 +62,11 @@ def consume_command(
     service_url: ServiceUrlOpt = DEFAULT_SERVICE_URL,
     auth_token: AuthTokenOpt = None,
     auth_token_file: AuthTokenFileOpt = None,
+    tls_trust_certs_file_path: TlsTrustCertsOpt = None,
+    tls_certificate_file_path: TlsCertificateOpt = None,
+    tls_key_file_path: TlsKeyOpt = None,
+    tls_allow_insecure_connection: TlsAllowInsecureOpt = False,
+    tls_hostname_verification: TlsHostnameOpt = True,
 ) -> None:
     """Receive messages, print each one, and acknowledge it."""
     fmt = output.lower()
@@ -72,6 +83,13 @@ def consume_command(
             timeout_s=timeout,
             service_url=service_url,
             auth_token=auth_token_of(auth_token, auth_token_file),
+            tls=tls_options(
+                tls_trust_certs_file_path,
+                tls_certificate_file_path,
+                tls_key_file_path,
+                tls_allow_insecure_connection,
+                tls_hostname_verification,
+            ),
         )
     except ToolError as exc:
         raise fail(str(exc)) from exc

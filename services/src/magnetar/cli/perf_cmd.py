@@ -16,10 +16,16 @@ from magnetar.cli.tool_session import (
     AuthTokenFileOpt,
     AuthTokenOpt,
     ServiceUrlOpt,
+    TlsAllowInsecureOpt,
+    TlsCertificateOpt,
+    TlsHostnameOpt,
+    TlsKeyOpt,
+    TlsTrustCertsOpt,
     auth_token_of,
     fail,
     reported_errors,
     run_tool,
+    tls_options,
 )
 from magnetar.client.admin_models import DEFAULT_WEB_SERVICE_URL
 from magnetar.tools.errors import ToolError
@@ -126,6 +132,11 @@ def _command(mode: Mode) -> Callable[..., None]:
         admin_url: AdminUrl = DEFAULT_WEB_SERVICE_URL,
         auth_token: AuthTokenOpt = None,
         auth_token_file: AuthTokenFileOpt = None,
+        tls_trust_certs_file_path: TlsTrustCertsOpt = None,
+        tls_certificate_file_path: TlsCertificateOpt = None,
+        tls_key_file_path: TlsKeyOpt = None,
+        tls_allow_insecure_connection: TlsAllowInsecureOpt = False,
+        tls_hostname_verification: TlsHostnameOpt = True,
     ) -> None:
         token = auth_token_of(auth_token, auth_token_file)
         try:
@@ -150,6 +161,13 @@ def _command(mode: Mode) -> Callable[..., None]:
                 service_url=service_url,
                 admin_url=admin_url,
                 auth_token=token,
+                tls=tls_options(
+                    tls_trust_certs_file_path,
+                    tls_certificate_file_path,
+                    tls_key_file_path,
+                    tls_allow_insecure_connection,
+                    tls_hostname_verification,
+                ),
             )
         except ToolError as exc:
             raise fail(str(exc)) from exc

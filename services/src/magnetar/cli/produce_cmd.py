@@ -16,9 +16,15 @@ from magnetar.cli.tool_session import (
     AuthTokenFileOpt,
     AuthTokenOpt,
     ServiceUrlOpt,
+    TlsAllowInsecureOpt,
+    TlsCertificateOpt,
+    TlsHostnameOpt,
+    TlsKeyOpt,
+    TlsTrustCertsOpt,
     auth_token_of,
     fail,
     run_tool,
+    tls_options,
 )
 from magnetar.tools.errors import ToolError
 from magnetar.tools.messages import format_message_id, parse_properties
@@ -62,6 +68,11 @@ def produce_command(
     service_url: ServiceUrlOpt = DEFAULT_SERVICE_URL,
     auth_token: AuthTokenOpt = None,
     auth_token_file: AuthTokenFileOpt = None,
+    tls_trust_certs_file_path: TlsTrustCertsOpt = None,
+    tls_certificate_file_path: TlsCertificateOpt = None,
+    tls_key_file_path: TlsKeyOpt = None,
+    tls_allow_insecure_connection: TlsAllowInsecureOpt = False,
+    tls_hostname_verification: TlsHostnameOpt = True,
 ) -> None:
     """Publish messages given with -m, read from a file, or one per line on stdin."""
     try:
@@ -81,6 +92,13 @@ def produce_command(
             compression=compression.lower(),
             service_url=service_url,
             auth_token=auth_token_of(auth_token, auth_token_file),
+            tls=tls_options(
+                tls_trust_certs_file_path,
+                tls_certificate_file_path,
+                tls_key_file_path,
+                tls_allow_insecure_connection,
+                tls_hostname_verification,
+            ),
         )
     except OSError as exc:
         raise fail(f"cannot read {file}: {exc.strerror or exc}") from exc

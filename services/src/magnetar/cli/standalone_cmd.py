@@ -23,7 +23,18 @@ from magnetar.cli.security_options import (
     TokenSecretKeyOpt,
     security_flags,
 )
-from magnetar.cli.server_process import AdvertisedListenersOpt, admin_app, run_server
+from magnetar.cli.server_process import (
+    AdvertisedListenersOpt,
+    TlsCertOpt,
+    TlsKeyOpt,
+    TlsPortOpt,
+    TlsRequireClientCertOpt,
+    TlsTrustOpt,
+    WebTlsPortOpt,
+    admin_app,
+    run_server,
+    tls_flags,
+)
 
 
 def standalone(
@@ -49,6 +60,12 @@ def standalone(
     token_public_key: TokenPublicKeyOpt = None,
     token_auth_claim: TokenAuthClaimOpt = None,
     authentication_refresh_check_seconds: RefreshCheckOpt = None,
+    broker_service_port_tls: TlsPortOpt = None,
+    web_service_port_tls: WebTlsPortOpt = None,
+    tls_certificate_file_path: TlsCertOpt = None,
+    tls_key_file_path: TlsKeyOpt = None,
+    tls_trust_certs_file_path: TlsTrustOpt = None,
+    tls_require_trusted_client_cert_on_connect: TlsRequireClientCertOpt = None,
 ) -> None:
     """Run a broker with its own bookie and metadata store in one process."""
     from magnetar.standalone import StandaloneSettings, serve_standalone
@@ -63,6 +80,14 @@ def standalone(
         "bind_address": bind_address,
         "journal_sync": journal_sync,
         "log_level": log_level,
+        **tls_flags(
+            broker_service_port_tls,
+            web_service_port_tls,
+            tls_certificate_file_path,
+            tls_key_file_path,
+            tls_trust_certs_file_path,
+            tls_require_trusted_client_cert_on_connect,
+        ),
     }
     flags.update(
         security_flags(

@@ -54,7 +54,8 @@ from magnetar.protocol.frame import (
     encode_command,
 )
 from magnetar.protocol.version import PeerFeatures, server_feature_flags
-from magnetar.proxy.broker_link import PROXY_VERSION, split_address
+from magnetar.proxy.broker_dial import BrokerDial
+from magnetar.proxy.broker_link import PROXY_VERSION
 from magnetar.proxy.credentials import BrokerCredential
 from magnetar.proxy.discovery import BrokerDiscovery, address_of
 from magnetar.proxy.errors import NotARegisteredBroker
@@ -65,6 +66,7 @@ from magnetar.proxy.settings import RelayLimits
 from magnetar.proxy.stats import ProxyStats
 from magnetar.tasks import TaskSet
 from magnetar.telemetry import get_logger
+from magnetar.tls import peer_certificate_of
 from magnetar.wire import pulsar_api_pb2 as pb
 
 log = get_logger(__name__)
@@ -88,6 +90,7 @@ class ProxyContext:
     authentication: AuthenticationService | None = None
     credential: BrokerCredential | None = None
     forward_credentials: bool = False
+    dial: BrokerDial = field(default_factory=lambda: BrokerDial(None, None))  # plain by default
 
     def relay_closed(self, relay: Relay) -> None:
         self.stats.active_relays -= 1
@@ -137,6 +140,9 @@ class ProxyConnection(asyncio.Protocol):
         self._pinged = False
         self._role: str | None = None  # the client's, when the proxy authenticated it
         self.address = "?"
+        # The client's certificate on the TLS port (getpeercert()'s dict), None otherwise: the
+        # input of the proxy's own mutual-TLS authentication of its clients.
+        self.peer_certificate: dict[str, Any] | None = None
 
     # ------------------------------------------------------------------ life cycle
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -144,6 +150,7 @@ class ProxyConnection(asyncio.Protocol):
         self._transport = transport
         peer = transport.get_extra_info("peername")
         self.address = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
+        self.peer_certificate = peer_certificate_of(transport.get_extra_info)
         set_limits(transport, self._ctx.limits.buffer_bytes)
         self._ctx.stats.new_connections += 1
         self._ctx.stats.active_connections += 1
@@ -243,7 +250,8 @@ class ProxyConnection(asyncio.Protocol):
         method = connect.auth_method_name if connect.HasField("auth_method_name") else None
         data = connect.auth_data if connect.HasField("auth_data") else None
         try:
-            self._role = service.authenticate(method, Credentials(data)).role
+            credentials = Credentials(data, self.peer_certificate)
+            self._role = service.authenticate(method, credentials).role
         except AuthenticationFailed as exc:
             self._ctx.stats.rejected_connections += 1
             log.info("proxy_authentication_failed", client=self.address, reason=exc.reason)
@@ -413,13 +421,19 @@ class ProxyConnection(asyncio.Protocol):
             forward_credentials=self._role is None or self._ctx.forward_credentials,
         )
         end = BrokerHandshake(forwarded, limits.buffer_bytes)
-        # The broker's default listener: a named one the client used may be an address that
-        # only means something outside the cluster.
-        host, port = split_address(broker.service_address)
+        # The broker's default listener (or its TLS one, with tls_enabled_with_broker): a named
+        # one the client used may be an address that only means something outside the cluster.
         transport: asyncio.Transport | None = None
         try:
+            target = self._ctx.dial.target(broker.service_address)
             async with asyncio.timeout(limits.connect_timeout_s):
-                made, _ = await loop.create_connection(lambda: end, host, port)
+                made, _ = await loop.create_connection(
+                    lambda: end,
+                    target.host,
+                    target.port,
+                    ssl=target.ssl,
+                    server_hostname=target.server_hostname,
+                )
                 assert isinstance(made, asyncio.Transport)
                 transport = made
             async with asyncio.timeout(limits.handshake_timeout_s):

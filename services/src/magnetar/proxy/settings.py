@@ -13,11 +13,12 @@ from dataclasses import dataclass
 from typing import Annotated
 
 from pydantic import Field, SecretStr, field_validator, model_validator
-from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+from pydantic_settings import NoDecode, SettingsConfigDict
 
 from magnetar.authentication import AuthenticationConfig, InvalidKey, build_authentication
 from magnetar.protocol.frame import DEFAULT_MAX_MESSAGE_SIZE, FRAME_SIZE_PADDING
 from magnetar.proxy.credentials import BrokerCredential, broker_credential
+from magnetar.tls.settings import MetadataStoreTlsSettings, ServerTlsSettings
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,7 +35,7 @@ class RelayLimits:
     keep_alive_interval_s: float
 
 
-class ProxySettings(BaseSettings):
+class ProxySettings(ServerTlsSettings, MetadataStoreTlsSettings):
     model_config = SettingsConfigDict(env_prefix="MAGNETAR_PROXY_", frozen=True)
 
     metadata_url: str = "etcd://127.0.0.1:2379"
@@ -67,6 +68,26 @@ class ProxySettings(BaseSettings):
     shutdown_step_timeout_s: float = Field(default=10.0, gt=0)
     log_level: str = "info"
     log_json: bool = False
+    # TLS for clients (proxy.conf's servicePortTls, webServicePortTls; tlsEnabledInProxy, the
+    # older switch, serves servicePortTls's default 6651). The certificate and client trust
+    # come from ServerTlsSettings (tls_certificate_file_path, ...).
+    service_port_tls: int | None = Field(default=None, ge=0, le=65535)
+    web_service_port_tls: int | None = Field(default=None, ge=0, le=65535)
+    tls_enabled_in_proxy: bool = False
+    # TLS to the brokers (tlsEnabledWithBroker, brokerClientTrustCertsFilePath, ...): relays and
+    # lookups dial the brokers' pulsar+ssl:// addresses; the certificate is the proxy's own.
+    tls_enabled_with_broker: bool = False
+    broker_client_trust_certs_file_path: str = ""
+    broker_client_certificate_file_path: str = ""
+    broker_client_key_file_path: str = ""
+    tls_hostname_verification_enabled: bool = False
+
+    @property
+    def effective_service_port_tls(self) -> int | None:
+        if self.service_port_tls is None and self.tls_enabled_in_proxy:
+            return 6651
+        return self.service_port_tls
+
     # Security (proxy.conf names; docs/security.md). With authentication_enabled the proxy
     # authenticates clients itself and tells brokers their role as original_principal.
     authentication_enabled: bool = False

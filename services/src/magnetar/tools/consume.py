@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from magnetar.client import InvalidConfiguration, Message, ReceiveTimeout
+from magnetar.client import InvalidConfiguration, Message, ReceiveTimeout, TlsOptions
 from magnetar.client.receiver import parse_initial_position, parse_subscription_type
 from magnetar.tools.errors import BadInput, ConsumeTimeout
 from magnetar.tools.session import DEFAULT_SERVICE_URL, open_client
@@ -34,6 +34,7 @@ class ConsumeRequest:
     service_url: str = DEFAULT_SERVICE_URL
     operation_timeout_s: float = 30.0
     auth_token: str | None = field(default=None, repr=False)
+    tls: TlsOptions | None = None
 
     def __post_init__(self) -> None:
         if self.count < 0:
@@ -59,6 +60,7 @@ async def consume(
         request.topic,
         operation_timeout_s=request.operation_timeout_s,
         auth_token=request.auth_token,
+        tls=request.tls,
     ) as client:
         consumer = await client.subscribe(
             request.topic,

@@ -15,7 +15,7 @@ import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from magnetar.client import PartitionedProducer, Producer
+from magnetar.client import PartitionedProducer, Producer, TlsOptions
 from magnetar.protocol.message_id import MessageId
 from magnetar.tools.errors import BadInput
 from magnetar.tools.messages import split_lines
@@ -39,6 +39,7 @@ class ProduceRequest:
     service_url: str = DEFAULT_SERVICE_URL
     operation_timeout_s: float = 30.0
     auth_token: str | None = field(default=None, repr=False)
+    tls: TlsOptions | None = None
 
     def __post_init__(self) -> None:
         if self.repeat < 1:
@@ -73,6 +74,7 @@ async def produce(request: ProduceRequest) -> list[MessageId]:
         request.topic,
         operation_timeout_s=request.operation_timeout_s,
         auth_token=request.auth_token,
+        tls=request.tls,
     ) as client:
         producer = await client.create_producer(
             request.topic,

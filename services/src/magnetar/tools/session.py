@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from magnetar.client import AuthenticationToken, Client
+from magnetar.client import AuthenticationToken, Client, TlsOptions
 
 DEFAULT_SERVICE_URL = "pulsar://127.0.0.1:6650"
 
@@ -26,14 +26,17 @@ async def open_client(
     *,
     operation_timeout_s: float = 30.0,
     auth_token: str | None = None,
+    tls: TlsOptions | None = None,
 ) -> AsyncIterator[Client]:
     """A client whose broker answered one request about ``probe_topic``; closed on exit.
-    With ``auth_token`` it authenticates with that token (method ``token``)."""
+    With ``auth_token`` it authenticates with that token (method ``token``); ``tls``: the
+    trust file and options of a ``pulsar+ssl://`` URL."""
     client = Client(
         service_url,
         operation_timeout_s=operation_timeout_s,
         connection_timeout_s=min(5.0, operation_timeout_s),
         auth=None if auth_token is None else AuthenticationToken(auth_token),
+        tls=tls,
     )
     try:
         await client.lookup.partitions(probe_topic)
