@@ -193,13 +193,15 @@ class ProducerRequests:
         assert frame.payload is not None  # the decoder guarantees a payload for SEND
         self._sends += 1
         highest = send.highest_sequence_id if send.HasField("highest_sequence_id") else None
+        metadata = frame.payload.metadata
         producer.publish(
             send.sequence_id,
             highest,
             max(1, send.num_messages),
             frame.payload.stored,
             self._send_done,
-            chunk_of(frame.payload.metadata),
+            chunk_of(metadata),
+            _origin(metadata) if producer.is_replicator else None,
         )
 
     def _send_done(self) -> None:
@@ -229,6 +231,13 @@ class ProducerRequests:
         if topic is not None:
             topic.remove_producer(producer)
         await producer.close()
+
+
+def _origin(metadata: pb.MessageMetadata) -> tuple[str, int, int]:
+    """A replicated entry's deduplication key: its original producer and sequence ids (Pulsar's
+    MessageDeduplication for ``pulsar.repl.*`` producers)."""
+    sequence_id = metadata.sequence_id
+    return metadata.producer_name, sequence_id, max(metadata.highest_sequence_id, sequence_id)
 
 
 def _last_sequence_id(producer: Producer) -> int:

@@ -44,11 +44,12 @@ from magnetar.broker.policy_defaults import (
     effective_retention,
     with_retention,
 )
+from magnetar.broker.replication import RemoteClusters, ReplicationContext, ReplicatorConfig
 from magnetar.broker.resources import BrokerResources
 from magnetar.broker.schemas import SchemaRegistry
 from magnetar.broker.topic_admin import AnyTopic, TopicAdmin
 from magnetar.broker.topic_sweep import sweep_once
-from magnetar.managed_ledger import ManagedLedgerConfig, ManagedLedgerFactory
+from magnetar.managed_ledger import InitialPosition, ManagedLedgerConfig, ManagedLedgerFactory
 from magnetar.metadata import keys
 from magnetar.metadata.store import MetadataStore
 from magnetar.naming import NamespaceName, TopicName
@@ -81,6 +82,8 @@ class BrokerConfig:
     policy_defaults: BrokerPolicyDefaults = field(default_factory=BrokerPolicyDefaults)
     default_number_of_namespace_bundles: int = DEFAULT_NUMBER_OF_NAMESPACE_BUNDLES
     delayed_delivery_max_index_size: int = 1_000_000  # per subscription (see dispatch.delayed)
+    replicator: ReplicatorConfig = field(default_factory=ReplicatorConfig)
+    replication_start_at: InitialPosition = InitialPosition.LATEST  # replicationStartAt
 
 
 OwnershipFactory = Callable[[BundleTopics, NamespaceBundleFactory], Ownership]
@@ -105,6 +108,7 @@ class BrokerService:
         config: BrokerConfig,
         resources: BrokerResources,
         ownership: OwnershipFactory | None = None,
+        remotes: RemoteClusters | None = None,
     ) -> None:
         self.store = store
         self.factory = factory
@@ -124,6 +128,14 @@ class BrokerService:
             lambda: self.topics.values(), resources.get_policies, config.policy_defaults
         )
         self.admin = TopicAdmin(self, config.policy_defaults, config.stats_window_s)
+        self.replication = ReplicationContext(
+            config.cluster_name,
+            remotes,
+            resources.get_cluster,
+            resources.get_partitions,
+            config.replicator,
+            config.replication_start_at,
+        )
         self.schemas = SchemaRegistry(
             store, resources, Strategy(config.policy_defaults.schema_compatibility_strategy)
         )
@@ -211,6 +223,7 @@ class BrokerService:
                 deduplication=self.config.deduplication,
                 delayed_delivery=effective_delayed_delivery(policies, self.config.policy_defaults),
                 max_delayed=self.config.delayed_delivery_max_index_size,
+                replication=self.replication,
             )
             await self._load_deduplication(loaded, policies)
         else:
@@ -318,18 +331,20 @@ class BrokerService:
         """Recover the topic's deduplication state before anyone can publish to it."""
         try:
             await topic.update_deduplication(policies.deduplication_enabled)
+            await topic.update_replication(policies.replication_clusters)
         except BaseException:
             await topic.close()
             raise
 
     async def _sync_deduplication(self) -> None:
-        """Apply each namespace's deduplicationEnabled and delayedDelivery to its loaded
-        persistent topics."""
+        """Apply each namespace's deduplicationEnabled, delayedDelivery and
+        replication_clusters (its topics' replicators) to its loaded persistent topics."""
         defaults = self.config.policy_defaults
 
         async def apply(topic: PersistentTopic, policies: Policies) -> None:
             topic.delayed_delivery = effective_delayed_delivery(policies, defaults)
             await topic.update_deduplication(policies.deduplication_enabled)
+            await topic.update_replication(policies.replication_clusters)
 
         await sweep_once(
             "deduplication-sync", self.topics.values(), self.resources.get_policies, apply

@@ -21,8 +21,9 @@ from magnetar.broker.deduplication import DeduplicationConfig
 from magnetar.broker.listeners import parse_advertised_listeners
 from magnetar.broker.load_manager import LoadManagerConfig
 from magnetar.broker.policy_defaults import BrokerPolicyDefaults
+from magnetar.broker.replication import ReplicatorConfig
 from magnetar.broker.service import BrokerConfig
-from magnetar.managed_ledger import ManagedLedgerConfig
+from magnetar.managed_ledger import InitialPosition, ManagedLedgerConfig
 from magnetar.policies import AutoTopicCreationOverride, DelayedDeliveryPolicies, RetentionPolicies
 
 
@@ -126,6 +127,12 @@ class BrokerSettings(BaseSettings):
         "FORWARD_TRANSITIVE",
         "FULL_TRANSITIVE",
     ] = "FULL"
+    # Geo-replication (broker.conf names); see broker/replication/ and docs/geo-replication.md.
+    # replicationProducerQueueSize: entries a replicator keeps in flight to one remote cluster.
+    replication_producer_queue_size: int = Field(default=1000, ge=1)
+    replication_max_in_flight_mbytes: int = Field(default=64, ge=1)  # Magnetar's own bound
+    # replicationStartAt: where a new replicator cursor starts on a topic with messages.
+    replication_start_at: Literal["latest", "earliest"] = "latest"
 
     @field_validator("advertised_listeners")
     @classmethod
@@ -159,6 +166,8 @@ class BrokerSettings(BaseSettings):
             policy_defaults=self.policy_defaults(),
             default_number_of_namespace_bundles=self.default_number_of_namespace_bundles,
             delayed_delivery_max_index_size=self.delayed_delivery_max_index_size,
+            replicator=self.replicator_config(),
+            replication_start_at=InitialPosition(self.replication_start_at),
         )
 
     def bundle_split_config(self) -> BundleSplitConfig:
@@ -220,4 +229,11 @@ class BrokerSettings(BaseSettings):
             compaction_threshold_bytes=self.broker_service_compaction_threshold_in_bytes,
             compaction_monitor_interval_s=self.broker_service_compaction_monitor_interval_in_seconds,
             schema_compatibility_strategy=self.schema_compatibility_strategy,
+        )
+
+    def replicator_config(self) -> ReplicatorConfig:
+        return ReplicatorConfig(
+            window_entries=self.replication_producer_queue_size,
+            window_bytes=self.replication_max_in_flight_mbytes * 1024 * 1024,
+            close_timeout_s=self.shutdown_step_timeout_s,
         )

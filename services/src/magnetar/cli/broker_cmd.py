@@ -10,7 +10,12 @@ from typing import Annotated, Any
 
 import typer
 
-from magnetar.cli.server_process import AdvertisedListenersOpt, admin_app, run_server
+from magnetar.cli.server_process import (
+    AdvertisedListenersOpt,
+    ClusterNameOpt,
+    admin_app,
+    run_server,
+)
 
 
 def broker(
@@ -25,10 +30,12 @@ def broker(
     advertised_listeners: AdvertisedListenersOpt = None,
     bind_address: Annotated[str | None, typer.Option(help="Interface to listen on.")] = None,
     log_level: Annotated[str | None, typer.Option(help="debug, info, warning, error.")] = None,
+    cluster_name: ClusterNameOpt = None,
 ) -> None:
     """Run a broker against an external metadata store and bookies."""
     from magnetar.broker.process import serve_broker
     from magnetar.broker.settings import BrokerSettings
+    from magnetar.geo import ClientRemoteClusters
     from magnetar.telemetry.metrics import Metrics
 
     flags: dict[str, Any] = {
@@ -39,5 +46,10 @@ def broker(
         "advertised_listeners": advertised_listeners,
         "bind_address": bind_address,
         "log_level": log_level,
+        "cluster_name": cluster_name,
     }
-    run_server(BrokerSettings, flags, lambda s: serve_broker(s, admin_app(Metrics())))
+    run_server(
+        BrokerSettings,
+        flags,
+        lambda s: serve_broker(s, admin_app(Metrics()), ClientRemoteClusters()),
+    )

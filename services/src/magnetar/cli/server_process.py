@@ -49,6 +49,16 @@ AdvertisedListenersOpt = Annotated[
     ),
 ]
 
+# The cluster this broker (or standalone) belongs to: registered under this name at first
+# start, named by other clusters' replication policies (--cluster-name).
+ClusterNameOpt = Annotated[
+    str | None,
+    typer.Option(
+        help="This cluster's name (default 'standalone'): registered on first start, the name "
+        "geo-replication policies use."
+    ),
+]
+
 
 def run_server(
     settings_class: Callable[..., S],

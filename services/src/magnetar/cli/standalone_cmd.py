@@ -11,7 +11,12 @@ from typing import Annotated, Any
 
 import typer
 
-from magnetar.cli.server_process import AdvertisedListenersOpt, admin_app, run_server
+from magnetar.cli.server_process import (
+    AdvertisedListenersOpt,
+    ClusterNameOpt,
+    admin_app,
+    run_server,
+)
 
 
 def standalone(
@@ -28,8 +33,10 @@ def standalone(
         typer.Option("--journal-sync/--no-journal-sync", help="fdatasync each journal group."),
     ] = None,
     log_level: Annotated[str | None, typer.Option(help="debug, info, warning, error.")] = None,
+    cluster_name: ClusterNameOpt = None,
 ) -> None:
     """Run a broker with its own bookie and metadata store in one process."""
+    from magnetar.geo import ClientRemoteClusters
     from magnetar.standalone import StandaloneSettings, serve_standalone
     from magnetar.telemetry.metrics import Metrics
 
@@ -42,8 +49,11 @@ def standalone(
         "bind_address": bind_address,
         "journal_sync": journal_sync,
         "log_level": log_level,
+        "cluster_name": cluster_name,
     }
     metrics = Metrics()  # the broker's and the in-process bookie's
     run_server(
-        StandaloneSettings, flags, lambda s: serve_standalone(s, admin_app(metrics), metrics)
+        StandaloneSettings,
+        flags,
+        lambda s: serve_standalone(s, admin_app(metrics), metrics, ClientRemoteClusters()),
     )
