@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import secrets
 
 from magnetar.broker.deduplication import MessageDeduplication, chunk_of
 from magnetar.broker.errors import MetadataProblem, TopicTerminated
@@ -45,6 +46,11 @@ log = get_logger(__name__)
 
 T = pb.BaseCommand
 _producer_names = itertools.count()
+# Generated producer names are {cluster}-{process tag}-{n}: unique across restarts and brokers
+# (Pulsar's are {cluster}-{distributed counter}-{n}), since deduplication on a remote cluster
+# files replicated messages under them; a name reused with restarted sequence ids would be
+# taken for duplicates there.
+_PROCESS_TAG = secrets.token_hex(3)
 
 
 class ProducerRequests:
@@ -111,7 +117,7 @@ class ProducerRequests:
                     TopicName.parse(request.topic), by_client=True
                 )
                 name = request.producer_name or (
-                    f"{self._service.config.cluster_name}-{next(_producer_names)}"
+                    f"{self._service.config.cluster_name}-{_PROCESS_TAG}-{next(_producer_names)}"
                 )
                 dedup = await self._admit(topic)
                 schema = schema_of(request.schema if request.HasField("schema") else None)
