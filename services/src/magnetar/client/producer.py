@@ -244,13 +244,15 @@ class Producer:
         self._fatal = error
         self._fail_all(error)
 
-    async def close(self) -> None:
-        """Flush (bounded by the send timeout), tell the broker, fail what is left; idempotent."""
+    async def close(self, *, drain: bool = True) -> None:
+        """Flush (bounded by the send timeout), tell the broker, fail what is left; idempotent.
+        ``drain=False`` skips the flush: what is pending fails at once (a geo-replicator's
+        next round resends it)."""
         if self._state in (_State.CLOSED, _State.CLOSING):
             return
         was_failed = self._state is _State.FAILED
         self._state = _State.CLOSING
-        if not was_failed:
+        if not was_failed and drain:
             bound = self._options.send_timeout_ms / 1000 or self._client.operation_timeout_s
             try:
                 async with asyncio.timeout(bound):

@@ -36,7 +36,9 @@ class RemoteProducer(Protocol):
         self, metadata: pb.MessageMetadata, payload: bytes
     ) -> asyncio.Future[MessageId]: ...
 
-    async def close(self) -> None: ...
+    async def close(self, *, drain: bool = True) -> None:
+        """``drain=False``: fail what is pending at once instead of waiting for it."""
+        ...
 
 
 class RemoteClusters(Protocol):

@@ -153,7 +153,7 @@ class Replicator:
             return
         try:
             async with asyncio.timeout(self.config.close_timeout_s):
-                await producer.close()
+                await producer.close(drain=False)  # the next round or owner resends
         except (TimeoutError, Exception) as exc:
             log.info("replicator_producer_close_failed", topic=str(self.topic),
                      remote=self.remote, error=repr(exc))  # fmt: skip
