@@ -113,11 +113,11 @@ class Producer:
     _pending: collections.deque[_Send] = field(default_factory=collections.deque)
     _dispatched: asyncio.Future[None] | None = None
     _idle: asyncio.Future[None] | None = None
+    is_replicator: bool = field(init=False, default=False)
 
-    @property
-    def is_replicator(self) -> bool:
-        """A remote cluster's replicator (``pulsar.repl.{cluster}``)."""
-        return is_replicator(self.name)
+    def __post_init__(self) -> None:
+        # A remote cluster's replicator (``pulsar.repl.{cluster}``): read on every SEND.
+        self.is_replicator = is_replicator(self.name)
 
     def publish(
         self,

@@ -170,14 +170,15 @@ class Replicator:
                 self.last_error = repr(exc)
                 log.warning("replicator_round_failed", topic=str(self.topic),
                             remote=self.remote, error=repr(exc))  # fmt: skip
+            self._window = self._new_window()  # late receipts of this round are ignored
             await self._close_producer()
-            self._window = self._new_window()
             await self._rewind()
             await asyncio.sleep(backoff.next())
 
     async def _rewind(self) -> None:
         try:
-            await self.cursor.seek(self.cursor.mark_delete_position.after())
+            # Seeking to the mark-delete itself lands on the entry after it (never past the end).
+            await self.cursor.seek(self.cursor.mark_delete_position)
             await self._peek_head()
         except Exception as exc:
             log.info("replicator_rewind_failed", topic=str(self.topic), error=repr(exc))
@@ -206,13 +207,18 @@ class Replicator:
         progressed()
         log.info("replicator_started", topic=str(self.topic), remote=self.remote,
                  position=str(self.cursor.mark_delete_position))  # fmt: skip
-        self._failure = asyncio.get_running_loop().create_future()
+        failure = self._failure = asyncio.get_running_loop().create_future()
         try:
             async with asyncio.TaskGroup() as tg:
                 tg.create_task(self._acknowledge(self._window))
                 await self._send_loop(self._producer, self._window)
         except* _RoundFailed as group:
             raise group.exceptions[0] from None
+        finally:
+            if failure.done() and not failure.cancelled():
+                failure.exception()  # retrieved: the round's end already reports it
+            else:
+                failure.cancel()  # a late failed receipt must not set it
 
     async def _send_loop(self, producer: RemoteProducer, window: ReplicationWindow) -> None:
         failure = self._failure
