@@ -23,6 +23,7 @@ import pytest
 from tests.kit.geo import cluster_name_args, link_clusters, replicated_namespace, topic_stats
 from tests.kit.ports import wait_until
 from tests.kit.process import running
+from tests.kit.scrape import scrape, value
 from tests.kit.standalone import StandaloneProcess, official_client, receive_until_quiet
 
 NAMES = ("a", "b", "c")
@@ -253,6 +254,10 @@ def test_remote_outage_grows_the_backlog_then_catches_up(
 
         wait_until(lambda: not during()["connected"], timeout_s=15)
         assert during()["replicationBacklog"] == 20
+        samples = scrape(clusters["a"].web_url)
+        labels = {"topic": topic, "remote_cluster": "c"}
+        assert value(samples, "pulsar_replication_backlog", **labels) == 20
+        assert value(samples, "pulsar_replication_connected_count", **labels) == 0
     finally:
         clusters["c"].start()
     producer.send(b"last")

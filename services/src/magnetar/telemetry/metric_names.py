@@ -90,6 +90,27 @@ PULSAR_TOPICS = MetricSpec(
     "pulsar_topics_count", Kind.GAUGE, "Topics loaded on this broker.", ("cluster",)
 )
 
+# Geo-replication (Pulsar's replication metrics): one sample per topic and remote cluster.
+REPLICATION_LABELS = (*TOPIC_LABELS, "remote_cluster")
+PULSAR_REPLICATION_BACKLOG = MetricSpec(
+    "pulsar_replication_backlog",
+    Kind.GAUGE,
+    "Entries the remote cluster has not acknowledged yet (the replicator cursor's backlog).",
+    REPLICATION_LABELS,
+)
+PULSAR_REPLICATION_CONNECTED = MetricSpec(
+    "pulsar_replication_connected_count",
+    Kind.GAUGE,
+    "1 while the topic's replicator to the remote cluster is attached to it, else 0.",
+    REPLICATION_LABELS,
+)
+PULSAR_REPLICATION_DELAY = MetricSpec(
+    "pulsar_replication_delay_in_seconds",
+    Kind.GAUGE,
+    "Age of the oldest entry the remote cluster lacks, in seconds (0 without a backlog).",
+    REPLICATION_LABELS,
+)
+
 BROKER_METRICS = (
     PULSAR_IN_MESSAGES,
     PULSAR_IN_BYTES,
@@ -101,6 +122,9 @@ BROKER_METRICS = (
     PULSAR_STORAGE_SIZE,
     PULSAR_MSG_BACKLOG,
     PULSAR_TOPICS,
+    PULSAR_REPLICATION_BACKLOG,
+    PULSAR_REPLICATION_CONNECTED,
+    PULSAR_REPLICATION_DELAY,
 )
 
 # ---------------------------------------------------------------- bookie
