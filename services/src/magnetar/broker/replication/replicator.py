@@ -13,7 +13,9 @@ producer, then reads and sends while a second task moves the mark-delete as rece
 window. A producer failure ends the round: the producer is closed, the window dropped, the
 cursor rewound to its mark-delete, and the next round starts after a capped, jittered backoff
 (``backoff.RECONNECT``). While the remote is away the client keeps what is in flight and
-reconnects by itself; the cursor stays put and the backlog grows, visible in the stats.
+reconnects by itself; the cursor stays put and the backlog grows, visible in the stats. A
+producer detached for ``detached_timeout_s`` with entries in flight ends the round too (its
+client may be looking up through a remote host that is gone).
 
 Bounds: at most ``window_entries`` entries and ``window_bytes`` bytes in flight; reads of at
 most ``read_batch`` entries.
@@ -60,6 +62,9 @@ class ReplicatorConfig:
     window_bytes: int = 64 * 1024 * 1024
     read_batch: int = 100  # dispatcherMaxReadBatchSize, the replicator's read size
     close_timeout_s: float = 5.0
+    # A producer detached this long with entries in flight ends the round: the next one
+    # creates a new producer (and may reach the remote through another of its hosts).
+    detached_timeout_s: float = 30.0
 
 
 class _RoundFailed(Exception):
@@ -210,7 +215,7 @@ class Replicator:
         failure = self._failure = asyncio.get_running_loop().create_future()
         try:
             async with asyncio.TaskGroup() as tg:
-                tg.create_task(self._acknowledge(self._window))
+                tg.create_task(self._acknowledge(self._producer, self._window))
                 await self._send_loop(self._producer, self._window)
         except* _RoundFailed as group:
             raise group.exceptions[0] from None
@@ -277,14 +282,29 @@ class Replicator:
         self.rate_out.record(messages, size)
         self._settled.set()
 
-    async def _acknowledge(self, window: ReplicationWindow) -> None:
-        """Move the cursor's mark-delete over what the remote has stored."""
+    async def _acknowledge(self, producer: RemoteProducer, window: ReplicationWindow) -> None:
+        """Move the cursor's mark-delete over what the remote has stored; end the round when
+        the producer stays detached with entries in flight."""
         failure = self._failure
         assert failure is not None
+        loop = asyncio.get_running_loop()
+        detached_since: float | None = None
         while True:
             self._settled.clear()
             target = window.take_mark_delete()
             if target is not None:
                 await self.cursor.mark_delete(target)
                 continue
-            await self._wait_settled(failure)
+            try:
+                async with asyncio.timeout(_WAIT_NEW_ENTRIES_S):
+                    await self._wait_settled(failure)
+            except TimeoutError:
+                pass
+            if producer.is_connected or not len(window):
+                detached_since = None
+            elif detached_since is None:
+                detached_since = loop.time()
+            elif loop.time() - detached_since >= self.config.detached_timeout_s:
+                raise _RoundFailed(
+                    f"no connection to {self.remote} for {self.config.detached_timeout_s:.0f}s"
+                )
