@@ -231,6 +231,24 @@ def test_removing_a_cluster_stops_its_replicator_and_drops_its_cursor(
     ]
 
 
+def test_adding_a_cluster_starts_a_replicator_on_the_loaded_topic(
+    clusters: dict[str, StandaloneProcess], clients: dict[str, pulsar.Client]
+) -> None:
+    ns = replicated_namespace(clusters, replicate_to=["a", "b"])
+    topic = f"persistent://{ns}/grow"
+    clients["c"].subscribe(topic, "keep", initial_position=pulsar.InitialPosition.Earliest).close()
+    producer = clients["a"].create_producer(topic, batching_enabled=False)
+    producer.send(b"before")
+    with httpx.Client(base_url=clusters["a"].web_url, timeout=10) as http:
+        http.post(f"/admin/v2/namespaces/{ns}/replication", json=["a", "b", "c"]).raise_for_status()
+    # A new replicator starts at the end of the log (replicationStartAt=latest).
+    wait_until(lambda: "c" in topic_stats(clusters["a"], topic)["replication"], timeout_s=10)
+    producer.send(b"after")
+    producer.close()
+    got = receive_all(clients["c"], topic, 1, subscription="keep")
+    assert [m.data() for m in got] == [b"after"]
+
+
 def test_remote_outage_grows_the_backlog_then_catches_up(
     clusters: dict[str, StandaloneProcess], clients: dict[str, pulsar.Client]
 ) -> None:
