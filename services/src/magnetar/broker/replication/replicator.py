@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 from magnetar.backoff import RECONNECT
 from magnetar.broker.entry import split_entry
-from magnetar.broker.replication.names import cursor_name, producer_name
+from magnetar.broker.replication.names import producer_name
 from magnetar.broker.replication.remote import RemoteClusters, RemoteProducer
 from magnetar.broker.replication.window import (
     ReplicationWindow,
@@ -103,12 +103,7 @@ class Replicator:
         self._settled = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._head_publish_ms: int | None = None  # the backlog's first entry, while detached
-        self.last_error: str | None = None
         self.connected_since: float | None = None  # when the current producer was created
-
-    @property
-    def name(self) -> str:
-        return cursor_name(self.remote)
 
     @property
     def connected(self) -> bool:
@@ -159,7 +154,7 @@ class Replicator:
         try:
             async with asyncio.timeout(self.config.close_timeout_s):
                 await producer.close(drain=False)  # the next round or owner resends
-        except (TimeoutError, Exception) as exc:
+        except Exception as exc:  # TimeoutError included
             log.info("replicator_producer_close_failed", topic=str(self.topic),
                      remote=self.remote, error=repr(exc))  # fmt: skip
 
@@ -172,7 +167,6 @@ class Replicator:
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
-                self.last_error = repr(exc)
                 log.warning("replicator_round_failed", topic=str(self.topic),
                             remote=self.remote, error=repr(exc))  # fmt: skip
             self._window = self._new_window()  # late receipts of this round are ignored
@@ -207,7 +201,6 @@ class Replicator:
             partitions=self._partitions,
             max_pending=self.config.window_entries,
         )
-        self.last_error = None
         self.connected_since = time.time()
         progressed()
         log.info("replicator_started", topic=str(self.topic), remote=self.remote,
