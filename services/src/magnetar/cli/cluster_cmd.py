@@ -88,9 +88,9 @@ def up(
     Ctrl-C or SIGTERM, which stop the proxy, autorecovery, the brokers, the bookies and etcd in
     that order. With --detach it
     returns instead. On an existing DATA_DIR it restarts the same cluster, on the same ports
-    and with the same data. With --clusters a,b[,c] it runs one such cluster per name, each
-    with its own etcd, bookies and brokers, and registers them with each other, ready for
-    `magnetar admin namespaces set-clusters`.
+    and with the same data.
+
+    --clusters a,b[,c]: one such cluster per name (geo-replication), registered with each other.
     """
     from magnetar.localcluster import (
         LocalClusterError,
