@@ -1,6 +1,6 @@
 """``/admin/v2/namespaces``: create/list/delete and the namespace policies Pulsar exposes
-(retention, messageTTL, backlogQuota, deduplication, delayedDelivery, compactionThreshold,
-autoTopicCreation, schemaCompatibilityStrategy, replication, permissions).
+(retention, persistence, messageTTL, backlogQuota, deduplication, delayedDelivery,
+compactionThreshold, autoTopicCreation, schemaCompatibilityStrategy, replication, permissions).
 ``GET /admin/v2/namespaces/{tenant}/{namespace}`` returns the whole Policies object; a create
 body's ``bundles`` (Pulsar's ``{"numBundles": N}``) sets the namespace's bundles, stored by the
 bundle factory (and forgotten on delete). A policy that is not set reads as 204 No Content
@@ -27,6 +27,7 @@ from magnetar.policies import (
     BacklogQuota,
     DelayedDeliveryPolicies,
     InvalidPolicies,
+    PersistencePolicies,
     Policies,
     RetentionPolicies,
     parse_actions,
@@ -164,7 +165,8 @@ def router(service: TopicService) -> APIRouter:
         path: str, label: str, field: str, parse: Callable[[object], JsonDocument]
     ) -> None:
         """GET (204 when unset), POST (a JSON object, parsed: 412 names a bad field) and
-        DELETE of one policy document: retention, delayed delivery, auto topic creation."""
+        DELETE of one policy document: retention, persistence, delayed delivery, auto topic
+        creation."""
 
         async def get_policy(tenant: str, namespace: str) -> Any:
             value = getattr(await get(tenant, namespace), field)
@@ -188,6 +190,14 @@ def router(service: TopicService) -> APIRouter:
 
     # ---- retention
     document_policy("retention", "retention", "retention_policies", RetentionPolicies.from_json)
+
+    # ---- persistence (ensemble, write and ack quorums of new ledgers)
+    document_policy(
+        "persistence",
+        "persistence",
+        "persistence",
+        lambda body: service.check_persistence(PersistencePolicies.from_json(body)),
+    )
 
     # ---- message TTL
     @api.get("/{tenant}/{namespace}/messageTTL", summary="Get message TTL (seconds)")

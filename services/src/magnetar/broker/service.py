@@ -36,6 +36,7 @@ from magnetar.broker.listeners import AdvertisedListener
 from magnetar.broker.message_expiry import MessageExpiryMonitor
 from magnetar.broker.non_persistent_topic import NonPersistentTopic
 from magnetar.broker.ownership import BundleTopics, LocalOwnership, LookupResult, Ownership
+from magnetar.broker.persistence import apply_persistence, with_persistence
 from magnetar.broker.persistent_topic import PersistentTopic
 from magnetar.broker.policy_defaults import (
     BrokerPolicyDefaults,
@@ -127,7 +128,9 @@ class BrokerService:
         self.compaction_monitor = CompactionMonitor(
             lambda: self.topics.values(), resources.get_policies, config.policy_defaults
         )
-        self.admin = TopicAdmin(self, config.policy_defaults, config.stats_window_s)
+        self.admin = TopicAdmin(
+            self, config.policy_defaults, config.stats_window_s, config.managed_ledger
+        )
         self.replication = ReplicationContext(
             config.cluster_name,
             remotes,
@@ -269,9 +272,11 @@ class BrokerService:
         return topic.is_persistent and await self.factory.exists(topic.managed_ledger_name)
 
     def managed_ledger_config_for(self, policies: Policies) -> ManagedLedgerConfig:
-        """The broker's managed-ledger config with ``policies``' effective retention."""
+        """The broker's managed-ledger config with ``policies``' effective retention and
+        persistence (ensemble and quorums)."""
         retention = effective_retention(policies, self.config.policy_defaults)
-        return with_retention(self.config.managed_ledger, retention)
+        default = self.config.managed_ledger
+        return with_persistence(with_retention(default, retention), policies.persistence, default)
 
     async def list_topics(self, namespace: NamespaceName, persistent: bool = True) -> list[str]:
         """Topics of ``namespace`` (persistent: every managed ledger, loaded or not)."""
@@ -337,12 +342,14 @@ class BrokerService:
             raise
 
     async def _sync_deduplication(self) -> None:
-        """Apply each namespace's deduplicationEnabled, delayedDelivery and
-        replication_clusters (its topics' replicators) to its loaded persistent topics."""
+        """Apply each namespace's deduplicationEnabled, delayedDelivery, persistence and
+        replication_clusters (its topics' replicators) to its loaded persistent topics
+        (whichever broker's admin API changed them)."""
         defaults = self.config.policy_defaults
 
         async def apply(topic: PersistentTopic, policies: Policies) -> None:
             topic.delayed_delivery = effective_delayed_delivery(policies, defaults)
+            apply_persistence(topic.ml, policies.persistence, self.config.managed_ledger)
             await topic.update_deduplication(policies.deduplication_enabled)
             await topic.update_replication(policies.replication_clusters)
 

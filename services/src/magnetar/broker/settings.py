@@ -41,6 +41,10 @@ class BrokerSettings(BaseSettings):
     managed_ledger_default_ensemble_size: int = Field(default=3, ge=1)
     managed_ledger_default_write_quorum: int = Field(default=3, ge=1)
     managed_ledger_default_ack_quorum: int = Field(default=2, ge=1)
+    # The largest persistence policy a namespace may set (Pulsar's defaults).
+    managed_ledger_max_ensemble_size: int = Field(default=5, ge=1)
+    managed_ledger_max_write_quorum: int = Field(default=5, ge=1)
+    managed_ledger_max_ack_quorum: int = Field(default=5, ge=1)
     managed_ledger_max_entries_per_ledger: int = Field(default=50_000, ge=1)
     # Pulsar's rollover rule: a full ledger (entries or size) or one older than the maximum is
     # rolled over, but never before the minimum age.
@@ -229,6 +233,9 @@ class BrokerSettings(BaseSettings):
             compaction_threshold_bytes=self.broker_service_compaction_threshold_in_bytes,
             compaction_monitor_interval_s=self.broker_service_compaction_monitor_interval_in_seconds,
             schema_compatibility_strategy=self.schema_compatibility_strategy,
+            max_ensemble_size=self.managed_ledger_max_ensemble_size,
+            max_write_quorum=self.managed_ledger_max_write_quorum,
+            max_ack_quorum=self.managed_ledger_max_ack_quorum,
         )
 
     def replicator_config(self) -> ReplicatorConfig:

@@ -60,6 +60,7 @@ from magnetar.policies import (
     DelayedDeliveryPolicies,
     InvalidPolicies,
     MessageIdData,
+    PersistencePolicies,
     RetentionPolicies,
     TenantInfo,
 )
@@ -341,6 +342,19 @@ class AdminClient:
 
     async def remove_retention(self, namespace: str) -> None:
         await self._call("DELETE", f"{_ns(namespace)}/retention")
+
+    async def get_persistence(self, namespace: str) -> PersistencePolicies | None:
+        """The namespace's ensemble and quorums; None: not set (the broker's defaults apply)."""
+        value = await self._call("GET", f"{_ns(namespace)}/persistence")
+        return None if value is None else _read(PersistencePolicies.from_json, value)
+
+    async def set_persistence(self, namespace: str, persistence: PersistencePolicies) -> None:
+        """New ledgers of the namespace's topics use these (PreconditionFailed above the
+        broker's managedLedgerMax* bounds)."""
+        await self._call("POST", f"{_ns(namespace)}/persistence", body=persistence.to_json())
+
+    async def remove_persistence(self, namespace: str) -> None:
+        await self._call("DELETE", f"{_ns(namespace)}/persistence")
 
     async def get_message_ttl(self, namespace: str) -> int | None:
         value = await self._call("GET", f"{_ns(namespace)}/messageTTL")
