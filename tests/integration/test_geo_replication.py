@@ -1,10 +1,12 @@
 """Geo-replication between three named standalones (each a whole cluster with its own
 metadata), with the official client: produce in one cluster, consume in the others; a full
-mesh without loops; metadata preserved; partitioned topics; a remote outage and catch-up.
+mesh without loops; metadata preserved; replicate_to; partitioned topics; clusters added to and
+removed from the policy; a remote crash mid-replication and the catch-up (backlog in the stats
+and /metrics meanwhile, every message once afterwards); schemas carried to the remote.
 
-The standalones are shared by the module (each test uses its own tenant); the outage test
-stops and restarts cluster ``c`` and runs last. Kill -9 of a replicating broker is in
-tests/fault/test_geo_replication_crash.py.
+The standalones are shared by the module (each test uses its own tenant); the crash test kills
+and restarts cluster ``c``. Kill -9 of the replicating broker of a multi-broker cluster is in
+tests/integration/test_geo_failover.py.
 """
 
 from __future__ import annotations
@@ -301,3 +303,56 @@ def test_remote_crash_grows_the_backlog_then_catches_up_once(
     finally:
         client.close()
     assert got == expected  # nothing missing, nothing twice
+
+
+class OrderV1(pulsar.schema.Record):
+    item = pulsar.schema.String()
+
+
+class OrderV2(pulsar.schema.Record):
+    item = pulsar.schema.String()
+    note = pulsar.schema.String()
+
+
+def schema_version(message: pulsar.Message) -> int:
+    """The schema version a message names (the official client gives the 8 bytes as str)."""
+    raw = message.schema_version()
+    return int.from_bytes(raw.encode("latin-1") if isinstance(raw, str) else raw, "big")
+
+
+def test_a_schema_travels_and_copies_name_the_remote_version(
+    clusters: dict[str, StandaloneProcess], clients: dict[str, pulsar.Client]
+) -> None:
+    ns = replicated_namespace(clusters, replicate_to=["a", "b"])
+    topic = f"persistent://{ns}/typed"
+    for name in ("a", "b"):  # two unrelated versions on a
+        with httpx.Client(base_url=clusters[name].web_url, timeout=10) as http:
+            path = f"/admin/v2/namespaces/{ns}/schemaCompatibilityStrategy"
+            http.put(path, json="ALWAYS_COMPATIBLE").raise_for_status()
+    clients["b"].subscribe(topic, "keep", initial_position=pulsar.InitialPosition.Earliest).close()
+    # a: version 0 is OrderV1, version 1 OrderV2; b never saw OrderV1.
+    clients["a"].create_producer(topic, schema=pulsar.schema.JsonSchema(OrderV1)).close()
+    producer = clients["a"].create_producer(topic, schema=pulsar.schema.JsonSchema(OrderV2))
+    producer.send(OrderV2(item="book", note="gift"))
+    producer.close()
+    got = receive_all(clients["b"], topic, 1, subscription="keep")
+    assert len(got) == 1
+    with httpx.Client(base_url=clusters["b"].web_url, timeout=10) as http:
+        latest = http.get(f"/admin/v2/schemas/{ns}/typed/schema").json()
+    assert latest["type"] == "JSON"
+    assert '"note"' in latest["data"]  # b holds OrderV2 ...
+    assert latest["version"] == 0  # ... as its first version
+    original = receive_all(clients["a"], topic, 1)
+    assert schema_version(original[0]) == 1  # a's version of OrderV2 ...
+    assert schema_version(got[0]) == 0  # ... is b's version 0: the copy names b's
+    consumer = clients["b"].subscribe(
+        topic,
+        "typed",
+        schema=pulsar.schema.JsonSchema(OrderV2),
+        initial_position=pulsar.InitialPosition.Earliest,
+    )
+    try:
+        value = consumer.receive(timeout_millis=10_000).value()
+    finally:
+        consumer.close()
+    assert (value.item, value.note) == ("book", "gift")

@@ -55,7 +55,7 @@ from magnetar.metadata import keys
 from magnetar.metadata.store import MetadataStore
 from magnetar.naming import NamespaceName, TopicName
 from magnetar.policies import Policies
-from magnetar.schema import Strategy
+from magnetar.schema import SchemaData, Strategy
 from magnetar.telemetry import get_logger
 
 log = get_logger(__name__)
@@ -138,6 +138,7 @@ class BrokerService:
             resources.get_partitions,
             config.replicator,
             config.replication_start_at,
+            self._schema_at,
         )
         self.schemas = SchemaRegistry(
             store, resources, Strategy(config.policy_defaults.schema_compatibility_strategy)
@@ -250,6 +251,10 @@ class BrokerService:
         self.compaction_monitor.start()
         log.info("topic_loaded", topic=str(topic))
         return loaded
+
+    async def _schema_at(self, topic: TopicName, version: int) -> SchemaData | None:
+        """``topic``'s schema at ``version`` (None: deleted), for its replicators."""
+        return (await self.schemas.version(topic, version)).schema
 
     async def _check_auto_creation(self, topic: TopicName, policies: Policies) -> None:
         """TopicNotFound unless a client may create ``topic``: the namespace's

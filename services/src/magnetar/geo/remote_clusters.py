@@ -14,6 +14,10 @@ exists is left as it is), so the remote's consumers see one partitioned topic; a
 non-partitioned topic is auto-created by the producer itself (the remote namespace must exist
 and allow auto-creation, the default).
 
+A message with a schema names the schema's version; :meth:`ClientRemoteClusters.register_schema`
+uploads the schema to the remote (its admin REST API; an equal schema keeps its version there)
+and returns the remote's version, which the replicated copy carries instead.
+
 Producers are created without a send timeout, unbatched, with a queue as large as the
 replicator's window: across an outage they keep their entries, reconnect with backoff and
 resend in order, and the remote's deduplication drops what it already stored.
@@ -30,6 +34,7 @@ from magnetar.client.admin_errors import Conflict
 from magnetar.geo.errors import RemoteClusterUnusable
 from magnetar.naming import TopicName
 from magnetar.policies import ClusterData
+from magnetar.schema import SchemaData, admin_text
 from magnetar.telemetry import get_logger
 
 log = get_logger(__name__)
@@ -131,6 +136,22 @@ class ClientRemoteClusters:
             await producer.close()
             raise RemoteClusterUnusable(f"{topic} is partitioned on cluster {cluster!r}")
         return producer
+
+    async def register_schema(
+        self, cluster: str, data: ClusterData, topic: TopicName, schema: SchemaData
+    ) -> int:
+        if not data.service_url:
+            raise RemoteClusterUnusable(
+                f"cluster {cluster!r} has no serviceUrl to register {topic}'s schema there: "
+                "set it with `magnetar admin clusters update`"
+            )
+        payload = {
+            "type": schema.type.name,
+            "schema": admin_text(schema),
+            "properties": dict(schema.properties),
+        }
+        async with AdminClient(data.service_url, timeout_s=self._operation_timeout_s) as admin:
+            return await admin.upload_schema(str(topic.partitioned_topic_name), payload)
 
     async def close(self) -> None:
         clients = [client for _url, client in self._clients.values()]

@@ -9,7 +9,9 @@ says so once per topic.
 partition of a partitioned topic, the partitioned metadata with the local partition count
 first — then a producer named ``producer_name`` on it. A producer keeps what it was given
 across reconnections and resends it in order; its futures fail only when it is closed or
-gives up. Called from the replicators' tasks on the broker's loop.
+gives up. :meth:`RemoteClusters.register_schema` gives a schema the remote's version of it, so
+that a replicated message names the remote's copy of its schema. Called from the replicators'
+tasks on the broker's loop.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Protocol
 from magnetar.naming import TopicName
 from magnetar.policies import ClusterData
 from magnetar.protocol.message_id import MessageId
+from magnetar.schema import SchemaData
 from magnetar.wire import pulsar_api_pb2 as pb
 
 
@@ -54,6 +57,13 @@ class RemoteClusters(Protocol):
     ) -> RemoteProducer:
         """A producer on ``topic`` in ``cluster`` (``partitions``: the partitioned topic's
         count when ``topic`` is one of its partitions, else 0)."""
+        ...
+
+    async def register_schema(
+        self, cluster: str, data: ClusterData, topic: TopicName, schema: SchemaData
+    ) -> int:
+        """``schema`` registered for ``topic`` in ``cluster`` (an equal one keeps its
+        version): the remote's version of it."""
         ...
 
     async def close(self) -> None: ...

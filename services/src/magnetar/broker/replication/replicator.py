@@ -2,7 +2,8 @@
 
 The I/O shell around :class:`~.window.ReplicationWindow`. It reads the local log through the
 durable cursor ``pulsar.repl.{remote}`` and publishes each entry, metadata and payload as
-stored (plus ``replicated_from``), through a :class:`~.remote.RemoteProducer` named
+stored (plus ``replicated_from``; a schema version becomes the remote's version of the same
+schema, registered there first), through a :class:`~.remote.RemoteProducer` named
 ``pulsar.repl.{local}``. The cursor is mark-deleted only over entries whose SEND_RECEIPT came
 back (or that were filtered out), so a crash of this broker resends at most the window, which
 the remote's deduplication drops.
@@ -47,6 +48,7 @@ from magnetar.managed_ledger import ManagedCursor, ManagedLedger, Position
 from magnetar.naming import TopicName
 from magnetar.policies import ClusterData
 from magnetar.protocol.message_id import MessageId
+from magnetar.schema import SchemaData, SchemaError, decode_version, encode_version
 from magnetar.telemetry import get_logger
 
 log = get_logger(__name__)
@@ -86,6 +88,7 @@ class Replicator:
         cluster_data: Callable[[str], Awaitable[ClusterData]],
         partitions: int,
         config: ReplicatorConfig,
+        schema_at: Callable[[TopicName, int], Awaitable[SchemaData | None]] | None = None,
     ) -> None:
         self.topic = topic
         self.ml = ml
@@ -96,6 +99,8 @@ class Replicator:
         self._cluster_data = cluster_data
         self._partitions = partitions
         self.config = config
+        self._schema_at = schema_at
+        self._remote_schemas: dict[bytes, bytes] = {}  # local version -> the remote's
         self.rate_out = RateMeter()
         self._producer: RemoteProducer | None = None
         self._window = self._new_window()
@@ -236,14 +241,37 @@ class Replicator:
                     window.skipped(entry.position, metadata.publish_time)
                     self._settled.set()
                     continue
+                copy = replicated_metadata(metadata, self.local)
+                if copy.schema_version:
+                    copy.schema_version = await self._remote_schema(copy.schema_version)
                 window.sent(entry.position, len(entry.data), metadata.publish_time)
                 messages = max(1, metadata.num_messages_in_batch)
-                sent = await producer.send_entry(replicated_metadata(metadata, self.local), payload)
+                sent = await producer.send_entry(copy, payload)
                 sent.add_done_callback(
                     functools.partial(
                         self._receipt, window, entry.position, messages, len(entry.data)
                     )
                 )
+
+    async def _remote_schema(self, local: bytes) -> bytes:
+        """The remote's version of the local schema version ``local``, registering the schema
+        there first (Pulsar's replicators carry schemas too). A version the local registry does
+        not know (deleted, say) is passed on as it is."""
+        found = self._remote_schemas.get(local)
+        if found is not None:
+            return found
+        schema = None
+        if self._schema_at is not None:
+            try:
+                schema = await self._schema_at(self.topic, decode_version(local))
+            except SchemaError:
+                schema = None
+        if schema is None:
+            return local
+        data = await self._cluster_data(self.remote)
+        version = await self._remotes.register_schema(self.remote, data, self.topic, schema)
+        found = self._remote_schemas[local] = encode_version(version)
+        return found
 
     async def _wait_settled(self, failure: asyncio.Future[None]) -> None:
         waiter: asyncio.Future[object] = asyncio.ensure_future(self._settled.wait())

@@ -24,9 +24,12 @@ from magnetar.broker.replication.replicator import Replicator, ReplicatorConfig
 from magnetar.managed_ledger import InitialPosition, ManagedLedger
 from magnetar.naming import TopicName
 from magnetar.policies import ClusterData
+from magnetar.schema import SchemaData
 from magnetar.telemetry import get_logger
 
 log = get_logger(__name__)
+
+SchemaAt = Callable[[TopicName, int], Awaitable[SchemaData | None]]
 
 
 @dataclass(frozen=True)
@@ -39,6 +42,8 @@ class ReplicationContext:
     partitions: Callable[[TopicName], Awaitable[int]]
     config: ReplicatorConfig = field(default_factory=ReplicatorConfig)
     start_at: InitialPosition = InitialPosition.LATEST
+    # A topic's schema at a version (None: unknown or deleted), for replicated messages.
+    schema_at: SchemaAt | None = None
 
 
 def remote_clusters(local: str, clusters: frozenset[str]) -> frozenset[str]:
@@ -96,6 +101,7 @@ class TopicReplicators:
             cluster_data=context.cluster_data,
             partitions=partitions,
             config=context.config,
+            schema_at=context.schema_at,
         )
         self.replicators[remote] = replicator
         replicator.start()
