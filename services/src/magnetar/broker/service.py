@@ -71,6 +71,9 @@ class BrokerConfig:
     advertised_listeners: Mapping[str, AdvertisedListener] = field(default_factory=dict)
     broker_service_port: int = 6650
     web_service_port: int = 8080
+    # brokerServicePortTls / webServicePortTls: None when the broker serves no TLS port.
+    broker_service_port_tls: int | None = None
+    web_service_port_tls: int | None = None
     cluster_name: str = "standalone"
     max_message_size: int = 5 * 1024 * 1024
     keep_alive_interval_s: float = 30.0
@@ -98,6 +101,16 @@ def broker_lookup_data(config: BrokerConfig) -> BrokerLookupData:
         pulsar_service_url=f"pulsar://{host}:{port}",
         web_service_url=f"http://{host}:{config.web_service_port}",
         advertised_listeners=dict(config.advertised_listeners),
+        pulsar_service_url_tls=(
+            ""
+            if config.broker_service_port_tls is None
+            else f"pulsar+ssl://{host}:{config.broker_service_port_tls}"
+        ),
+        web_service_url_tls=(
+            ""
+            if config.web_service_port_tls is None
+            else f"https://{host}:{config.web_service_port_tls}"
+        ),
     )
 
 
@@ -159,7 +172,8 @@ class BrokerService:
 
     @property
     def broker_service_url_tls(self) -> str:
-        return f"pulsar+ssl://{self.config.advertised_address}:6651"
+        """``pulsar+ssl://host:port``, or "" when the broker serves no TLS port."""
+        return self.lookup_data.pulsar_service_url_tls
 
     @property
     def web_service_url(self) -> str:

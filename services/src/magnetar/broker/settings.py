@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Literal
 
 from pydantic import Field, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import SettingsConfigDict
 
 from magnetar.broker.backlog_quota import BacklogQuotaConfig
 from magnetar.broker.bundle_split import BundleSplitConfig
@@ -25,9 +25,14 @@ from magnetar.broker.replication import ReplicatorConfig
 from magnetar.broker.service import BrokerConfig
 from magnetar.managed_ledger import InitialPosition, ManagedLedgerConfig
 from magnetar.policies import AutoTopicCreationOverride, DelayedDeliveryPolicies, RetentionPolicies
+from magnetar.tls.settings import (
+    BookkeeperClientTlsSettings,
+    MetadataStoreTlsSettings,
+    ServerTlsSettings,
+)
 
 
-class BrokerSettings(BaseSettings):
+class BrokerSettings(ServerTlsSettings, BookkeeperClientTlsSettings, MetadataStoreTlsSettings):
     model_config = SettingsConfigDict(env_prefix="MAGNETAR_BROKER_", frozen=True)
 
     metadata_url: str = "etcd://127.0.0.1:2379"
@@ -137,6 +142,13 @@ class BrokerSettings(BaseSettings):
     replication_max_in_flight_mbytes: int = Field(default=64, ge=1)  # Magnetar's own bound
     # replicationStartAt: where a new replicator cursor starts on a topic with messages.
     replication_start_at: Literal["latest", "earliest"] = "latest"
+    # TLS (broker.conf's brokerServicePortTls, webServicePortTls; unset: no TLS port). The
+    # certificate, trust and refresh settings come from ServerTlsSettings (docs/security.md).
+    broker_service_port_tls: int | None = Field(default=None, ge=0, le=65535)
+    web_service_port_tls: int | None = Field(default=None, ge=0, le=65535)
+    # Magnetar's own: the process's event loop, "asyncio" or "uvloop" (magnetar.cli.event_loop;
+    # what uvloop saves: docs/benchmarks.md, "Issue 17, first steps").
+    event_loop: Literal["asyncio", "uvloop"] = "asyncio"
 
     @field_validator("advertised_listeners")
     @classmethod
@@ -150,6 +162,8 @@ class BrokerSettings(BaseSettings):
             advertised_listeners=parse_advertised_listeners(self.advertised_listeners),
             broker_service_port=self.broker_port,
             web_service_port=self.web_port,
+            broker_service_port_tls=self.broker_service_port_tls,
+            web_service_port_tls=self.web_service_port_tls,
             cluster_name=self.cluster_name,
             max_message_size=self.max_message_size,
             keep_alive_interval_s=self.keep_alive_interval_s,

@@ -23,6 +23,14 @@ from magnetar.cli import (
     admin_topics_cmd,
 )
 from magnetar.cli.admin_session import AdminOptions, ForceOpt, call, emit_fields, emit_names
+from magnetar.cli.tool_session import (
+    TlsAllowInsecureOpt,
+    TlsCertificateOpt,
+    TlsHostnameOpt,
+    TlsKeyOpt,
+    TlsTrustCertsOpt,
+    tls_options,
+)
 from magnetar.client.admin_models import DEFAULT_WEB_SERVICE_URL
 from magnetar.policies import ClusterData, TenantInfo
 
@@ -66,9 +74,21 @@ def admin_options(
         ),
     ] = None,
     timeout: Annotated[float, typer.Option(help="Deadline of each call, in seconds.")] = 30.0,
+    tls_trust_certs_file_path: TlsTrustCertsOpt = None,
+    tls_certificate_file_path: TlsCertificateOpt = None,
+    tls_key_file_path: TlsKeyOpt = None,
+    tls_allow_insecure_connection: TlsAllowInsecureOpt = False,
+    tls_hostname_verification: TlsHostnameOpt = True,
 ) -> None:
     """Administer clusters, tenants, namespaces and topics (like pulsar-admin)."""
-    ctx.obj = AdminOptions(admin_url, json_output, auth_token, timeout)
+    tls = tls_options(
+        tls_trust_certs_file_path,
+        tls_certificate_file_path,
+        tls_key_file_path,
+        tls_allow_insecure_connection,
+        tls_hostname_verification,
+    )
+    ctx.obj = AdminOptions(admin_url, json_output, auth_token, timeout, tls)
 
 
 Name = Annotated[str, typer.Argument(help="Its name.", show_default=False)]

@@ -14,8 +14,15 @@ import typer
 from magnetar.cli.server_process import (
     AdvertisedListenersOpt,
     ClusterNameOpt,
+    TlsCertOpt,
+    TlsKeyOpt,
+    TlsPortOpt,
+    TlsRequireClientCertOpt,
+    TlsTrustOpt,
+    WebTlsPortOpt,
     admin_app,
     run_server,
+    tls_flags,
 )
 
 
@@ -34,6 +41,12 @@ def standalone(
     ] = None,
     log_level: Annotated[str | None, typer.Option(help="debug, info, warning, error.")] = None,
     cluster_name: ClusterNameOpt = None,
+    broker_service_port_tls: TlsPortOpt = None,
+    web_service_port_tls: WebTlsPortOpt = None,
+    tls_certificate_file_path: TlsCertOpt = None,
+    tls_key_file_path: TlsKeyOpt = None,
+    tls_trust_certs_file_path: TlsTrustOpt = None,
+    tls_require_trusted_client_cert_on_connect: TlsRequireClientCertOpt = None,
 ) -> None:
     """Run a broker with its own bookie and metadata store in one process."""
     from magnetar.geo import ClientRemoteClusters
@@ -50,6 +63,14 @@ def standalone(
         "journal_sync": journal_sync,
         "log_level": log_level,
         "cluster_name": cluster_name,
+        **tls_flags(
+            broker_service_port_tls,
+            web_service_port_tls,
+            tls_certificate_file_path,
+            tls_key_file_path,
+            tls_trust_certs_file_path,
+            tls_require_trusted_client_cert_on_connect,
+        ),
     }
     metrics = Metrics()  # the broker's and the in-process bookie's
     run_server(

@@ -52,6 +52,7 @@ from magnetar.client.admin_models import (
     LookupData,
     PartitionedTopicMetadata,
 )
+from magnetar.client.settings import TlsOptions
 from magnetar.naming import NON_PERSISTENT, PERSISTENT, NamespaceName, TopicName
 from magnetar.policies import (
     AutoTopicCreationOverride,
@@ -138,7 +139,10 @@ class AdminClient:
         *,
         timeout_s: float = 30.0,
         auth_token: str | None = None,
+        tls: TlsOptions | None = None,
     ) -> None:
+        """``tls``: how an ``https://`` URL is verified (trust file, hostname validation, a
+        client certificate for mutual TLS); the system's CAs when None."""
         self.web_service_url = web_service_url.rstrip("/")
         self.timeout_s = timeout_s
         headers = {"Accept": "application/json"}
@@ -149,6 +153,7 @@ class AdminClient:
             headers=headers,
             timeout=httpx.Timeout(timeout_s),
             follow_redirects=True,  # a Pulsar broker redirects (307) to a topic's owner
+            verify=(tls or TlsOptions()).ssl_context(),
         )
 
     async def __aenter__(self) -> AdminClient:
