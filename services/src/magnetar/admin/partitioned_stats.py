@@ -3,7 +3,9 @@
 Numbers at the top level and inside each subscription/publisher are summed; rates and counters
 add up across partitions as Pulsar does. ``publishers`` lists are concatenated; ``subscriptions``
 are merged by name (their ``consumers`` lists concatenated). Non-numeric fields keep the first
-partition's value. The result carries ``metadata: {"partitions": n}`` and, when asked,
+partition's value, except in ``replication`` (per remote cluster), where ``connected`` holds
+when every partition's replicator is connected and ``replicationDelayInSeconds`` is the largest,
+as in Pulsar's ReplicatorStats. The result carries ``metadata: {"partitions": n}`` and, when asked,
 ``partitions: {partition name: its stats}``.
 """
 
@@ -46,9 +48,26 @@ def aggregate(
     total: dict[str, Any] = {}
     for stats in per_partition.values():
         _merge(total, stats)
+    _replication(per_partition, total)
     total["metadata"] = {"partitions": partitions}
     if include_partitions:
         total["partitions"] = {name: _copy(s) for name, s in per_partition.items()}
     else:
         total["partitions"] = {}
     return total
+
+
+def _replication(per_partition: Mapping[str, Mapping[str, Any]], total: dict[str, Any]) -> None:
+    sections = total.get("replication")
+    if not isinstance(sections, dict):
+        return
+    for cluster, section in sections.items():
+        parts = [
+            s["replication"][cluster]
+            for s in per_partition.values()
+            if isinstance(s.get("replication"), Mapping) and cluster in s["replication"]
+        ]
+        section["connected"] = all(bool(p.get("connected")) for p in parts)
+        section["replicationDelayInSeconds"] = max(
+            (p.get("replicationDelayInSeconds", 0) for p in parts), default=0
+        )

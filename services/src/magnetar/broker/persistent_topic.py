@@ -46,6 +46,7 @@ from magnetar.broker.errors import (
 )
 from magnetar.broker.producer import Producer, Published
 from magnetar.broker.producer_access import EPOCH_PROPERTY, ProducerAccess, ProducerRequest
+from magnetar.broker.replication import ReplicationContext, TopicReplicators, is_replicator
 from magnetar.broker.subscription import PersistentSubscription
 from magnetar.ids import EntryId
 from magnetar.managed_ledger import InitialPosition, ManagedCursor, ManagedLedger, Position
@@ -70,6 +71,7 @@ class PersistentTopic:
         deduplication: DeduplicationConfig | None = None,
         delayed_delivery: DelayedDeliveryPolicies | None = None,
         max_delayed: int = 1_000_000,
+        replication: ReplicationContext | None = None,
     ) -> None:
         self.name = name
         self.ml = ml
@@ -89,9 +91,10 @@ class PersistentTopic:
         self.messages_in = 0
         self.bytes_in = 0
         self.compaction = TopicCompaction(str(name), ml)
+        self.replication = None if replication is None else TopicReplicators(name, ml, replication)
         for cursor_name, cursor in ml.cursors.items():
-            if cursor_name in (DEDUP_CURSOR, COMPACTION_CURSOR):
-                continue  # the deduplication snapshot, the compaction horizon: no subscriptions
+            if cursor_name in (DEDUP_CURSOR, COMPACTION_CURSOR) or is_replicator(cursor_name):
+                continue  # dedup snapshot, compaction horizon, replicators: no subscriptions
             self.subscriptions[cursor_name] = self._new_subscription(
                 cursor_name, cursor, pb.CommandSubscribe.Exclusive
             )
@@ -229,6 +232,11 @@ class PersistentTopic:
             self.bytes_in += size
         on_added(position, error)
 
+    async def update_replication(self, clusters: frozenset[str]) -> None:
+        """Run one replicator per other cluster of the namespace's ``replication_clusters``."""
+        if self.replication is not None and self.is_open:
+            await self.replication.update(clusters)
+
     async def update_deduplication(self, namespace_setting: bool | None) -> None:
         """Apply the namespace's ``deduplicationEnabled`` (None: the broker default)."""
         enabled = (
@@ -267,6 +275,8 @@ class PersistentTopic:
         name = consumer.subscription
         if name == COMPACTION_CURSOR:
             raise NotAllowed(f"subscription name {name!r} is reserved for topic compaction")
+        if is_replicator(name):
+            raise NotAllowed(f"subscription name {name!r} is reserved for geo-replication")
         sub = self.subscriptions.get(name)
         if sub is None:
             if durable:
@@ -392,6 +402,8 @@ class PersistentTopic:
             if disconnect_clients:
                 producer.close_by_broker()
         self.producers.clear()
+        if self.replication is not None:
+            await self.replication.close()
         await asyncio.gather(
             *(sub.close(disconnect=disconnect_clients) for sub in self.subscriptions.values())
         )

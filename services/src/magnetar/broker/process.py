@@ -40,6 +40,7 @@ from magnetar.broker.cluster_init import initialize_cluster
 from magnetar.broker.load_manager import BundlePlacement, LoadManager
 from magnetar.broker.load_reporter import LoadReporter
 from magnetar.broker.ownership import BundleOwnership, BundleTopics, Ownership
+from magnetar.broker.replication import RemoteClusters
 from magnetar.broker.resources import BrokerResources
 from magnetar.broker.server import BrokerServer
 from magnetar.broker.service import BrokerService, OwnershipFactory, broker_lookup_data
@@ -141,13 +142,16 @@ async def run_broker(
     app_factory: AppFactory | None = None,
     *,
     cluster: bool = False,
+    remotes: RemoteClusters | None = None,
     tls: ServerTls | None = None,
 ) -> None:
     """Serve the broker over ``store`` and ``bk`` until ``stop`` is set; then close it in order.
 
     With ``cluster`` the broker registers itself and owns only the bundles it acquires.
     ``tls``: the TLS ports' certificate (:func:`server_tls`, built by the caller before it
-    opens anything, so that a bad file ends the start at once); built here when not given."""
+    opens anything, so that a bad file ends the start at once); built here when not given.
+    ``remotes`` (the command line's, on ``magnetar.client``) lets its topics replicate to other
+    clusters; it is closed after the topics."""
     timeout = settings.shutdown_step_timeout_s
     config = settings.broker_config()
     factory = ManagedLedgerFactory(store, bk)
@@ -160,7 +164,7 @@ async def run_broker(
         registry = BrokerRegistry(store, broker_lookup_data(config), wait_s=wait_s)
         load_manager = LoadManager(store, registry.data, settings.load_manager_config())
         ownership = cluster_ownership(store, registry, load_manager)
-    service = BrokerService(store, factory, config, BrokerResources(store), ownership)
+    service = BrokerService(store, factory, config, BrokerResources(store), ownership, remotes)
     member = (
         None
         if registry is None or load_manager is None
@@ -213,6 +217,8 @@ async def run_broker(
             await shutdown_step("stop_tls_listener", tls_server.close(timeout), timeout)
         await shutdown_step("stop_listener", server.close(timeout), timeout)
         await shutdown_step("close_topics", service.close(), timeout * 3)
+        if remotes is not None:
+            await shutdown_step("close_remote_clusters", remotes.close(), timeout)
         await shutdown_step("close_factory", factory.close(), timeout)
 
 
@@ -279,7 +285,11 @@ def freeze_startup_objects() -> None:
     gc.freeze()
 
 
-async def serve_broker(settings: BrokerSettings, app_factory: AppFactory | None = None) -> int:
+async def serve_broker(
+    settings: BrokerSettings,
+    app_factory: AppFactory | None = None,
+    remotes: RemoteClusters | None = None,
+) -> int:
     """Run ``magnetar broker`` against external metadata and bookies."""
     tune_interpreter(settings)
     tls = server_tls(settings)  # a bad TLS file ends the start before anything is opened
@@ -293,7 +303,9 @@ async def serve_broker(settings: BrokerSettings, app_factory: AppFactory | None 
     try:
         bk = await BookKeeper.start(store, LedgerClientConfig(tls=settings.bookkeeper_tls()))
         try:
-            await run_broker(settings, store, bk, stop, app_factory, cluster=True, tls=tls)
+            await run_broker(
+                settings, store, bk, stop, app_factory, cluster=True, tls=tls, remotes=remotes
+            )
         except BrokerAlreadyRegistered as exc:
             log.error("broker_refused", error=str(exc))
             print(f"magnetar broker: {exc}", file=sys.stderr, flush=True)

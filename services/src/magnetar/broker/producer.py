@@ -47,6 +47,7 @@ from magnetar.broker.deduplication import (
     Status,
     Verdict,
 )
+from magnetar.broker.replication.names import is_replicator
 from magnetar.broker.stats import RateMeter
 from magnetar.broker.topic import ClientCnx
 from magnetar.errors import MagnetarError
@@ -69,6 +70,9 @@ Publish = Callable[[bytes, int], Awaitable[MessageId]]
 Published = Callable[[Stored | None, BaseException | None], None]
 PublishNowait = Callable[[bytes, int, Published], bool]
 
+# (producer name, sequence id, highest sequence id) deduplication keys a SEND by.
+Origin = tuple[str, int, int | None]
+
 DUPLICATE_ID = EARLIEST  # (-1, -1): Pulsar's receipt for a message it did not store again
 
 
@@ -82,6 +86,7 @@ class _Send:
     stored: bytes
     on_done: Callable[[], None]
     chunk: Chunk | None = None
+    origin: Origin | None = None  # a replicated entry: deduplicated by its origin's ids
     verdict: Verdict = NOT_TRACKED
     finished: bool = False
     message_id: Stored | None = None
@@ -108,6 +113,11 @@ class Producer:
     _pending: collections.deque[_Send] = field(default_factory=collections.deque)
     _dispatched: asyncio.Future[None] | None = None
     _idle: asyncio.Future[None] | None = None
+    is_replicator: bool = field(init=False, default=False)
+
+    def __post_init__(self) -> None:
+        # A remote cluster's replicator (``pulsar.repl.{cluster}``): read on every SEND.
+        self.is_replicator = is_replicator(self.name)
 
     def publish(
         self,
@@ -117,9 +127,12 @@ class Producer:
         stored: bytes,
         on_done: Callable[[], None],
         chunk: Chunk | None = None,
+        origin: Origin | None = None,
     ) -> None:
-        """Start publishing one SEND (call in frame order); ``chunk`` for a chunked message's."""
-        send = _Send(sequence_id, highest_sequence_id, num_messages, stored, on_done, chunk)
+        """Start publishing one SEND (call in frame order); ``chunk`` for a chunked message's.
+        ``origin``: a replicator's SEND, deduplicated by the producer name and sequence ids
+        of the message's metadata instead of this producer's (Pulsar's replicated messages)."""
+        send = _Send(sequence_id, highest_sequence_id, num_messages, stored, on_done, chunk, origin)
         self._pending.append(send)
         nowait = self.publish_nowait
         dedup = self.deduplication
@@ -130,7 +143,7 @@ class Producer:
             and (dedup is None or dedup.status is not Status.RECOVERING)
         ):
             if dedup is not None:
-                send.verdict = dedup.check(self.name, sequence_id, highest_sequence_id, chunk)
+                send.verdict = dedup.check(*self._key(send), chunk)
                 if send.verdict.status is not DupStatus.NOT_DUP:
                     self._finish(send)
                     return
@@ -225,7 +238,13 @@ class Producer:
         if previous_dispatch is not None and not previous_dispatch.done():
             await previous_dispatch
         await dedup.wait_ready()
-        return dedup.check(self.name, send.sequence_id, send.highest_sequence_id, send.chunk)
+        return dedup.check(*self._key(send), send.chunk)
+
+    def _key(self, send: _Send) -> Origin:
+        """Who deduplication files ``send`` under: its origin, else this producer."""
+        if send.origin is not None:
+            return send.origin
+        return self.name, send.sequence_id, send.highest_sequence_id
 
     def _recorded(self, send: _Send, message_id: Stored | None) -> None:
         verdict = send.verdict
@@ -236,14 +255,13 @@ class Producer:
             if message_id is None or isinstance(message_id, Position)
             else Position(LedgerId(message_id.ledger_id), EntryId(message_id.entry_id))
         )
-        self.deduplication.recorded(
-            verdict, self.name, send.sequence_id, send.highest_sequence_id, position, send.chunk
-        )
+        self.deduplication.recorded(verdict, *self._key(send), position, send.chunk)
 
     def _answer_duplicate(self, send: _Send) -> None:
         """Called at the head of the queue: the original, if it was in flight, has finished."""
         tracker = send.verdict.tracker
-        if tracker is not None and tracker.is_persisted(self.name, send.sequence_id, send.chunk):
+        name, sequence_id, _highest = self._key(send)
+        if tracker is not None and tracker.is_persisted(name, sequence_id, send.chunk):
             log.debug("send_duplicate", topic=self.topic, producer=self.name,
                       sequence_id=send.sequence_id)  # fmt: skip
             self._receipt(send, DUPLICATE_ID)

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import secrets
 
 from magnetar.authorization import PRODUCE
 from magnetar.broker.deduplication import MessageDeduplication, chunk_of
@@ -46,6 +47,11 @@ log = get_logger(__name__)
 
 T = pb.BaseCommand
 _producer_names = itertools.count()
+# Generated producer names are {cluster}-{process tag}-{n}: unique across restarts and brokers
+# (Pulsar's are {cluster}-{distributed counter}-{n}), since deduplication on a remote cluster
+# files replicated messages under them; a name reused with restarted sequence ids would be
+# taken for duplicates there.
+_PROCESS_TAG = secrets.token_hex(3)
 
 
 class ProducerRequests:
@@ -112,7 +118,7 @@ class ProducerRequests:
                 await cnx.authorize(topic_name, PRODUCE)  # before loading: no auto-creation
                 topic = await self._service.get_topic(topic_name, by_client=True)
                 name = request.producer_name or (
-                    f"{self._service.config.cluster_name}-{next(_producer_names)}"
+                    f"{self._service.config.cluster_name}-{_PROCESS_TAG}-{next(_producer_names)}"
                 )
                 dedup = await self._admit(topic)
                 schema = schema_of(request.schema if request.HasField("schema") else None)
@@ -194,13 +200,15 @@ class ProducerRequests:
         assert frame.payload is not None  # the decoder guarantees a payload for SEND
         self._sends += 1
         highest = send.highest_sequence_id if send.HasField("highest_sequence_id") else None
+        metadata = frame.payload.metadata
         producer.publish(
             send.sequence_id,
             highest,
             max(1, send.num_messages),
             frame.payload.stored,
             self._send_done,
-            chunk_of(frame.payload.metadata),
+            chunk_of(metadata),
+            _origin(metadata) if producer.is_replicator else None,
         )
 
     def _send_done(self) -> None:
@@ -230,6 +238,13 @@ class ProducerRequests:
         if topic is not None:
             topic.remove_producer(producer)
         await producer.close()
+
+
+def _origin(metadata: pb.MessageMetadata) -> tuple[str, int, int]:
+    """A replicated entry's deduplication key: its original producer and sequence ids (Pulsar's
+    MessageDeduplication for ``pulsar.repl.*`` producers)."""
+    sequence_id = metadata.sequence_id
+    return metadata.producer_name, sequence_id, max(metadata.highest_sequence_id, sequence_id)
 
 
 def _last_sequence_id(producer: Producer) -> int:

@@ -45,17 +45,18 @@ from magnetar.broker.policy_defaults import (
     effective_retention,
     with_retention,
 )
+from magnetar.broker.replication import RemoteClusters, ReplicationContext, ReplicatorConfig
 from magnetar.broker.resources import BrokerResources
 from magnetar.broker.schemas import SchemaRegistry
 from magnetar.broker.security import BrokerSecurity, SecurityConfig
 from magnetar.broker.topic_admin import AnyTopic, TopicAdmin
 from magnetar.broker.topic_sweep import sweep_once
-from magnetar.managed_ledger import ManagedLedgerConfig, ManagedLedgerFactory
+from magnetar.managed_ledger import InitialPosition, ManagedLedgerConfig, ManagedLedgerFactory
 from magnetar.metadata import keys
 from magnetar.metadata.store import MetadataStore
 from magnetar.naming import NamespaceName, TopicName
 from magnetar.policies import Policies
-from magnetar.schema import Strategy
+from magnetar.schema import SchemaData, Strategy
 from magnetar.telemetry import get_logger
 
 log = get_logger(__name__)
@@ -87,6 +88,8 @@ class BrokerConfig:
     default_number_of_namespace_bundles: int = DEFAULT_NUMBER_OF_NAMESPACE_BUNDLES
     delayed_delivery_max_index_size: int = 1_000_000  # per subscription (see dispatch.delayed)
     security: SecurityConfig = field(default_factory=SecurityConfig)
+    replicator: ReplicatorConfig = field(default_factory=ReplicatorConfig)
+    replication_start_at: InitialPosition = InitialPosition.LATEST  # replicationStartAt
 
 
 OwnershipFactory = Callable[[BundleTopics, NamespaceBundleFactory], Ownership]
@@ -121,6 +124,7 @@ class BrokerService:
         config: BrokerConfig,
         resources: BrokerResources,
         ownership: OwnershipFactory | None = None,
+        remotes: RemoteClusters | None = None,
     ) -> None:
         self.store = store
         self.factory = factory
@@ -143,6 +147,15 @@ class BrokerService:
             self, config.policy_defaults, config.stats_window_s, config.managed_ledger
         )
         self.security = BrokerSecurity(config.security, resources)
+        self.replication = ReplicationContext(
+            config.cluster_name,
+            remotes,
+            resources.get_cluster,
+            resources.get_partitions,
+            config.replicator,
+            config.replication_start_at,
+            self._schema_at,
+        )
         self.schemas = SchemaRegistry(
             store, resources, Strategy(config.policy_defaults.schema_compatibility_strategy)
         )
@@ -231,6 +244,7 @@ class BrokerService:
                 deduplication=self.config.deduplication,
                 delayed_delivery=effective_delayed_delivery(policies, self.config.policy_defaults),
                 max_delayed=self.config.delayed_delivery_max_index_size,
+                replication=self.replication,
             )
             await self._load_deduplication(loaded, policies)
         else:
@@ -254,6 +268,10 @@ class BrokerService:
         self.compaction_monitor.start()
         log.info("topic_loaded", topic=str(topic))
         return loaded
+
+    async def _schema_at(self, topic: TopicName, version: int) -> SchemaData | None:
+        """``topic``'s schema at ``version`` (None: deleted), for its replicators."""
+        return (await self.schemas.version(topic, version)).schema
 
     async def _check_auto_creation(self, topic: TopicName, policies: Policies) -> None:
         """TopicNotFound unless a client may create ``topic``: the namespace's
@@ -340,19 +358,22 @@ class BrokerService:
         """Recover the topic's deduplication state before anyone can publish to it."""
         try:
             await topic.update_deduplication(policies.deduplication_enabled)
+            await topic.update_replication(policies.replication_clusters)
         except BaseException:
             await topic.close()
             raise
 
     async def _sync_deduplication(self) -> None:
-        """Apply each namespace's deduplicationEnabled, delayedDelivery and persistence to its
-        loaded persistent topics (whichever broker's admin API changed them)."""
+        """Apply each namespace's deduplicationEnabled, delayedDelivery, persistence and
+        replication_clusters (its topics' replicators) to its loaded persistent topics
+        (whichever broker's admin API changed them)."""
         defaults = self.config.policy_defaults
 
         async def apply(topic: PersistentTopic, policies: Policies) -> None:
             topic.delayed_delivery = effective_delayed_delivery(policies, defaults)
             apply_persistence(topic.ml, policies.persistence, self.config.managed_ledger)
             await topic.update_deduplication(policies.deduplication_enabled)
+            await topic.update_replication(policies.replication_clusters)
 
         await sweep_once(
             "deduplication-sync", self.topics.values(), self.resources.get_policies, apply

@@ -22,9 +22,10 @@ from magnetar.broker.deduplication import DeduplicationConfig
 from magnetar.broker.listeners import parse_advertised_listeners
 from magnetar.broker.load_manager import LoadManagerConfig
 from magnetar.broker.policy_defaults import BrokerPolicyDefaults
+from magnetar.broker.replication import ReplicatorConfig
 from magnetar.broker.security import SecurityConfig
 from magnetar.broker.service import BrokerConfig
-from magnetar.managed_ledger import ManagedLedgerConfig
+from magnetar.managed_ledger import InitialPosition, ManagedLedgerConfig
 from magnetar.policies import AutoTopicCreationOverride, DelayedDeliveryPolicies, RetentionPolicies
 from magnetar.tls.settings import (
     BookkeeperClientTlsSettings,
@@ -147,6 +148,12 @@ class BrokerSettings(ServerTlsSettings, BookkeeperClientTlsSettings, MetadataSto
         "FORWARD_TRANSITIVE",
         "FULL_TRANSITIVE",
     ] = "FULL"
+    # Geo-replication (broker.conf names); see broker/replication/ and docs/geo-replication.md.
+    # replicationProducerQueueSize: entries a replicator keeps in flight to one remote cluster.
+    replication_producer_queue_size: int = Field(default=1000, ge=1)
+    replication_max_in_flight_mbytes: int = Field(default=64, ge=1)  # Magnetar's own bound
+    # replicationStartAt: where a new replicator cursor starts on a topic with messages.
+    replication_start_at: Literal["latest", "earliest"] = "latest"
     # TLS (broker.conf's brokerServicePortTls, webServicePortTls; unset: no TLS port). The
     # certificate, trust and refresh settings come from ServerTlsSettings (docs/security.md).
     broker_service_port_tls: int | None = Field(default=None, ge=0, le=65535)
@@ -244,6 +251,8 @@ class BrokerSettings(ServerTlsSettings, BookkeeperClientTlsSettings, MetadataSto
             default_number_of_namespace_bundles=self.default_number_of_namespace_bundles,
             delayed_delivery_max_index_size=self.delayed_delivery_max_index_size,
             security=self.security_config(),
+            replicator=self.replicator_config(),
+            replication_start_at=InitialPosition(self.replication_start_at),
         )
 
     def bundle_split_config(self) -> BundleSplitConfig:
@@ -308,4 +317,11 @@ class BrokerSettings(ServerTlsSettings, BookkeeperClientTlsSettings, MetadataSto
             max_ensemble_size=self.managed_ledger_max_ensemble_size,
             max_write_quorum=self.managed_ledger_max_write_quorum,
             max_ack_quorum=self.managed_ledger_max_ack_quorum,
+        )
+
+    def replicator_config(self) -> ReplicatorConfig:
+        return ReplicatorConfig(
+            window_entries=self.replication_producer_queue_size,
+            window_bytes=self.replication_max_in_flight_mbytes * 1024 * 1024,
+            close_timeout_s=self.shutdown_step_timeout_s,
         )

@@ -53,6 +53,8 @@ from magnetar.broker.policy_defaults import (
     effective_delayed_delivery,
     effective_retention,
 )
+from magnetar.broker.replication.names import cluster_of
+from magnetar.broker.replication.stats import Inbound, replication_stats
 from magnetar.broker.resources import BrokerResources
 from magnetar.broker.retention import apply_retention
 from magnetar.broker.schemas import SchemaRegistry
@@ -153,9 +155,10 @@ def topic_stats(topic: AnyTopic, window_s: float = DEFAULT_WINDOW_S) -> dict[str
                 "connectedSince": _iso(p.connected_since),
             }
             for p in topic.producers.values()
+            if not p.is_replicator  # Pulsar lists those under replication, as inbound
         ],
         "subscriptions": subscriptions,
-        "replication": {},
+        "replication": _replication(topic, window_s),
         "deduplicationStatus": topic.deduplication.status_name
         if isinstance(topic, PersistentTopic)
         else "Disabled",
@@ -163,6 +166,21 @@ def topic_stats(topic: AnyTopic, window_s: float = DEFAULT_WINDOW_S) -> dict[str
         if isinstance(topic, PersistentTopic)
         else _NO_COMPACTION,
     }
+
+
+def _replication(topic: AnyTopic, window_s: float) -> dict[str, Any]:
+    """Pulsar's ``replication`` section: one entry per cluster replicated to or from."""
+    inbound = {
+        cluster_of(p.name): Inbound(p.rate_in.rate(window_s), p.cnx.address, p.connected_since)
+        for p in topic.producers.values()
+        if p.is_replicator
+    }
+    replicators = (
+        topic.replication.replicators
+        if isinstance(topic, PersistentTopic) and topic.replication is not None
+        else {}
+    )
+    return replication_stats(replicators, inbound, window_s)
 
 
 _NO_COMPACTION = {

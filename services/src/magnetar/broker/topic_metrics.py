@@ -2,11 +2,12 @@
 
 :func:`observe_topics` registers one observable instrument per broker metric of
 :mod:`magnetar.telemetry.metric_names` (Pulsar's names and labels: ``cluster``, ``namespace``,
-``topic``). Each callback walks the loaded topics and reads the counters the broker already
-keeps for the admin's stats — a topic's ``messages_in``/``bytes_in``, its consumers'
-``messages_out``/``bytes_out`` plus what departed consumers sent (``out_of_removed``), the
-managed ledger's ledger sizes, the subscriptions' backlogs — so publishing and dispatching do
-no extra work for metrics.
+``topic``; replication metrics add ``remote_cluster``). Each callback walks the loaded topics
+and reads the counters the broker already keeps for the admin's stats — a topic's
+``messages_in``/``bytes_in``, its consumers' ``messages_out``/``bytes_out`` plus what departed
+consumers sent (``out_of_removed``), the managed ledger's ledger sizes, the subscriptions'
+backlogs, the replicators' backlogs — so publishing and dispatching do no extra work for
+metrics.
 
 Counters are "since the topic was loaded on this broker" (as Pulsar's): a topic unloaded and
 loaded again starts from zero, which Prometheus's ``rate()`` reads as a counter reset.
@@ -22,6 +23,7 @@ from typing import Protocol
 
 from magnetar.broker.non_persistent_topic import NonPersistentTopic
 from magnetar.broker.persistent_topic import PersistentTopic
+from magnetar.broker.replication import Replicator
 from magnetar.telemetry import metric_names as names
 from magnetar.telemetry.metric_names import MetricSpec
 from magnetar.telemetry.metrics import Metrics, Sample
@@ -96,3 +98,32 @@ def observe_topics(metrics: Metrics, broker: LoadedTopics, cluster: str) -> None
     for spec, value in TOPIC_VALUES:
         metrics.observe(spec, collector(value))
     metrics.observe(names.PULSAR_TOPICS, lambda: [Sample(len(broker.topics), {"cluster": cluster})])
+    for spec, read in REPLICATOR_VALUES:
+        metrics.observe(spec, replicator_collector(broker, cluster, read))
+
+
+ReplicatorValue = Callable[[Replicator], float]
+
+REPLICATOR_VALUES: tuple[tuple[MetricSpec, ReplicatorValue], ...] = (
+    (names.PULSAR_REPLICATION_BACKLOG, lambda r: r.backlog),
+    (names.PULSAR_REPLICATION_CONNECTED, lambda r: 1 if r.connected else 0),
+    (names.PULSAR_REPLICATION_DELAY, lambda r: r.delay_s()),
+)
+
+
+def replicator_collector(
+    broker: LoadedTopics, cluster: str, read: ReplicatorValue
+) -> Callable[[], Iterable[Sample]]:
+    """Samples of one replication metric: one per loaded topic and remote cluster."""
+
+    def collect() -> list[Sample]:
+        samples = []
+        for topic in list(broker.topics.values()):
+            if not isinstance(topic, PersistentTopic) or topic.replication is None:
+                continue
+            labels = topic_labels(cluster, topic)
+            for remote, replicator in list(topic.replication.replicators.items()):
+                samples.append(Sample(read(replicator), {**labels, "remote_cluster": remote}))
+        return samples
+
+    return collect

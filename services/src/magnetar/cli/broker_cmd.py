@@ -24,6 +24,7 @@ from magnetar.cli.security_options import (
 )
 from magnetar.cli.server_process import (
     AdvertisedListenersOpt,
+    ClusterNameOpt,
     TlsCertOpt,
     TlsKeyOpt,
     TlsPortOpt,
@@ -57,6 +58,7 @@ def broker(
     token_public_key: TokenPublicKeyOpt = None,
     token_auth_claim: TokenAuthClaimOpt = None,
     authentication_refresh_check_seconds: RefreshCheckOpt = None,
+    cluster_name: ClusterNameOpt = None,
     broker_service_port_tls: TlsPortOpt = None,
     web_service_port_tls: WebTlsPortOpt = None,
     tls_certificate_file_path: TlsCertOpt = None,
@@ -67,6 +69,7 @@ def broker(
     """Run a broker against an external metadata store and bookies."""
     from magnetar.broker.process import serve_broker
     from magnetar.broker.settings import BrokerSettings
+    from magnetar.geo import ClientRemoteClusters
     from magnetar.telemetry.metrics import Metrics
 
     flags: dict[str, Any] = {
@@ -77,6 +80,7 @@ def broker(
         "advertised_listeners": advertised_listeners,
         "bind_address": bind_address,
         "log_level": log_level,
+        "cluster_name": cluster_name,
         **tls_flags(
             broker_service_port_tls,
             web_service_port_tls,
@@ -99,4 +103,8 @@ def broker(
             authentication_refresh_check_seconds=authentication_refresh_check_seconds,
         )
     )
-    run_server(BrokerSettings, flags, lambda s: serve_broker(s, admin_app(Metrics(), s)))
+    run_server(
+        BrokerSettings,
+        flags,
+        lambda s: serve_broker(s, admin_app(Metrics(), s), ClientRemoteClusters()),
+    )

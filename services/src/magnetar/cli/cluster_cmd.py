@@ -31,6 +31,7 @@ DataDirOpt = Annotated[
 ]
 DEFAULT_DATA_DIR = Path("cluster-data")
 EXIT_FAILED = 1
+EXIT_BAD_OPTION = 2
 
 
 def _echo(line: str) -> None:
@@ -71,6 +72,13 @@ def up(
     ready_timeout: Annotated[
         float, typer.Option(min=1, help="Seconds each role may take to get ready.")
     ] = 120.0,
+    clusters: Annotated[
+        str | None,
+        typer.Option(
+            help="Named clusters for geo-replication, e.g. 'a,b,c': one cluster per name in "
+            "DATA_DIR/<name>, registered with each other (see docs/geo-replication.md).",
+        ),
+    ] = None,
 ) -> None:
     """Start a local cluster and wait until every member is ready.
 
@@ -81,14 +89,27 @@ def up(
     that order. With --detach it
     returns instead. On an existing DATA_DIR it restarts the same cluster, on the same ports
     and with the same data.
+
+    --clusters a,b[,c]: one such cluster per name (geo-replication), registered with each other.
     """
     from magnetar.localcluster import (
         LocalClusterError,
+        load_instance,
         serve_foreground,
         sigterm_interrupts,
         start_cluster,
         urls_text,
     )
+
+    try:
+        stored_instance = load_instance(data_dir.resolve())
+    except LocalClusterError as exc:
+        raise _fail("up", exc) from None
+    if clusters is not None or stored_instance is not None:
+        _up_instance(
+            data_dir, clusters, bookies, brokers, proxy, autorecovery, detach, ready_timeout
+        )
+        return
 
     try:
         with sigterm_interrupts():
@@ -128,10 +149,94 @@ def up(
     typer.echo("cluster stopped")
 
 
+def _up_instance(
+    data_dir: Path,
+    clusters: str | None,
+    bookies: int | None,
+    brokers: int | None,
+    proxy: bool,
+    autorecovery: bool,
+    detach: bool,
+    ready_timeout: float,
+) -> None:
+    """``up`` of several named clusters (``--clusters``, or the ones DATA_DIR holds)."""
+    from magnetar.localcluster import (
+        LocalClusterError,
+        parse_cluster_names,
+        serve_instance_foreground,
+        sigterm_interrupts,
+        start_instance,
+        urls_text,
+    )
+
+    try:
+        names = None if clusters is None else parse_cluster_names(clusters)
+    except ValueError as exc:
+        raise _fail("up", exc, EXIT_BAD_OPTION) from None
+    try:
+        with sigterm_interrupts():
+            running = start_instance(
+                data_dir,
+                names,
+                bookies,
+                brokers,
+                ready_timeout,
+                _echo,
+                proxy=proxy,
+                autorecovery=autorecovery,
+            )
+    except LocalClusterError as exc:
+        raise _fail("up", exc) from None
+    except KeyboardInterrupt:
+        raise typer.Exit(130) from None
+    for one in running:
+        typer.echo(f"cluster {one.layout.cluster_name} ready in {one.data_dir}")
+        for line in urls_text(one.layout):
+            typer.echo(f"  {line}")
+    listed = ",".join(one.layout.cluster_name for one in running)
+    typer.echo("replicate a namespace (each cluster keeps its own policies: set it on each):")
+    for one in running:
+        typer.echo(
+            f"  magnetar admin --admin-url {one.layout.admin_url} "
+            f"namespaces set-clusters public/default --clusters {listed}"
+        )
+    if detach:
+        typer.echo(f"stop them with: magnetar cluster down --data-dir {data_dir}")
+        return
+    tty = sys.stdout.isatty()
+
+    def write(line: str, changed: bool) -> None:
+        if tty:
+            sys.stdout.write(f"\r\033[K{line}")
+            sys.stdout.flush()
+        elif changed:
+            typer.echo(line)
+
+    def echo_after_line(line: str) -> None:
+        typer.echo(f"\n{line}" if tty else line)
+
+    serve_instance_foreground(running, write, echo_after_line, refresh_s=2.0)
+    typer.echo("clusters stopped")
+
+
 @cluster.command("status")
 def status(data_dir: DataDirOpt = DEFAULT_DATA_DIR) -> None:
     """Show each member's pid, ports and health, the bundle owners and the under-replicated
-    ledgers; exit 1 if any member is not healthy."""
+    ledgers (of each named cluster, for --clusters); exit 1 if any member is not healthy."""
+    from magnetar.localcluster import LocalClusterError, load_instance
+
+    try:
+        names = load_instance(data_dir.resolve())
+    except LocalClusterError as exc:
+        raise _fail("status", exc) from None
+    dirs = [data_dir] if names is None else [data_dir / name for name in names]
+    healthy = [_status_of(one) for one in dirs]
+    if not all(healthy):
+        raise typer.Exit(EXIT_FAILED)
+
+
+def _status_of(data_dir: Path) -> bool:
+    """Print the status of the cluster in ``data_dir``; whether every member is healthy."""
     from magnetar.localcluster import (
         LocalClusterError,
         Role,
@@ -163,17 +268,21 @@ def status(data_dir: DataDirOpt = DEFAULT_DATA_DIR) -> None:
         typer.echo(row)
     if read is not None:
         typer.echo(f"ledgers marked for re-replication (autorecovery): {read.marked}")
-    if not all_up(statuses):
-        raise typer.Exit(EXIT_FAILED)
+    return all_up(statuses)
 
 
 @cluster.command("down")
 def down(data_dir: DataDirOpt = DEFAULT_DATA_DIR) -> None:
-    """Stop the cluster DATA_DIR holds: brokers, then bookies, then etcd."""
-    from magnetar.localcluster import LocalClusterError, stop_data_dir
+    """Stop the cluster DATA_DIR holds (every named one, for --clusters): brokers, then
+    bookies, then etcd."""
+    from magnetar.localcluster import LocalClusterError, load_instance, stop_data_dir, stop_instance
 
     try:
-        stopped = stop_data_dir(data_dir, _echo)
+        names = load_instance(data_dir.resolve())
+        if names is None:
+            stopped = stop_data_dir(data_dir, _echo)
+        else:
+            stopped = stop_instance(data_dir.resolve(), names, _echo)
     except LocalClusterError as exc:
         raise _fail("down", exc) from None
     typer.echo("cluster stopped" if stopped else f"the cluster in {data_dir} was not running")

@@ -53,6 +53,16 @@ AdvertisedListenersOpt = Annotated[
     ),
 ]
 
+# The cluster this broker (or standalone) belongs to: registered under this name at first
+# start, named by other clusters' replication policies (--cluster-name).
+ClusterNameOpt = Annotated[
+    str | None,
+    typer.Option(
+        help="This cluster's name (default 'standalone'): registered on first start, the name "
+        "geo-replication policies use."
+    ),
+]
+
 
 # TLS (magnetar broker, standalone, proxy): the ports and files of Pulsar's broker.conf names;
 # the other TLS settings (refresh interval, protocols, ciphers, insecure) by environment only.

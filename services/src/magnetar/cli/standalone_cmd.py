@@ -25,6 +25,7 @@ from magnetar.cli.security_options import (
 )
 from magnetar.cli.server_process import (
     AdvertisedListenersOpt,
+    ClusterNameOpt,
     TlsCertOpt,
     TlsKeyOpt,
     TlsPortOpt,
@@ -60,6 +61,7 @@ def standalone(
     token_public_key: TokenPublicKeyOpt = None,
     token_auth_claim: TokenAuthClaimOpt = None,
     authentication_refresh_check_seconds: RefreshCheckOpt = None,
+    cluster_name: ClusterNameOpt = None,
     broker_service_port_tls: TlsPortOpt = None,
     web_service_port_tls: WebTlsPortOpt = None,
     tls_certificate_file_path: TlsCertOpt = None,
@@ -68,6 +70,7 @@ def standalone(
     tls_require_trusted_client_cert_on_connect: TlsRequireClientCertOpt = None,
 ) -> None:
     """Run a broker with its own bookie and metadata store in one process."""
+    from magnetar.geo import ClientRemoteClusters
     from magnetar.standalone import StandaloneSettings, serve_standalone
     from magnetar.telemetry.metrics import Metrics
 
@@ -80,6 +83,7 @@ def standalone(
         "bind_address": bind_address,
         "journal_sync": journal_sync,
         "log_level": log_level,
+        "cluster_name": cluster_name,
         **tls_flags(
             broker_service_port_tls,
             web_service_port_tls,
@@ -104,5 +108,7 @@ def standalone(
     )
     metrics = Metrics()  # the broker's and the in-process bookie's
     run_server(
-        StandaloneSettings, flags, lambda s: serve_standalone(s, admin_app(metrics, s), metrics)
+        StandaloneSettings,
+        flags,
+        lambda s: serve_standalone(s, admin_app(metrics, s), metrics, ClientRemoteClusters()),
     )

@@ -117,6 +117,7 @@ class OpSend:
     is_batch: bool
     created_at: float = 0.0
     push_index: int = 0  # its place in the producer's send order
+    wire_messages: int = 0  # a forwarded entry: the messages its SEND counts (0: len(messages))
 
     @property
     def num_messages(self) -> int:

@@ -244,13 +244,15 @@ class Producer:
         self._fatal = error
         self._fail_all(error)
 
-    async def close(self) -> None:
-        """Flush (bounded by the send timeout), tell the broker, fail what is left; idempotent."""
+    async def close(self, *, drain: bool = True) -> None:
+        """Flush (bounded by the send timeout), tell the broker, fail what is left; idempotent.
+        ``drain=False`` skips the flush: what is pending fails at once (a geo-replicator's
+        next round resends it)."""
         if self._state in (_State.CLOSED, _State.CLOSING):
             return
         was_failed = self._state is _State.FAILED
         self._state = _State.CLOSING
-        if not was_failed:
+        if not was_failed and drain:
             bound = self._options.send_timeout_ms / 1000 or self._client.operation_timeout_s
             try:
                 async with asyncio.timeout(bound):
@@ -281,6 +283,12 @@ class Producer:
     @property
     def is_connected(self) -> bool:
         return self._state is _State.READY and self._conn is not None and self._conn.is_open
+
+    @property
+    def connected_address(self) -> str | None:
+        """The broker address this producer is attached to (None while detached)."""
+        conn = self._conn
+        return conn.physical_address if conn is not None and conn.is_open else None
 
     @property
     def pending_count(self) -> int:
@@ -358,6 +366,42 @@ class Producer:
         if self._permits <= 0:  # no coroutine per send while there is room
             await self._wait_for_permit()
         self._enqueue(message)
+
+    async def send_entry(
+        self, metadata: pb.MessageMetadata, payload: bytes
+    ) -> asyncio.Future[MessageId]:
+        """Enqueue one stored entry as it is: ``metadata`` (kept whole: producer name, sequence
+        id, publish time, keys, properties, batch count, compression) and its ``payload``
+        (compressed, a batch stays a batch). The SEND carries this producer's own sequence id,
+        so receipts match its queue; the broker deduplicates such entries by the metadata's
+        producer name and sequence id (Pulsar's replicators, ``pulsar.repl.*`` producers).
+        Waits for queue space like :meth:`send_async`; returns the receipt's future (the id of
+        the entry, batch index -1)."""
+        self._check_usable()
+        future: asyncio.Future[MessageId] = asyncio.get_running_loop().create_future()
+        message = PendingMessage(payload, -1, future=future)
+        if self._permits <= 0:
+            await self._wait_for_permit()
+        self._check_usable()
+        self._flush_batch()
+        sequence_id = self._next_sequence_id
+        self._next_sequence_id += 1
+        message.sequence_id = sequence_id
+        self._permits -= 1
+        batched = (
+            metadata.num_messages_in_batch if metadata.HasField("num_messages_in_batch") else 0
+        )
+        op = OpSend(
+            sequence_id=sequence_id,
+            highest_sequence_id=sequence_id,
+            metadata=metadata,
+            payload=payload,
+            messages=[message],
+            is_batch=True,  # the SEND names its message count (the batch's, below)
+            wire_messages=max(1, batched),
+        )
+        self._push_one(op)
+        return future
 
     async def flush(self) -> None:
         """Send the open batch and wait until every message sent so far is settled."""
@@ -490,7 +534,7 @@ class Producer:
         if op.is_batch:
             command = self._send_batch
             body = command.send
-            body.num_messages = len(op.messages)
+            body.num_messages = op.wire_messages or len(op.messages)
             body.highest_sequence_id = op.highest_sequence_id
         else:
             command = self._send_single

@@ -83,3 +83,18 @@ class PortInUse(LocalClusterError):
         )
         self.member = member
         self.port = port
+
+
+class InstanceMismatch(LocalClusterError):
+    """``--clusters`` does not match the named clusters a data dir holds (or names none)."""
+
+    def __init__(self, data_dir: Path, stored: list[str], asked: list[str]) -> None:
+        self.data_dir = data_dir
+        if not stored and not asked:
+            reason = f"{data_dir} holds no named clusters: give --clusters a,b"
+        else:
+            reason = (
+                f"{data_dir} holds clusters {','.join(stored)}, not {','.join(asked)}: "
+                "use the same --clusters, or another --data-dir"
+            )
+        super().__init__(reason)

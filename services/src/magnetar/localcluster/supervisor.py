@@ -57,6 +57,7 @@ from magnetar.localcluster.errors import (
     PortInUse,
 )
 from magnetar.localcluster.layout import (
+    DEFAULT_CLUSTER_NAME,
     START_ORDER,
     ClusterLayout,
     Member,
@@ -159,11 +160,13 @@ def start_cluster(
     *,
     proxy: bool = False,
     autorecovery: bool = False,
+    cluster_name: str = DEFAULT_CLUSTER_NAME,
 ) -> RunningCluster:
     """Start the cluster in ``data_dir`` (a new one, or the stored one) and wait until ready.
 
     ``proxy``: run a proxy too (a stored cluster that has one always runs it); ``autorecovery``
-    adds an autorecovery member (kept in the stored layout from then on)."""
+    adds an autorecovery member (kept in the stored layout from then on); ``cluster_name``
+    names a new cluster (a stored one keeps its name)."""
     data_dir = data_dir.resolve()
     etcd = etcd_binary()
     layout = load_layout(data_dir)
@@ -173,6 +176,7 @@ def start_cluster(
             DEFAULT_BROKERS if brokers is None else brokers,
             port_is_free,
             any_free_port,
+            cluster_name,
             proxy=proxy,
         )
     else:

@@ -32,6 +32,7 @@ from magnetar.bookie.local import LocalBookie
 from magnetar.bookie.registration import Registration
 from magnetar.bookie.servicer import BookieServicer, start_server
 from magnetar.broker.process import run_broker, server_tls, tune_interpreter
+from magnetar.broker.replication import RemoteClusters
 from magnetar.broker.web_service import AppFactory
 from magnetar.ids import BookieId
 from magnetar.ledger.client import BookKeeper
@@ -52,8 +53,10 @@ async def serve_standalone(
     settings: StandaloneSettings,
     app_factory: AppFactory | None = None,
     metrics: Metrics | None = None,
+    remotes: RemoteClusters | None = None,
 ) -> int:
-    """Run ``magnetar standalone`` until SIGTERM/SIGINT; return the exit code."""
+    """Run ``magnetar standalone`` until SIGTERM/SIGINT; return the exit code. ``remotes``:
+    replication to other clusters (see :func:`~magnetar.broker.process.run_broker`)."""
     tune_interpreter(settings)
     tls = server_tls(settings)  # a bad TLS file ends the start before anything is opened
     stop = stop_event()
@@ -98,7 +101,9 @@ async def serve_standalone(
                     local_bookies={STANDALONE_BOOKIE_ID: LocalBookie(bookie)},
                 )
                 try:
-                    await run_broker(settings, store, bk, stop, app_factory, tls=tls)
+                    await run_broker(
+                        settings, store, bk, stop, app_factory, tls=tls, remotes=remotes
+                    )
                 finally:
                     await shutdown_step("close_bookkeeper", bk.close(), timeout)
             finally:

@@ -103,6 +103,27 @@ PULSAR_AUTHENTICATION_FAILURES = MetricSpec(
     ("cluster", "auth_method", "reason"),
 )
 
+# Geo-replication (Pulsar's replication metrics): one sample per topic and remote cluster.
+REPLICATION_LABELS = (*TOPIC_LABELS, "remote_cluster")
+PULSAR_REPLICATION_BACKLOG = MetricSpec(
+    "pulsar_replication_backlog",
+    Kind.GAUGE,
+    "Entries the remote cluster has not acknowledged yet (the replicator cursor's backlog).",
+    REPLICATION_LABELS,
+)
+PULSAR_REPLICATION_CONNECTED = MetricSpec(
+    "pulsar_replication_connected_count",
+    Kind.GAUGE,
+    "1 while the topic's replicator to the remote cluster is attached to it, else 0.",
+    REPLICATION_LABELS,
+)
+PULSAR_REPLICATION_DELAY = MetricSpec(
+    "pulsar_replication_delay_in_seconds",
+    Kind.GAUGE,
+    "Age of the oldest entry the remote cluster lacks, in seconds (0 without a backlog).",
+    REPLICATION_LABELS,
+)
+
 BROKER_METRICS = (
     PULSAR_AUTHENTICATION_SUCCESS,
     PULSAR_AUTHENTICATION_FAILURES,
@@ -116,6 +137,9 @@ BROKER_METRICS = (
     PULSAR_STORAGE_SIZE,
     PULSAR_MSG_BACKLOG,
     PULSAR_TOPICS,
+    PULSAR_REPLICATION_BACKLOG,
+    PULSAR_REPLICATION_CONNECTED,
+    PULSAR_REPLICATION_DELAY,
 )
 
 # ---------------------------------------------------------------- any server process
