@@ -19,6 +19,7 @@ import typer
 from magnetar import __version__
 from magnetar.cli import (
     admin_cmd,
+    audit_cmd,
     autorecovery_cmd,
     bookie_cmd,
     broker_cmd,
@@ -56,6 +57,7 @@ GROUPS: tuple[tuple[str, typer.Typer], ...] = (
     ("admin", admin_cmd.admin),
     ("cluster", cluster_cmd.cluster),
     ("perf", perf_cmd.perf),
+    ("audit", audit_cmd.audit),
 )
 
 

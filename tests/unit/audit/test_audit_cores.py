@@ -1,0 +1,103 @@
+"""The audit's pure parts: planning, rows, the unreachable marker, verdicts and reports."""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+import pytest
+
+from magnetar.audit.errors import BadAuditInput, Unreachable, find_unreachable
+from magnetar.audit.findings import ExitCode, KindCount, Summary
+from magnetar.audit.report import bar_chart, html_report, summary_json, terminal_table
+from magnetar.audit.scans import bucket_plan, check_metadata_url, ledger_row, split_ledger_range
+from magnetar.ids import BookieId, EntryId
+from magnetar.ledger.metadata import LedgerMetadataView, LedgerState
+from magnetar.metadata import keys
+
+
+@pytest.mark.parametrize(
+    ("max_id", "partitions", "free", "buckets"),
+    [(0, 16, 0, 1), (15, 16, 0, 16), (16, 16, 1, 2), (1200, 16, 2, 13), (10**6, 64, 5, 11)],
+)
+def test_buckets_cover_every_id_with_at_most_the_partitions_asked(
+    max_id: int, partitions: int, free: int, buckets: int
+) -> None:
+    got_free, got = bucket_plan(max_id, partitions)
+    assert (got_free, len(got)) == (free, buckets)
+    prefixes = [keys.ledger_meta_bucket(b, got_free) for b in got]
+    for ledger_id in {0, max_id // 2, max_id}:
+        key = keys.ledger_meta(ledger_id)  # type: ignore[arg-type]
+        assert sum(key.startswith(p) for p in prefixes) == 1, (ledger_id, prefixes)
+
+
+def test_ledger_ranges_split_a_bookie_and_the_last_is_open() -> None:
+    assert split_ledger_range(100, 2) == [(0, 50), (51, 0)]
+    assert split_ledger_range(0, 4) == [(0, 0)]
+    ranges = split_ledger_range(1000, 3)
+    assert ranges[0][0] == 0
+    assert ranges[-1][1] == 0
+    assert all(a[1] + 1 == b[0] for a, b in itertools.pairwise(ranges))
+
+
+def test_a_ledger_row_gives_each_segment_its_last_entry() -> None:
+    a, b, c, d = (BookieId(x) for x in "abcd")
+    view = LedgerMetadataView(
+        ensemble_size=3,
+        write_quorum=2,
+        ack_quorum=2,
+        ensembles=((EntryId(0), (a, b, c)), (EntryId(10), (a, d, c))),
+        state=LedgerState.CLOSED,
+        last_entry_id=EntryId(19),
+        custom={"k": b"v"},
+    )
+    row = ledger_row(7, view)
+    assert row[:2] == (7, "CLOSED")
+    assert row[8] == [(0, 9, ["a", "b", "c"]), (10, 19, ["a", "d", "c"])]
+    assert row[9] == {"k": "v"}
+    opened = ledger_row(7, LedgerMetadataView(3, 2, 2, ((EntryId(0), (a, b, c)),)))
+    assert opened[8] == [(0, None, ["a", "b", "c"])]  # an open ledger's tail can still grow
+
+
+def test_only_etcd_urls_are_audited() -> None:
+    check_metadata_url("etcd://127.0.0.1:2379,127.0.0.1:2380")
+    with pytest.raises(BadAuditInput, match="standalone"):
+        check_metadata_url("rocksdb:///data/metadata")
+    with pytest.raises(BadAuditInput, match="not host:port"):
+        check_metadata_url("etcd://nowhere")
+
+
+def test_an_unreachable_peer_survives_a_trip_through_a_spark_failure() -> None:
+    error = Unreachable("bookie", "bookie-1", "127.0.0.1:3181", "UNAVAILABLE: refused")
+    text = f"Py4JJavaError: ... PythonException: Traceback ...\n{error}\n\tat org.apache..."
+    found = find_unreachable(text)
+    assert found is not None
+    assert (found.what, found.name, found.address) == ("bookie", "bookie-1", "127.0.0.1:3181")
+    assert "UNAVAILABLE: refused" in found.describe()
+    assert find_unreachable("some other failure") is None
+
+
+def test_the_verdict_follows_the_findings() -> None:
+    clean = Summary("ledgers", "etcd://x:1", 1.0, {})
+    assert (clean.exit_code, clean.verdict) == (ExitCode.PASSED, "pass")
+    failed = Summary(
+        "ledgers",
+        "etcd://x:1",
+        2.5,
+        {"missing_entries": KindCount(2, 7)},
+        {"ledgers": 3},
+        {"bookie-1": 7},
+        ({"kind": "missing_entries", "ledger_id": 4, "bookie": "bookie-1<"},),
+    )
+    assert (failed.exit_code, failed.verdict) == (ExitCode.FINDINGS, "fail")
+    data = json.loads(summary_json(failed))
+    assert data["exitCode"] == 1
+    assert data["findings"] == {"missing_entries": {"findings": 2, "entries": 7}}
+    table = terminal_table(failed, ["kind", "ledger_id", "bookie"])
+    assert "FAIL" in table
+    assert "missing_entries  2         7" in table
+    page = html_report(failed, ["kind", "ledger_id", "bookie"], [("per bookie", {"b": 7.0}, "")])
+    assert "<svg" in page
+    assert "bookie-1&lt;" in page  # escaped
+    assert "<script" not in page  # self-contained, static
+    assert "none" in bar_chart("empty", {}, "")
