@@ -74,9 +74,6 @@ def test_rendered_commands_exist_with_their_flags(role: str) -> None:
             _check_flags(command, rest, args)
 
 
-@pytest.mark.xfail(
-    strict=True, reason="`magnetar audit` (DESIGN section 7) is not built yet; drop this mark then"
-)
 def test_audit_arguments_name_a_real_command() -> None:
     command, rest = _resolve(audit_args(_full_spec()))
     _check_flags(command, rest, audit_args(_full_spec()))

@@ -38,7 +38,7 @@ from magnetar.audit.findings import (
 )
 from magnetar.audit.report import html_report, summary_json, terminal_table
 from magnetar.audit.sources import BOOKIE_ENTRIES, LEDGERS, REFERENCES
-from magnetar.audit.spark import DEFAULT_MASTER, Progress, session
+from magnetar.audit.spark import Progress, session
 
 COLUMNS = [part.split()[0] for part in FINDINGS_SCHEMA.split(", ")]
 
@@ -47,7 +47,7 @@ COLUMNS = [part.split()[0] for part in FINDINGS_SCHEMA.split(", ")]
 class LedgersAuditOptions:
     metadata_url: str
     output: Path | None = None
-    master: str | None = DEFAULT_MASTER
+    master: str | None = None  # local[*], or spark-submit's (magnetar.audit.spark.session)
     partitions: int = 16
     splits_per_bookie: int = 2
     chunk_entries: int = 0

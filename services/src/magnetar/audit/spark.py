@@ -1,7 +1,8 @@
 """The audit's SparkSession and its progress lines.
 
 :func:`session` builds (or reuses) the one SparkSession of the process with the audit's
-defaults: the given master (``local[*]`` by default), the Spark UI off, a small number of
+defaults: the given master (``local[*]`` by default, spark-submit's under spark-submit), the
+Spark UI off, a small number of
 shuffle partitions, Python workers on this interpreter (so that they import ``magnetar``), and
 the data sources of :mod:`.sources` registered. Under ``spark-submit`` (Kubernetes) the master
 and resources come from the submission; :func:`session` then only adds what is unset.
@@ -29,13 +30,16 @@ DEFAULT_MASTER = "local[*]"
 
 
 def session(
-    master: str | None = DEFAULT_MASTER,
+    master: str | None = None,
     app_name: str = "magnetar-audit",
     conf: dict[str, str] | None = None,
 ) -> SparkSession:
-    """The process's SparkSession with the audit's sources registered."""
+    """The process's SparkSession with the audit's sources registered. ``master`` None: the
+    one spark-submit gave (it starts Python with a gateway to its JVM), else ``local[*]``."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     builder = SparkSession.builder.appName(app_name)
+    if master is None and "PYSPARK_GATEWAY_PORT" not in os.environ:
+        master = DEFAULT_MASTER
     if master:
         builder = builder.master(master)
     defaults = {

@@ -43,9 +43,11 @@ def ledgers(
         typer.Option(help="Directory for findings/ (Parquet), summary.json and report.html."),
     ] = None,
     master: Annotated[
-        str,
-        typer.Option(help="Spark master; '' keeps the one spark-submit gives (Kubernetes)."),
-    ] = "local[*]",
+        str | None,
+        typer.Option(
+            help="Spark master (default local[*]; under spark-submit, the one it was given)."
+        ),
+    ] = None,
     partitions: Annotated[
         int, typer.Option(help="Partitions of the ledger metadata read.", callback=_positive)
     ] = 16,
@@ -77,7 +79,7 @@ def ledgers(
     options = LedgersAuditOptions(
         metadata_url=metadata,
         output=output,
-        master=master or None,
+        master=master,
         partitions=partitions,
         splits_per_bookie=splits_per_bookie,
         bookie_timeout_s=bookie_timeout,
