@@ -12,7 +12,7 @@ from magnetar_operator.manifests.pod import Obj, meta
 from magnetar_operator.names import AUDIT, child, labels, metadata_url
 from magnetar_operator.spec import ClusterSpec
 
-MAGNETAR_SCRIPT = "local:///usr/local/bin/magnetar"
+MAGNETAR_SCRIPT = "local:///opt/magnetar/bin/magnetar"  # in the Dockerfile's venv
 AUDIT_OUTPUT = "/tmp/magnetar-audit"  # the driver pod's disk: summary.json, report.html, findings
 SPARK_API = "sparkoperator.k8s.io/v1beta2"
 # What a Spark driver on Kubernetes needs in its namespace: executor pods, their Services and
