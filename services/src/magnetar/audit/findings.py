@@ -46,6 +46,17 @@ class Kind(enum.StrEnum):
     """Ledger metadata that does not decode."""
 
 
+class GeoKind(enum.StrEnum):
+    """The geo checks, one finding kind each (per topic and cluster)."""
+
+    MISSING_MESSAGE = "missing_message"
+    """A message (origin, producer, sequence id) absent from an audited cluster."""
+    DUPLICATED_MESSAGE = "duplicated_message"
+    """A message stored more than once in one cluster."""
+    DIGEST_MISMATCH = "digest_mismatch"
+    """A copy whose payload differs from the origin cluster's."""
+
+
 FINDINGS_SCHEMA = (
     "kind STRING, ledger_id BIGINT, first_entry BIGINT, last_entry BIGINT, entries BIGINT, "
     "bookie STRING, managed_ledger STRING, detail STRING"
@@ -72,8 +83,10 @@ class Summary:
     duration_s: float
     findings: Mapping[str, KindCount]
     scanned: Mapping[str, Any] = field(default_factory=dict)
+    # ledgers: under-replicated entries per bookie; geo: missing messages per cluster
     under_replicated_by_bookie: Mapping[str, int] = field(default_factory=dict)
     sample: tuple[Mapping[str, Any], ...] = ()
+    details: Mapping[str, Any] = field(default_factory=dict)  # audit-specific, e.g. lag
 
     @property
     def total_findings(self) -> int:
@@ -102,4 +115,5 @@ class Summary:
             "scanned": dict(self.scanned),
             "underReplicatedEntriesByBookie": dict(sorted(self.under_replicated_by_bookie.items())),
             "sample": [dict(row) for row in self.sample],
+            **self.details,
         }

@@ -24,6 +24,7 @@ from types import TracebackType
 
 from pyspark.sql import SparkSession
 
+from magnetar.audit.geo_sources import TopicMessagesSource
 from magnetar.audit.sources import SOURCES
 
 DEFAULT_MASTER = "local[*]"
@@ -52,7 +53,7 @@ def session(
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
-    for source in SOURCES:
+    for source in (*SOURCES, TopicMessagesSource):
         spark.dataSource.register(source)
     return spark
 
