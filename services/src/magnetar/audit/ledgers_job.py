@@ -5,8 +5,10 @@ Steps (each announced on the progress stream):
 1. the driver reads the registered bookies and the highest ledger id from the metadata store
    and probes every registered bookie (``GetInfo``): anything unreachable ends the audit with
    :attr:`~.findings.ExitCode.UNREACHABLE`, naming it;
-2. Spark reads the ledger metadata and the managed ledgers' references (small, cached) and every
-   bookie's listing (streamed by executors, persisted to local disk so it is listed once);
+2. Spark reads the ledger metadata and the managed ledgers' references (small, kept in the
+   executors) and every bookie's listing (streamed by executors, kept on their local disk so
+   it is listed once); each is checkpointed locally, which also cuts the data sources out of
+   the checks' plans (Spark would otherwise analyse them again at every step);
 3. the checks of :mod:`.checks` produce the findings, written as a Parquet dataset;
 4. only small aggregates come back to the driver: counts per kind, under-replicated entries per
    bookie, entries listed per bookie, and a sample of findings; from them ``summary.json``,
@@ -120,14 +122,14 @@ def _audit(
         .option("max_ledger_id", str(view.max_ledger_id))
         .option("partitions", str(options.partitions))
         .load()
-        .cache()
+        .localCheckpoint()
     )
     references = (
         spark.read.format(REFERENCES)
         .option("metadata", url)
         .option("partitions", str(options.partitions))
         .load()
-        .cache()
+        .localCheckpoint()
     )
     states = {r["state"]: r["count"] for r in ledgers.groupBy("state").count().collect()}
     named = {
@@ -151,7 +153,7 @@ def _audit(
         .option("chunk_entries", str(options.chunk_entries))
         .option("timeout_s", str(options.bookie_timeout_s))
         .load()
-        .persist(StorageLevel.DISK_ONLY)
+        .localCheckpoint(storageLevel=StorageLevel.DISK_ONLY)
     )
     listed = {r["bookie"]: r["count"] for r in entries.groupBy("bookie").count().collect()}
     for bookie in sorted(view.bookies):
