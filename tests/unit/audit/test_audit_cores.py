@@ -101,3 +101,27 @@ def test_the_verdict_follows_the_findings() -> None:
     assert "bookie-1&lt;" in page  # escaped
     assert "<script" not in page  # self-contained, static
     assert "none" in bar_chart("empty", {}, "")
+
+
+def test_the_bridge_pulls_one_item_at_a_time_and_closes_the_source() -> None:
+    from collections.abc import AsyncIterator
+
+    from magnetar.audit.bridge import iterate
+
+    produced: list[int] = []
+    closed: list[bool] = []
+
+    async def source() -> AsyncIterator[int]:
+        try:
+            for i in range(100):
+                produced.append(i)
+                yield i
+        finally:
+            closed.append(True)
+
+    items = iterate(source)
+    assert [next(items), next(items)] == [0, 1]
+    assert produced == [0, 1]  # nothing read ahead of the consumer
+    items.close()  # the reader stopped early (e.g. Spark's limit)
+    assert closed == [True]
+    assert list(iterate(source)) == list(range(100))

@@ -106,7 +106,12 @@ async def discover(url: str) -> ClusterView:
     bookies: dict[str, str] = {}
     for key, versioned in registered:
         registration = ledger_pb2.BookieRegistration()
-        registration.ParseFromString(versioned.value)
+        try:
+            registration.ParseFromString(versioned.value)
+        except Exception as exc:  # protobuf's DecodeError: a bookie nobody can reach either
+            raise Unreachable(
+                "bookie", keys.bookie_id_of(key), "?", f"its registration does not decode: {exc}"
+            ) from exc
         bookies[keys.bookie_id_of(key)] = registration.address
     max_id = int(idgen.value.decode()) if idgen is not None else 0
     return ClusterView(bookies, max_id, len(managed))
