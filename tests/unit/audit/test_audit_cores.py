@@ -125,3 +125,47 @@ def test_the_bridge_pulls_one_item_at_a_time_and_closes_the_source() -> None:
     items.close()  # the reader stopped early (e.g. Spark's limit)
     assert closed == [True]
     assert list(iterate(source)) == list(range(100))
+
+
+def test_the_audit_image_speaks_sparks_container_contract() -> None:
+    from pathlib import Path
+
+    from magnetar.audit.container import EXECUTOR_BACKEND, ContainerError, container_command
+
+    home = Path("/spark")
+    driver = container_command(
+        ["driver", "--properties-file", "/opt/spark/conf/spark.properties", "app.py", "x"],
+        {"SPARK_DRIVER_BIND_ADDRESS": "10.0.0.7"},
+        home,
+        "java",
+    )
+    assert driver[0] == "/spark/bin/spark-submit"
+    assert "spark.driver.bindAddress=10.0.0.7" in driver
+    assert driver[driver.index("--deploy-mode") + 1] == "client"
+    assert driver[-4:] == ["--properties-file", "/opt/spark/conf/spark.properties", "app.py", "x"]
+    env = {
+        "SPARK_DRIVER_URL": "spark://CoarseGrainedScheduler@driver:7078",
+        "SPARK_EXECUTOR_ID": "3",
+        "SPARK_EXECUTOR_CORES": "1",
+        "SPARK_APPLICATION_ID": "spark-app",
+        "SPARK_EXECUTOR_POD_IP": "10.0.0.9",
+        "SPARK_RESOURCE_PROFILE_ID": "0",
+        "SPARK_EXECUTOR_POD_NAME": "audit-exec-3",
+        "SPARK_EXECUTOR_MEMORY": "2g",
+        "SPARK_JAVA_OPT_10": "-Dlast",
+        "SPARK_JAVA_OPT_2": "-Dsecond",
+        "SPARK_JAVA_OPT_0": "-Dfirst",
+    }
+    executor = container_command(["executor"], env, home, "/usr/bin/java")
+    assert executor[:6] == ["/usr/bin/java", "-Dfirst", "-Dsecond", "-Dlast", "-Xms2g", "-Xmx2g"]
+    assert executor[executor.index("-cp") + 1] == "/spark/jars/*"
+    assert EXECUTOR_BACKEND in executor
+    assert executor[executor.index("--executor-id") + 1] == "3"
+    assert executor[executor.index("--hostname") + 1] == "10.0.0.9"
+    assert container_command(["audit", "ledgers"], {}, home, "java") == [
+        "magnetar", "audit", "ledgers",
+    ]  # fmt: skip
+    with pytest.raises(ContainerError, match="SPARK_DRIVER_URL"):
+        container_command(["executor"], {}, home, "java")
+    with pytest.raises(ContainerError, match="SPARK_DRIVER_BIND_ADDRESS"):
+        container_command(["driver"], {}, home, "java")
