@@ -114,7 +114,7 @@ def test_the_audit_finds_exactly_what_was_withheld_duplicated_or_altered(
     assert lag[(TOPIC, "A", "B")]["behind"] == 1
     assert lag[(TOPIC, "A", "B")]["lag_ms"] == 0  # B's newest reached A
     assert lag[(QUIET, "B", "A")] == {**lag[(QUIET, "B", "A")], "behind": 0, "lag_ms": 0}
-    assert summary["underReplicatedEntriesByBookie"] == {"A": 1, "B": 3}  # missing per cluster
+    assert summary["missingMessagesByCluster"] == {"A": 1, "B": 3}
     assert summary["scanned"]["messagesReadByCluster"] == {"A": 20 + 9 + 2, "B": 10 + 18 + 2}
     assert "Replication lag" in (tmp_path / "geo" / "report.html").read_text()
 

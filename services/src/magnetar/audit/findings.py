@@ -89,6 +89,13 @@ class Summary:
     details: Mapping[str, Any] = field(default_factory=dict)  # audit-specific, e.g. lag
 
     @property
+    def per_target_key(self) -> str:
+        """The JSON name of :attr:`under_replicated_by_bookie` for this audit."""
+        return (
+            "missingMessagesByCluster" if self.audit == "geo" else "underReplicatedEntriesByBookie"
+        )
+
+    @property
     def total_findings(self) -> int:
         return sum(c.findings for c in self.findings.values())
 
@@ -113,7 +120,7 @@ class Summary:
             },
             "totalFindings": self.total_findings,
             "scanned": dict(self.scanned),
-            "underReplicatedEntriesByBookie": dict(sorted(self.under_replicated_by_bookie.items())),
+            self.per_target_key: dict(sorted(self.under_replicated_by_bookie.items())),
             "sample": [dict(row) for row in self.sample],
             **self.details,
         }

@@ -47,12 +47,9 @@ def run_geo_audit(
     try:
         clusters = geo_scans.parse_clusters(list(options.clusters))
         namespace = geo_scans.check_namespace(options.namespace)
-        topics: dict[str, list[str]] = {}
-        for name, url in clusters.items():
-            say(f"audit: listing the topics of {namespace} in cluster {name} at {url}")
-            topics[name] = bridge.run(
-                lambda n=name, u=url: geo_scans.list_topics(n, u, namespace)  # type: ignore[misc]
-            )
+        say(f"audit: listing the topics of {namespace} in {', '.join(sorted(clusters))}")
+        topics = bridge.run(lambda: geo_scans.list_all_topics(clusters, namespace))
+        for name in sorted(topics):
             say(f"audit: cluster {name}: {len(topics[name])} topics")
     except BadAuditInput as exc:
         say(f"audit: {exc}")

@@ -67,6 +67,11 @@ async def list_topics(cluster: str, url: str, namespace: str) -> list[str]:
         raise _unreachable(cluster, url, exc) from exc
 
 
+async def list_all_topics(clusters: dict[str, str], namespace: str) -> dict[str, list[str]]:
+    """:func:`list_topics` in every cluster; the first unreachable cluster is raised."""
+    return {name: await list_topics(name, url, namespace) for name, url in clusters.items()}
+
+
 async def read_topic(cluster: str, url: str, topic: str) -> AsyncIterator[list[tuple[object, ...]]]:
     """Every message of ``topic`` in ``cluster``, from the earliest, in chunks of rows of
     :data:`MESSAGE_SCHEMA`; stops at the last message the broker had when asked."""

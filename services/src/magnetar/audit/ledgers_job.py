@@ -42,6 +42,7 @@ from magnetar.audit.report import html_report, summary_json, terminal_table
 from magnetar.audit.sources import BOOKIE_ENTRIES, LEDGERS, REFERENCES
 from magnetar.audit.spark import Progress, session
 
+PROBE_TIMEOUT_S = 10.0
 COLUMNS = [part.split()[0] for part in FINDINGS_SCHEMA.split(", ")]
 
 
@@ -73,8 +74,7 @@ def run_ledgers_audit(
     say(f"audit: reading the cluster's bookies from {url}")
     try:
         view = bridge.run(lambda: scans.discover(url))
-        for bookie, address in sorted(view.bookies.items()):
-            bridge.run(lambda b=bookie, a=address: scans.probe_bookie(b, a, 10.0))  # type: ignore[misc]
+        bridge.run(lambda: scans.probe_bookies(view.bookies, PROBE_TIMEOUT_S))
     except Unreachable as exc:
         say(f"audit: {exc.describe()}")
         return ExitCode.UNREACHABLE

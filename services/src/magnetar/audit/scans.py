@@ -130,6 +130,16 @@ async def probe_bookie(bookie_id: str, address: str, timeout_s: float) -> None:
         await client.close()
 
 
+async def probe_bookies(bookies: dict[str, str], timeout_s: float) -> None:
+    """:func:`probe_bookie` on every bookie at once; one unreachable bookie is raised."""
+    try:
+        async with asyncio.TaskGroup() as group:
+            for bookie_id, address in sorted(bookies.items()):
+                group.create_task(probe_bookie(bookie_id, address, timeout_s))
+    except* Unreachable as failed:
+        raise failed.exceptions[0] from None
+
+
 # -- ledger metadata ------------------------------------------------------------------------
 
 
