@@ -356,3 +356,24 @@ def _wait(check: Any, what: str, timeout_s: float = 30.0) -> None:
     while not check():
         assert time.monotonic() < deadline, f"not within {timeout_s:g}s: {what}"
         time.sleep(0.3)
+
+
+def test_f_a_bookie_failing_inside_spark_is_named_by_the_driver(spark: Any) -> None:
+    """A bookie that stops answering after the probe fails its Spark task in an executor; the
+    driver finds which bookie in Spark's failure (the path :func:`run_ledgers_audit` takes)."""
+    from magnetar.audit.errors import find_unreachable
+    from magnetar.audit.sources import BOOKIE_ENTRIES
+
+    address = f"127.0.0.1:{free_port()}"
+    listing = (
+        spark.read.format(BOOKIE_ENTRIES)
+        .option("bookies", json.dumps({"bookie-gone-quiet": address}))
+        .option("max_ledger_id", "10")
+        .option("timeout_s", "2")
+        .load()
+    )
+    with pytest.raises(Exception) as failure:  # Spark wraps it in its own exception types
+        listing.count()
+    found = find_unreachable(str(failure.value))
+    assert found is not None, str(failure.value)[-2000:]
+    assert (found.what, found.name, found.address) == ("bookie", "bookie-gone-quiet", address)
