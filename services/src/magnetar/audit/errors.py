@@ -38,9 +38,10 @@ class Unreachable(AuditError):
 
     def describe(self) -> str:
         """What the audit prints: which peer, where, why, and what to do."""
+        where = self.address if self.name == self.address else f"{self.name} at {self.address}"
         return (
-            f"cannot reach the {self.what} {self.name} at {self.address} ({self.reason}); "
-            f"the audit cannot conclude. Start it, or remove it from the cluster, and run again."
+            f"cannot reach the {self.what} {where} ({self.reason}); the audit cannot conclude. "
+            "Start it, or remove it from the cluster, and run again."
         )
 
 
