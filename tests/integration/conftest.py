@@ -48,7 +48,7 @@ def spark() -> Iterator[object]:
     audit's data sources registered; every Spark test shares it, so the JVM starts once."""
     from magnetar.audit.spark import session
 
-    spark_session = session("local[2]", conf={"spark.sql.shuffle.partitions": "4"})
+    spark_session = session("local[2]", conf={"spark.sql.shuffle.partitions": "2"})
     try:
         yield spark_session
     finally:

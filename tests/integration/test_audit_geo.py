@@ -23,6 +23,9 @@ from tests.kit.ports import free_port
 from tests.kit.process import running
 from tests.kit.standalone import StandaloneProcess
 
+# A Spark test may pay for starting the session's JVM: more than the default 120 s under load.
+pytestmark = pytest.mark.timeout(300)
+
 TOPIC = "persistent://public/default/geo-audit"
 QUIET = "persistent://public/default/geo-audit-quiet"  # replicated in full both ways
 

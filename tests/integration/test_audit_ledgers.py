@@ -39,7 +39,8 @@ from tests.kit.etcd import EtcdServer
 from tests.kit.ports import free_port
 from tests.kit.process import MAGNETAR_CLI
 
-pytestmark = pytest.mark.etcd
+# A Spark test may pay for starting the session's JVM: more than the default 120 s under load.
+pytestmark = [pytest.mark.etcd, pytest.mark.timeout(300)]
 
 CONFIG = LedgerClientConfig(add_timeout_s=3, read_timeout_s=3, bookie_quarantine_s=3)
 ENTRIES = 40

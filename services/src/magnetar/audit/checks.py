@@ -115,8 +115,11 @@ def digest_mismatches(entries: DataFrame) -> DataFrame:
     return _ranges(wrong, Kind.DIGEST_MISMATCH)
 
 
-def extra_entries(ledgers: DataFrame, entries: DataFrame) -> DataFrame:
-    """Entries a bookie holds that no ledger needs."""
+def extra_entries(
+    ledgers: DataFrame, entries: DataFrame, ledgers_after: DataFrame | None = None
+) -> DataFrame:
+    """Entries a bookie holds that no ledger needs. With ``ledgers_after`` (the metadata read
+    again after the listings), a ledger created meanwhile is not "without metadata"."""
     meta = ledgers.where(F.col("state") != UNREADABLE).select(
         "ledger_id", "state", "ensemble_size", "write_quorum", "last_entry_id", "segments"
     )
@@ -138,6 +141,11 @@ def extra_entries(ledgers: DataFrame, entries: DataFrame) -> DataFrame:
     extra = placed.withColumn("detail", detail).where(F.col("detail").isNotNull())
     unreadable = ledgers.where(F.col("state") == UNREADABLE).select("ledger_id")
     extra = extra.join(F.broadcast(unreadable), "ledger_id", "left_anti")
+    if ledgers_after is not None:
+        born = ledgers_after.select("ledger_id").withColumn("born", F.lit(True))
+        extra = extra.join(F.broadcast(born), "ledger_id", "left").where(
+            F.col("born").isNull() | F.col("state").isNotNull()
+        )
     return _ranges(extra.select("ledger_id", "entry_id", "bookie", "detail"), Kind.EXTRA_ENTRIES)
 
 
@@ -171,13 +179,25 @@ def unreadable(ledgers: DataFrame) -> DataFrame:
 
 
 def ledger_findings(
-    ledgers: DataFrame, references: DataFrame, entries: DataFrame, registered: Sequence[str]
+    ledgers: DataFrame,
+    references: DataFrame,
+    entries: DataFrame,
+    registered: Sequence[str],
+    ledgers_after: DataFrame | None = None,
 ) -> DataFrame:
-    """Every finding of every ledger check, as one DataFrame."""
+    """Every finding of every ledger check, as one DataFrame.
+
+    ``ledgers_after``, the metadata read again once the bookies were listed, keeps a live
+    cluster's churn out of the findings: a ledger deleted meanwhile (its bookies dropped its
+    entries) is not checked for missing entries, and one created meanwhile does not make its
+    entries "without metadata"."""
+    stable = ledgers
+    if ledgers_after is not None:
+        stable = ledgers.join(ledgers_after.select("ledger_id"), "ledger_id", "left_semi")
     parts = [
-        *missing_and_lost(expected_replicas(ledgers), entries, registered),
+        *missing_and_lost(expected_replicas(stable), entries, registered),
         digest_mismatches(entries),
-        extra_entries(ledgers, entries),
+        extra_entries(ledgers, entries, ledgers_after),
         *reference_findings(ledgers, references),
         unreadable(ledgers),
     ]

@@ -116,14 +116,7 @@ def _audit(
 ) -> Summary:
     url = options.metadata_url
     say("audit: reading ledger metadata and managed ledger references")
-    ledgers = (
-        spark.read.format(LEDGERS)
-        .option("metadata", url)
-        .option("max_ledger_id", str(view.max_ledger_id))
-        .option("partitions", str(options.partitions))
-        .load()
-        .localCheckpoint()
-    )
+    ledgers = _read_ledgers(spark, options, view).localCheckpoint()
     references = (
         spark.read.format(REFERENCES)
         .option("metadata", url)
@@ -158,8 +151,12 @@ def _audit(
     listed = {r["bookie"]: r["count"] for r in entries.groupBy("bookie").count().collect()}
     for bookie in sorted(view.bookies):
         say(f"audit: bookie {bookie}: {listed.get(bookie, 0)} entries listed")
+    # Read once more: what changed while the bookies were listed is not a finding.
+    ledgers_after = _read_ledgers(spark, options, view).select("ledger_id").localCheckpoint()
     say("audit: checking replicas, digests and references")
-    findings = checks.ledger_findings(ledgers, references, entries, sorted(view.bookies))
+    findings = checks.ledger_findings(
+        ledgers, references, entries, sorted(view.bookies), ledgers_after
+    )
     findings = _materialise(spark, findings, options.output, say)
     summary = _summarise(findings, options, started, url)
     entries.unpersist()
@@ -180,6 +177,18 @@ def _audit(
         scanned,
         summary.under_replicated_by_bookie,
         summary.sample,
+    )
+
+
+def _read_ledgers(
+    spark: SparkSession, options: LedgersAuditOptions, view: scans.ClusterView
+) -> DataFrame:
+    return (
+        spark.read.format(LEDGERS)
+        .option("metadata", options.metadata_url)
+        .option("max_ledger_id", str(view.max_ledger_id))
+        .option("partitions", str(options.partitions))
+        .load()
     )
 
 
