@@ -25,7 +25,12 @@ the broker idled). The window is measured in CLOCK_MONOTONIC, which every proces
 The consumer counts the distinct entries (ledger, entry) it received in the window, which gives
 the messages per stored entry (``msgs/entry``): the batch size the broker really stored. The
 standalone's CPU over the window (``/proc``) gives ``broker CPU`` (100% = one core) and its CPU
-microseconds per published message, steadier than throughput on a shared machine.
+microseconds per published message, steadier than throughput on a shared machine; ``(loop
+...)`` is the share of its main thread, the event loop (the rest: the bookie's journal and
+entry-log threads, executors). ``loop lag p99 <=`` and ``journal sync p99 <=`` are read from
+the standalone's ``/metrics`` before and after the window (``magnetar_event_loop_lag_seconds``,
+``bookie_journal_sync_latency_seconds``): the histogram bucket edge under which 99 % of the
+window's event-loop lags and journal group syncs fell, to set beside the publish p99.
 
 Both load generators follow the same spec: batched producers batch up to 1000 messages, 1 ms,
 128 KiB; ``--pending`` sends in flight; paced or flat out; every acknowledged send's latency is
@@ -33,8 +38,9 @@ recorded (an array append in the receipt callback). ``--client magnetar`` runs e
 (and the consumer) as one asyncio process with :mod:`magnetar.client` (``send_callback``: no
 future per send), which costs less CPU per message than the official client's wrapper.
 
-Prints the machine and the settings, which client generated the load, one line per run, a
-table, and one ``BENCH_JSON {...}`` line (also written to ``--json``).
+Prints the machine and the settings, which client generated the load, one line per run, how
+long the standalone took to stop (SIGTERM to exit) after the last run, a table, and one
+``BENCH_JSON {...}`` line (also written to ``--json``).
 ``--hold-s N`` keeps the load of the first scenario running N seconds longer and prints the
 standalone's pid first, for a profiler (``py-spy record --pid PID``); ``--rate N`` runs only
 paced runs at N msg/s in total (to profile a moderate load). Not a test: numbers go to
@@ -82,14 +88,22 @@ class Result:
     broker_cpu_pct: float  # the server processes' CPU over the window (100 = one core)
     broker_us_per_msg: float  # its CPU microseconds per published message
     generator_us_per_msg: float = 0.0  # the producer processes' CPU microseconds per message
+    broker_loop_us_per_msg: float = 0.0  # of broker_us_per_msg: the main (event-loop) threads
+    # Bucket edges (ms) under which 99 % of the window's event-loop lags and journal syncs fell,
+    # from the target's /metrics histograms (0: not exported there, or none in the window).
+    loop_lag_p99_ms: float = 0.0
+    journal_sync_p99_ms: float = 0.0
     consumer_us_per_msg: float = 0.0  # the consumer process's CPU microseconds per received msg
     client: str = "official"  # which client generated the load
 
 
-def process_cpu_s(pid: int) -> float:
-    """User + system CPU seconds of process ``pid`` (all threads) so far; 0 if unknown."""
+def process_cpu_s(pid: int, *, main_thread: bool = False) -> float:
+    """User + system CPU seconds of process ``pid`` (all threads) so far; 0 if unknown.
+    ``main_thread``: only its main thread's (the event loop's, in our servers)."""
     try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
+        stat = Path(
+            f"/proc/{pid}/task/{pid}/stat" if main_thread else f"/proc/{pid}/stat"
+        ).read_text()
     except OSError:
         return 0.0
     fields = stat[stat.rindex(")") + 2 :].split()
@@ -111,6 +125,47 @@ class Target:
 
     def cpu_s(self) -> float:
         return sum(process_cpu_s(pid) for pid in self.pids)
+
+    def loop_cpu_s(self) -> float:
+        """The servers' main threads only: their event loops (the rest is the journal's,
+        the entry logs' and the executors' threads)."""
+        return sum(process_cpu_s(pid, main_thread=True) for pid in self.pids)
+
+
+LOOP_LAG = "magnetar_event_loop_lag_seconds"
+JOURNAL_SYNC = "bookie_journal_sync_latency_seconds"
+Buckets = dict[str, dict[float, float]]
+
+
+def histogram_buckets(target: Target) -> Buckets:
+    """The cumulative bucket counts of the loop-lag and journal-sync histograms on the
+    target's ``/metrics`` (by metric, by upper edge in seconds); empty if it does not answer."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    try:
+        with urllib.request.urlopen(f"{target.web_url}/metrics", timeout=5) as response:
+            text = response.read().decode()
+    except OSError:
+        return {}
+    found: Buckets = {}
+    for family in text_string_to_metric_families(text):
+        if family.name in (LOOP_LAG, JOURNAL_SYNC):
+            for sample in family.samples:
+                if sample.name.endswith("_bucket"):
+                    found.setdefault(family.name, {})[float(sample.labels["le"])] = sample.value
+    return found
+
+
+def p99_edge_ms(before: Buckets, after: Buckets, name: str) -> float:
+    """The bucket edge (ms) under which 99 % of ``name``'s observations between the two
+    scrapes fell (inf: above the last edge); 0 when there were none."""
+    end, start = after.get(name, {}), before.get(name, {})
+    edges = sorted(end)
+    counts = [end[edge] - start.get(edge, 0.0) for edge in edges]
+    if not counts or counts[-1] <= 0:
+        return 0.0
+    within = (edge for edge, count in zip(edges, counts, strict=True) if count >= 0.99 * counts[-1])
+    return next(within) * 1000
 
 
 def _admin(target: Target, method: str, path: str, body: Any = None) -> Any:
@@ -390,6 +445,10 @@ def run_scenario(target: Target, scenario: str, args: argparse.Namespace, rate: 
     spec = {"service_url": target.service_url, "topic": topic, "size": args.size,
             "pending": args.pending, "batched": batched, "client": args.client,
             "rate": rate / args.producers if rate else 0.0}  # fmt: skip
+    # The first HTTP request a process serves (any path: a lazy start-up of the web stack)
+    # holds its loop for about a quarter of a second (246-281 ms measured, a /metrics scrape
+    # about 3 ms after it): take it now, not inside the window.
+    histogram_buckets(target)
     window = _CTX.Array("d", [0.0, 0.0], lock=False)
     out = _CTX.Queue()
     consumers = []
@@ -417,9 +476,12 @@ def run_scenario(target: Target, scenario: str, args: argparse.Namespace, rate: 
         print(f"profiling window: server pids {list(target.pids)}, "
               f"{hold_s:.0f} s", flush=True)  # fmt: skip
     time.sleep(max(0.0, start - time.monotonic()))
-    cpu_start = target.cpu_s()
+    cpu_start, loop_start = target.cpu_s(), target.loop_cpu_s()
+    buckets_start = histogram_buckets(target)
     time.sleep(max(0.0, start + args.seconds - time.monotonic()))
     broker_cpu = target.cpu_s() - cpu_start
+    loop_cpu = target.loop_cpu_s() - loop_start
+    buckets_end = histogram_buckets(target)
     published = errors = consumed = entries = 0
     generator_cpu = consumer_cpu = 0.0
     latencies: list[float] = []
@@ -455,6 +517,9 @@ def run_scenario(target: Target, scenario: str, args: argparse.Namespace, rate: 
         broker_cpu_pct=round(100 * broker_cpu / elapsed, 1),
         broker_us_per_msg=round(broker_cpu / published * 1e6, 1) if published else 0.0,
         generator_us_per_msg=round(generator_cpu / published * 1e6, 1) if published else 0.0,
+        broker_loop_us_per_msg=round(loop_cpu / published * 1e6, 1) if published else 0.0,
+        loop_lag_p99_ms=p99_edge_ms(buckets_start, buckets_end, LOOP_LAG),
+        journal_sync_p99_ms=p99_edge_ms(buckets_start, buckets_end, JOURNAL_SYNC),
         consumer_us_per_msg=round(consumer_cpu / consumed * 1e6, 1) if consumed else 0.0,
         client=args.client,
     )
@@ -463,9 +528,11 @@ def run_scenario(target: Target, scenario: str, args: argparse.Namespace, rate: 
         f"{result.publish_mb_s:>6.2f} MB/s  p50 {result.p50_ms:>7.2f} ms  "
         f"p99 {result.p99_ms:>7.2f} ms  e2e {result.e2e_msg_s:>9.0f} msg/s  "
         f"msgs/entry {result.msgs_per_entry:>5.1f}  broker {result.broker_cpu_pct:>3.0f}% CPU "
-        f"{result.broker_us_per_msg:>6.1f} us/msg  "
+        f"{result.broker_us_per_msg:>6.1f} us/msg (loop {result.broker_loop_us_per_msg:.1f})  "
         f"producers {result.generator_us_per_msg:.1f} us/msg  "
-        f"consumer {result.consumer_us_per_msg:.1f} us/msg"
+        f"consumer {result.consumer_us_per_msg:.1f} us/msg  "
+        f"loop lag p99 <= {result.loop_lag_p99_ms:g} ms  "
+        f"journal sync p99 <= {result.journal_sync_p99_ms:g} ms"
         f"{f'  errors {result.errors}' if result.errors else ''}",
         flush=True,
     )
@@ -547,7 +614,12 @@ def main(argv: list[str] | None = None) -> int:
                 if not args.no_half_rate and top.publish_msg_s > 0:
                     results.append(run_scenario(target, scenario, args, top.publish_msg_s / 2, 0.0))
         finally:
+            # SIGTERM to exit, after the last run: a stop that waits on work it need not do
+            # (issue 17: seconds in the bookie's close after batched runs) shows here.
+            stopping = time.monotonic()
             code = sa.stop()
+            stop_s = time.monotonic() - stopping
+            print(f"standalone stop: {stop_s:.2f} s (SIGTERM to exit, code {code})", flush=True)
             if code != 0:
                 print(sa.log_text()[-3000:], file=sys.stderr)
     summary = {
@@ -559,6 +631,7 @@ def main(argv: list[str] | None = None) -> int:
         "client": args.client,
         "load_generator": f"{args.client} client, one process per producer, one consumer process",
         "loadavg_at_end": os.getloadavg(),
+        "stop_s": round(stop_s, 2),
         "machine": machine(),
         "results": [asdict(r) for r in results],
     }

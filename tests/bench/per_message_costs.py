@@ -11,7 +11,9 @@ ratio. The alternatives are built here:
 
 - NamedTuples against a frozen dataclass with the same fields (``slots=True``, as the code
   base writes its values): ``Position`` (build, then compare and hash), ``AddRequest``,
-  ``Candidate``, ``PendingAck``, ``Message`` (through ``new_message``), ``JournalRecord``;
+  ``Candidate``, ``PendingAck``, ``Message`` (through ``new_message``), ``JournalRecord``,
+  ``EntryInfo`` (one per entry dispatched), ``PayloadSection`` (one per SEND received; built
+  with ``tuple.__new__`` as the decoder does);
 - ``__slots__`` classes against the dataclass they would be: ``PendingAdd`` (two sets from
   ``default_factory``), ``PendingMessage`` (eight defaults);
 - ``unchecked_message_id`` against ``MessageId(...)`` with its range check;
@@ -40,6 +42,7 @@ from magnetar.bookie.bookie_stats import JournalStats
 from magnetar.bookie.journal_record import JournalRecord, RecordKind
 from magnetar.broker.dispatch.dispatcher import Candidate
 from magnetar.broker.dispatch.pending_acks import PendingAck
+from magnetar.broker.entry import EntryInfo
 from magnetar.client.acks import AckRequest
 from magnetar.client.batch_builder import PendingMessage, encode_batch_payload
 from magnetar.client.message import Message, new_message
@@ -48,7 +51,7 @@ from magnetar.ledger.bookie_client import AddRequest
 from magnetar.ledger.pending_adds import PendingAdd
 from magnetar.managed_ledger.position import Position
 from magnetar.protocol import client_commands, commands, hand_encoded
-from magnetar.protocol.frame import encode_command, encode_message
+from magnetar.protocol.frame import PayloadSection, encode_command, encode_message
 from magnetar.protocol.message_id import MessageId, unchecked_message_id
 from magnetar.telemetry import metric_names
 from magnetar.telemetry.metrics import Metrics
@@ -116,6 +119,8 @@ def value_cases() -> list[Case]:
     c, d = position_dc(7, 41), position_dc(7, 42)
     add_dc, cand_dc, ack_dc = mirror(AddRequest), mirror(Candidate), mirror(PendingAck)
     msg_dc, rec_dc = mirror(Message), mirror(JournalRecord)
+    info_dc, section_dc = mirror(EntryInfo), mirror(PayloadSection)
+    meta, new_tuple = pb.MessageMetadata(), tuple.__new__
     mid = MessageId(7, 42)
     fields = ("t", mid, b"x", None, {}, 1, None, 0, "p", 3, None, None)
     return [
@@ -147,6 +152,16 @@ def value_cases() -> list[Case]:
             "PendingMessage: build (__slots__)",
             lambda: PendingMessage(b"p", 3),
             lambda: PendingMessageDataclass(b"p", 3),
+        ),
+        Case(
+            "EntryInfo: build",
+            lambda: EntryInfo(1, b"", 1700000000000, False),
+            lambda: info_dc(1, b"", 1700000000000, False, 0, None),
+        ),
+        Case(
+            "PayloadSection: build (as the decoder does)",
+            lambda: new_tuple(PayloadSection, (meta, 30, 7, None, b"s")),
+            lambda: section_dc(meta, 30, 7, None, b"s"),
         ),
         Case(
             "unchecked_message_id",

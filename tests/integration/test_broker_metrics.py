@@ -61,6 +61,7 @@ def test_counters_move_by_what_was_produced_and_consumed(standalone: StandaloneP
         bookie_adds = value(samples, "bookie_journal_add_entries_total")
         assert bookie_adds - bookie_adds_before >= MESSAGES
         assert value(samples, "bookie_read_only") == 0
+        assert value(samples, "magnetar_event_loop_lag_seconds_count") >= 1
 
         # The consumer leaves: what it was sent stays counted.
         consumer.close()

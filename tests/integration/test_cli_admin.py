@@ -217,6 +217,23 @@ def test_every_command_in_process(standalone: StandaloneProcess, client: Any) ->
     )
     cli("namespaces", "remove-auto-topic-creation", ns)
     assert lines(cli("namespaces", "get-auto-topic-creation", ns)) == ["(not set)"]
+    cli("namespaces", "set-persistence", ns, "-e", "1", "-w", "1", "-a", "1", "-r", "2.5")
+    assert lines(cli("namespaces", "get-persistence", ns))[0] == "bookkeeperEnsemble              1"
+    assert json.loads(cli("--json", "namespaces", "get-persistence", ns)) == {
+        "bookkeeperEnsemble": 1,
+        "bookkeeperWriteQuorum": 1,
+        "bookkeeperAckQuorum": 1,
+        "managedLedgerMaxMarkDeleteRate": 2.5,
+    }
+    bad = CliRunner().invoke(
+        app, ["admin", "--admin-url", standalone.web_url, "namespaces", "set-persistence", ns,
+              "--bookkeeper-ensemble", "1", "--bookkeeper-write-quorum", "2", "-a", "1"],
+    )  # fmt: skip
+    assert bad.exit_code == 2, bad.output
+    said = " ".join(bad.output.replace("│", " ").split())
+    assert "Bookkeeper Ensemble (1) >= WriteQuorum (2) >= AckQuorum (1)" in said
+    cli("namespaces", "remove-persistence", ns)
+    assert lines(cli("namespaces", "get-persistence", ns)) == ["(not set)"]
     cli("namespaces", "set-schema-compatibility-strategy", ns, "-c", "full")
     assert lines(cli("namespaces", "get-schema-compatibility-strategy", ns)) == ["FULL"]
     cli("namespaces", "grant-permission", ns, "--role", "app", "--actions", "produce,consume")

@@ -15,7 +15,7 @@ import pytest
 
 from magnetar.client.admin import AdminClient
 from magnetar.client.admin_errors import NotFound
-from magnetar.policies import RetentionPolicies
+from magnetar.policies import ClusterData, PersistencePolicies, RetentionPolicies
 from magnetar_operator import annotations as ann
 from tests.integration.operator_kit import running_operator
 from tests.kit.kube_mock import KubeView
@@ -169,6 +169,62 @@ async def test_drift_is_reverted(env: tuple[KubeView, AdminClient, str]) -> None
         return f"{tenant}/ns" in await admin.list_namespaces(tenant)
 
     await view.wait_for("the namespace re-created", recreated)
+
+
+async def test_persistence_and_replication_clusters_applied_refused_and_removed(
+    env: tuple[KubeView, AdminClient, str],
+) -> None:
+    view, admin, tenant = env
+    peer = f"peer-{tenant}"
+    await admin.create_cluster(peer, ClusterData(service_url="http://127.0.0.1:1"))
+    allowed = ["standalone", peer]
+    tenant_spec = {"clusterRef": "demo", "allowedClusters": allowed}
+    await view.create(*TENANTS, resource("Tenant", tenant, tenant_spec))
+    ns = f"{tenant}/geo"
+    spec = {
+        "clusterRef": "demo",
+        "tenant": tenant,
+        "name": "geo",
+        "persistence": {"ensembleSize": 1, "writeQuorum": 1, "ackQuorum": 1},
+        "replicationClusters": allowed,
+    }
+    await view.create(*NAMESPACES, resource("Namespace", "geo", spec))
+    await wait_ready(view, NAMESPACES, "geo")
+    assert await admin.get_persistence(ns) == PersistencePolicies(1, 1, 1)
+    assert sorted(await admin.get_replication_clusters(ns)) == sorted(allowed)
+    await admin.set_persistence(ns, PersistencePolicies(1, 1, 1, 9.0))  # someone edits
+
+    async def reverted() -> bool:
+        return await admin.get_persistence(ns) == PersistencePolicies(1, 1, 1)
+
+    await view.wait_for("the persistence reverted", reverted)
+
+    # A cluster Pulsar does not know: its 403 becomes the condition, with an Event; no crash.
+    await view.patch(*NAMESPACES, "geo", {"spec": {"replicationClusters": ["nowhere"]}})
+    cond = await wait_ready(view, NAMESPACES, "geo", "Forbidden")
+    assert "Invalid cluster id: nowhere" in cond["message"]
+
+    async def warned() -> bool:
+        events = await view.list("v1", "events")
+        return any(
+            e["reason"] == "Forbidden" and e["involvedObject"]["name"] == "geo" for e in events
+        )
+
+    await view.wait_for("a Forbidden event", warned)
+    assert sorted(await admin.get_replication_clusters(ns)) == sorted(allowed)  # unchanged
+
+    # Both fields taken out of the spec: removed in Pulsar (replication: the local cluster).
+    await view.patch(
+        *NAMESPACES, "geo", {"spec": {"persistence": None, "replicationClusters": None}}
+    )
+
+    async def removed() -> bool:
+        return await admin.get_persistence(ns) is None and await admin.get_replication_clusters(
+            ns
+        ) == ["standalone"]
+
+    await view.wait_for("persistence and replication clusters removed", removed)
+    await wait_ready(view, NAMESPACES, "geo")
 
 
 async def test_bad_specs_and_missing_clusters_are_conditions(

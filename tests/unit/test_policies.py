@@ -4,6 +4,8 @@ uses, and clear reasons for malformed or out-of-range values."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from magnetar.policies import (
     AutoTopicCreationOverride,
@@ -11,6 +13,7 @@ from magnetar.policies import (
     ClusterData,
     DelayedDeliveryPolicies,
     InvalidPolicies,
+    PersistencePolicies,
     Policies,
     RetentionPolicies,
     TenantInfo,
@@ -44,6 +47,7 @@ def test_policies_round_trip_with_pulsar_names() -> None:
         auto_topic_creation_override=AutoTopicCreationOverride(True, "partitioned", 4),
         schema_compatibility_strategy="BACKWARD",
         delayed_delivery_policies=DelayedDeliveryPolicies(True, 500, 60_000),
+        persistence=PersistencePolicies(3, 2, 2, 1.5),
     ).with_backlog_quota("destination_storage", BacklogQuota(100, -1, "producer_exception"))
     doc = policies.to_json()
     assert doc["retention_policies"] == {"retentionTimeInMinutes": 60, "retentionSizeInMB": -1}
@@ -62,7 +66,14 @@ def test_policies_round_trip_with_pulsar_names() -> None:
         "tickTime": 500,
         "maxDeliveryDelayInMillis": 60_000,
     }
+    assert doc["persistence"] == {
+        "bookkeeperEnsemble": 3,
+        "bookkeeperWriteQuorum": 2,
+        "bookkeeperAckQuorum": 2,
+        "managedLedgerMaxMarkDeleteRate": 1.5,
+    }
     assert Policies.from_json(doc) == policies
+    assert Policies().to_json()["persistence"] is None
 
 
 def test_grants() -> None:
@@ -89,6 +100,29 @@ def test_grants() -> None:
         (DelayedDeliveryPolicies, {"active": True, "maxDeliveryDelayInMillis": -1}),
         (TenantInfo, {"adminRoles": "admin"}),
         (ClusterData, {"serviceUrl": 5}),
+        (PersistencePolicies, {"bookkeeperWriteQuorum": 1, "bookkeeperAckQuorum": 1}),
+        (
+            PersistencePolicies,
+            {"bookkeeperEnsemble": 2, "bookkeeperWriteQuorum": 3, "bookkeeperAckQuorum": 1},
+        ),
+        (
+            PersistencePolicies,
+            {"bookkeeperEnsemble": 3, "bookkeeperWriteQuorum": 2, "bookkeeperAckQuorum": 3},
+        ),
+        (
+            PersistencePolicies,
+            {"bookkeeperEnsemble": "3", "bookkeeperWriteQuorum": 2, "bookkeeperAckQuorum": 2},
+        ),
+        (
+            PersistencePolicies,
+            {
+                "bookkeeperEnsemble": 1,
+                "bookkeeperWriteQuorum": 1,
+                "bookkeeperAckQuorum": 1,
+                "managedLedgerMaxMarkDeleteRate": -1,
+            },
+        ),
+        (Policies, {"persistence": {"bookkeeperEnsemble": 0}}),
     ],
 )
 def test_invalid_documents_are_rejected_with_a_reason(cls: type, doc: object) -> None:
@@ -114,3 +148,23 @@ def test_a_message_id_round_trips_and_names_a_bad_field() -> None:
         MessageIdData.from_json({"ledgerId": 1, "entryId": "2"})
     with pytest.raises(InvalidPolicies, match="isExcluded"):
         MessageIdData.from_json({"ledgerId": 1, "entryId": 2, "isExcluded": 1})
+
+
+def test_persistence_reasons_are_pulsars() -> None:
+    with pytest.raises(InvalidPolicies, match=r"Bookkeeper Ensemble \(2\) >= WriteQuorum \(3\)"):
+        PersistencePolicies(2, 3, 1)
+    with pytest.raises(InvalidPolicies, match="Bookkeeper-AckQuorum must be > 0"):
+        PersistencePolicies.from_json({"bookkeeperEnsemble": 2, "bookkeeperWriteQuorum": 2})
+    doc = {"bookkeeperEnsemble": 2, "bookkeeperWriteQuorum": 2, "bookkeeperAckQuorum": 1}
+    assert PersistencePolicies.from_json(doc) == PersistencePolicies(2, 2, 1, 0.0)
+
+
+@given(st.integers(-2, 8), st.integers(-2, 8), st.integers(-2, 8))
+def test_persistence_is_accepted_exactly_when_e_ge_wq_ge_aq_ge_1(e: int, w: int, a: int) -> None:
+    doc = {"bookkeeperEnsemble": e, "bookkeeperWriteQuorum": w, "bookkeeperAckQuorum": a}
+    if e >= w >= a >= 1:
+        value = PersistencePolicies.from_json(doc)
+        assert PersistencePolicies.from_json(value.to_json()) == value
+    else:
+        with pytest.raises(InvalidPolicies):
+            PersistencePolicies.from_json(doc)

@@ -1,9 +1,12 @@
 """Tenant, Namespace and Topic specs as the Pulsar values they stand for (pure).
 
-Each ``*Desired`` holds only what the spec names: a setting left out of the spec is not
-managed (whatever Pulsar has is kept), so the operator never fights another tool over a field
-the user did not claim. Parsing raises :class:`~magnetar_operator.spec.InvalidSpec` naming the
-field; names are checked with :mod:`magnetar.naming`, the same rules the broker applies.
+Each ``*Desired`` holds only what the spec names: a setting left out of the spec is not managed
+(whatever Pulsar has is kept), so the operator never fights another tool over a field the user
+did not claim. A setting the previous spec named and the new one does not is in
+``NamespaceDesired.removed``: the operator removes it from Pulsar (the broker's default applies
+again), so deleting a line of the spec undoes what it did. Parsing raises
+:class:`~magnetar_operator.spec.InvalidSpec` naming the field; names are checked with
+:mod:`magnetar.naming`, the same rules the broker applies.
 """
 
 from __future__ import annotations
@@ -13,7 +16,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from magnetar.naming import NON_PERSISTENT, PERSISTENT, NamespaceName, TopicName
-from magnetar.policies import AutoTopicCreationOverride, BacklogQuota, RetentionPolicies, TenantInfo
+from magnetar.policies import (
+    AutoTopicCreationOverride,
+    BacklogQuota,
+    InvalidPolicies,
+    PersistencePolicies,
+    RetentionPolicies,
+    TenantInfo,
+)
 from magnetar_operator.spec import InvalidSpec
 
 
@@ -48,6 +58,40 @@ class TenantDesired:
         return TenantInfo(admin_roles=self.admin_roles, allowed_clusters=frozenset(allowed))
 
 
+# The Namespace spec's policy fields, in the order they are applied (and removed).
+NAMESPACE_POLICIES = (
+    "retention",
+    "messageTTLSeconds",
+    "backlogQuota",
+    "deduplication",
+    "autoTopicCreation",
+    "persistence",
+    "replicationClusters",
+)
+
+
+def _persistence(value: Any) -> PersistencePolicies | None:
+    if value is None:
+        return None
+    try:
+        return PersistencePolicies(
+            value.get("ensembleSize"), value.get("writeQuorum"), value.get("ackQuorum")
+        )
+    except InvalidPolicies as exc:
+        raise InvalidSpec(f"spec.persistence: {exc.reason}") from exc
+
+
+def _replication_clusters(value: Any) -> frozenset[str] | None:
+    if value is None:
+        return None
+    clusters = frozenset(str(c) for c in value)
+    if not clusters:
+        raise InvalidSpec(
+            "spec.replicationClusters: name at least one cluster (only this one: no replication)"
+        )
+    return clusters
+
+
 @dataclass(frozen=True)
 class NamespaceDesired:
     name: str  # tenant/namespace
@@ -57,10 +101,19 @@ class NamespaceDesired:
     backlog_quota: BacklogQuota | None
     deduplication: bool | None
     auto_topic_creation: AutoTopicCreationOverride | None
-    unsupported: tuple[str, ...]  # spec fields the admin API cannot apply yet
+    persistence: PersistencePolicies | None = None
+    replication_clusters: frozenset[str] | None = None
+    removed: tuple[str, ...] = ()  # NAMESPACE_POLICIES the previous spec named, this one not
 
     @classmethod
-    def parse(cls, meta: Mapping[str, Any], spec: Mapping[str, Any]) -> NamespaceDesired:
+    def parse(
+        cls,
+        meta: Mapping[str, Any],
+        spec: Mapping[str, Any],
+        previous: Mapping[str, Any] | None = None,
+    ) -> NamespaceDesired:
+        """``spec`` as Pulsar values; ``previous`` (the spec before an update) gives
+        :attr:`removed`."""
         tenant = str(spec.get("tenant") or "")
         try:
             name = str(NamespaceName.parse(f"{tenant}/{_name(meta, spec)}"))
@@ -91,7 +144,13 @@ class NamespaceDesired:
                 str(auto.get("type", "non-partitioned")),
                 auto.get("defaultNumPartitions"),
             ),
-            unsupported=tuple(k for k in ("persistence", "replicationClusters") if k in spec),
+            persistence=_persistence(spec.get("persistence")),
+            replication_clusters=_replication_clusters(spec.get("replicationClusters")),
+            removed=tuple(
+                k
+                for k in NAMESPACE_POLICIES
+                if (previous or {}).get(k) is not None and spec.get(k) is None
+            ),
         )
 
 

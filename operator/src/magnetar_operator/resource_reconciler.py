@@ -2,7 +2,8 @@
 
 Each ``sync_*`` reads the actual tenant, namespace or topic through the admin REST API,
 creates it when missing and sets every setting the spec names that differs (drift is reverted
-the same way, on the handler's timer); each ``delete_*`` removes it ("not found" is success).
+the same way, on the handler's timer), and removes a namespace policy an update took out of the
+spec; each ``delete_*`` removes it ("not found" is success).
 The result is a :class:`Result` the handler turns into the ``Ready`` condition; nothing here
 raises for an admin error: a bad spec or a refusal is ``Ready=False`` with the reason, and
 ``retry`` says whether waiting may help (a missing tenant or namespace, an unreachable
@@ -172,13 +173,40 @@ async def sync_namespace(
         if auto is not None and await admin.get_auto_topic_creation(ns) != auto:
             await admin.set_auto_topic_creation(ns, auto)
             changed.append("autoTopicCreation")
-        message = f"namespace {ns} matches the spec"
-        if desired.unsupported:
-            message += f" ({', '.join(desired.unsupported)} not applied: no admin API for them yet)"
+        persistence = desired.persistence
+        if persistence is not None and await admin.get_persistence(ns) != persistence:
+            await admin.set_persistence(ns, persistence)
+            changed.append("persistence")
+        for key in desired.removed:
+            await _remove_policy(admin, ns, key, target.cluster_name)
+            changed.append(f"{key} removed")
+        clusters = desired.replication_clusters
+        if clusters is not None and set(await admin.get_replication_clusters(ns)) != clusters:
+            await admin.set_replication_clusters(ns, clusters)
+            changed.append("replicationClusters")
         reason = "Created" if "created" in changed else ("Updated" if changed else "InSync")
-        return Result(True, reason, message, changed=changed)
+        return Result(True, reason, f"namespace {ns} matches the spec", changed=changed)
 
     return await _with_admin(target, settings, f"namespace {ns}", run)
+
+
+async def _remove_policy(admin: AdminClient, ns: str, key: str, local_cluster: str) -> None:
+    """Undo a policy the spec no longer names: the broker's default applies again. Pulsar has
+    no "remove" for replication clusters: the namespace is left on its own cluster only."""
+    if key == "retention":
+        await admin.remove_retention(ns)
+    elif key == "messageTTLSeconds":
+        await admin.remove_message_ttl(ns)
+    elif key == "backlogQuota":
+        await admin.remove_backlog_quota(ns)
+    elif key == "deduplication":
+        await admin.remove_deduplication(ns)
+    elif key == "autoTopicCreation":
+        await admin.remove_auto_topic_creation(ns)
+    elif key == "persistence":
+        await admin.remove_persistence(ns)
+    elif key == "replicationClusters":
+        await admin.set_replication_clusters(ns, [local_cluster])
 
 
 async def delete_namespace(target: Target, name: str, settings: OperatorSettings) -> Result:

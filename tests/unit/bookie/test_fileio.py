@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 
 import pytest
@@ -48,6 +49,27 @@ def test_remove_gradually_shrinks_step_by_step(
     assert sizes == [6_000, 2_000]
     assert not path.exists()
     fileio.remove_gradually(path)  # already gone: no error
+
+
+class _StopsDuringFirstPause(threading.Event):
+    """A stop event that is set while the removal pauses after its first step."""
+
+    def wait(self, timeout: float | None = None) -> bool:
+        self.set()
+        return True
+
+
+def test_remove_gradually_gives_up_once_stopped_and_leaves_the_rest(tmp_path: Path) -> None:
+    path = tmp_path / "segment"
+    path.write_bytes(b"s" * 10_000)
+    assert fileio.remove_gradually(path, step_bytes=4_000, stop=_StopsDuringFirstPause()) is False
+    assert path.stat().st_size == 6_000  # one step done, the rest left for a later removal
+    stopped = threading.Event()
+    stopped.set()
+    assert fileio.remove_gradually(path, step_bytes=4_000, stop=stopped) is False
+    assert path.stat().st_size == 6_000
+    assert fileio.remove_gradually(path, step_bytes=4_000, pause_s=0, stop=threading.Event())
+    assert not path.exists()
 
 
 def test_replace_durably_swaps_the_content_and_leaves_no_temp_file(tmp_path: Path) -> None:

@@ -128,6 +128,26 @@ async def test_checkpoint_moves_mark_and_deletes_segments(tmp_path: Path) -> Non
     assert replayed.records == [add(1, 100)]
 
 
+async def test_a_checkpoint_after_close_leaves_old_segments_to_the_next_open(
+    tmp_path: Path,
+) -> None:
+    # The bookie's close (close, then checkpoint) writes the log mark but does not wait for the
+    # gradual deletion of older segments; the next open deletes them and replays nothing old.
+    journal = await Journal.open(tmp_path, ListSink(), JournalConfig(segment_bytes=4096))
+    for i in range(100):
+        await journal.append(add(1, i, b"y" * 200))
+    segments = len(list_segments(tmp_path))
+    assert segments > 3
+    await journal.close()
+    await journal.checkpoint()
+    assert len(list_segments(tmp_path)) == segments
+    replayed = ListSink()
+    journal2 = await Journal.open(tmp_path, replayed)
+    assert replayed.records == []
+    assert len(list_segments(tmp_path)) == 1  # only the fresh one
+    await journal2.close()
+
+
 @pytest.mark.parametrize("damage", ["truncate", "flip"])
 async def test_torn_tail_is_truncated_and_earlier_records_replay(
     tmp_path: Path, damage: str

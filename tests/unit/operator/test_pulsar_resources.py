@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from magnetar.policies import RetentionPolicies
+from magnetar.policies import PersistencePolicies, RetentionPolicies
 from magnetar_operator.pulsar_resources import NamespaceDesired, TenantDesired, TopicDesired
 from magnetar_operator.spec import InvalidSpec
 
@@ -41,10 +41,43 @@ def test_unset_settings_are_not_managed() -> None:
             "name": "n",
             "retention": {"timeInMinutes": 5, "sizeInMB": -1},
             "persistence": {"ensembleSize": 3, "writeQuorum": 2, "ackQuorum": 2},
+            "replicationClusters": ["east", "west"],
         },
     )
     assert full.retention == RetentionPolicies(5, -1)
-    assert full.unsupported == ("persistence",)
+    assert full.persistence == PersistencePolicies(3, 2, 2)
+    assert full.replication_clusters == frozenset({"east", "west"})
+    assert (ns.persistence, ns.replication_clusters, ns.removed) == (None, None, ())
+
+
+def test_settings_an_update_takes_out_are_removed() -> None:
+    before = {
+        "clusterRef": "c",
+        "tenant": "t",
+        "retention": {"timeInMinutes": 5, "sizeInMB": -1},
+        "messageTTLSeconds": 60,
+        "persistence": {"ensembleSize": 1, "writeQuorum": 1, "ackQuorum": 1},
+        "replicationClusters": ["east"],
+    }
+    after = {"clusterRef": "c", "tenant": "t", "messageTTLSeconds": 30}
+    ns = NamespaceDesired.parse(META, after, before)
+    assert ns.removed == ("retention", "persistence", "replicationClusters")
+    assert NamespaceDesired.parse(META, before, after).removed == ()
+    assert NamespaceDesired.parse(META, after).removed == ()  # no update: nothing removed
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "reason"),
+    [
+        ("persistence", {"ensembleSize": 1, "writeQuorum": 2, "ackQuorum": 1}, r"Ensemble \(1\)"),
+        ("persistence", {"ensembleSize": 2, "writeQuorum": 2}, "Bookkeeper-AckQuorum"),
+        ("replicationClusters", [], "at least one cluster"),
+    ],
+)
+def test_bad_namespace_policies_are_invalid_specs(field: str, value: object, reason: str) -> None:
+    with pytest.raises(InvalidSpec, match=reason) as raised:
+        NamespaceDesired.parse(META, {"clusterRef": "c", "tenant": "t", field: value})
+    assert f"spec.{field}" in str(raised.value)
 
 
 def test_the_tenant_is_allowed_on_its_cluster_unless_told_otherwise() -> None:

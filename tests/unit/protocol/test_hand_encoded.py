@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from magnetar.protocol import commands
@@ -40,6 +40,12 @@ def test_receipt_decodes() -> None:
 
 
 @given(U64)
+@example(0x7F)
+@example(0x80)
+@example(0x3FFF)
+@example(0x4000)
+@example(0x1FFFFF)
+@example(0x200000)
 def test_varint_matches_protobuf(value: int) -> None:
     # CommandFlow{consumer_id = value, message_permits = 0} is 0x08 varint(value) 0x10 0x00.
     assert (

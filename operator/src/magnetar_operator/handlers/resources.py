@@ -2,10 +2,11 @@
 drift interval, from :mod:`.resync`); delete from Pulsar only under ``deletionPolicy: Delete``
 (the only case with a finalizer, so a Retain resource never hangs on deletion).
 
-The spec is never written: only ``status`` (conditions Ready, pulsarName, observedGeneration,
-lastSyncTime; partitions for a Topic). A wait worth retrying (cluster or parent missing)
-raises ``kopf.TemporaryError``; a permanent refusal stays ``Ready=False`` until the spec
-changes or the drift timer tries again, never a crash loop.
+A policy an update took out of a Namespace's spec is removed from Pulsar (kopf's ``old`` spec
+says which). The spec is never written: only ``status`` (conditions Ready, pulsarName,
+observedGeneration, lastSyncTime; partitions for a Topic). A wait worth retrying (cluster or
+parent missing) raises ``kopf.TemporaryError``; a permanent refusal stays ``Ready=False`` until
+the spec changes or the drift timer tries again, never a crash loop.
 """
 
 from __future__ import annotations
@@ -40,8 +41,10 @@ from magnetar_operator.resource_reconciler import (
 from magnetar_operator.settings import OperatorSettings
 from magnetar_operator.spec import InvalidSpec
 
+Spec = Mapping[str, Any]
+# (target, metadata, spec, settings, the spec before this update or None) -> (name, result)
 Sync = Callable[
-    [Target, Mapping[str, Any], Mapping[str, Any], OperatorSettings], Awaitable[tuple[str, Result]]
+    [Target, Mapping[str, Any], Spec, OperatorSettings, Spec | None], Awaitable[tuple[str, Result]]
 ]
 Delete = Callable[
     [Target, Mapping[str, Any], Mapping[str, Any], OperatorSettings], Awaitable[Result]
@@ -49,21 +52,21 @@ Delete = Callable[
 
 
 async def _tenant(
-    t: Target, m: Mapping[str, Any], s: Mapping[str, Any], o: OperatorSettings
+    t: Target, m: Mapping[str, Any], s: Spec, o: OperatorSettings, _: Spec | None
 ) -> tuple[str, Result]:
     desired = TenantDesired.parse(m, s)
     return desired.name, await sync_tenant(t, desired, o)
 
 
 async def _namespace(
-    t: Target, m: Mapping[str, Any], s: Mapping[str, Any], o: OperatorSettings
+    t: Target, m: Mapping[str, Any], s: Spec, o: OperatorSettings, previous: Spec | None
 ) -> tuple[str, Result]:
-    desired = NamespaceDesired.parse(m, s)
+    desired = NamespaceDesired.parse(m, s, previous)
     return desired.name, await sync_namespace(t, desired, o)
 
 
 async def _topic(
-    t: Target, m: Mapping[str, Any], s: Mapping[str, Any], o: OperatorSettings
+    t: Target, m: Mapping[str, Any], s: Spec, o: OperatorSettings, _: Spec | None
 ) -> tuple[str, Result]:
     desired = TopicDesired.parse(m, s)
     return desired.name, await sync_topic(t, desired, o)
@@ -102,17 +105,24 @@ def _ready_reason(body: Mapping[str, Any]) -> str:
 
 
 async def sync_resource(
-    kube: Kube, settings: OperatorSettings, plural: str, body: Mapping[str, Any], *, drift: bool
+    kube: Kube,
+    settings: OperatorSettings,
+    plural: str,
+    body: Mapping[str, Any],
+    *,
+    drift: bool,
+    previous: Spec | None = None,
 ) -> Result:
     """One pass over a Tenant, Namespace or Topic: Pulsar made to match, status written, an
-    Event when the Ready reason changes (or, on a drift pass, when something was reverted)."""
+    Event when the Ready reason changes (or, on a drift pass, when something was reverted).
+    ``previous``: the spec before the update being handled (what it removed is undone)."""
     kind, sync, _ = KINDS[plural]
     meta, spec = body["metadata"], body.get("spec") or {}
     generation = meta.get("generation")
     name = ""
     try:
         target = await find_target(kube, meta["namespace"], str(spec.get("clusterRef")), settings)
-        name, result = await sync(target, meta, spec, settings)
+        name, result = await sync(target, meta, spec, settings, previous)
     except NoTarget as exc:
         result = Result(False, exc.reason, str(exc), retry=True)
     except InvalidSpec as exc:
@@ -156,8 +166,13 @@ def _register_kind(
     @kopf.on.resume(group, version, plural, registry=registry, backoff=backoff)
     @kopf.on.create(group, version, plural, registry=registry, backoff=backoff)
     @kopf.on.update(group, version, plural, registry=registry, backoff=backoff, field="spec")
-    async def sync(body: kopf.Body, memo: Any, **_: Any) -> None:
-        result = await sync_resource(memo.kube, memo.settings, plural, dict(body), drift=False)
+    async def sync(body: kopf.Body, memo: Any, old: Any = None, **_: Any) -> None:
+        # On update, ``old`` is the spec before it (the handler watches the spec field);
+        # kopf hands the same one again when it retries after a TemporaryError.
+        previous = old if isinstance(old, Mapping) else None
+        result = await sync_resource(
+            memo.kube, memo.settings, plural, dict(body), drift=False, previous=previous
+        )
         if result.retry:
             raise kopf.TemporaryError(result.message, delay=memo.settings.retry_delay_s)
 

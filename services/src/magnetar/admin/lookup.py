@@ -9,7 +9,9 @@ LookupData is serialised as Pulsar's JSON mapper does: null fields are omitted, 
 ``brokerUrlTls`` and ``httpUrlTls`` are ABSENT (not null), and the deprecated ``brokerUrlSsl`` is
 always ``""`` (older C++ clients fail a lookup without it). So the answer is ``brokerUrl``,
 ``httpUrl``, ``nativeUrl`` (= ``brokerUrl``) and ``brokerUrlSsl: ""``; the TLS fields appear once
-the broker serves TLS. The namespace must exist (404), the name must be valid (412).
+the broker serves TLS. A redirect asked over HTTPS goes to the chosen broker's ``https://`` URL
+(when it serves one), as every 307 of the admin API does. The namespace must exist (404), the
+name must be valid (412).
 
 Named listeners (``?listenerName=`` or the ``X-Pulsar-ListenerName`` header): the answer carries
 that listener's URLs; a name the owner does not advertise is a 503 naming it
@@ -21,7 +23,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 from urllib.parse import quote
 
-from fastapi import APIRouter, Header
+from fastapi import APIRouter, Header, Request
 from fastapi.responses import RedirectResponse
 
 from magnetar.admin.service import TopicService
@@ -38,6 +40,7 @@ def router(service: TopicService) -> APIRouter:
         tenant: str,
         namespace: str,
         topic: str,
+        request: Request,
         authoritative: bool = False,
         listenerName: str | None = None,
         x_pulsar_listenername: Annotated[str | None, Header()] = None,
@@ -51,7 +54,7 @@ def router(service: TopicService) -> APIRouter:
         found = (await service.ownership.lookup(name, authoritative)).for_listener(listener)
         if found.redirect:
             location = (
-                f"{found.web_service_url}/lookup/v2/topic/{name.rest_path}"
+                f"{found.web_url(request.url.scheme == 'https')}/lookup/v2/topic/{name.rest_path}"
                 f"?authoritative={str(found.authoritative).lower()}"
             )
             if listener:
@@ -63,6 +66,10 @@ def router(service: TopicService) -> APIRouter:
             "nativeUrl": found.pulsar_service_url,
             "brokerUrlSsl": "",
         }
+        if found.pulsar_service_url_tls:
+            data["brokerUrlTls"] = found.pulsar_service_url_tls
+        if found.web_service_url_tls:
+            data["httpUrlTls"] = found.web_service_url_tls
         return data
 
     return api

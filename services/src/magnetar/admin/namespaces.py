@@ -1,11 +1,10 @@
 """``/admin/v2/namespaces``: create/list/delete and the namespace policies Pulsar exposes
-(retention, messageTTL, backlogQuota, deduplication, delayedDelivery, compactionThreshold,
-autoTopicCreation,
-schemaCompatibilityStrategy, permissions). ``GET /admin/v2/namespaces/{tenant}/{namespace}``
-returns the whole Policies object; a create body's ``bundles`` (Pulsar's ``{"numBundles": N}``)
-sets the namespace's bundles, stored by the bundle factory (and forgotten on delete). A policy
-that is not set reads as 204 No Content (Pulsar answers a null value so). Every change is a
-compare-and-set through ``set_policies``.
+(retention, persistence, messageTTL, backlogQuota, deduplication, delayedDelivery,
+compactionThreshold, autoTopicCreation, schemaCompatibilityStrategy, replication, permissions).
+``GET /admin/v2/namespaces/{tenant}/{namespace}`` returns the whole Policies object; a create
+body's ``bundles`` (Pulsar's ``{"numBundles": N}``) sets the namespace's bundles, stored by the
+bundle factory (and forgotten on delete). A policy that is not set reads as 204 No Content
+(Pulsar answers a null value so). Every change is a compare-and-set through ``set_policies``.
 """
 
 from __future__ import annotations
@@ -18,7 +17,7 @@ from fastapi import APIRouter, Body, Response
 
 from magnetar.admin.service import TopicService
 from magnetar.broker.bundles import NamespaceBundles
-from magnetar.broker.errors import NamespaceNotEmpty, TenantNotFound
+from magnetar.broker.errors import NamespaceNotEmpty, ReplicationClusterRefused, TenantNotFound
 from magnetar.broker.resources import BrokerResources
 from magnetar.naming import NamespaceName, TopicName
 from magnetar.policies import (
@@ -28,6 +27,7 @@ from magnetar.policies import (
     BacklogQuota,
     DelayedDeliveryPolicies,
     InvalidPolicies,
+    PersistencePolicies,
     Policies,
     RetentionPolicies,
     parse_actions,
@@ -73,6 +73,26 @@ def initial_bundles(ns: NamespaceName, value: object, default_count: int) -> Nam
         return NamespaceBundles.from_json(ns, value, default_count)
     except ValueError as exc:
         raise InvalidPolicies(f"Invalid bundles: {exc}") from exc
+
+
+def replication_clusters(
+    requested: list[str], tenant: str, known: set[str], allowed: frozenset[str]
+) -> frozenset[str]:
+    """Pulsar's checks on a namespace's replication clusters: a non-empty list without
+    ``global`` (412), every cluster registered and allowed for the tenant (403)."""
+    if not requested:
+        raise InvalidPolicies("ClusterIds should not be null or empty")
+    if "global" in requested:
+        raise InvalidPolicies("Cannot specify global in the list of replication clusters")
+    for cluster in requested:
+        if cluster not in known:
+            raise ReplicationClusterRefused(f"Invalid cluster id: {cluster}")
+        if cluster not in allowed:
+            raise ReplicationClusterRefused(
+                f"Cluster {cluster} is not in the list of allowed clusters list for tenant "
+                f"[{tenant}]"
+            )
+    return frozenset(requested)
 
 
 async def parse_namespace(resources: BrokerResources, tenant: str, namespace: str) -> NamespaceName:
@@ -145,7 +165,8 @@ def router(service: TopicService) -> APIRouter:
         path: str, label: str, field: str, parse: Callable[[object], JsonDocument]
     ) -> None:
         """GET (204 when unset), POST (a JSON object, parsed: 412 names a bad field) and
-        DELETE of one policy document: retention, delayed delivery, auto topic creation."""
+        DELETE of one policy document: retention, persistence, delayed delivery, auto topic
+        creation."""
 
         async def get_policy(tenant: str, namespace: str) -> Any:
             value = getattr(await get(tenant, namespace), field)
@@ -169,6 +190,14 @@ def router(service: TopicService) -> APIRouter:
 
     # ---- retention
     document_policy("retention", "retention", "retention_policies", RetentionPolicies.from_json)
+
+    # ---- persistence (ensemble, write and ack quorums of new ledgers)
+    document_policy(
+        "persistence",
+        "persistence",
+        "persistence",
+        lambda body: service.check_persistence(PersistencePolicies.from_json(body)),
+    )
 
     # ---- message TTL
     @api.get("/{tenant}/{namespace}/messageTTL", summary="Get message TTL (seconds)")
@@ -276,6 +305,21 @@ def router(service: TopicService) -> APIRouter:
         await change(
             tenant, namespace, lambda p: replace(p, schema_compatibility_strategy="UNDEFINED")
         )
+
+    # ---- replication clusters (geo-replication)
+    @api.get("/{tenant}/{namespace}/replication", summary="Get the replication clusters")
+    async def get_replication(tenant: str, namespace: str) -> list[str]:
+        return sorted((await get(tenant, namespace)).replication_clusters)
+
+    @api.post("/{tenant}/{namespace}/replication", status_code=NO_CONTENT)
+    async def set_replication(
+        tenant: str, namespace: str, body: Annotated[list[str], Body()]
+    ) -> None:
+        ns = await ns_of(tenant, namespace)
+        known = set(await resources.list_clusters())
+        allowed = (await resources.get_tenant(ns.tenant)).allowed_clusters
+        clusters = replication_clusters(body, ns.tenant, known, allowed)
+        await change(tenant, namespace, lambda p: replace(p, replication_clusters=clusters))
 
     # ---- permissions
     @api.get("/{tenant}/{namespace}/permissions", summary="Get role -> actions grants")

@@ -65,4 +65,5 @@ async def owner_redirect(service: TopicService, request: Request) -> RedirectRes
     if owner is None or owner.web_service_url == service.web_service_url:
         return None
     query = f"?{request.url.query}" if request.url.query else ""
-    return RedirectResponse(f"{owner.web_service_url}{request.url.path}{query}", status_code=307)
+    location = owner.web_url(request.url.scheme == "https")
+    return RedirectResponse(f"{location}{request.url.path}{query}", status_code=307)

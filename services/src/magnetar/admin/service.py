@@ -23,7 +23,7 @@ from magnetar.broker.ownership import Ownership
 from magnetar.broker.resources import BrokerResources
 from magnetar.broker.schemas import SchemaRegistry
 from magnetar.naming import NamespaceName, TopicName
-from magnetar.policies import MessageIdData, Policies
+from magnetar.policies import MessageIdData, PersistencePolicies, Policies
 
 
 class TopicService(Protocol):
@@ -124,7 +124,12 @@ class TopicService(Protocol):
         """``t``'s partition count, creating it as partitioned first where auto-creation says so."""
         ...
 
+    def check_persistence(self, persistence: PersistencePolicies) -> PersistencePolicies:
+        """``persistence`` if within the broker's bounds (managedLedgerMaxEnsembleSize, ...);
+        else ``InvalidPolicies`` (412) naming the bound."""
+        ...
+
     async def policies_changed(self, ns: NamespaceName, policies: Policies) -> None:
         """``ns``'s policies were changed here to ``policies`` (as stored): apply what applies
-        at once (retention)."""
+        at once (retention, persistence)."""
         ...

@@ -46,6 +46,7 @@ def ledger_config(settings: AutorecoverySettings) -> LedgerClientConfig:
         read_timeout_s=timeout,
         metadata_timeout_s=timeout,
         bookie_quarantine_s=timeout,
+        tls=settings.bookkeeper_tls(),
     )
 
 
@@ -58,7 +59,9 @@ async def serve(settings: AutorecoverySettings) -> int:
     async with AsyncExitStack() as stack:
         stack.callback(_remove_stop_handlers, loop)
         store = await open_store(
-            settings.metadata_url, session_timeout_s=settings.session_timeout_s
+            settings.metadata_url,
+            session_timeout_s=settings.session_timeout_s,
+            tls=settings.metadata_store_tls(),
         )
         stack.push_async_callback(shutdown_step, "close_metadata", store.close(), timeout)
         bk = await BookKeeper.start(store, ledger_config(settings))

@@ -13,10 +13,12 @@ from __future__ import annotations
 import uuid
 
 from pydantic import Field
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import SettingsConfigDict
+
+from magnetar.tls.settings import BookkeeperClientTlsSettings, MetadataStoreTlsSettings
 
 
-class AutorecoverySettings(BaseSettings):
+class AutorecoverySettings(BookkeeperClientTlsSettings, MetadataStoreTlsSettings):
     model_config = SettingsConfigDict(env_prefix="MAGNETAR_AUTORECOVERY_", frozen=True)
 
     metadata_url: str

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ctypes
 import os
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -94,21 +95,34 @@ def start_writeback(fd: int) -> None:
 
 
 def remove_gradually(
-    path: Path, step_bytes: int = _REMOVE_STEP_BYTES, pause_s: float = _REMOVE_PAUSE_S
-) -> None:
+    path: Path,
+    step_bytes: int = _REMOVE_STEP_BYTES,
+    pause_s: float = _REMOVE_PAUSE_S,
+    stop: threading.Event | None = None,
+) -> bool:
     """Delete a big file by shrinking it ``step_bytes`` at a time, pausing between steps.
 
     Blocking, and slow on purpose (64 MiB: about 0.8 s). Freeing a file's blocks all at once
     (one unlink of 64 MiB on ext4 mounted with ``discard``) stalled other files' fdatasync,
     once per journal segment, for longer than freeing it 4 MiB at a time does
     (``python -m tests.bench.delete_stalls``; docs/benchmarks.md, "Delete stalls"). A missing
-    file is not an error."""
+    file is not an error. Once ``stop`` is set (the owner is closing) it gives up before the
+    next step and returns False, leaving the (possibly shortened) file for a later removal;
+    True when the file is gone."""
     try:
         size = path.stat().st_size
         while size > step_bytes:
+            if stop is not None and stop.is_set():
+                return False
             size -= step_bytes
             os.truncate(path, size)
-            time.sleep(pause_s)
+            if stop is not None:
+                stop.wait(pause_s)
+            else:
+                time.sleep(pause_s)
+        if stop is not None and stop.is_set():
+            return False
         path.unlink()
     except FileNotFoundError:
         pass
+    return True

@@ -120,6 +120,9 @@ class Journal:
         self._applied = JournalPosition(0, 0)
         self._failure: BaseException | None = None
         self._closing = False
+        # Set at close: a checkpoint's gradual deletion of old segments stops at its next step
+        # (the next open deletes what is left), so a stop never waits on it.
+        self._stopping = threading.Event()
         self._checkpoint_lock = asyncio.Lock()
         self.rolled = asyncio.Event()
         """Set when a segment was rolled over; the owner may checkpoint then."""
@@ -146,7 +149,7 @@ class Journal:
         self._sink.flush()
         self._segment = last + 1
         write_mark(self._dir, JournalPosition(self._segment, 0))
-        self._delete_before(self._segment)
+        self._delete_before(self._segment, gradually=False)
         self._open_segment()
         self._applied = JournalPosition(self._segment, 0)
         log.info("journal_opened", directory=str(self._dir), replayed=replayed, segment=last + 1)
@@ -157,11 +160,20 @@ class Journal:
         self._offset = os.fstat(self._fd).st_size
         fsync_dir(self._dir)
 
-    def _delete_before(self, segment: int) -> None:
-        """Blocking, about a second per full segment: see :func:`remove_gradually`."""
+    def _delete_before(self, segment: int, *, gradually: bool = True) -> None:
+        """Delete the segments before ``segment``. ``gradually`` (while the journal runs):
+        blocking, about a second per full segment (see :func:`remove_gradually`), given up once
+        the journal is closing. Not gradually (on open, before the writer starts, when no
+        fdatasync of ours can stall): one unlink each, so a start after a stop that left
+        segments behind does not pay a second per segment either."""
         for number in list_segments(self._dir):
-            if number < segment:
-                remove_gradually(segment_path(self._dir, number))
+            if number >= segment:
+                continue
+            path = segment_path(self._dir, number)
+            if not gradually:
+                path.unlink(missing_ok=True)
+            elif not remove_gradually(path, stop=self._stopping):
+                return
 
     @property
     def directory(self) -> Path:
@@ -355,13 +367,15 @@ class Journal:
         return position, rolled
 
     async def checkpoint(self) -> JournalPosition:
-        """Flush the sink, move the log mark to what it holds, delete older segments."""
+        """Flush the sink, move the log mark to what it holds, delete older segments (not
+        once the journal is closing: the next open deletes them, at once)."""
         async with self._checkpoint_lock:
             mark = self._applied
             loop = asyncio.get_running_loop()
             await loop.run_in_executor(None, self._sink.flush)
             await loop.run_in_executor(None, write_mark, self._dir, mark)
-            await loop.run_in_executor(None, self._delete_before, mark.segment)
+            if not self._stopping.is_set():
+                await loop.run_in_executor(None, self._delete_before, mark.segment)
             log.debug("journal_checkpoint", segment=mark.segment, offset=mark.offset)
             return mark
 
@@ -370,6 +384,7 @@ class Journal:
         What the writer has not taken by the timeout is dropped: its appenders get
         :class:`JournalClosed`."""
         self._closing = True
+        self._stopping.set()
         thread = self._thread
         if thread is not None:
             if self._failure is None:

@@ -66,7 +66,9 @@ async def serve(settings: BookieSettings) -> int:
     async with AsyncExitStack() as stack:
         stack.callback(_remove_stop_handlers, loop)  # last: a signal still stops the steps
         store = await open_store(
-            settings.metadata_url, session_timeout_s=settings.session_timeout_s
+            settings.metadata_url,
+            session_timeout_s=settings.session_timeout_s,
+            tls=settings.metadata_store_tls(),
         )
         stack.push_async_callback(shutdown_step, "close_metadata", store.close(), timeout)
         try:
@@ -90,7 +92,9 @@ async def serve(settings: BookieSettings) -> int:
         try:
             http_port = await http_server.start(settings.bind_address, settings.http_server_port)
             servicer = BookieServicer(bookie, bookie_id)
-            server, _ = await start_server(servicer, f"{settings.bind_address}:{settings.port}")
+            server, _ = await start_server(
+                servicer, f"{settings.bind_address}:{settings.port}", settings.server_tls()
+            )
             bookie.add_mode_listener(registration.set_read_only)
             registration.set_read_only(bookie.read_only)
             async with asyncio.TaskGroup() as tg:

@@ -18,6 +18,7 @@ besides the bookie.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -29,6 +30,7 @@ from magnetar.bookie.errors import BookieError
 from magnetar.bookie.local import WIRE_STATUS, LocalBookie, add_op
 from magnetar.tasks import TaskSet
 from magnetar.telemetry import get_logger
+from magnetar.tls import LoadedServerPem, PemServerTls, TlsConfigError
 from magnetar.wire import bookie_pb2 as pb
 from magnetar.wire import bookie_pb2_grpc as pb_grpc
 
@@ -187,11 +189,53 @@ def server_options() -> list[tuple[str, Any]]:
     ]
 
 
-async def start_server(servicer: BookieServicer, address: str) -> tuple[grpc.aio.Server, int]:
-    """Start a grpc.aio server for ``servicer`` on ``address`` (host:port); return it, port."""
+def server_credentials(tls: PemServerTls) -> grpc.ServerCredentials:
+    """TLS credentials that re-read the certificate files when they change: gRPC asks the
+    fetcher at new handshakes, and it looks at the files at most once per refresh interval."""
+    loaded = tls.load()
+    digest, checked = loaded.digest, time.monotonic()
+
+    def configuration(pem: LoadedServerPem) -> grpc.ServerCertificateConfiguration:
+        return grpc.ssl_server_certificate_configuration(
+            [(pem.private_key, pem.cert_chain)], root_certificates=pem.trust_certs
+        )
+
+    def fetch() -> grpc.ServerCertificateConfiguration | None:
+        nonlocal digest, checked
+        now = time.monotonic()
+        if now - checked < tls.refresh_interval_s:
+            return None
+        checked = now
+        try:
+            fresh = tls.load()
+        except TlsConfigError as exc:
+            log.warning("tls_reload_failed", cert=tls.cert_file, error=str(exc))
+            return None
+        if fresh.digest == digest:
+            return None
+        digest = fresh.digest
+        log.info("tls_reloaded", cert=tls.cert_file)
+        return configuration(fresh)
+
+    return grpc.dynamic_ssl_server_credentials(
+        configuration(loaded),
+        fetch,  # type: ignore[arg-type]  # gRPC takes None for "unchanged"; the stubs do not say
+        require_client_authentication=tls.require_client_auth,
+    )
+
+
+async def start_server(
+    servicer: BookieServicer, address: str, tls: PemServerTls | None = None
+) -> tuple[grpc.aio.Server, int]:
+    """Start a grpc.aio server for ``servicer`` on ``address`` (host:port); return it, port.
+    With ``tls`` the port serves TLS only (the bookie's certificate; client certificates
+    required when ``tls.require_client_auth``)."""
     server = grpc.aio.server(options=server_options())
     pb_grpc.add_BookieServicer_to_server(servicer, server)
-    port = server.add_insecure_port(address)
+    if tls is None:
+        port = server.add_insecure_port(address)
+    else:
+        port = server.add_secure_port(address, server_credentials(tls))
     if port == 0:
         raise OSError(f"cannot listen on {address}")
     await server.start()

@@ -21,6 +21,8 @@ from magnetar.bookie.ledger_storage import (
     COMPACTION_THRESHOLD,
     ENTRY_LOG_SIZE_LIMIT,
 )
+from magnetar.tls import PemServerTls
+from magnetar.tls.settings import MetadataStoreTlsSettings
 
 
 class BookieStorageSettings(BaseSettings):
@@ -49,7 +51,7 @@ class BookieStorageSettings(BaseSettings):
         )
 
 
-class BookieSettings(BookieStorageSettings):
+class BookieSettings(BookieStorageSettings, MetadataStoreTlsSettings):
     model_config = SettingsConfigDict(env_prefix="MAGNETAR_BOOKIE_", frozen=True)
 
     data_dir: Path
@@ -73,6 +75,25 @@ class BookieSettings(BookieStorageSettings):
     register_timeout_s: float = Field(default=60.0, gt=0)
     log_level: str = "info"
     log_json: bool = False
+    # TLS on the gRPC port (bk_server.conf's tlsCertificatePath, tlsKeyStore with
+    # tlsKeyStoreType=PEM, tlsTrustStore, tlsClientAuthentication): on when the certificate is
+    # set; the files are re-read when they change (docs/security.md, "TLS").
+    tls_certificate_path: str = ""
+    tls_key_store: str = ""
+    tls_trust_store: str = ""
+    tls_client_authentication: bool = False
+    tls_cert_refresh_check_duration_sec: float = Field(default=300.0, ge=0)
+
+    def server_tls(self) -> PemServerTls | None:
+        if not self.tls_certificate_path and not self.tls_key_store:
+            return None
+        return PemServerTls(
+            cert_file=self.tls_certificate_path,
+            key_file=self.tls_key_store,
+            trust_certs_file=self.tls_trust_store,
+            require_client_auth=self.tls_client_authentication,
+            refresh_interval_s=self.tls_cert_refresh_check_duration_sec,
+        )
 
     @property
     def address(self) -> str:

@@ -65,6 +65,10 @@ class BrokerLookupData:
     web_service_url: str
     load: LoadReport = field(default_factory=LoadReport)
     advertised_listeners: Mapping[str, AdvertisedListener] = field(default_factory=dict, hash=False)
+    # The TLS URLs ("" without a TLS port): pulsar+ssl:// on brokerServicePortTls, https:// on
+    # webServicePortTls (Pulsar's pulsarServiceUrlTls and webServiceUrlTls).
+    pulsar_service_url_tls: str = ""
+    web_service_url_tls: str = ""
 
     @property
     def num_bundles(self) -> int:
@@ -79,9 +83,9 @@ class BrokerLookupData:
         return json.dumps(
             {
                 "pulsarServiceUrl": self.pulsar_service_url,
-                "pulsarServiceUrlTls": "",
+                "pulsarServiceUrlTls": self.pulsar_service_url_tls,
                 "webServiceUrl": self.web_service_url,
-                "webServiceUrlTls": "",
+                "webServiceUrlTls": self.web_service_url_tls,
                 "advertisedListeners": {
                     name: listener.to_json() for name, listener in self.advertised_listeners.items()
                 },
@@ -102,6 +106,8 @@ class BrokerLookupData:
                 str(name): AdvertisedListener.from_json(doc)
                 for name, doc in (data.get("advertisedListeners") or {}).items()
             },
+            pulsar_service_url_tls=str(data.get("pulsarServiceUrlTls") or ""),
+            web_service_url_tls=str(data.get("webServiceUrlTls") or ""),
         )
 
 

@@ -57,6 +57,7 @@ from magnetar.protocol.frame import (
 from magnetar.protocol.version import PeerFeatures, server_feature_flags
 from magnetar.tasks import TaskSet
 from magnetar.telemetry import get_logger
+from magnetar.tls import peer_certificate_of
 from magnetar.wire import pulsar_api_pb2 as pb
 
 log = get_logger(__name__)
@@ -85,6 +86,8 @@ class ServerCnx:
         self._out: list[bytes] = []
         peer = writer.get_extra_info("peername")
         self._address = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
+        # The TLS handshake is over before a connection is served: the client's certificate.
+        self._peer_certificate = peer_certificate_of(writer.get_extra_info)
         config = service.config
         self._decoder = FrameDecoder(max_frame_size=config.max_message_size + FRAME_SIZE_PADDING)
         self._features: PeerFeatures | None = None
@@ -100,6 +103,12 @@ class ServerCnx:
     @property
     def address(self) -> str:
         return self._address
+
+    @property
+    def peer_certificate(self) -> dict[str, Any] | None:
+        """The client's certificate as ``ssl.SSLSocket.getpeercert()`` gives it; None on the
+        plain port or when the client presented none (the mutual-TLS authentication's input)."""
+        return self._peer_certificate
 
     @property
     def features(self) -> PeerFeatures:
@@ -322,6 +331,7 @@ class ServerCnx:
             client=self._address,
             client_version=connect.client_version,
             protocol_version=self._features.protocol_version,
+            tls=self._writer.get_extra_info("sslcontext") is not None,
         )
 
     async def _partitioned_metadata(self, request: pb.CommandPartitionedTopicMetadata) -> None:
@@ -347,6 +357,7 @@ class ServerCnx:
             return commands.lookup_response(
                 request.request_id,
                 broker_service_url=found.pulsar_service_url,
+                broker_service_url_tls=found.pulsar_service_url_tls or None,
                 redirect=found.redirect,
                 authoritative=found.authoritative,
                 proxy_through_service_url=found.proxy_through_service_url,

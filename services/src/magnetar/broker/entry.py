@@ -13,7 +13,7 @@ Pure functions; safe from any task.
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from google.protobuf.message import DecodeError
 
@@ -26,9 +26,12 @@ _U32 = struct.Struct(">I")
 _U16 = struct.Struct(">H")
 
 
-@dataclass(frozen=True, slots=True)
-class EntryInfo:
-    """The facts the dispatcher needs about one entry."""
+class EntryInfo(NamedTuple):
+    """The facts the dispatcher needs about one entry.
+
+    A NamedTuple rather than a frozen dataclass: one is built for every entry dispatched, and
+    a frozen dataclass's ``__init__`` (one ``object.__setattr__`` a field) cost about four
+    times as much (``python -m tests.bench.per_message_costs -k EntryInfo``)."""
 
     messages: int
     key: bytes
@@ -39,26 +42,33 @@ class EntryInfo:
 
 
 def entry_metadata(stored: bytes) -> pb.MessageMetadata:
-    """The MessageMetadata of a stored entry; an empty one if the bytes are not parseable."""
-    return split_entry(stored)[0]
+    """The MessageMetadata of a stored entry; an empty one if the bytes are not parseable.
+    The payload after it is not copied (the dispatcher asks for this once an entry)."""
+    return _parse_metadata(stored)[0]
 
 
 def split_entry(stored: bytes) -> tuple[pb.MessageMetadata, bytes]:
     """The MessageMetadata of a stored entry and the (possibly compressed) payload after it;
     an empty metadata and no payload if the bytes are not parseable."""
+    metadata, end = _parse_metadata(stored)
+    return metadata, stored[end:] if end else b""
+
+
+def _parse_metadata(stored: bytes) -> tuple[pb.MessageMetadata, int]:
+    """The MessageMetadata and where the payload starts (0: not parseable, empty metadata)."""
     offset = 0
     if len(stored) >= 6 and _U16.unpack_from(stored, 0)[0] == MAGIC_CRC32C:
         offset = 6
     metadata = pb.MessageMetadata()
     if len(stored) < offset + 4:
-        return metadata, b""
+        return metadata, 0
     (size,) = _U32.unpack_from(stored, offset)
     end = offset + 4 + size
     try:
         metadata.MergeFromString(stored[offset + 4 : end])
     except (DecodeError, ValueError, RuntimeError):
-        return pb.MessageMetadata(), b""
-    return metadata, stored[end:]
+        return pb.MessageMetadata(), 0
+    return metadata, end
 
 
 def entry_info(stored: bytes) -> EntryInfo:

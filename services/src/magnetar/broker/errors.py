@@ -215,6 +215,11 @@ class UnknownClusters(ResourceError):
         self.clusters = sorted(clusters)
 
 
+class ReplicationClusterRefused(ResourceError):
+    """A namespace's replication clusters name a cluster that does not exist or that its
+    tenant may not use (Pulsar answers 403 to both)."""
+
+
 class NamespaceNotFound(ResourceError):
     def __init__(self, namespace: str) -> None:
         super().__init__(f"Namespace {namespace} does not exist")

@@ -72,13 +72,15 @@ class LoadManagerConfig:
 
 @dataclass(frozen=True, slots=True)
 class LeaderBroker:
-    """Pulsar's LeaderBroker (``brokerId``, ``serviceUrl``), plus the binary URL and the named
-    listeners for redirects."""
+    """Pulsar's LeaderBroker (``brokerId``, ``serviceUrl``), plus the binary URL, the named
+    listeners and the TLS URLs ("" without TLS) for redirects."""
 
     broker_id: str
     service_url: str
     pulsar_service_url: str
     advertised_listeners: Mapping[str, AdvertisedListener] = field(default_factory=dict, hash=False)
+    service_url_tls: str = ""
+    pulsar_service_url_tls: str = ""
 
     def to_json(self) -> bytes:
         return json.dumps(
@@ -86,6 +88,8 @@ class LeaderBroker:
                 "brokerId": self.broker_id,
                 "serviceUrl": self.service_url,
                 "pulsarServiceUrl": self.pulsar_service_url,
+                "serviceUrlTls": self.service_url_tls,
+                "pulsarServiceUrlTls": self.pulsar_service_url_tls,
                 "advertisedListeners": {
                     n: listener.to_json() for n, listener in self.advertised_listeners.items()
                 },
@@ -101,7 +105,12 @@ class LeaderBroker:
             for n, doc in (data.get("advertisedListeners") or {}).items()
         }
         return cls(
-            str(data["brokerId"]), str(data["serviceUrl"]), str(data["pulsarServiceUrl"]), listeners
+            str(data["brokerId"]),
+            str(data["serviceUrl"]),
+            str(data["pulsarServiceUrl"]),
+            listeners,
+            str(data.get("serviceUrlTls") or ""),
+            str(data.get("pulsarServiceUrlTls") or ""),
         )
 
     @classmethod
@@ -111,6 +120,8 @@ class LeaderBroker:
             broker.web_service_url,
             broker.pulsar_service_url,
             dict(broker.advertised_listeners),
+            broker.web_service_url_tls,
+            broker.pulsar_service_url_tls,
         )
 
     def as_lookup_data(self) -> BrokerLookupData:
@@ -119,6 +130,8 @@ class LeaderBroker:
             self.pulsar_service_url,
             self.service_url,
             advertised_listeners=self.advertised_listeners,
+            pulsar_service_url_tls=self.pulsar_service_url_tls,
+            web_service_url_tls=self.service_url_tls,
         )
 
 

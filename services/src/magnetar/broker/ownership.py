@@ -97,6 +97,9 @@ class LookupResult:
     authoritative: bool = True
     proxy_through_service_url: bool = False
     broker: BrokerLookupData | None = field(default=None, compare=False)
+    # The owner's TLS URLs, "" when it serves no TLS port (Pulsar's brokerServiceUrlTls).
+    pulsar_service_url_tls: str = ""
+    web_service_url_tls: str = ""
 
     @classmethod
     def connect(cls, broker: BrokerLookupData, proxy_through: bool = False) -> LookupResult:
@@ -105,13 +108,28 @@ class LookupResult:
             broker.web_service_url,
             proxy_through_service_url=proxy_through,
             broker=broker,
+            pulsar_service_url_tls=broker.pulsar_service_url_tls,
+            web_service_url_tls=broker.web_service_url_tls,
         )
 
     @classmethod
     def redirect_to(cls, broker: BrokerLookupData, authoritative: bool = True) -> LookupResult:
         return cls(
-            broker.pulsar_service_url, broker.web_service_url, True, authoritative, broker=broker
+            broker.pulsar_service_url,
+            broker.web_service_url,
+            True,
+            authoritative,
+            broker=broker,
+            pulsar_service_url_tls=broker.pulsar_service_url_tls,
+            web_service_url_tls=broker.web_service_url_tls,
         )
+
+    def web_url(self, https: bool) -> str:
+        """The owner's web URL for a request that came over HTTPS (``https``) or plain HTTP:
+        its ``https://`` URL when it has one for an HTTPS request, else its ``http://`` one."""
+        if https and self.web_service_url_tls:
+            return self.web_service_url_tls
+        return self.web_service_url
 
     def for_listener(self, name: str | None) -> LookupResult:
         """The same answer with the named listener's URLs (:mod:`.listeners`); None or an empty
@@ -128,6 +146,8 @@ class LookupResult:
             self,
             pulsar_service_url=pulsar_url,
             web_service_url=found.broker_http_url or self.web_service_url,
+            pulsar_service_url_tls=found.broker_service_url_tls or "",
+            web_service_url_tls=found.broker_https_url or "",
         )
 
 
@@ -209,9 +229,9 @@ def owner_record(broker: BrokerLookupData) -> bytes:
     return json.dumps(
         {
             "nativeUrl": broker.pulsar_service_url,
-            "nativeUrlTls": "",
+            "nativeUrlTls": broker.pulsar_service_url_tls,
             "httpUrl": broker.web_service_url,
-            "httpUrlTls": "",
+            "httpUrlTls": broker.web_service_url_tls,
             "disabled": False,
             "advertisedListeners": {
                 name: listener.to_json() for name, listener in broker.advertised_listeners.items()
@@ -232,8 +252,16 @@ def owner_of_record(raw: bytes) -> LookupResult:
             str(name): AdvertisedListener.from_json(doc)
             for name, doc in (data.get("advertisedListeners") or {}).items()
         },
+        pulsar_service_url_tls=str(data.get("nativeUrlTls") or ""),
+        web_service_url_tls=str(data.get("httpUrlTls") or ""),
     )
-    return LookupResult(native, http, broker=owner)
+    return LookupResult(
+        native,
+        http,
+        broker=owner,
+        pulsar_service_url_tls=owner.pulsar_service_url_tls,
+        web_service_url_tls=owner.web_service_url_tls,
+    )
 
 
 def halves(bundle: NamespaceBundle, boundary: int) -> tuple[NamespaceBundle, NamespaceBundle]:

@@ -12,7 +12,9 @@ of a policy for a namespace: the namespace's own setting when it has one, else t
 * compaction threshold: ``brokerServiceCompactionThresholdInBytes`` (0: no automatic
   compaction), checked every ``brokerServiceCompactionMonitorIntervalInSeconds``;
 * schema compatibility: ``schemaCompatibilityStrategy`` (FULL), for namespaces whose own
-  strategy is UNDEFINED (:mod:`magnetar.broker.schemas`).
+  strategy is UNDEFINED (:mod:`magnetar.broker.schemas`);
+* persistence: the bounds ``managedLedgerMaxEnsembleSize`` / ``...MaxWriteQuorum`` /
+  ``...MaxAckQuorum`` (the defaults are the managed ledger's; :mod:`magnetar.broker.persistence`).
 
 Retention reaches the managed ledger as its ``ManagedLedgerConfig`` retention (minutes ->
 seconds, MB -> bytes, negative stays "infinite").
@@ -48,6 +50,11 @@ class BrokerPolicyDefaults:
     compaction_threshold_bytes: int = 0
     compaction_monitor_interval_s: float = 60.0
     schema_compatibility_strategy: str = "FULL"  # a namespace's UNDEFINED means this
+    # managedLedgerMaxEnsembleSize / ...MaxWriteQuorum / ...MaxAckQuorum: the largest
+    # persistence policy a namespace may set (magnetar.broker.persistence)
+    max_ensemble_size: int = 5
+    max_write_quorum: int = 5
+    max_ack_quorum: int = 5
 
 
 def effective_ttl_s(policies: Policies, defaults: BrokerPolicyDefaults) -> int:

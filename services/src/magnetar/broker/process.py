@@ -53,6 +53,7 @@ from magnetar.metadata.store import MetadataStore
 from magnetar.policies import ClusterData
 from magnetar.shutdown import shutdown_step, stop_event
 from magnetar.telemetry import get_logger
+from magnetar.tls import ServerTls
 
 log = get_logger(__name__)
 
@@ -65,7 +66,10 @@ async def create_defaults(service: BrokerService) -> None:
         service.resources,
         service.config.cluster_name,
         ClusterData(
-            service_url=service.web_service_url, broker_service_url=service.broker_service_url
+            service_url=service.web_service_url,
+            service_url_tls=service.lookup_data.web_service_url_tls or None,
+            broker_service_url=service.broker_service_url,
+            broker_service_url_tls=service.broker_service_url_tls or None,
         ),
     )
 
@@ -137,10 +141,13 @@ async def run_broker(
     app_factory: AppFactory | None = None,
     *,
     cluster: bool = False,
+    tls: ServerTls | None = None,
 ) -> None:
     """Serve the broker over ``store`` and ``bk`` until ``stop`` is set; then close it in order.
 
-    With ``cluster`` the broker registers itself and owns only the bundles it acquires."""
+    With ``cluster`` the broker registers itself and owns only the bundles it acquires.
+    ``tls``: the TLS ports' certificate (:func:`server_tls`, built by the caller before it
+    opens anything, so that a bad file ends the start at once); built here when not given."""
     timeout = settings.shutdown_step_timeout_s
     config = settings.broker_config()
     factory = ManagedLedgerFactory(store, bk)
@@ -160,39 +167,80 @@ async def run_broker(
         else cluster_member(settings, store, registry, load_manager, service)
     )
     await create_defaults(service)
+    if tls is None:
+        tls = server_tls(settings)  # TlsConfigError (a file that does not load): refuse to start
     server = BrokerServer(service, settings.bind_address, settings.broker_port)
-    web: WebServer | None = None
+    tls_server = (
+        None
+        if tls is None or settings.broker_service_port_tls is None
+        else BrokerServer(service, settings.bind_address, settings.broker_service_port_tls, tls)
+    )
+    webs: list[WebServer] = []
     try:
         if member is not None:  # before binding: a twin is refused by address, not by port
             await member.join()
         port = await server.start()
+        if tls_server is not None:
+            await tls_server.start()
         async with asyncio.TaskGroup() as tg:
             if app_factory is not None:
-                web = build_web_server(
-                    app_factory(service), settings.bind_address, settings.web_port
-                )
-                tg.create_task(web.serve(), name="admin-web")
+                app = app_factory(service)
+                webs.append(build_web_server(app, settings.bind_address, settings.web_port))
+                if settings.web_service_port_tls is not None:
+                    webs.append(
+                        build_web_server(
+                            app, settings.bind_address, settings.web_service_port_tls, tls
+                        )
+                    )
+                for web in webs:
+                    tg.create_task(web.serve(), name="admin-web")
                 async with asyncio.timeout(30):
                     # uvicorn offers no readiness event, only this flag.
-                    while not web.started:  # noqa: ASYNC110
+                    while not all(web.started for web in webs):  # noqa: ASYNC110
                         await asyncio.sleep(0.02)
             freeze_startup_objects()
             log.info("broker_ready", broker_port=port, web_port=settings.web_port)
-            print(
-                f"{READY_LINE} service_url=pulsar://{settings.advertised_address}:{port} "
-                f"web_service_url=http://{settings.advertised_address}:{settings.web_port}",
-                flush=True,
-            )
+            tls_port = None if tls_server is None else tls_server.port
+            print(ready_line(settings, port, tls_port), flush=True)
             await stop.wait()
             log.info("broker_stopping")
             await hand_over(member, service, timeout)
-            if web is not None:
+            for web in webs:
                 web.should_exit = True
     finally:
         await hand_over(member, service, timeout)
+        if tls_server is not None:
+            await shutdown_step("stop_tls_listener", tls_server.close(timeout), timeout)
         await shutdown_step("stop_listener", server.close(timeout), timeout)
         await shutdown_step("close_topics", service.close(), timeout * 3)
         await shutdown_step("close_factory", factory.close(), timeout)
+
+
+def server_tls(settings: BrokerSettings) -> ServerTls | None:
+    """The TLS of the broker's TLS ports (one certificate for both), None without any."""
+    if settings.broker_service_port_tls is None and settings.web_service_port_tls is None:
+        return None
+    asking = (
+        "broker_service_port_tls"
+        if settings.broker_service_port_tls is not None
+        else "web_service_port_tls"
+    )
+    return ServerTls(settings.server_tls_config(asking))
+
+
+def ready_line(settings: BrokerSettings, port: int, tls_port: int | None = None) -> str:
+    """The line on stdout that says the broker serves, with its URLs (TLS ones when set;
+    ``port`` and ``tls_port`` are the bound ones)."""
+    host = settings.advertised_address
+    line = (
+        f"{READY_LINE} service_url=pulsar://{host}:{port} "
+        f"web_service_url=http://{host}:{settings.web_port}"
+    )
+    if tls_port is not None:
+        line += f" service_url_tls=pulsar+ssl://{host}:{tls_port}"
+    if settings.web_service_port_tls is not None:
+        line += f" web_service_url_tls=https://{host}:{settings.web_service_port_tls}"
+    return line
 
 
 async def hand_over(
@@ -234,13 +282,18 @@ def freeze_startup_objects() -> None:
 async def serve_broker(settings: BrokerSettings, app_factory: AppFactory | None = None) -> int:
     """Run ``magnetar broker`` against external metadata and bookies."""
     tune_interpreter(settings)
+    tls = server_tls(settings)  # a bad TLS file ends the start before anything is opened
     stop = stop_event()
     timeout = settings.shutdown_step_timeout_s
-    store = await open_store(settings.metadata_url, session_timeout_s=settings.session_timeout_s)
+    store = await open_store(
+        settings.metadata_url,
+        session_timeout_s=settings.session_timeout_s,
+        tls=settings.metadata_store_tls(),
+    )
     try:
-        bk = await BookKeeper.start(store, LedgerClientConfig())
+        bk = await BookKeeper.start(store, LedgerClientConfig(tls=settings.bookkeeper_tls()))
         try:
-            await run_broker(settings, store, bk, stop, app_factory, cluster=True)
+            await run_broker(settings, store, bk, stop, app_factory, cluster=True, tls=tls)
         except BrokerAlreadyRegistered as exc:
             log.error("broker_refused", error=str(exc))
             print(f"magnetar broker: {exc}", file=sys.stderr, flush=True)

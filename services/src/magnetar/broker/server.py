@@ -1,6 +1,8 @@
 """The broker's TCP listener: accepts clients and runs one ServerCnx per connection.
 
-``BrokerServer.start()`` binds; every accepted connection is served by a task the server
+``BrokerServer.start()`` binds (with a :class:`~magnetar.tls.ServerTls`, the TLS port:
+each handshake gets the newest certificate, and one not done within the handshake timeout
+drops the socket); every accepted connection is served by a task the server
 keeps; ``close()`` stops accepting, closes every connection and waits (bounded) for their
 clean-up, before the service closes its topics.
 
@@ -15,6 +17,7 @@ from magnetar.broker.connection import ServerCnx
 from magnetar.broker.service import BrokerService
 from magnetar.open_connections import OpenConnections
 from magnetar.telemetry import get_logger
+from magnetar.tls import ServerTls
 
 log = get_logger(__name__)
 
@@ -22,23 +25,37 @@ log = get_logger(__name__)
 # selector again when drained): at asyncio's 64 KiB default that is a pair of epoll calls for
 # many reads under load. 1 MiB bounds a connection's unread bytes at 2 MiB.
 _STREAM_LIMIT = 1024 * 1024
+TLS_HANDSHAKE_TIMEOUT_S = 10.0
 
 
 class BrokerServer:
-    def __init__(self, service: BrokerService, host: str, port: int) -> None:
+    def __init__(
+        self, service: BrokerService, host: str, port: int, tls: ServerTls | None = None
+    ) -> None:
         self.service = service
         self.host = host
         self.port = port
+        self.tls = tls
         self._server: asyncio.Server | None = None
         self._connections: OpenConnections[ServerCnx] = OpenConnections()
 
     async def start(self) -> int:
         """Listen; returns the bound port (useful with port 0)."""
-        self._server = await asyncio.start_server(
-            self._serve, self.host, self.port, limit=_STREAM_LIMIT
-        )
+        if self.tls is None:
+            self._server = await asyncio.start_server(
+                self._serve, self.host, self.port, limit=_STREAM_LIMIT
+            )
+        else:
+            self._server = await asyncio.start_server(
+                self._serve,
+                self.host,
+                self.port,
+                limit=_STREAM_LIMIT,
+                ssl=self.tls.listening_context(),
+                ssl_handshake_timeout=TLS_HANDSHAKE_TIMEOUT_S,
+            )
         self.port = int(self._server.sockets[0].getsockname()[1])
-        log.info("broker_listening", host=self.host, port=self.port)
+        log.info("broker_listening", host=self.host, port=self.port, tls=self.tls is not None)
         return self.port
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -60,4 +77,4 @@ class BrokerServer:
             return
         server, self._server = self._server, None
         await self._connections.close(server, timeout_s)
-        log.info("broker_stopped")
+        log.info("broker_stopped", port=self.port, tls=self.tls is not None)

@@ -36,6 +36,7 @@ from magnetar.broker.listeners import AdvertisedListener
 from magnetar.broker.message_expiry import MessageExpiryMonitor
 from magnetar.broker.non_persistent_topic import NonPersistentTopic
 from magnetar.broker.ownership import BundleTopics, LocalOwnership, LookupResult, Ownership
+from magnetar.broker.persistence import apply_persistence, with_persistence
 from magnetar.broker.persistent_topic import PersistentTopic
 from magnetar.broker.policy_defaults import (
     BrokerPolicyDefaults,
@@ -69,6 +70,9 @@ class BrokerConfig:
     advertised_listeners: Mapping[str, AdvertisedListener] = field(default_factory=dict)
     broker_service_port: int = 6650
     web_service_port: int = 8080
+    # brokerServicePortTls / webServicePortTls: None when the broker serves no TLS port.
+    broker_service_port_tls: int | None = None
+    web_service_port_tls: int | None = None
     cluster_name: str = "standalone"
     max_message_size: int = 5 * 1024 * 1024
     keep_alive_interval_s: float = 30.0
@@ -94,6 +98,16 @@ def broker_lookup_data(config: BrokerConfig) -> BrokerLookupData:
         pulsar_service_url=f"pulsar://{host}:{port}",
         web_service_url=f"http://{host}:{config.web_service_port}",
         advertised_listeners=dict(config.advertised_listeners),
+        pulsar_service_url_tls=(
+            ""
+            if config.broker_service_port_tls is None
+            else f"pulsar+ssl://{host}:{config.broker_service_port_tls}"
+        ),
+        web_service_url_tls=(
+            ""
+            if config.web_service_port_tls is None
+            else f"https://{host}:{config.web_service_port_tls}"
+        ),
     )
 
 
@@ -123,7 +137,9 @@ class BrokerService:
         self.compaction_monitor = CompactionMonitor(
             lambda: self.topics.values(), resources.get_policies, config.policy_defaults
         )
-        self.admin = TopicAdmin(self, config.policy_defaults, config.stats_window_s)
+        self.admin = TopicAdmin(
+            self, config.policy_defaults, config.stats_window_s, config.managed_ledger
+        )
         self.schemas = SchemaRegistry(
             store, resources, Strategy(config.policy_defaults.schema_compatibility_strategy)
         )
@@ -143,7 +159,8 @@ class BrokerService:
 
     @property
     def broker_service_url_tls(self) -> str:
-        return f"pulsar+ssl://{self.config.advertised_address}:6651"
+        """``pulsar+ssl://host:port``, or "" when the broker serves no TLS port."""
+        return self.lookup_data.pulsar_service_url_tls
 
     @property
     def web_service_url(self) -> str:
@@ -256,9 +273,11 @@ class BrokerService:
         return topic.is_persistent and await self.factory.exists(topic.managed_ledger_name)
 
     def managed_ledger_config_for(self, policies: Policies) -> ManagedLedgerConfig:
-        """The broker's managed-ledger config with ``policies``' effective retention."""
+        """The broker's managed-ledger config with ``policies``' effective retention and
+        persistence (ensemble and quorums)."""
         retention = effective_retention(policies, self.config.policy_defaults)
-        return with_retention(self.config.managed_ledger, retention)
+        default = self.config.managed_ledger
+        return with_persistence(with_retention(default, retention), policies.persistence, default)
 
     async def list_topics(self, namespace: NamespaceName, persistent: bool = True) -> list[str]:
         """Topics of ``namespace`` (persistent: every managed ledger, loaded or not)."""
@@ -323,12 +342,13 @@ class BrokerService:
             raise
 
     async def _sync_deduplication(self) -> None:
-        """Apply each namespace's deduplicationEnabled and delayedDelivery to its loaded
-        persistent topics."""
+        """Apply each namespace's deduplicationEnabled, delayedDelivery and persistence to its
+        loaded persistent topics (whichever broker's admin API changed them)."""
         defaults = self.config.policy_defaults
 
         async def apply(topic: PersistentTopic, policies: Policies) -> None:
             topic.delayed_delivery = effective_delayed_delivery(policies, defaults)
+            apply_persistence(topic.ml, policies.persistence, self.config.managed_ledger)
             await topic.update_deduplication(policies.deduplication_enabled)
 
         await sweep_once(

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Literal
 
 from pydantic import Field, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import SettingsConfigDict
 
 from magnetar.broker.backlog_quota import BacklogQuotaConfig
 from magnetar.broker.bundle_split import BundleSplitConfig
@@ -24,9 +24,14 @@ from magnetar.broker.policy_defaults import BrokerPolicyDefaults
 from magnetar.broker.service import BrokerConfig
 from magnetar.managed_ledger import ManagedLedgerConfig
 from magnetar.policies import AutoTopicCreationOverride, DelayedDeliveryPolicies, RetentionPolicies
+from magnetar.tls.settings import (
+    BookkeeperClientTlsSettings,
+    MetadataStoreTlsSettings,
+    ServerTlsSettings,
+)
 
 
-class BrokerSettings(BaseSettings):
+class BrokerSettings(ServerTlsSettings, BookkeeperClientTlsSettings, MetadataStoreTlsSettings):
     model_config = SettingsConfigDict(env_prefix="MAGNETAR_BROKER_", frozen=True)
 
     metadata_url: str = "etcd://127.0.0.1:2379"
@@ -40,6 +45,10 @@ class BrokerSettings(BaseSettings):
     managed_ledger_default_ensemble_size: int = Field(default=3, ge=1)
     managed_ledger_default_write_quorum: int = Field(default=3, ge=1)
     managed_ledger_default_ack_quorum: int = Field(default=2, ge=1)
+    # The largest persistence policy a namespace may set (Pulsar's defaults).
+    managed_ledger_max_ensemble_size: int = Field(default=5, ge=1)
+    managed_ledger_max_write_quorum: int = Field(default=5, ge=1)
+    managed_ledger_max_ack_quorum: int = Field(default=5, ge=1)
     managed_ledger_max_entries_per_ledger: int = Field(default=50_000, ge=1)
     # Pulsar's rollover rule: a full ledger (entries or size) or one older than the maximum is
     # rolled over, but never before the minimum age.
@@ -126,6 +135,13 @@ class BrokerSettings(BaseSettings):
         "FORWARD_TRANSITIVE",
         "FULL_TRANSITIVE",
     ] = "FULL"
+    # TLS (broker.conf's brokerServicePortTls, webServicePortTls; unset: no TLS port). The
+    # certificate, trust and refresh settings come from ServerTlsSettings (docs/security.md).
+    broker_service_port_tls: int | None = Field(default=None, ge=0, le=65535)
+    web_service_port_tls: int | None = Field(default=None, ge=0, le=65535)
+    # Magnetar's own: the process's event loop, "asyncio" or "uvloop" (magnetar.cli.event_loop;
+    # what uvloop saves: docs/benchmarks.md, "Issue 17, first steps").
+    event_loop: Literal["asyncio", "uvloop"] = "asyncio"
 
     @field_validator("advertised_listeners")
     @classmethod
@@ -139,6 +155,8 @@ class BrokerSettings(BaseSettings):
             advertised_listeners=parse_advertised_listeners(self.advertised_listeners),
             broker_service_port=self.broker_port,
             web_service_port=self.web_port,
+            broker_service_port_tls=self.broker_service_port_tls,
+            web_service_port_tls=self.web_service_port_tls,
             cluster_name=self.cluster_name,
             max_message_size=self.max_message_size,
             keep_alive_interval_s=self.keep_alive_interval_s,
@@ -220,4 +238,7 @@ class BrokerSettings(BaseSettings):
             compaction_threshold_bytes=self.broker_service_compaction_threshold_in_bytes,
             compaction_monitor_interval_s=self.broker_service_compaction_monitor_interval_in_seconds,
             schema_compatibility_strategy=self.schema_compatibility_strategy,
+            max_ensemble_size=self.managed_ledger_max_ensemble_size,
+            max_write_quorum=self.managed_ledger_max_write_quorum,
+            max_ack_quorum=self.managed_ledger_max_ack_quorum,
         )

@@ -44,6 +44,7 @@ from magnetar.broker.message_expiry import expire_subscription
 from magnetar.broker.message_view import MessageView, message_view
 from magnetar.broker.non_persistent_topic import NonPersistentTopic
 from magnetar.broker.ownership import Ownership
+from magnetar.broker.persistence import apply_persistence, check_persistence
 from magnetar.broker.persistent_topic import PersistentTopic
 from magnetar.broker.policy_defaults import (
     BrokerPolicyDefaults,
@@ -58,9 +59,14 @@ from magnetar.broker.stats import DEFAULT_WINDOW_S, total
 from magnetar.broker.subscription import PersistentSubscription
 from magnetar.errors import MagnetarError
 from magnetar.ids import EntryId, LedgerId
-from magnetar.managed_ledger import Position
+from magnetar.managed_ledger import ManagedLedgerConfig, Position
 from magnetar.naming import NamespaceName, TopicName
-from magnetar.policies import AutoTopicCreationOverride, MessageIdData, Policies
+from magnetar.policies import (
+    AutoTopicCreationOverride,
+    MessageIdData,
+    PersistencePolicies,
+    Policies,
+)
 from magnetar.protocol.message_id import MessageId
 from magnetar.telemetry import get_logger
 
@@ -278,11 +284,16 @@ class TopicAdmin:
     """The TopicService operations over ``broker``'s topics."""
 
     def __init__(
-        self, broker: BrokerTopics, policy_defaults: BrokerPolicyDefaults, stats_window_s: float
+        self,
+        broker: BrokerTopics,
+        policy_defaults: BrokerPolicyDefaults,
+        stats_window_s: float,
+        managed_ledger: ManagedLedgerConfig | None = None,
     ) -> None:
         self._broker = broker
         self._policy_defaults = policy_defaults
         self._stats_window_s = stats_window_s
+        self._managed_ledger = managed_ledger or ManagedLedgerConfig()
 
     # ------------------------------------------------------------------ the broker's answers
     @property
@@ -524,14 +535,20 @@ class TopicAdmin:
         log.info("partitioned_topic_auto_created", topic=str(t), partitions=n)
         return n
 
+    def check_persistence(self, persistence: PersistencePolicies) -> PersistencePolicies:
+        """``persistence`` if within this broker's managedLedgerMax* bounds (else 412)."""
+        return check_persistence(persistence, self._policy_defaults)
+
     async def policies_changed(self, ns: NamespaceName, policies: Policies) -> None:
-        """Apply ``ns``'s retention and delayed delivery, from the ``policies`` just stored, to
-        its loaded persistent topics now (TTL: next check)."""
+        """Apply ``ns``'s retention, delayed delivery and persistence, from the ``policies``
+        just stored, to its loaded persistent topics now (TTL: next check; persistence: from
+        each topic's next ledger)."""
         retention = effective_retention(policies, self._policy_defaults)
         delayed = effective_delayed_delivery(policies, self._policy_defaults)
         for topic in list(self._broker.topics.values()):
             if isinstance(topic, PersistentTopic) and topic.is_open and topic.name.namespace == ns:
                 topic.delayed_delivery = delayed
+                apply_persistence(topic.ml, policies.persistence, self._managed_ledger)
                 try:
                     await apply_retention(topic.ml, retention)
                 except MagnetarError as exc:  # the policy is saved; the next check retries

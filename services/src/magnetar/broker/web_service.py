@@ -16,6 +16,9 @@ from typing import Any
 
 import uvicorn
 
+from magnetar.tls import ServerTls
+from magnetar.tls.https import https_options
+
 AppFactory = Callable[[Any], Any]
 
 
@@ -27,8 +30,11 @@ class WebServer(uvicorn.Server):
         yield
 
 
-def build_web_server(app: Any, host: str, port: int) -> WebServer:
+def build_web_server(app: Any, host: str, port: int, tls: ServerTls | None = None) -> WebServer:
+    """The server of ``app`` on ``host:port``; with ``tls``, HTTPS (:mod:`magnetar.tls.https`:
+    reloading certificates, the client's certificate on each request's scope)."""
+    options = {} if tls is None else https_options(tls)
     config = uvicorn.Config(
-        app, host=host, port=port, log_level="warning", lifespan="off", access_log=False
+        app, host=host, port=port, log_level="warning", lifespan="off", access_log=False, **options
     )
     return WebServer(config)

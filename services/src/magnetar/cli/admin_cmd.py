@@ -23,8 +23,16 @@ from magnetar.cli import (
     admin_topics_cmd,
 )
 from magnetar.cli.admin_session import AdminOptions, ForceOpt, call, emit_fields, emit_names
+from magnetar.cli.tool_session import (
+    TlsAllowInsecureOpt,
+    TlsCertificateOpt,
+    TlsHostnameOpt,
+    TlsKeyOpt,
+    TlsTrustCertsOpt,
+    tls_options,
+)
 from magnetar.client.admin_models import DEFAULT_WEB_SERVICE_URL
-from magnetar.policies import TenantInfo
+from magnetar.policies import ClusterData, TenantInfo
 
 if TYPE_CHECKING:
     from magnetar.client.admin import AdminClient
@@ -66,9 +74,21 @@ def admin_options(
         ),
     ] = None,
     timeout: Annotated[float, typer.Option(help="Deadline of each call, in seconds.")] = 30.0,
+    tls_trust_certs_file_path: TlsTrustCertsOpt = None,
+    tls_certificate_file_path: TlsCertificateOpt = None,
+    tls_key_file_path: TlsKeyOpt = None,
+    tls_allow_insecure_connection: TlsAllowInsecureOpt = False,
+    tls_hostname_verification: TlsHostnameOpt = True,
 ) -> None:
     """Administer clusters, tenants, namespaces and topics (like pulsar-admin)."""
-    ctx.obj = AdminOptions(admin_url, json_output, auth_token, timeout)
+    tls = tls_options(
+        tls_trust_certs_file_path,
+        tls_certificate_file_path,
+        tls_key_file_path,
+        tls_allow_insecure_connection,
+        tls_hostname_verification,
+    )
+    ctx.obj = AdminOptions(admin_url, json_output, auth_token, timeout, tls)
 
 
 Name = Annotated[str, typer.Argument(help="Its name.", show_default=False)]
@@ -87,6 +107,52 @@ def clusters_list(ctx: typer.Context) -> None:
 def clusters_get(ctx: typer.Context, cluster: Name) -> None:
     """Show a cluster's service URLs."""
     emit_fields(ctx, call(ctx, lambda a: a.get_cluster(cluster)))
+
+
+ServiceUrl = Annotated[
+    str | None,
+    typer.Option(
+        "--url", help="The cluster's web service URL (http://host:8080).", show_default=False
+    ),
+]
+BrokerUrl = Annotated[
+    str | None,
+    typer.Option(
+        "--broker-url",
+        help="The cluster's binary service URL (pulsar://host:6650).",
+        show_default=False,
+    ),
+]
+
+
+def _cluster_data(url: str | None, broker_url: str | None) -> ClusterData:
+    if url is None and broker_url is None:
+        raise typer.BadParameter("give --url, --broker-url or both")
+    return ClusterData(service_url=url, broker_service_url=broker_url)
+
+
+@clusters.command("create")
+def clusters_create(
+    ctx: typer.Context, cluster: Name, url: ServiceUrl = None, broker_url: BrokerUrl = None
+) -> None:
+    """Register a cluster. Example: us-east --url http://e:8080 --broker-url pulsar://e:6650"""
+    data = _cluster_data(url, broker_url)
+    call(ctx, lambda a: a.create_cluster(cluster, data))
+
+
+@clusters.command("update")
+def clusters_update(
+    ctx: typer.Context, cluster: Name, url: ServiceUrl = None, broker_url: BrokerUrl = None
+) -> None:
+    """Replace a cluster's service URLs."""
+    data = _cluster_data(url, broker_url)
+    call(ctx, lambda a: a.update_cluster(cluster, data))
+
+
+@clusters.command("delete")
+def clusters_delete(ctx: typer.Context, cluster: Name) -> None:
+    """Forget a cluster."""
+    call(ctx, lambda a: a.delete_cluster(cluster))
 
 
 # ------------------------------------------------------------------ tenants

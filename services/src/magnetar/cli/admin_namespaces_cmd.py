@@ -35,6 +35,8 @@ from magnetar.policies import (
     AutoTopicCreationOverride,
     BacklogQuota,
     DelayedDeliveryPolicies,
+    InvalidPolicies,
+    PersistencePolicies,
 )
 
 namespaces = typer.Typer(help="Namespaces and their policies.", no_args_is_help=True)
@@ -134,6 +136,62 @@ def ns_get_retention(ctx: typer.Context, namespace: NamespaceArg) -> None:
 def ns_remove_retention(ctx: typer.Context, namespace: NamespaceArg) -> None:
     """Remove the namespace's retention (the broker default applies)."""
     call(ctx, lambda a: a.remove_retention(namespace))
+
+
+# ------------------------------------------------------------------ persistence
+
+
+def _persistence(e: int, w: int, a: int, rate: float) -> PersistencePolicies:
+    try:
+        return PersistencePolicies(e, w, a, rate)
+    except InvalidPolicies as exc:
+        raise typer.BadParameter(exc.reason, param_hint="-e/-w/-a/-r") from exc
+
+
+@namespaces.command("set-persistence")
+def ns_set_persistence(
+    ctx: typer.Context,
+    namespace: NamespaceArg,
+    ensemble: Annotated[
+        int, typer.Option("--bookkeeper-ensemble", "-e", help="Bookies each ledger uses (E).")
+    ],
+    write_quorum: Annotated[
+        int,
+        typer.Option("--bookkeeper-write-quorum", "-w", help="Copies of each entry (Wq <= E)."),
+    ],
+    ack_quorum: Annotated[
+        int,
+        typer.Option(
+            "--bookkeeper-ack-quorum",
+            "-a",
+            help="Copies durable before a publish is acknowledged (Aq <= Wq).",
+        ),
+    ],
+    mark_delete_rate: Annotated[
+        float,
+        typer.Option(
+            "--ml-mark-delete-max-rate",
+            "-r",
+            help="Mark-delete operations per second (stored, not applied yet); 0: no limit.",
+        ),
+    ] = 0.0,
+) -> None:
+    """Set the ensemble and quorums of the namespace's new ledgers. Example: -e 3 -w 3 -a 2"""
+    policy = _persistence(ensemble, write_quorum, ack_quorum, mark_delete_rate)
+    call(ctx, lambda a: a.set_persistence(namespace, policy))
+
+
+@namespaces.command("get-persistence")
+def ns_get_persistence(ctx: typer.Context, namespace: NamespaceArg) -> None:
+    """Show the persistence policy of a namespace (not set: the broker's defaults apply)."""
+    value = call(ctx, lambda a: a.get_persistence(namespace))
+    _emit_policy(ctx, value)
+
+
+@namespaces.command("remove-persistence")
+def ns_remove_persistence(ctx: typer.Context, namespace: NamespaceArg) -> None:
+    """Remove the namespace's persistence policy (the broker's defaults apply)."""
+    call(ctx, lambda a: a.remove_persistence(namespace))
 
 
 # ------------------------------------------------------------------ message TTL
@@ -354,6 +412,28 @@ def ns_get_schema(ctx: typer.Context, namespace: NamespaceArg) -> None:
     """Show the schema compatibility strategy of a namespace."""
     value = call(ctx, lambda a: a.get_schema_compatibility_strategy(namespace))
     emit(ctx, value, lambda: value)
+
+
+# ------------------------------------------------------------------ replication clusters
+
+
+@namespaces.command("set-clusters")
+def ns_set_clusters(
+    ctx: typer.Context,
+    namespace: NamespaceArg,
+    clusters: Annotated[
+        str, typer.Option("--clusters", "-c", help="Comma-separated cluster names.")
+    ],
+) -> None:
+    """Replicate a namespace's topics between clusters. Example: -c us-west,us-east"""
+    wanted = [c.strip() for c in clusters.split(",") if c.strip()]
+    call(ctx, lambda a: a.set_replication_clusters(namespace, wanted))
+
+
+@namespaces.command("get-clusters")
+def ns_get_clusters(ctx: typer.Context, namespace: NamespaceArg) -> None:
+    """List the clusters a namespace is replicated to."""
+    emit_names(ctx, call(ctx, lambda a: a.get_replication_clusters(namespace)))
 
 
 # ------------------------------------------------------------------ permissions

@@ -30,6 +30,7 @@ from magnetar.naming import NamespaceName, TopicName
 
 if TYPE_CHECKING:
     from magnetar.client.admin import AdminClient
+    from magnetar.client.settings import TlsOptions
 
 T = TypeVar("T")
 V = TypeVar("V")
@@ -47,6 +48,7 @@ class AdminOptions:
     json_output: bool = False
     auth_token: str | None = None
     timeout_s: float = 30.0
+    tls: TlsOptions | None = None  # for https:// admin URLs
 
 
 def _options(ctx: typer.Context) -> AdminOptions:
@@ -61,7 +63,9 @@ def call(ctx: typer.Context, op: Callable[[AdminClient], Awaitable[T]]) -> T:
     opts = _options(ctx)
 
     async def run() -> T:
-        client = AdminClient(opts.admin_url, timeout_s=opts.timeout_s, auth_token=opts.auth_token)
+        client = AdminClient(
+            opts.admin_url, timeout_s=opts.timeout_s, auth_token=opts.auth_token, tls=opts.tls
+        )
         async with client:
             return await op(client)
 

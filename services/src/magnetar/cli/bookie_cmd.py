@@ -45,6 +45,22 @@ def bookie(
         float | None, typer.Option(help="Metadata session timeout in seconds.")
     ] = None,
     log_level: Annotated[str | None, typer.Option(help="debug, info, warning, error.")] = None,
+    tls_certificate_path: Annotated[
+        str | None, typer.Option(help="PEM certificate: the gRPC port serves TLS only.")
+    ] = None,
+    tls_key_store: Annotated[
+        str | None, typer.Option(help="PEM private key of that certificate.")
+    ] = None,
+    tls_trust_store: Annotated[
+        str | None, typer.Option(help="PEM CA certificates of the clients' certificates.")
+    ] = None,
+    tls_client_authentication: Annotated[
+        bool | None,
+        typer.Option(
+            "--tls-client-authentication/--no-tls-client-authentication",
+            help="Refuse clients without a certificate the trust store vouches for.",
+        ),
+    ] = None,
 ) -> None:
     """Run one bookie (journal, ledger storage, gRPC service).
 
@@ -68,5 +84,9 @@ def bookie(
         "min_free_disk_fraction": min_free_disk_fraction,
         "session_timeout_s": session_timeout_s,
         "log_level": log_level,
+        "tls_certificate_path": tls_certificate_path,
+        "tls_key_store": tls_key_store,
+        "tls_trust_store": tls_trust_store,
+        "tls_client_authentication": tls_client_authentication,
     }
     run_server(BookieSettings, flags, serve)

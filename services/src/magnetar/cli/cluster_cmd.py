@@ -192,6 +192,22 @@ def init(
         str, typer.Option(help="The cluster's binary URL, e.g. pulsar://brokers:6650.")
     ],
     timeout: Annotated[float, typer.Option(min=1, help="Seconds to wait for the store.")] = 60.0,
+    web_url_tls: Annotated[
+        str | None, typer.Option(help="The cluster's HTTPS admin URL, e.g. https://brokers:8443.")
+    ] = None,
+    service_url_tls: Annotated[
+        str | None,
+        typer.Option(help="The cluster's TLS binary URL, e.g. pulsar+ssl://brokers:6651."),
+    ] = None,
+    metadata_store_tls_trust_certs_file_path: Annotated[
+        str | None, typer.Option(help="TLS to etcd: the CA of etcd's certificate.")
+    ] = None,
+    metadata_store_tls_certificate_file_path: Annotated[
+        str | None, typer.Option(help="TLS to etcd: the client certificate, if etcd asks.")
+    ] = None,
+    metadata_store_tls_key_file_path: Annotated[
+        str | None, typer.Option(help="TLS to etcd: the client certificate's key.")
+    ] = None,
 ) -> None:
     """Create the cluster's metadata if missing: the cluster, tenant public, public/default.
 
@@ -206,12 +222,23 @@ def init(
     from magnetar.errors import MagnetarError
     from magnetar.metadata.factory import open_store
     from magnetar.policies import ClusterData
+    from magnetar.tls.settings import MetadataStoreTlsSettings
 
-    data = ClusterData(service_url=web_url, broker_service_url=service_url)
+    data = ClusterData(
+        service_url=web_url,
+        service_url_tls=web_url_tls,
+        broker_service_url=service_url,
+        broker_service_url_tls=service_url_tls,
+    )
+    etcd_tls = MetadataStoreTlsSettings(
+        metadata_store_tls_trust_certs_file_path=metadata_store_tls_trust_certs_file_path or "",
+        metadata_store_tls_certificate_file_path=metadata_store_tls_certificate_file_path or "",
+        metadata_store_tls_key_file_path=metadata_store_tls_key_file_path or "",
+    )
 
     async def run() -> list[str]:
         async with asyncio.timeout(timeout):
-            store = await open_store(metadata)
+            store = await open_store(metadata, tls=etcd_tls.metadata_store_tls())
             try:
                 done = await initialize_cluster(BrokerResources(store), cluster_name, data)
             finally:

@@ -11,7 +11,17 @@ from typing import Annotated
 
 import typer
 
-from magnetar.cli.tool_session import ServiceUrlOpt, fail, run_tool
+from magnetar.cli.tool_session import (
+    ServiceUrlOpt,
+    TlsAllowInsecureOpt,
+    TlsCertificateOpt,
+    TlsHostnameOpt,
+    TlsKeyOpt,
+    TlsTrustCertsOpt,
+    fail,
+    run_tool,
+    tls_options,
+)
 from magnetar.client.message import Message
 from magnetar.tools.consume import ConsumeRequest, consume
 from magnetar.tools.errors import ToolError
@@ -47,6 +57,11 @@ def consume_command(
         ),
     ] = 0.0,
     service_url: ServiceUrlOpt = DEFAULT_SERVICE_URL,
+    tls_trust_certs_file_path: TlsTrustCertsOpt = None,
+    tls_certificate_file_path: TlsCertificateOpt = None,
+    tls_key_file_path: TlsKeyOpt = None,
+    tls_allow_insecure_connection: TlsAllowInsecureOpt = False,
+    tls_hostname_verification: TlsHostnameOpt = True,
 ) -> None:
     """Receive messages, print each one, and acknowledge it."""
     fmt = output.lower()
@@ -62,6 +77,13 @@ def consume_command(
             position=position,
             timeout_s=timeout,
             service_url=service_url,
+            tls=tls_options(
+                tls_trust_certs_file_path,
+                tls_certificate_file_path,
+                tls_key_file_path,
+                tls_allow_insecure_connection,
+                tls_hostname_verification,
+            ),
         )
     except ToolError as exc:
         raise fail(str(exc)) from exc

@@ -12,7 +12,18 @@ from typing import Annotated
 
 import typer
 
-from magnetar.cli.tool_session import ServiceUrlOpt, fail, reported_errors, run_tool
+from magnetar.cli.tool_session import (
+    ServiceUrlOpt,
+    TlsAllowInsecureOpt,
+    TlsCertificateOpt,
+    TlsHostnameOpt,
+    TlsKeyOpt,
+    TlsTrustCertsOpt,
+    fail,
+    reported_errors,
+    run_tool,
+    tls_options,
+)
 from magnetar.client.admin_models import DEFAULT_WEB_SERVICE_URL
 from magnetar.tools.errors import ToolError
 from magnetar.tools.perf_config import Mode, PerfConfig, PerfResult
@@ -116,6 +127,11 @@ def _command(mode: Mode) -> Callable[..., None]:
         use_official_client: Official = False,
         service_url: ServiceUrlOpt = DEFAULT_SERVICE_URL,
         admin_url: AdminUrl = DEFAULT_WEB_SERVICE_URL,
+        tls_trust_certs_file_path: TlsTrustCertsOpt = None,
+        tls_certificate_file_path: TlsCertificateOpt = None,
+        tls_key_file_path: TlsKeyOpt = None,
+        tls_allow_insecure_connection: TlsAllowInsecureOpt = False,
+        tls_hostname_verification: TlsHostnameOpt = True,
     ) -> None:
         try:
             config = PerfConfig(
@@ -138,6 +154,13 @@ def _command(mode: Mode) -> Callable[..., None]:
                 subscription_type=subscription_type.lower() if subscription_type else None,
                 service_url=service_url,
                 admin_url=admin_url,
+                tls=tls_options(
+                    tls_trust_certs_file_path,
+                    tls_certificate_file_path,
+                    tls_key_file_path,
+                    tls_allow_insecure_connection,
+                    tls_hostname_verification,
+                ),
             )
         except ToolError as exc:
             raise fail(str(exc)) from exc

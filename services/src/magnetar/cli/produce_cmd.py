@@ -12,7 +12,17 @@ from typing import Annotated
 
 import typer
 
-from magnetar.cli.tool_session import ServiceUrlOpt, fail, run_tool
+from magnetar.cli.tool_session import (
+    ServiceUrlOpt,
+    TlsAllowInsecureOpt,
+    TlsCertificateOpt,
+    TlsHostnameOpt,
+    TlsKeyOpt,
+    TlsTrustCertsOpt,
+    fail,
+    run_tool,
+    tls_options,
+)
 from magnetar.tools.errors import ToolError
 from magnetar.tools.messages import format_message_id, parse_properties
 from magnetar.tools.produce import ProduceRequest, collect_payloads, produce
@@ -53,6 +63,11 @@ def produce_command(
         bool, typer.Option("-v", "--verbose", help="Print each message id.")
     ] = False,
     service_url: ServiceUrlOpt = DEFAULT_SERVICE_URL,
+    tls_trust_certs_file_path: TlsTrustCertsOpt = None,
+    tls_certificate_file_path: TlsCertificateOpt = None,
+    tls_key_file_path: TlsKeyOpt = None,
+    tls_allow_insecure_connection: TlsAllowInsecureOpt = False,
+    tls_hostname_verification: TlsHostnameOpt = True,
 ) -> None:
     """Publish messages given with -m, read from a file, or one per line on stdin."""
     try:
@@ -71,6 +86,13 @@ def produce_command(
             batching=batching,
             compression=compression.lower(),
             service_url=service_url,
+            tls=tls_options(
+                tls_trust_certs_file_path,
+                tls_certificate_file_path,
+                tls_key_file_path,
+                tls_allow_insecure_connection,
+                tls_hostname_verification,
+            ),
         )
     except OSError as exc:
         raise fail(f"cannot read {file}: {exc.strerror or exc}") from exc

@@ -11,7 +11,18 @@ from typing import Annotated, Any
 
 import typer
 
-from magnetar.cli.server_process import AdvertisedListenersOpt, admin_app, run_server
+from magnetar.cli.server_process import (
+    AdvertisedListenersOpt,
+    TlsCertOpt,
+    TlsKeyOpt,
+    TlsPortOpt,
+    TlsRequireClientCertOpt,
+    TlsTrustOpt,
+    WebTlsPortOpt,
+    admin_app,
+    run_server,
+    tls_flags,
+)
 
 
 def standalone(
@@ -28,6 +39,12 @@ def standalone(
         typer.Option("--journal-sync/--no-journal-sync", help="fdatasync each journal group."),
     ] = None,
     log_level: Annotated[str | None, typer.Option(help="debug, info, warning, error.")] = None,
+    broker_service_port_tls: TlsPortOpt = None,
+    web_service_port_tls: WebTlsPortOpt = None,
+    tls_certificate_file_path: TlsCertOpt = None,
+    tls_key_file_path: TlsKeyOpt = None,
+    tls_trust_certs_file_path: TlsTrustOpt = None,
+    tls_require_trusted_client_cert_on_connect: TlsRequireClientCertOpt = None,
 ) -> None:
     """Run a broker with its own bookie and metadata store in one process."""
     from magnetar.standalone import StandaloneSettings, serve_standalone
@@ -42,6 +59,14 @@ def standalone(
         "bind_address": bind_address,
         "journal_sync": journal_sync,
         "log_level": log_level,
+        **tls_flags(
+            broker_service_port_tls,
+            web_service_port_tls,
+            tls_certificate_file_path,
+            tls_key_file_path,
+            tls_trust_certs_file_path,
+            tls_require_trusted_client_cert_on_connect,
+        ),
     }
     metrics = Metrics()  # the broker's and the in-process bookie's
     run_server(

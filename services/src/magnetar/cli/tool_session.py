@@ -12,13 +12,16 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Coroutine, Iterator
 from contextlib import contextmanager
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
 from magnetar.errors import MagnetarError
 from magnetar.telemetry import configure_logging
 from magnetar.tools.errors import explain
+
+if TYPE_CHECKING:
+    from magnetar.client.settings import TlsOptions
 
 T = TypeVar("T")
 
@@ -30,6 +33,70 @@ ServiceUrlOpt = Annotated[
         help="The broker's binary protocol URL.",
     ),
 ]
+
+
+# TLS of the client tools (produce, consume, perf, admin), named after the server settings.
+TlsTrustCertsOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--tls-trust-certs-file-path",
+        envvar="MAGNETAR_TLS_TRUST_CERTS_FILE_PATH",
+        help="PEM CA certificates that the server's certificate must chain to.",
+    ),
+]
+TlsCertificateOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--tls-certificate-file-path",
+        envvar="MAGNETAR_TLS_CERTIFICATE_FILE_PATH",
+        help="The client's PEM certificate (mutual TLS).",
+    ),
+]
+TlsKeyOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--tls-key-file-path",
+        envvar="MAGNETAR_TLS_KEY_FILE_PATH",
+        help="The PEM key of the client's certificate.",
+    ),
+]
+TlsAllowInsecureOpt = Annotated[
+    bool,
+    typer.Option(
+        "--tls-allow-insecure-connection",
+        help="Accept a server certificate that is not trusted (testing only).",
+    ),
+]
+TlsHostnameOpt = Annotated[
+    bool,
+    typer.Option(
+        "--tls-hostname-verification/--no-tls-hostname-verification",
+        help="Check that the server's certificate names the host dialled.",
+    ),
+]
+
+
+def tls_options(
+    trust: str | None,
+    cert: str | None,
+    key: str | None,
+    allow_insecure: bool,
+    hostname_verification: bool,
+) -> TlsOptions | None:
+    """The client's TLS options from the flags; None when none was given (defaults apply)."""
+    from magnetar.client.settings import TlsOptions
+
+    if (cert is None) != (key is None):
+        raise fail("--tls-certificate-file-path and --tls-key-file-path go together")
+    if trust is None and cert is None and not allow_insecure and hostname_verification:
+        return None
+    return TlsOptions(
+        trust_certs_file=trust,
+        cert_file=cert,
+        key_file=key,
+        allow_insecure_connection=allow_insecure,
+        validate_hostname=hostname_verification,
+    )
 
 
 def fail(message: str) -> typer.Exit:

@@ -52,6 +52,7 @@ from magnetar.client.admin_models import (
     LookupData,
     PartitionedTopicMetadata,
 )
+from magnetar.client.settings import TlsOptions
 from magnetar.naming import NON_PERSISTENT, PERSISTENT, NamespaceName, TopicName
 from magnetar.policies import (
     AutoTopicCreationOverride,
@@ -60,6 +61,7 @@ from magnetar.policies import (
     DelayedDeliveryPolicies,
     InvalidPolicies,
     MessageIdData,
+    PersistencePolicies,
     RetentionPolicies,
     TenantInfo,
 )
@@ -137,7 +139,10 @@ class AdminClient:
         *,
         timeout_s: float = 30.0,
         auth_token: str | None = None,
+        tls: TlsOptions | None = None,
     ) -> None:
+        """``tls``: how an ``https://`` URL is verified (trust file, hostname validation, a
+        client certificate for mutual TLS); the system's CAs when None."""
         self.web_service_url = web_service_url.rstrip("/")
         self.timeout_s = timeout_s
         headers = {"Accept": "application/json"}
@@ -148,6 +153,7 @@ class AdminClient:
             headers=headers,
             timeout=httpx.Timeout(timeout_s),
             follow_redirects=True,  # a Pulsar broker redirects (307) to a topic's owner
+            verify=(tls or TlsOptions()).ssl_context(),
         )
 
     async def __aenter__(self) -> AdminClient:
@@ -221,6 +227,16 @@ class AdminClient:
     async def get_cluster(self, cluster: str) -> ClusterData:
         path = f"{V2}/clusters/{quote(cluster, safe='')}"
         return _read(ClusterData.from_json, await self._call("GET", path))
+
+    async def create_cluster(self, cluster: str, data: ClusterData) -> None:
+        """Register a cluster (its service URLs), e.g. a geo-replication peer."""
+        await self._call("PUT", f"{V2}/clusters/{quote(cluster, safe='')}", body=data.to_json())
+
+    async def update_cluster(self, cluster: str, data: ClusterData) -> None:
+        await self._call("POST", f"{V2}/clusters/{quote(cluster, safe='')}", body=data.to_json())
+
+    async def delete_cluster(self, cluster: str) -> None:
+        await self._call("DELETE", f"{V2}/clusters/{quote(cluster, safe='')}")
 
     # ------------------------------------------------------------------ brokers
 
@@ -332,6 +348,19 @@ class AdminClient:
     async def remove_retention(self, namespace: str) -> None:
         await self._call("DELETE", f"{_ns(namespace)}/retention")
 
+    async def get_persistence(self, namespace: str) -> PersistencePolicies | None:
+        """The namespace's ensemble and quorums; None: not set (the broker's defaults apply)."""
+        value = await self._call("GET", f"{_ns(namespace)}/persistence")
+        return None if value is None else _read(PersistencePolicies.from_json, value)
+
+    async def set_persistence(self, namespace: str, persistence: PersistencePolicies) -> None:
+        """New ledgers of the namespace's topics use these (PreconditionFailed above the
+        broker's managedLedgerMax* bounds)."""
+        await self._call("POST", f"{_ns(namespace)}/persistence", body=persistence.to_json())
+
+    async def remove_persistence(self, namespace: str) -> None:
+        await self._call("DELETE", f"{_ns(namespace)}/persistence")
+
     async def get_message_ttl(self, namespace: str) -> int | None:
         value = await self._call("GET", f"{_ns(namespace)}/messageTTL")
         return None if value is None else int(value)
@@ -408,6 +437,13 @@ class AdminClient:
     async def set_schema_compatibility_strategy(self, namespace: str, strategy: str) -> None:
         path = f"{_ns(namespace)}/schemaCompatibilityStrategy"
         await self._call("PUT", path, body=strategy.upper())
+
+    async def get_replication_clusters(self, namespace: str) -> list[str]:
+        return _str_list(await self._call("GET", f"{_ns(namespace)}/replication"))
+
+    async def set_replication_clusters(self, namespace: str, clusters: Iterable[str]) -> None:
+        """Replicate the namespace's topics to ``clusters`` (Pulsar's ``set-clusters``)."""
+        await self._call("POST", f"{_ns(namespace)}/replication", body=sorted(set(clusters)))
 
     async def get_permissions(self, namespace: str) -> dict[str, frozenset[str]]:
         value = _mapping(await self._call("GET", f"{_ns(namespace)}/permissions"))

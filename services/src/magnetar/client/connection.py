@@ -30,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import ssl
 import time
 from collections.abc import Callable
 from typing import Protocol
@@ -39,6 +40,7 @@ from magnetar.client.errors import (
     ConnectionFailed,
     ConnectionLost,
     OperationTimeout,
+    TlsVerificationFailed,
     server_error,
 )
 from magnetar.client.settings import Authentication, TlsOptions
@@ -207,6 +209,11 @@ class Connection:
                 )
         except TimeoutError as exc:
             raise ConnectionFailed(f"connecting to {physical} timed out") from exc
+        except ssl.SSLCertVerificationError as exc:
+            raise TlsVerificationFailed(
+                f"the TLS certificate of {physical} is refused: {exc.verify_message}; check the "
+                "trust certificates file (and hostname validation) the client is given"
+            ) from exc
         except OSError as exc:
             raise ConnectionFailed(f"cannot connect to {physical}: {exc}") from exc
         conn = cls(

@@ -36,6 +36,13 @@ class ConnectionFailed(ClientError):
     retryable = True
 
 
+class TlsVerificationFailed(ConnectionFailed):
+    """The broker's TLS certificate is not trusted (or does not name the host dialled): no retry
+    fixes it; the trust file or the hostname validation option must change."""
+
+    retryable = False
+
+
 class ConnectionLost(ClientError):
     """The connection closed while a request was outstanding or a handle was attached."""
 

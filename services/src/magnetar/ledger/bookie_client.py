@@ -33,6 +33,7 @@ from magnetar.ids import BookieId
 from magnetar.ledger.config import LedgerClientConfig
 from magnetar.ledger.errors import BookieUnavailable
 from magnetar.telemetry import get_logger
+from magnetar.tls import PemFiles
 from magnetar.wire import bookie_pb2, bookie_pb2_grpc
 
 log = get_logger(__name__)
@@ -137,6 +138,19 @@ class AddQueue:
             callback(error)
 
 
+def _channel(address: str, tls: PemFiles | None) -> aio.Channel:
+    """A channel to a bookie: TLS when ``tls`` is given (the bookie's certificate must name the
+    host of its registered address)."""
+    if tls is None:
+        return aio.insecure_channel(address, options=_CHANNEL_OPTIONS)
+    credentials = grpc.ssl_channel_credentials(
+        root_certificates=tls.trust_certs,
+        private_key=tls.private_key,
+        certificate_chain=tls.cert_chain,
+    )
+    return aio.secure_channel(address, credentials, options=_CHANNEL_OPTIONS)
+
+
 @dataclass
 class _Batch:
     entries: list[tuple[int, int]]  # (ledger_id, entry_id) in request order
@@ -153,7 +167,7 @@ class BookieClient:
         self.bookie_id = bookie_id
         self.address = address
         self._config = config
-        self._channel = aio.insecure_channel(address, options=_CHANNEL_OPTIONS)
+        self._channel = _channel(address, config.tls)
         self._stub = bookie_pb2_grpc.BookieStub(self._channel)
         self._adds = AddQueue(bookie_id, config.max_queued_adds)
         self._inflight: dict[int, _Batch] = {}

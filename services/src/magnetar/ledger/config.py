@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from magnetar.ledger.placement import PlacementPolicy
+from magnetar.tls import PemFiles
 
 
 @dataclass(frozen=True)
@@ -25,3 +26,5 @@ class LedgerClientConfig:
     read_concurrency: int = 64  # entries read at once by one read() call
     placement_policy: PlacementPolicy = PlacementPolicy.RANDOM
     bookie_wait_s: float = 10.0  # create_ledger waits this long for enough writable bookies
+    # TLS to the bookies' gRPC ports (trust, and a client certificate for mutual TLS); None: plain.
+    tls: PemFiles | None = None

@@ -58,6 +58,7 @@ from magnetar.metadata.store import (
 )
 from magnetar.metadata.watch import WatchChannel
 from magnetar.telemetry import get_logger
+from magnetar.tls import PemFiles
 
 log = get_logger(__name__)
 
@@ -112,8 +113,19 @@ class EtcdMetadataStore:
         *,
         session_timeout_s: float = 10.0,
         call_timeout_s: float = DEFAULT_CALL_TIMEOUT_S,
+        tls: PemFiles | None = None,
     ) -> EtcdMetadataStore:
-        client = etcd3aio.Etcd3Client(endpoints)
+        """Connect to ``endpoints``; with ``tls``, over TLS (etcd3aio's ``ca_cert``,
+        ``cert_chain`` and ``cert_key``)."""
+        if tls is None:
+            client = etcd3aio.Etcd3Client(endpoints)
+        else:
+            client = etcd3aio.Etcd3Client(
+                endpoints,
+                ca_cert=tls.trust_certs,
+                cert_chain=tls.cert_chain,
+                cert_key=tls.private_key,
+            )
         await client.connect()
         store = cls(client, session_timeout_s=session_timeout_s, call_timeout_s=call_timeout_s)
         try:

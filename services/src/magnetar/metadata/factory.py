@@ -4,7 +4,7 @@ Accepted forms::
 
     memory://NAME                    in-process server shared per NAME (tests)
     rocksdb:///absolute/path         embedded RocksDB (standalone)
-    etcd://host:port[,host:port...]  an etcd 3.4+ cluster
+    etcd://host:port[,host:port...]  an etcd 3.4+ cluster (TLS when the caller passes ``tls``)
 
 Backends are imported lazily so that a process using one never loads the others' libraries. An
 etcd that does not answer at open is a :class:`StoreUnavailable` naming the URL (processes
@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 
 from magnetar.metadata.errors import StoreUnavailable
 from magnetar.metadata.store import MetadataStore
+from magnetar.tls import PemFiles
 
 ACCEPTED_FORMS = "memory://NAME, rocksdb:///absolute/path, etcd://host:port[,host:port...]"
 
@@ -36,8 +37,11 @@ def parse_etcd_endpoints(url: str, rest: str) -> list[str]:
     return endpoints
 
 
-async def open_store(url: str, *, session_timeout_s: float = 10.0) -> MetadataStore:
-    """Open (and start the session of) the store that ``url`` names."""
+async def open_store(
+    url: str, *, session_timeout_s: float = 10.0, tls: PemFiles | None = None
+) -> MetadataStore:
+    """Open (and start the session of) the store that ``url`` names. ``tls`` (etcd only): the
+    CA of etcd's certificate and, for ``--client-cert-auth``, the client's certificate."""
     if not isinstance(url, str):
         raise TypeError(f"metadata store URL must be str, got {type(url).__name__}")
     if session_timeout_s <= 0:
@@ -65,10 +69,13 @@ async def open_store(url: str, *, session_timeout_s: float = 10.0) -> MetadataSt
         from magnetar.metadata.etcd import EtcdMetadataStore
 
         try:
-            return await EtcdMetadataStore.open(endpoints, session_timeout_s=session_timeout_s)
+            return await EtcdMetadataStore.open(
+                endpoints, session_timeout_s=session_timeout_s, tls=tls
+            )
         except StoreUnavailable as exc:
             raise StoreUnavailable(
                 f"cannot reach the metadata store at {url} ({exc}); start etcd there, "
-                "or give the URL of a running one"
+                "or give the URL of a running one (an etcd serving TLS needs the "
+                "metadata_store_tls_* settings: its CA, and a client certificate if it asks)"
             ) from exc
     raise _bad(url, f"unknown scheme {scheme!r}")

@@ -7,6 +7,7 @@ dataclass per document, with Pulsar's field names, ``to_json()`` for the body an
 * :mod:`.cluster` — ``ClusterData``; :mod:`.tenant` — ``TenantInfo``.
 * :mod:`.namespace` — ``Policies`` and its parts (retention, backlog quotas, auto topic
   creation, permissions, delayed delivery) and Pulsar's enum values.
+* :mod:`.persistence` — ``PersistencePolicies`` (ensemble, write and ack quorums).
 * :mod:`.message_id` — ``MessageIdData``, a position as the admin API carries it.
 * :mod:`.fields` — the typed field readers and ``dumps``/``loads``, the stored encoding.
 
@@ -32,6 +33,7 @@ from magnetar.policies.namespace import (
     RetentionPolicies,
     parse_actions,
 )
+from magnetar.policies.persistence import PersistencePolicies
 from magnetar.policies.tenant import TenantInfo
 
 __all__ = [
@@ -47,6 +49,7 @@ __all__ = [
     "DelayedDeliveryPolicies",
     "InvalidPolicies",
     "MessageIdData",
+    "PersistencePolicies",
     "Policies",
     "RetentionPolicies",
     "TenantInfo",

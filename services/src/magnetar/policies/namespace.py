@@ -1,12 +1,12 @@
 """A namespace's ``Policies`` and their parts, with Pulsar's admin v2 JSON field names.
 
 ``Policies`` is what ``GET /admin/v2/namespaces/{tenant}/{namespace}`` returns;
-``RetentionPolicies``, ``BacklogQuota``, ``AutoTopicCreationOverride``, ``AuthPolicies`` and
-``DelayedDeliveryPolicies`` are its parts and the bodies of the per-policy routes. Each field
-keeps Pulsar's spelling (``retention_policies`` / ``retentionTimeInMinutes``,
-``backlog_quota_map`` / ``limitSize``, ``deduplicationEnabled``). ``to_json()`` gives that
-dict; ``from_json()`` accepts it, ignores fields it does not know (as Pulsar's JSON mapper
-does) and raises
+``RetentionPolicies``, ``BacklogQuota``, ``AutoTopicCreationOverride``, ``AuthPolicies``,
+``DelayedDeliveryPolicies`` and ``PersistencePolicies`` (:mod:`.persistence`) are its parts
+and the bodies of the per-policy routes. Each field keeps Pulsar's spelling
+(``retention_policies`` / ``retentionTimeInMinutes``, ``backlog_quota_map`` / ``limitSize``,
+``deduplicationEnabled``). ``to_json()`` gives that dict; ``from_json()`` accepts it, ignores
+fields it does not know (as Pulsar's JSON mapper does) and raises
 :class:`~magnetar.policies.errors.InvalidPolicies` for a wrong type or an out-of-range value.
 
 In ``Policies``, ``None`` means "not set here": what applies then (the broker's defaults) is
@@ -22,6 +22,7 @@ from typing import Any
 
 from magnetar.policies.errors import InvalidPolicies
 from magnetar.policies.fields import choice, integer, obj, opt_bool, opt_int, str_set
+from magnetar.policies.persistence import PersistencePolicies
 
 BACKLOG_QUOTA_POLICIES = (
     "producer_request_hold",
@@ -192,6 +193,7 @@ class Policies:
     delayed_delivery_policies: DelayedDeliveryPolicies | None = None
     compaction_threshold: int | None = None
     deleted: bool = False
+    persistence: PersistencePolicies | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -218,6 +220,7 @@ class Policies:
             ),
             "compaction_threshold": self.compaction_threshold,
             "deleted": self.deleted,
+            "persistence": None if self.persistence is None else self.persistence.to_json(),
         }
 
     @classmethod
@@ -227,6 +230,7 @@ class Policies:
         retention = doc.get("retention_policies")
         auto = doc.get("autoTopicCreationOverride")
         delayed = doc.get("delayed_delivery_policies")
+        persistence = doc.get("persistence")
         return cls(
             auth_policies=AuthPolicies.from_json(doc.get("auth_policies") or {}),
             replication_clusters=str_set(doc.get("replication_clusters"), "replication_clusters"),
@@ -256,6 +260,7 @@ class Policies:
                 doc.get("compaction_threshold"), "compaction threshold", minimum=0
             ),
             deleted=bool(opt_bool(doc.get("deleted"), "deleted")),
+            persistence=None if persistence is None else PersistencePolicies.from_json(persistence),
         )
 
     # Small pure updates used with BrokerResources.set_policies(ns, fn).

@@ -28,10 +28,8 @@ only. The encoders are pure functions.
 
 from __future__ import annotations
 
-import functools
 import struct
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import NamedTuple
 
 import crc32c as _crc32c
@@ -72,9 +70,11 @@ def crc32c(data: bytes | bytearray | memoryview, value: int = 0) -> int:
     return result
 
 
-@dataclass(frozen=True)
-class PayloadSection:
-    """What follows the command of a SEND or MESSAGE frame."""
+class PayloadSection(NamedTuple):
+    """What follows the command of a SEND or MESSAGE frame.
+
+    A NamedTuple rather than a frozen dataclass, as :class:`Frame`: one is built for every
+    SEND and MESSAGE received."""
 
     metadata: pb.MessageMetadata
     # Where the payload starts in ``stored`` (the broker never needs it apart: no copy).
@@ -85,9 +85,10 @@ class PayloadSection:
     # [0x0e01][crc][meta_size][meta][payload] as received (no broker entry metadata block).
     stored: bytes
 
-    @functools.cached_property
+    @property
     def payload(self) -> bytes:
-        """The message payload (sliced from ``stored`` on first use)."""
+        """The message payload (a slice of ``stored``, made when asked for: the broker's SEND
+        path never asks)."""
         return self.stored[self.payload_offset :]
 
 
@@ -104,8 +105,9 @@ class Frame(NamedTuple):
         return self.command.type
 
 
-# NamedTuple's generated __new__ is a Python-level lambda; the decoder builds frames directly.
-_new_frame = tuple.__new__
+# NamedTuple's generated __new__ is a Python-level lambda; the decoder builds frames and
+# payload sections directly.
+_new_frame = _new_tuple = tuple.__new__
 
 
 # Body field name of each command type (the field number equals the type value).
@@ -217,12 +219,15 @@ def parse_payload_section(
     reason = _parse_message(metadata, body[pos + 4 : meta_end])
     if reason is not None:
         raise MalformedMetadata(command, reason)
-    return PayloadSection(
-        metadata,
-        meta_end - stored_at,
-        checksum,
-        broker_entry_metadata,
-        body[stored_at:] if stored_at else body,
+    return _new_tuple(
+        PayloadSection,
+        (
+            metadata,
+            meta_end - stored_at,
+            checksum,
+            broker_entry_metadata,
+            body[stored_at:] if stored_at else body,
+        ),
     )
 
 

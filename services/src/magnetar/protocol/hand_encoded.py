@@ -38,6 +38,12 @@ def varint(value: int) -> bytes:
     """The protobuf base-128 varint of an unsigned value below 2^64."""
     if value < 0x80:
         return _SMALL[value]
+    # Two and three bytes (sequence and entry ids up to 2^21) without the loop and its
+    # bytearray: about half the time, and this runs several times a frame.
+    if value < 0x4000:
+        return bytes(((value & 0x7F) | 0x80, value >> 7))
+    if value < 0x200000:
+        return bytes(((value & 0x7F) | 0x80, ((value >> 7) & 0x7F) | 0x80, value >> 14))
     out = bytearray()
     while value > 0x7F:
         out.append((value & 0x7F) | 0x80)

@@ -29,6 +29,7 @@ from magnetar.protocol import commands
 from magnetar.protocol.errors import ProtocolError
 from magnetar.protocol.frame import Frame, FrameDecoder, command_body, encode_command
 from magnetar.protocol.version import MAX_PROTOCOL_VERSION
+from magnetar.proxy.broker_dial import BrokerDial
 from magnetar.proxy.errors import BrokerRequestTimeout, BrokerUnreachable
 from magnetar.proxy.settings import RelayLimits
 from magnetar.telemetry import get_logger
@@ -39,11 +40,6 @@ log = get_logger(__name__)
 T = pb.BaseCommand
 PROXY_VERSION = "Magnetar-Proxy-0.1.0"
 _READ_CHUNK = 64 * 1024
-
-
-def split_address(address: str) -> tuple[str, int]:
-    host, _, port = address.rpartition(":")
-    return host, int(port)
 
 
 async def read_frame(reader: asyncio.StreamReader, decoder: FrameDecoder) -> Iterator[Frame]:
@@ -78,12 +74,20 @@ class BrokerLink:
         self._task = asyncio.create_task(self._read(), name=f"proxy-link-{address}")
 
     @classmethod
-    async def open(cls, address: str, limits: RelayLimits) -> BrokerLink:
-        """Connect to ``address`` (``host:port``) and do the CONNECT handshake."""
-        host, port = split_address(address)
+    async def open(
+        cls, address: str, limits: RelayLimits, dial: BrokerDial | None = None
+    ) -> BrokerLink:
+        """Connect to the broker ``address`` names (``host:port`` of its plain listener; its
+        TLS one with a TLS ``dial``) and do the CONNECT handshake."""
+        target = (dial or BrokerDial(None, None)).target(address)  # BrokerWithoutTls
         try:
             async with asyncio.timeout(limits.connect_timeout_s + limits.handshake_timeout_s):
-                reader, writer = await asyncio.open_connection(host, port)
+                reader, writer = await asyncio.open_connection(
+                    target.host,
+                    target.port,
+                    ssl=target.ssl,
+                    server_hostname=target.server_hostname,
+                )
                 try:
                     decoder = FrameDecoder(max_frame_size=limits.max_frame_size)
                     connect = commands.connect(
@@ -181,8 +185,9 @@ async def _await_connected(
 class BrokerLinks:
     """One :class:`BrokerLink` per broker, opened on first use (module docstring)."""
 
-    def __init__(self, limits: RelayLimits) -> None:
+    def __init__(self, limits: RelayLimits, dial: BrokerDial | None = None) -> None:
         self._limits = limits
+        self._dial = dial
         self._links: dict[str, BrokerLink] = {}
         self._opening: dict[str, asyncio.Lock] = {}
 
@@ -194,7 +199,7 @@ class BrokerLinks:
         async with lock:
             link = self._links.get(address)
             if link is None or not link.is_open:
-                link = await BrokerLink.open(address, self._limits)
+                link = await BrokerLink.open(address, self._limits, self._dial)
                 self._links[address] = link
             return link
 

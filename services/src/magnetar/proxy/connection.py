@@ -46,7 +46,8 @@ from magnetar.protocol.frame import (
     encode_command,
 )
 from magnetar.protocol.version import PeerFeatures, server_feature_flags
-from magnetar.proxy.broker_link import PROXY_VERSION, split_address
+from magnetar.proxy.broker_dial import BrokerDial
+from magnetar.proxy.broker_link import PROXY_VERSION
 from magnetar.proxy.discovery import BrokerDiscovery, address_of
 from magnetar.proxy.errors import NotARegisteredBroker
 from magnetar.proxy.handshake import BrokerHandshake, FirstFrame, broker_connect, refusal
@@ -56,6 +57,7 @@ from magnetar.proxy.settings import RelayLimits
 from magnetar.proxy.stats import ProxyStats
 from magnetar.tasks import TaskSet
 from magnetar.telemetry import get_logger
+from magnetar.tls import peer_certificate_of
 from magnetar.wire import pulsar_api_pb2 as pb
 
 log = get_logger(__name__)
@@ -76,6 +78,7 @@ class ProxyContext:
     max_message_size: int
     tasks: TaskSet
     relays: dict[str, set[Relay]] = field(default_factory=dict)
+    dial: BrokerDial = field(default_factory=lambda: BrokerDial(None, None))  # plain by default
 
     def relay_closed(self, relay: Relay) -> None:
         self.stats.active_relays -= 1
@@ -124,6 +127,9 @@ class ProxyConnection(asyncio.Protocol):
         self._last_received = 0.0
         self._pinged = False
         self.address = "?"
+        # The client's certificate on the TLS port (getpeercert()'s dict), None otherwise: the
+        # input of the proxy's own mutual-TLS authentication of its clients.
+        self.peer_certificate: dict[str, Any] | None = None
 
     # ------------------------------------------------------------------ life cycle
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -131,6 +137,7 @@ class ProxyConnection(asyncio.Protocol):
         self._transport = transport
         peer = transport.get_extra_info("peername")
         self.address = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
+        self.peer_certificate = peer_certificate_of(transport.get_extra_info)
         set_limits(transport, self._ctx.limits.buffer_bytes)
         self._ctx.stats.new_connections += 1
         self._ctx.stats.active_connections += 1
@@ -371,13 +378,19 @@ class ProxyConnection(asyncio.Protocol):
             return
         loop = asyncio.get_running_loop()
         end = BrokerHandshake(broker_connect(connect), limits.buffer_bytes)
-        # The broker's default listener: a named one the client used may be an address that
-        # only means something outside the cluster.
-        host, port = split_address(broker.service_address)
+        # The broker's default listener (or its TLS one, with tls_enabled_with_broker): a named
+        # one the client used may be an address that only means something outside the cluster.
         transport: asyncio.Transport | None = None
         try:
+            target = self._ctx.dial.target(broker.service_address)
             async with asyncio.timeout(limits.connect_timeout_s):
-                made, _ = await loop.create_connection(lambda: end, host, port)
+                made, _ = await loop.create_connection(
+                    lambda: end,
+                    target.host,
+                    target.port,
+                    ssl=target.ssl,
+                    server_hostname=target.server_hostname,
+                )
                 assert isinstance(made, asyncio.Transport)
                 transport = made
             async with asyncio.timeout(limits.handshake_timeout_s):

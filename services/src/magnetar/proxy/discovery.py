@@ -50,6 +50,8 @@ class RegisteredBroker:
     pulsar_service_url: str
     web_service_url: str
     listener_addresses: frozenset[str] = frozenset()  # host:port of named listeners' pulsar URLs
+    pulsar_service_url_tls: str = ""  # "" when the broker serves no TLS port
+    web_service_url_tls: str = ""
 
     @property
     def service_address(self) -> str:
@@ -65,20 +67,33 @@ class RegisteredBroker:
         data = json.loads(raw)
         listeners = data.get("advertisedListeners") or {}
         named = {
-            address_of(str(doc["brokerServiceUrl"]))
+            address_of(str(doc[field]))
             for doc in listeners.values()
-            if isinstance(doc, dict) and doc.get("brokerServiceUrl")
+            if isinstance(doc, dict)
+            for field in ("brokerServiceUrl", "brokerServiceUrlTls")
+            if doc.get(field)
         }
         return cls(
             broker_id,
             str(data["pulsarServiceUrl"]),
             str(data["webServiceUrl"]),
             frozenset(named),
+            str(data.get("pulsarServiceUrlTls") or ""),
+            str(data.get("webServiceUrlTls") or ""),
         )
+
+    @property
+    def tls_address(self) -> str | None:
+        """``host:port`` of the broker's TLS listener, None when it serves none."""
+        return address_of(self.pulsar_service_url_tls) if self.pulsar_service_url_tls else None
 
     def answers_at(self, address: str) -> bool:
         """Whether ``address`` (``host:port``) is one of this broker's binary listeners."""
-        return address == self.service_address or address in self.listener_addresses
+        return (
+            address == self.service_address
+            or address == self.tls_address
+            or address in self.listener_addresses
+        )
 
 
 def address_of(url: str) -> str:
@@ -119,7 +134,15 @@ class BrokerDiscovery:
         return next((b for b in self._brokers.values() if b.answers_at(address)), None)
 
     def by_web_address(self, address: str) -> RegisteredBroker | None:
-        return next((b for b in self._brokers.values() if b.web_address == address), None)
+        """The broker whose ``http://`` or ``https://`` web service is at ``address``."""
+        return next(
+            (
+                b
+                for b in self._brokers.values()
+                if address in (b.web_address, address_of(b.web_service_url_tls))
+            ),
+            None,
+        )
 
     async def refresh(self) -> None:
         """List the registry now (a broker that registered a moment ago may not have reached

@@ -70,6 +70,20 @@ class TooManyLookupRedirects(ProxyError):
         self.topic = topic
 
 
+class BrokerWithoutTls(ProxyError):
+    """The proxy dials brokers with TLS (``tls_enabled_with_broker``) and this one registered
+    no ``pulsar+ssl://`` URL."""
+
+    retryable = False
+
+    def __init__(self, broker: str) -> None:
+        super().__init__(
+            f"the broker {broker} serves no TLS port, and this proxy connects to brokers with "
+            "TLS only (tls_enabled_with_broker): give the broker broker_service_port_tls"
+        )
+        self.broker = broker
+
+
 def http_status_for(error: MagnetarError) -> int:
     """The status the proxy's HTTP port answers when it could not get a broker's answer
     (the proxy's one table; a broker's own answers pass through unchanged)."""
@@ -85,3 +99,4 @@ register_server_error(NotARegisteredBroker, pb.NotAllowedError)
 register_server_error(BrokerUnreachable, pb.ServiceNotReady)
 register_server_error(BrokerRequestTimeout, pb.ServiceNotReady)
 register_server_error(TooManyLookupRedirects, pb.ServiceNotReady)
+register_server_error(BrokerWithoutTls, pb.ServiceNotReady)

@@ -21,14 +21,20 @@ pools connections); :meth:`HttpForwarder.close` at shutdown.
 from __future__ import annotations
 
 import logging
+import ssl
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 import httpx
 
-from magnetar.proxy.discovery import BrokerDiscovery
-from magnetar.proxy.errors import BrokerRequestTimeout, BrokerUnreachable, NoBrokerAvailable
+from magnetar.proxy.discovery import BrokerDiscovery, RegisteredBroker
+from magnetar.proxy.errors import (
+    BrokerRequestTimeout,
+    BrokerUnreachable,
+    BrokerWithoutTls,
+    NoBrokerAvailable,
+)
 
 MAX_REDIRECTS = 10
 HOP_BY_HOP = frozenset(
@@ -67,14 +73,31 @@ class ForwardedResponse:
 class HttpForwarder:
     """Requests to brokers, redirects followed inside (module docstring)."""
 
-    def __init__(self, discovery: BrokerDiscovery, timeout_s: float) -> None:
+    def __init__(
+        self,
+        discovery: BrokerDiscovery,
+        timeout_s: float,
+        broker_tls: ssl.SSLContext | None = None,
+    ) -> None:
+        """``broker_tls``: forward to the brokers' ``https://`` URLs, verified with it."""
         self._discovery = discovery
         self._timeout_s = timeout_s
+        self._broker_tls = broker_tls
         # httpx logs every request at INFO: the proxy's own log lines say what matters.
         logging.getLogger("httpx").setLevel(logging.WARNING)
         self._client = httpx.AsyncClient(
-            timeout=httpx.Timeout(timeout_s), follow_redirects=False, trust_env=False
+            timeout=httpx.Timeout(timeout_s),
+            follow_redirects=False,
+            trust_env=False,
+            verify=broker_tls if broker_tls is not None else True,
         )
+
+    def _base(self, broker: RegisteredBroker) -> str:
+        if self._broker_tls is None:
+            return broker.web_service_url
+        if not broker.web_service_url_tls:
+            raise BrokerWithoutTls(broker.broker_id)
+        return broker.web_service_url_tls
 
     async def close(self) -> None:
         await self._client.aclose()
@@ -113,7 +136,7 @@ class HttpForwarder:
             if broker.broker_id in tried:
                 broker = candidates[0]
             tried.add(broker.broker_id)
-            url = broker.web_service_url.rstrip("/") + target
+            url = self._base(broker).rstrip("/") + target
             try:
                 return url, await self._send(method, url, headers, body)
             except BrokerUnreachable as exc:
@@ -124,7 +147,7 @@ class HttpForwarder:
         if parts.scheme not in ("http", "https") or not parts.netloc:
             return None
         broker = self._discovery.by_web_address(parts.netloc)
-        return None if broker is None else broker.web_service_url
+        return None if broker is None else self._base(broker)
 
     async def _send(self, method: str, url: str, headers: Headers, body: bytes) -> httpx.Response:
         request = self._client.build_request(method, url, headers=list(headers), content=body)

@@ -5,7 +5,9 @@ follows its Redirects (at most :data:`MAX_REDIRECTS` hops, passing each answer's
 ``authoritative`` on, as the client would); the final Connect names the owner, and the proxy
 answers its client ``Connect`` with that broker's URL, ``authoritative=true`` and
 ``proxy_through_service_url=true``: the client keeps the broker as the logical address and
-reaches it through the proxy, naming it in ``CONNECT.proxy_to_broker_url``. A Failed answer
+reaches it through the proxy, naming it in ``CONNECT.proxy_to_broker_url``. The answer always
+carries a ``brokerServiceUrlTls`` (the broker's, or :func:`tls_name`), which a client on the
+proxy's TLS port takes as that logical address. A Failed answer
 goes back as the broker gave it. Errors travel inside LOOKUP_RESPONSE (the C++ client ignores
 ERROR for a lookup), and inside PARTITIONED_METADATA_RESPONSE / GET_SCHEMA_RESPONSE for those.
 
@@ -64,7 +66,7 @@ class ProxyLookup:
         return commands.lookup_response(
             client_id,
             broker_service_url=url,
-            broker_service_url_tls=answer.broker_service_url_tls or None,
+            broker_service_url_tls=answer.broker_service_url_tls or tls_name(url),
             authoritative=True,
             proxy_through_service_url=True,
         )
@@ -109,6 +111,13 @@ class ProxyLookup:
             return _error_reply(command.type, client_id, exc)
         command_body(reply).request_id = client_id  # type: ignore[attr-defined]
         return reply
+
+
+def tls_name(url: str) -> str:
+    """The ``pulsar+ssl://`` name a TLS client is given for a broker without a TLS port: the
+    client only passes it back as ``proxy_to_broker_url`` (it dials the proxy), and the proxy
+    knows the broker by that ``host:port``; so TLS to the proxy works with plain brokers."""
+    return "pulsar+ssl://" + address_of(url)
 
 
 def _lookup(request: pb.CommandLookupTopic, authoritative: bool) -> pb.BaseCommand:

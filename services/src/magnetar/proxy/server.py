@@ -1,9 +1,11 @@
 """The proxy's binary listener (port 6650): accepts clients, one ProxyConnection each.
 
-``ProxyServer.start()`` binds; ``close()`` stops accepting, closes every client connection
-(and so every relay) and waits, bounded, until they are gone. The relays to a broker whose
-registration disappears are dropped here (:meth:`ProxyServer.broker_gone`, a listener of the
-discovery), as is the shared request link to it, so clients reconnect and look up again.
+``ProxyServer.start()`` binds (with a :class:`~magnetar.tls.ServerTls`, the TLS port: TLS ends
+here, and clients' frames and relayed bytes are plain past the handshake); ``close()`` stops
+accepting, closes every client connection (and so every relay) and waits, bounded, until they
+are gone. The relays to a broker whose registration disappears are dropped here
+(:meth:`ProxyServer.broker_gone`, a listener of the discovery), as is the shared request link to
+it, so clients reconnect and look up again.
 
 Concurrency: on the proxy's loop.
 """
@@ -16,25 +18,43 @@ from magnetar.open_connections import OpenConnections
 from magnetar.proxy.broker_link import BrokerLinks
 from magnetar.proxy.connection import ProxyConnection, ProxyContext
 from magnetar.telemetry import get_logger
+from magnetar.tls import ServerTls
 
 log = get_logger(__name__)
 
 
 class ProxyServer:
-    def __init__(self, ctx: ProxyContext, links: BrokerLinks, host: str, port: int) -> None:
+    def __init__(
+        self,
+        ctx: ProxyContext,
+        links: BrokerLinks,
+        host: str,
+        port: int,
+        tls: ServerTls | None = None,
+    ) -> None:
         self._ctx = ctx
         self._links = links
         self.host = host
         self.port = port
+        self.tls = tls
         self._server: asyncio.Server | None = None
         self._connections: OpenConnections[ProxyConnection] = OpenConnections()
 
     async def start(self) -> int:
         """Listen; returns the bound port (useful with port 0)."""
         loop = asyncio.get_running_loop()
-        self._server = await loop.create_server(self._new_connection, self.host, self.port)
+        if self.tls is None:
+            self._server = await loop.create_server(self._new_connection, self.host, self.port)
+        else:  # TLS terminated here: the connection sees plain frames, the relay plain bytes
+            self._server = await loop.create_server(
+                self._new_connection,
+                self.host,
+                self.port,
+                ssl=self.tls.listening_context(),
+                ssl_handshake_timeout=self._ctx.limits.handshake_timeout_s,
+            )
         self.port = int(self._server.sockets[0].getsockname()[1])
-        log.info("proxy_listening", host=self.host, port=self.port)
+        log.info("proxy_listening", host=self.host, port=self.port, tls=self.tls is not None)
         return self.port
 
     def _new_connection(self) -> ProxyConnection:

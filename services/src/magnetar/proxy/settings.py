@@ -12,9 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pydantic import Field
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import SettingsConfigDict
 
 from magnetar.protocol.frame import DEFAULT_MAX_MESSAGE_SIZE, FRAME_SIZE_PADDING
+from magnetar.tls.settings import MetadataStoreTlsSettings, ServerTlsSettings
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,7 +32,7 @@ class RelayLimits:
     keep_alive_interval_s: float
 
 
-class ProxySettings(BaseSettings):
+class ProxySettings(ServerTlsSettings, MetadataStoreTlsSettings):
     model_config = SettingsConfigDict(env_prefix="MAGNETAR_PROXY_", frozen=True)
 
     metadata_url: str = "etcd://127.0.0.1:2379"
@@ -64,6 +65,25 @@ class ProxySettings(BaseSettings):
     shutdown_step_timeout_s: float = Field(default=10.0, gt=0)
     log_level: str = "info"
     log_json: bool = False
+    # TLS for clients (proxy.conf's servicePortTls, webServicePortTls; tlsEnabledInProxy, the
+    # older switch, serves servicePortTls's default 6651). The certificate and client trust
+    # come from ServerTlsSettings (tls_certificate_file_path, ...).
+    service_port_tls: int | None = Field(default=None, ge=0, le=65535)
+    web_service_port_tls: int | None = Field(default=None, ge=0, le=65535)
+    tls_enabled_in_proxy: bool = False
+    # TLS to the brokers (tlsEnabledWithBroker, brokerClientTrustCertsFilePath, ...): relays and
+    # lookups dial the brokers' pulsar+ssl:// addresses; the certificate is the proxy's own.
+    tls_enabled_with_broker: bool = False
+    broker_client_trust_certs_file_path: str = ""
+    broker_client_certificate_file_path: str = ""
+    broker_client_key_file_path: str = ""
+    tls_hostname_verification_enabled: bool = False
+
+    @property
+    def effective_service_port_tls(self) -> int | None:
+        if self.service_port_tls is None and self.tls_enabled_in_proxy:
+            return 6651
+        return self.service_port_tls
 
     def relay_limits(self) -> RelayLimits:
         return RelayLimits(

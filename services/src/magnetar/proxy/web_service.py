@@ -14,6 +14,9 @@ from typing import Any
 
 import uvicorn
 
+from magnetar.tls import ServerTls
+from magnetar.tls.https import https_options
+
 
 class ProxyWebServer(uvicorn.Server):
     """uvicorn's server without its own signal handling."""
@@ -23,9 +26,13 @@ class ProxyWebServer(uvicorn.Server):
         yield
 
 
-def build_web_server(app: Any, host: str, port: int) -> ProxyWebServer:
+def build_web_server(
+    app: Any, host: str, port: int, tls: ServerTls | None = None
+) -> ProxyWebServer:
+    """The server of ``app``; with ``tls``, HTTPS (:mod:`magnetar.tls.https`)."""
+    options = {} if tls is None else https_options(tls)
     config = uvicorn.Config(
-        app, host=host, port=port, log_level="warning", lifespan="off", access_log=False
+        app, host=host, port=port, log_level="warning", lifespan="off", access_log=False, **options
     )
     return ProxyWebServer(config)
 

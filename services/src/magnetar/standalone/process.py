@@ -31,7 +31,7 @@ from magnetar.bookie.errors import CookieMismatch, StorageUnavailable
 from magnetar.bookie.local import LocalBookie
 from magnetar.bookie.registration import Registration
 from magnetar.bookie.servicer import BookieServicer, start_server
-from magnetar.broker.process import run_broker, tune_interpreter
+from magnetar.broker.process import run_broker, server_tls, tune_interpreter
 from magnetar.broker.web_service import AppFactory
 from magnetar.ids import BookieId
 from magnetar.ledger.client import BookKeeper
@@ -55,6 +55,7 @@ async def serve_standalone(
 ) -> int:
     """Run ``magnetar standalone`` until SIGTERM/SIGINT; return the exit code."""
     tune_interpreter(settings)
+    tls = server_tls(settings)  # a bad TLS file ends the start before anything is opened
     stop = stop_event()
     timeout = settings.shutdown_step_timeout_s
     settings.data_dir.mkdir(parents=True, exist_ok=True)
@@ -97,7 +98,7 @@ async def serve_standalone(
                     local_bookies={STANDALONE_BOOKIE_ID: LocalBookie(bookie)},
                 )
                 try:
-                    await run_broker(settings, store, bk, stop, app_factory)
+                    await run_broker(settings, store, bk, stop, app_factory, tls=tls)
                 finally:
                     await shutdown_step("close_bookkeeper", bk.close(), timeout)
             finally:

@@ -103,6 +103,15 @@ BROKER_METRICS = (
     PULSAR_TOPICS,
 )
 
+# ---------------------------------------------------------------- any server process
+EVENT_LOOP_LAG = MetricSpec(
+    "magnetar_event_loop_lag_seconds",
+    Kind.HISTOGRAM,
+    "How late the process's event loop ran a timer due every 50 ms, in seconds: the wait that "
+    "a busy or stalled loop adds to every message.",
+    buckets=LATENCY_BUCKETS_S,
+)
+
 # ---------------------------------------------------------------- bookie
 BOOKIE_JOURNAL_ADD_ENTRIES = MetricSpec(
     "bookie_journal_add_entries_total",

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from magnetar.client import InvalidConfiguration, Message, ReceiveTimeout
+from magnetar.client import InvalidConfiguration, Message, ReceiveTimeout, TlsOptions
 from magnetar.client.receiver import parse_initial_position, parse_subscription_type
 from magnetar.tools.errors import BadInput, ConsumeTimeout
 from magnetar.tools.session import DEFAULT_SERVICE_URL, open_client
@@ -33,6 +33,7 @@ class ConsumeRequest:
     timeout_s: float = 0.0
     service_url: str = DEFAULT_SERVICE_URL
     operation_timeout_s: float = 30.0
+    tls: TlsOptions | None = None
 
     def __post_init__(self) -> None:
         if self.count < 0:
@@ -54,7 +55,10 @@ async def consume(
     received = 0
     timeout = request.timeout_s or None
     async with open_client(
-        request.service_url, request.topic, operation_timeout_s=request.operation_timeout_s
+        request.service_url,
+        request.topic,
+        operation_timeout_s=request.operation_timeout_s,
+        tls=request.tls,
     ) as client:
         consumer = await client.subscribe(
             request.topic,

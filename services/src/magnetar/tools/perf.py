@@ -63,7 +63,7 @@ async def create_partitioned_topics(config: PerfConfig) -> None:
     from magnetar.client.admin import AdminClient  # httpx loads only when needed
     from magnetar.client.admin_errors import Conflict
 
-    async with AdminClient(config.admin_url, timeout_s=30.0) as admin:
+    async with AdminClient(config.admin_url, timeout_s=30.0, tls=config.tls) as admin:
         for topic in config.topic_names():
             with contextlib.suppress(Conflict):
                 await admin.create_partitioned_topic(topic, config.partitions)
@@ -220,7 +220,9 @@ async def run_perf(config: PerfConfig, progress: Callable[[str], None]) -> PerfR
     with contextlib.suppress(NotImplementedError, RuntimeError):
         loop.add_signal_handler(signal.SIGINT, on_sigint)
     try:
-        async with open_client(config.service_url, config.topic_names()[0]) as client:
+        async with open_client(
+            config.service_url, config.topic_names()[0], tls=config.tls
+        ) as client:
             return await _drive(run, client)
     finally:
         with contextlib.suppress(NotImplementedError, RuntimeError):

@@ -23,6 +23,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from magnetar.client.settings import TlsOptions
 from magnetar.tools.errors import BadInput
 from magnetar.tools.perf_report import PerfMeter, Snapshot
 
@@ -57,6 +58,7 @@ class PerfConfig:
     subscription_type: str | None = None
     service_url: str = "pulsar://127.0.0.1:6650"
     admin_url: str = "http://127.0.0.1:8080"
+    tls: TlsOptions | None = None  # for pulsar+ssl:// and https:// URLs
 
     def __post_init__(self) -> None:
         positive = {

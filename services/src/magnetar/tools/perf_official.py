@@ -170,11 +170,22 @@ def _options(pulsar: Any, config: PerfConfig) -> tuple[dict[str, Any], dict[str,
 def run_official(config: PerfConfig, progress: Callable[[str], None]) -> PerfResult:
     """Run ``config`` with the official client; Ctrl-C ends it early with a result."""
     pulsar = _import_pulsar()
+    tls = config.tls
+    tls_kwargs: dict[str, Any] = {}
+    if tls is not None:
+        tls_kwargs = {
+            "tls_trust_certs_file_path": tls.trust_certs_file,
+            "tls_allow_insecure_connection": tls.allow_insecure_connection,
+            "tls_validate_hostname": tls.validate_hostname,
+        }
+        if tls.cert_file is not None:
+            tls_kwargs["authentication"] = pulsar.AuthenticationTLS(tls.cert_file, tls.key_file)
     client = pulsar.Client(
         config.service_url,
         operation_timeout_seconds=30,
         connection_timeout_ms=5000,
         logger=pulsar.ConsoleLogger(pulsar.LoggerLevel.Error),
+        **tls_kwargs,
     )
     # Ctrl-C sets the stop flag (a KeyboardInterrupt at an arbitrary bytecode could leave a
     # lock held that the client's I/O thread then waits on forever); another one a second

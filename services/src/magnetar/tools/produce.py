@@ -15,7 +15,7 @@ import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from magnetar.client import PartitionedProducer, Producer
+from magnetar.client import PartitionedProducer, Producer, TlsOptions
 from magnetar.protocol.message_id import MessageId
 from magnetar.tools.errors import BadInput
 from magnetar.tools.messages import split_lines
@@ -38,6 +38,7 @@ class ProduceRequest:
     compression: str = "none"
     service_url: str = DEFAULT_SERVICE_URL
     operation_timeout_s: float = 30.0
+    tls: TlsOptions | None = None
 
     def __post_init__(self) -> None:
         if self.repeat < 1:
@@ -68,7 +69,10 @@ async def produce(request: ProduceRequest) -> list[MessageId]:
     if not request.payloads:
         raise BadInput("nothing to produce: give -m TEXT, -f FILE, or lines on stdin")
     async with open_client(
-        request.service_url, request.topic, operation_timeout_s=request.operation_timeout_s
+        request.service_url,
+        request.topic,
+        operation_timeout_s=request.operation_timeout_s,
+        tls=request.tls,
     ) as client:
         producer = await client.create_producer(
             request.topic,
