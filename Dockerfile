@@ -3,8 +3,9 @@
 #   docker run magnetar:dev standalone | broker | bookie | proxy | autorecovery | cluster ...
 #   docker run --entrypoint magnetar-operator magnetar:dev --liveness=http://0.0.0.0:8080/healthz
 # Build (Docker with BuildKit):   docker build -t magnetar:dev .          (or `make image`)
-# With the replication audit:     docker build --build-arg EXTRAS=operator,audit -t magnetar:dev .
-#   (`magnetar audit` runs PySpark, which also needs a Java runtime in the final stage.)
+# The replication audit's image:   docker build --target audit -t magnetar-audit:dev .
+#   (the audit extra, a Java 17 runtime, and an entrypoint that speaks Spark's Kubernetes
+#   container contract: `driver ...` / `executor`, else `magnetar ...`; docs/audit.md)
 #
 # No HEALTHCHECK: each role has its own health endpoint, and Kubernetes ignores HEALTHCHECK.
 # Probe per role (docs/kubernetes.md): broker and standalone GET :8080/admin/v2/brokers/health,
@@ -28,6 +29,34 @@ COPY . .
 # A regular (not editable) install: the final stage copies the venv, never the source tree.
 RUN /opt/magnetar/bin/pip install ".[${EXTRAS}]" \
     && /opt/magnetar/bin/magnetar --help > /dev/null
+
+# ---------------------------------------------------------------- audit: `--target audit` only
+# A venv with the audit extra (PySpark, pyarrow), then the runtime with a Java 17 runtime. The
+# default build skips both stages (BuildKit builds only what the final stage needs).
+FROM builder AS audit-venv
+RUN /opt/magnetar/bin/pip install ".[operator,audit]" \
+    && /opt/magnetar/bin/python -c "import pyspark, magnetar.audit.container"
+
+FROM ${RUNTIME_IMAGE} AS audit
+LABEL org.opencontainers.image.title="magnetar-audit" \
+      org.opencontainers.image.description="Magnetar with its PySpark replication audits, for Spark on Kubernetes" \
+      org.opencontainers.image.licenses="Apache-2.0"
+# Debian bookworm's OpenJDK 17 (pinned: a security update replaces the version; bump it then).
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends openjdk-17-jre-headless=17.0.15+6-1~deb12u1 \
+    && rm -rf /var/lib/apt/lists/*
+ENV PATH=/opt/magnetar/bin:$PATH \
+    PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    PYSPARK_PYTHON=/opt/magnetar/bin/python
+RUN groupadd --gid 10001 magnetar \
+    && useradd --uid 10001 --gid magnetar --home-dir /var/lib/magnetar --create-home \
+       --shell /usr/sbin/nologin magnetar
+COPY --from=audit-venv /opt/magnetar /opt/magnetar
+USER 10001:10001
+WORKDIR /var/lib/magnetar
+ENTRYPOINT ["python", "-m", "magnetar.audit.container"]
+CMD ["audit", "--help"]
 
 # ---------------------------------------------------------------- final: python and the venv
 FROM ${RUNTIME_IMAGE}

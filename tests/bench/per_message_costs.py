@@ -122,7 +122,7 @@ def value_cases() -> list[Case]:
     info_dc, section_dc = mirror(EntryInfo), mirror(PayloadSection)
     meta, new_tuple = pb.MessageMetadata(), tuple.__new__
     mid = MessageId(7, 42)
-    fields = ("t", mid, b"x", None, {}, 1, None, 0, "p", 3, None)
+    fields = ("t", mid, b"x", None, {}, 1, None, 0, "p", 3, None, None)
     return [
         Case("Position: build", lambda: Position(7, 42), lambda: position_dc(7, 42)),
         Case("Position: compare and hash", lambda: (a < b, hash(a)), lambda: (c < d, hash(c))),

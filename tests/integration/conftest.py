@@ -40,3 +40,16 @@ async def ours(standalone: StandaloneProcess) -> AsyncIterator[Client]:
     """A ``magnetar.client`` Client connected to the module's standalone process."""
     async with Client(standalone.service_url, operation_timeout_s=10) as c:
         yield c
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[object]:
+    """The test session's one SparkSession (local[2], UI off, few shuffle partitions), with the
+    audit's data sources registered; every Spark test shares it, so the JVM starts once."""
+    from magnetar.audit.spark import session
+
+    spark_session = session("local[2]", conf={"spark.sql.shuffle.partitions": "2"})
+    try:
+        yield spark_session
+    finally:
+        spark_session.stop()

@@ -155,7 +155,7 @@ class Scheduling:
 class Audit:
     enabled: bool = False
     schedule: str = "0 3 * * *"
-    spark_version: str = "3.5.3"
+    spark_version: str = "4.0.0"
     image: str | None = None
     driver_cores: int = 1
     driver_memory: str = "1g"
@@ -302,7 +302,7 @@ class ClusterSpec:
             audit=Audit(
                 enabled=_bool(audit, "enabled", False, "spec.audit"),
                 schedule=_str(audit, "schedule", "0 3 * * *", "spec.audit"),
-                spark_version=_str(audit, "sparkVersion", "3.5.3", "spec.audit"),
+                spark_version=_str(audit, "sparkVersion", "4.0.0", "spec.audit"),
                 image=_opt_str(audit, "image", "spec.audit"),
                 driver_cores=_int(driver, "cores", 1, "spec.audit.driver", 1),
                 driver_memory=_str(driver, "memory", "1g", "spec.audit.driver"),

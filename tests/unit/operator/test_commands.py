@@ -74,9 +74,6 @@ def test_rendered_commands_exist_with_their_flags(role: str) -> None:
             _check_flags(command, rest, args)
 
 
-@pytest.mark.xfail(
-    strict=True, reason="`magnetar audit` (DESIGN section 7) is not built yet; drop this mark then"
-)
 def test_audit_arguments_name_a_real_command() -> None:
     command, rest = _resolve(audit_args(_full_spec()))
     _check_flags(command, rest, audit_args(_full_spec()))
@@ -89,3 +86,29 @@ def test_the_check_refuses_an_unknown_flag() -> None:
         _check_flags(command, rest, ["bookie", "--no-such-flag", "1"])
     with pytest.raises(AssertionError, match="no sub-command 'nope'"):
         _resolve(["nope"])
+
+
+SPARK_EXAMPLES = sorted((EXAMPLES_DIR / "spark").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("path", SPARK_EXAMPLES, ids=lambda p: p.name)
+def test_spark_examples_run_a_real_audit_command(path: Any) -> None:
+    """The SparkApplication examples run `magnetar audit ...` with flags it has, from the script
+    the operator's ScheduledSparkApplication names too."""
+    from magnetar_operator.manifests.audit import MAGNETAR_SCRIPT, SPARK_API
+
+    (doc,) = list(yaml.safe_load_all(path.read_text()))
+    assert doc["apiVersion"] == SPARK_API
+    spec = doc["spec"].get("template", doc["spec"])
+    assert spec["mainApplicationFile"] == MAGNETAR_SCRIPT
+    args = [str(a) for a in spec["arguments"]]
+    assert args[:2] == ["audit", "ledgers"]
+    command, rest = _resolve(args)
+    _check_flags(command, rest, args)
+
+
+def test_there_are_spark_examples() -> None:
+    assert {p.name for p in SPARK_EXAMPLES} >= {
+        "audit-ledgers.yaml",
+        "audit-ledgers-scheduled.yaml",
+    }

@@ -1,6 +1,6 @@
 """The replication audit: a ServiceAccount, Role and RoleBinding for the Spark driver, and a
 ``ScheduledSparkApplication`` (Kubeflow spark-operator, ``sparkoperator.k8s.io/v1beta2``) that
-runs ``magnetar audit replication`` on a cron schedule, never two at once.
+runs ``magnetar audit ledgers`` on a cron schedule, never two at once.
 
 The application file is the image's ``magnetar`` console script (a Python file), so
 spark-submit runs ``magnetar audit ...`` with the arguments below. Pure.
@@ -12,7 +12,8 @@ from magnetar_operator.manifests.pod import Obj, meta
 from magnetar_operator.names import AUDIT, child, labels, metadata_url
 from magnetar_operator.spec import ClusterSpec
 
-MAGNETAR_SCRIPT = "local:///usr/local/bin/magnetar"
+MAGNETAR_SCRIPT = "local:///opt/magnetar/bin/magnetar"  # in the Dockerfile's venv
+AUDIT_OUTPUT = "/tmp/magnetar-audit"  # the driver pod's disk: summary.json, report.html, findings
 SPARK_API = "sparkoperator.k8s.io/v1beta2"
 # What a Spark driver on Kubernetes needs in its namespace: executor pods, their Services and
 # ConfigMaps, and PVCs when executors ask for local storage.
@@ -23,7 +24,9 @@ DRIVER_RULES = [
 
 
 def audit_args(spec: ClusterSpec) -> list[str]:
-    return ["audit", "replication", "--metadata", metadata_url(spec)]
+    """``magnetar audit ledgers`` on the cluster's etcd; spark-submit gives the master. The
+    report goes to the driver's log (terminal table, progress) and to its local disk."""
+    return ["audit", "ledgers", "--metadata", metadata_url(spec), "--output", AUDIT_OUTPUT]
 
 
 def audit_objects(spec: ClusterSpec) -> list[Obj]:

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -51,7 +51,7 @@ from magnetar.bookie.disk_monitor import DiskMonitor, DiskUsage, disk_usage
 from magnetar.bookie.errors import BookieClosed, BookieError
 from magnetar.bookie.journal import Journal
 from magnetar.bookie.journal_record import JournalRecord, RecordKind
-from magnetar.bookie.ledger_storage import LedgerStorage, StoredEntry
+from magnetar.bookie.ledger_storage import LedgerStorage, ListedEntry, StoredEntry
 from magnetar.tasks import TaskSet
 from magnetar.telemetry import get_logger
 
@@ -376,6 +376,32 @@ class Bookie:
                 )
             )
         return out
+
+    async def list_entries(
+        self, first_ledger_id: int, last_ledger_id: int, chunk_entries: int
+    ) -> AsyncIterator[list[ListedEntry]]:
+        """The entries held of live ledgers first..last (inclusive), in (ledger, entry) order,
+        in chunks of at most ``chunk_entries`` read from the index one at a time (memory stays
+        bounded by a chunk whatever the bookie holds). Entries of deleted ledgers awaiting GC
+        are left out."""
+        loop = asyncio.get_running_loop()
+        start = (first_ledger_id, 0)
+        while True:
+            chunk = await loop.run_in_executor(
+                None, self._storage.list_entries, start, last_ledger_id, chunk_entries
+            )
+            if not chunk:
+                return
+            live = [e for e in chunk if not self._is_deleted(e.ledger_id)]
+            if live:
+                yield live
+            if len(chunk) < chunk_entries:
+                return
+            start = (chunk[-1].ledger_id, chunk[-1].entry_id + 1)
+
+    def _is_deleted(self, ledger_id: int) -> bool:
+        state = self._ledgers.get(ledger_id)
+        return state is not None and state.deleted
 
     @property
     def ledger_count(self) -> int:

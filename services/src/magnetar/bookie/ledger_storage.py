@@ -112,6 +112,15 @@ class StoredEntry:
     payload: bytes
 
 
+class ListedEntry(NamedTuple):
+    """One index entry as the audit's listing sees it (no payload)."""
+
+    ledger_id: int
+    entry_id: int
+    length: int
+    digest: int
+
+
 @dataclass(slots=True)
 class _MetaChange:
     """What one :meth:`LedgerStorage.apply` call does to one ledger's meta (flags only get set,
@@ -354,6 +363,29 @@ class LedgerStorage:
                 ranges.append((entry_id, entry_id))
             it.next()
         return ranges
+
+    def list_entries(
+        self, start: tuple[int, int], last_ledger_id: int, limit: int
+    ) -> list[ListedEntry]:
+        """At most ``limit`` index entries from ``start`` (ledger id, entry id; inclusive) up to
+        the end of ledger ``last_ledger_id``, in key order; index only, no payload is read.
+        Entries of deleted ledgers not yet collected are included (the caller filters)."""
+        found: list[ListedEntry] = []
+        it = self._db.iter()
+        it.seek(entry_key(*start))
+        while it.valid() and len(found) < limit:
+            key = it.key()
+            if key[:1] != _ENTRY_PREFIX:
+                break
+            ledger_id = int(_U64.unpack_from(key, 1)[0])
+            if ledger_id > last_ledger_id:
+                break
+            entry_id = int(_U64.unpack_from(key, 9)[0])
+            index = _decode_index(ledger_id, entry_id, it.value())
+            found.append(ListedEntry(ledger_id, entry_id, index.location.length, index.digest))
+            it.next()
+        del it
+        return found
 
     # -- compaction -----------------------------------------------------------------------
 

@@ -29,6 +29,9 @@ from magnetar.bookie.ledger_storage import StoredEntry
 from magnetar.wire import bookie_pb2 as pb
 
 READ_CHUNK_BYTES = 4 * 1024 * 1024
+# ListEntries: entries per chunk by default and at most (an EntryInfo is ~20 bytes on the wire).
+LIST_CHUNK_ENTRIES = 4096
+MAX_LIST_CHUNK_ENTRIES = 65536
 
 WIRE_STATUS: dict[Status, pb.Status.ValueType] = {
     Status.OK: pb.OK,
@@ -174,6 +177,22 @@ class LocalBookie:
 
     async def delete_ledger(self, ledger_id: int) -> int:
         return int(WIRE_STATUS[await self._bookie.delete_ledger(ledger_id)])
+
+    async def list_entries(
+        self, first_ledger_id: int, last_ledger_id: int, max_chunk_entries: int = 0
+    ) -> AsyncIterator[pb.EntryListingChunk]:
+        """The audit's listing (``ListEntries``): bounded chunks, ``last_ledger_id`` 0 = no end."""
+        chunk = min(max_chunk_entries or LIST_CHUNK_ENTRIES, MAX_LIST_CHUNK_ENTRIES)
+        last = last_ledger_id or (1 << 64) - 1
+        async for entries in self._bookie.list_entries(first_ledger_id, last, chunk):
+            yield pb.EntryListingChunk(
+                entries=[
+                    pb.EntryInfo(
+                        ledger_id=e.ledger_id, entry_id=e.entry_id, length=e.length, digest=e.digest
+                    )
+                    for e in entries
+                ]
+            )
 
     async def list_ledgers(self, include_ranges: bool = False) -> list[pb.LedgerListing]:
         return [

@@ -146,6 +146,20 @@ class BookieServicer(pb_grpc.BookieServicer):
         for listing in await self._local.list_ledgers(request.include_ranges):
             yield listing
 
+    async def ListEntries(
+        self, request: pb.ListEntriesRequest, context: Context
+    ) -> AsyncIterator[pb.EntryListingChunk]:
+        if request.last_ledger_id and request.last_ledger_id < request.first_ledger_id:
+            await context.abort(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                f"last_ledger_id {request.last_ledger_id} is below first_ledger_id "
+                f"{request.first_ledger_id}",
+            )
+        async for chunk in self._local.list_entries(
+            request.first_ledger_id, request.last_ledger_id, request.max_chunk_entries
+        ):
+            yield chunk
+
     async def GetInfo(self, request: pb.BookieInfoRequest, context: Context) -> pb.BookieInfo:
         disk = self._bookie.disk
         return pb.BookieInfo(

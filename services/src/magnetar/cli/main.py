@@ -19,6 +19,7 @@ import typer
 from magnetar import __version__
 from magnetar.cli import (
     admin_cmd,
+    audit_cmd,
     autorecovery_cmd,
     bookie_cmd,
     broker_cmd,
@@ -58,6 +59,7 @@ GROUPS: tuple[tuple[str, typer.Typer], ...] = (
     ("cluster", cluster_cmd.cluster),
     ("perf", perf_cmd.perf),
     ("tokens", tokens_cmd.tokens),
+    ("audit", audit_cmd.audit),
 )
 
 

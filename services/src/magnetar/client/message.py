@@ -37,6 +37,7 @@ class Message(NamedTuple):
     producer_name: str
     sequence_id: int
     ordering_key: bytes | None = None
+    replicated_from: str | None = None  # the origin cluster of a geo-replicated copy
 
     def value(self) -> bytes:
         """The payload (the official client's ``Message.value()`` for bytes schemas)."""
@@ -44,7 +45,8 @@ class Message(NamedTuple):
 
 
 # ``new_message((topic, message_id, data, key, properties, publish_time_ms, event_time_ms,
-# redelivery_count, producer_name, sequence_id, ordering_key))``: all eleven fields, in order
+# redelivery_count, producer_name, sequence_id, ordering_key, replicated_from))``: all twelve
+# fields, in order
 # (not checked), built in C without the keyword constructor's Python frame.
 new_message: Callable[[tuple[Any, ...]], Message] = cast(
     Callable[[tuple[Any, ...]], Message], partial(tuple.__new__, Message)

@@ -197,6 +197,7 @@ def unpack_entry(
             b"" if metadata.null_value else payload, key_of, properties,
             metadata.publish_time, metadata.event_time or None, command.redelivery_count,
             metadata.producer_name, metadata.sequence_id, ordering,
+            metadata.replicated_from if metadata.HasField("replicated_from") else None,
         ))  # fmt: skip
         return _new_unpacked(([message], 1, 0))
     size = metadata.num_messages_in_batch
@@ -210,6 +211,7 @@ def unpack_entry(
     publish_time, producer, base_sequence = (
         metadata.publish_time, metadata.producer_name, metadata.sequence_id,
     )  # fmt: skip
+    origin = metadata.replicated_from if metadata.HasField("replicated_from") else None
     end = len(payload)
     offset = 0
     for index in range(size):
@@ -250,7 +252,7 @@ def unpack_entry(
             topic, unchecked_message_id(ledger, entry, index, partition, size),
             b"" if null_value else payload[meta_end:offset], key, properties, publish_time,
             event_time or None, redeliveries, producer,
-            sequence if sequence >= 0 else base_sequence + index, order,
+            sequence if sequence >= 0 else base_sequence + index, order, origin,
         )))  # fmt: skip
     if offset != end:
         raise MalformedBatch(f"{end - offset} bytes after the last message")

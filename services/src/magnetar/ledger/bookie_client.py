@@ -320,6 +320,45 @@ class BookieClient:
         with self._unavailable():
             return [listing async for listing in call]
 
+    async def list_entries(
+        self, first_ledger_id: int = 0, last_ledger_id: int = 0, max_chunk_entries: int = 0
+    ) -> AsyncGenerator[list[bookie_pb2.EntryInfo], None]:
+        """The bookie's entries of ledgers first..last (``last_ledger_id`` 0: no end) in (ledger,
+        entry) order, one bounded chunk at a time (the audit's ``ListEntries``). The stream as a
+        whole has no deadline (a big bookie takes a while); each chunk must arrive within
+        ``read_timeout_s`` or the listing fails with :class:`BookieUnavailable`."""
+        request = bookie_pb2.ListEntriesRequest(
+            first_ledger_id=first_ledger_id,
+            last_ledger_id=last_ledger_id,
+            max_chunk_entries=max_chunk_entries,
+        )
+        call = self._stub.ListEntries(request)
+        chunks = call.__aiter__()
+        try:
+            while True:
+                try:
+                    with self._unavailable():
+                        async with asyncio.timeout(self._config.read_timeout_s):
+                            chunk = await anext(chunks)
+                except StopAsyncIteration:
+                    return
+                except TimeoutError as exc:
+                    raise BookieUnavailable(
+                        self.bookie_id,
+                        f"no listing chunk within {self._config.read_timeout_s}s",
+                    ) from exc
+                yield list(chunk.entries)
+        finally:
+            call.cancel()
+
+    async def info(self) -> bookie_pb2.BookieInfo:
+        """The bookie's ``GetInfo`` (id, mode, disk, ledger count): also a reachability probe."""
+        with self._unavailable():
+            response: bookie_pb2.BookieInfo = await self._stub.GetInfo(
+                bookie_pb2.BookieInfoRequest(), timeout=self._config.read_timeout_s
+            )
+        return response
+
     async def close(self) -> None:
         self._closed = True
         if self._runner is not None:

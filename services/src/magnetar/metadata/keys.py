@@ -84,6 +84,17 @@ def ledger_id_of(key: str) -> LedgerId:
     return LedgerId(int(key[len(LEDGER_META_PREFIX) :]))
 
 
+def ledger_meta_bucket(bucket: int, free_digits: int) -> str:
+    """The prefix of the metadata keys of ledgers ``bucket * 10**free_digits`` up to
+    ``(bucket + 1) * 10**free_digits - 1``: a listing of it reads one id range (the audit
+    splits the ledgers this way). ``free_digits`` 0 names one ledger's key."""
+    if not 0 <= free_digits <= 20 or bucket < 0:
+        raise ValueError(f"bad ledger bucket {bucket} with {free_digits} free digits")
+    if free_digits == 20:
+        return LEDGER_META_PREFIX
+    return f"{LEDGER_META_PREFIX}{bucket:0{20 - free_digits}d}"
+
+
 def under_replicated(ledger_id: LedgerId) -> str:
     """The auditor's under-replication mark of one ledger (one key per ledger)."""
     return f"{UNDER_REPLICATED_PREFIX}{ledger_id:020d}"

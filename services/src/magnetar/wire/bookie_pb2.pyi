@@ -494,6 +494,90 @@ class LedgerListing(_message.Message):
 Global___LedgerListing: _TypeAlias = LedgerListing  # noqa: Y015
 
 @_typing.final
+class ListEntriesRequest(_message.Message):
+    """The audit's listing: every entry the bookie holds (of ledgers not deleted), in (ledger id,
+    entry id) order, a bounded chunk per response, read from the index alone (no payloads).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    FIRST_LEDGER_ID_FIELD_NUMBER: _builtins.int
+    LAST_LEDGER_ID_FIELD_NUMBER: _builtins.int
+    MAX_CHUNK_ENTRIES_FIELD_NUMBER: _builtins.int
+    first_ledger_id: _builtins.int
+    """inclusive"""
+    last_ledger_id: _builtins.int
+    """inclusive; 0: no upper bound"""
+    max_chunk_entries: _builtins.int
+    """0: the bookie's default; capped by the bookie"""
+    def __init__(
+        self,
+        *,
+        first_ledger_id: _builtins.int = ...,
+        last_ledger_id: _builtins.int = ...,
+        max_chunk_entries: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["first_ledger_id", b"first_ledger_id", "last_ledger_id", b"last_ledger_id", "max_chunk_entries", b"max_chunk_entries"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListEntriesRequest: _TypeAlias = ListEntriesRequest  # noqa: Y015
+
+@_typing.final
+class EntryInfo(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    LEDGER_ID_FIELD_NUMBER: _builtins.int
+    ENTRY_ID_FIELD_NUMBER: _builtins.int
+    LENGTH_FIELD_NUMBER: _builtins.int
+    DIGEST_FIELD_NUMBER: _builtins.int
+    ledger_id: _builtins.int
+    entry_id: _builtins.int
+    length: _builtins.int
+    """payload bytes"""
+    digest: _builtins.int
+    """The digest stored with the entry: the writer's CRC32-C over (ledger_id, entry_id,
+    last_add_confirmed, payload), the same on every replica of the entry.
+    """
+    def __init__(
+        self,
+        *,
+        ledger_id: _builtins.int = ...,
+        entry_id: _builtins.int = ...,
+        length: _builtins.int = ...,
+        digest: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["digest", b"digest", "entry_id", b"entry_id", "ledger_id", b"ledger_id", "length", b"length"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___EntryInfo: _TypeAlias = EntryInfo  # noqa: Y015
+
+@_typing.final
+class EntryListingChunk(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ENTRIES_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def entries(self) -> _containers.RepeatedCompositeFieldContainer[Global___EntryInfo]: ...
+    def __init__(
+        self,
+        *,
+        entries: _abc.Iterable[Global___EntryInfo] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["entries", b"entries"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___EntryListingChunk: _TypeAlias = EntryListingChunk  # noqa: Y015
+
+@_typing.final
 class BookieInfoRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 

@@ -74,6 +74,11 @@ class BookieStub:
                 request_serializer=magnetar_dot_wire_dot_bookie__pb2.BookieInfoRequest.SerializeToString,
                 response_deserializer=magnetar_dot_wire_dot_bookie__pb2.BookieInfo.FromString,
                 _registered_method=True)
+        self.ListEntries = channel.unary_stream(
+                '/magnetar.wire.bookie.Bookie/ListEntries',
+                request_serializer=magnetar_dot_wire_dot_bookie__pb2.ListEntriesRequest.SerializeToString,
+                response_deserializer=magnetar_dot_wire_dot_bookie__pb2.EntryListingChunk.FromString,
+                _registered_method=True)
 
 
 class BookieServicer:
@@ -127,6 +132,12 @@ class BookieServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListEntries(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_BookieServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -169,6 +180,11 @@ def add_BookieServicer_to_server(servicer, server):
                     servicer.GetInfo,
                     request_deserializer=magnetar_dot_wire_dot_bookie__pb2.BookieInfoRequest.FromString,
                     response_serializer=magnetar_dot_wire_dot_bookie__pb2.BookieInfo.SerializeToString,
+            ),
+            'ListEntries': grpc.unary_stream_rpc_method_handler(
+                    servicer.ListEntries,
+                    request_deserializer=magnetar_dot_wire_dot_bookie__pb2.ListEntriesRequest.FromString,
+                    response_serializer=magnetar_dot_wire_dot_bookie__pb2.EntryListingChunk.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -387,6 +403,33 @@ class Bookie:
             '/magnetar.wire.bookie.Bookie/GetInfo',
             magnetar_dot_wire_dot_bookie__pb2.BookieInfoRequest.SerializeToString,
             magnetar_dot_wire_dot_bookie__pb2.BookieInfo.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListEntries(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/magnetar.wire.bookie.Bookie/ListEntries',
+            magnetar_dot_wire_dot_bookie__pb2.ListEntriesRequest.SerializeToString,
+            magnetar_dot_wire_dot_bookie__pb2.EntryListingChunk.FromString,
             options,
             channel_credentials,
             insecure,

@@ -44,6 +44,7 @@ class BookieStub:
     DeleteLedger: _grpc.UnaryUnaryMultiCallable[_bookie_pb2.DeleteLedgerRequest, _bookie_pb2.DeleteLedgerResponse]
     ListLedgers: _grpc.UnaryStreamMultiCallable[_bookie_pb2.ListLedgersRequest, _bookie_pb2.LedgerListing]
     GetInfo: _grpc.UnaryUnaryMultiCallable[_bookie_pb2.BookieInfoRequest, _bookie_pb2.BookieInfo]
+    ListEntries: _grpc.UnaryStreamMultiCallable[_bookie_pb2.ListEntriesRequest, _bookie_pb2.EntryListingChunk]
 
 @_typing.type_check_only
 class BookieAsyncStub(BookieStub):
@@ -56,6 +57,7 @@ class BookieAsyncStub(BookieStub):
     DeleteLedger: _aio.UnaryUnaryMultiCallable[_bookie_pb2.DeleteLedgerRequest, _bookie_pb2.DeleteLedgerResponse]  # type: ignore[assignment]
     ListLedgers: _aio.UnaryStreamMultiCallable[_bookie_pb2.ListLedgersRequest, _bookie_pb2.LedgerListing]  # type: ignore[assignment]
     GetInfo: _aio.UnaryUnaryMultiCallable[_bookie_pb2.BookieInfoRequest, _bookie_pb2.BookieInfo]  # type: ignore[assignment]
+    ListEntries: _aio.UnaryStreamMultiCallable[_bookie_pb2.ListEntriesRequest, _bookie_pb2.EntryListingChunk]  # type: ignore[assignment]
 
 class BookieServicer(metaclass=_abc_1.ABCMeta):
     @_abc_1.abstractmethod
@@ -113,5 +115,12 @@ class BookieServicer(metaclass=_abc_1.ABCMeta):
         request: _bookie_pb2.BookieInfoRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_bookie_pb2.BookieInfo, _abc.Awaitable[_bookie_pb2.BookieInfo]]: ...
+
+    @_abc_1.abstractmethod
+    def ListEntries(
+        self,
+        request: _bookie_pb2.ListEntriesRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_abc.Iterator[_bookie_pb2.EntryListingChunk], _abc.AsyncIterator[_bookie_pb2.EntryListingChunk]]: ...
 
 def add_BookieServicer_to_server(servicer: BookieServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
