@@ -1,7 +1,7 @@
 # syntax=docker/dockerfile:1
 # One image for every Magnetar role; the role is the first argument:
 #   docker run magnetar:dev standalone | broker | bookie | proxy | autorecovery | cluster ...
-#   docker run --entrypoint magnetar-operator magnetar:dev --liveness=http://0.0.0.0:8080/healthz
+#   docker run --entrypoint magnetar-operator magnetar:dev --liveness-port=8080
 # Build (Docker with BuildKit):   docker build -t magnetar:dev .          (or `make image`)
 # With the replication audit:     docker build --build-arg EXTRAS=operator,audit -t magnetar:dev .
 #   (`magnetar audit` runs PySpark, which also needs a Java runtime in the final stage.)
@@ -9,7 +9,7 @@
 # No HEALTHCHECK: each role has its own health endpoint, and Kubernetes ignores HEALTHCHECK.
 # Probe per role (docs/kubernetes.md): broker and standalone GET :8080/admin/v2/brokers/health,
 # bookie GET :8000/api/v1/bookie/is_ready, proxy GET :8080/status.html, autorecovery
-# GET :8000/api/v1/autorecovery/is_ready, operator GET :8080/healthz (kopf --liveness).
+# GET :8000/api/v1/autorecovery/is_ready, operator GET :8080/healthz (--liveness-port).
 
 # Both stages share Debian bookworm's Python 3.11 in /usr/local, so the venv built in the first
 # runs in the second; only the builder has compilers (for a dependency without a wheel).

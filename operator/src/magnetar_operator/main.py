@@ -50,7 +50,8 @@ async def run_operator(
     )
 
 
-def main(argv: Sequence[str] | None = None) -> None:
+def build_parser() -> argparse.ArgumentParser:
+    """The command line of ``magnetar-operator`` (the Helm chart's arguments must parse)."""
     parser = argparse.ArgumentParser(
         prog="magnetar-operator",
         description="Run the Magnetar Kubernetes operator (PulsarCluster, Tenant, Namespace, "
@@ -59,7 +60,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--namespace", help="Watch only this namespace (default: every one).")
     parser.add_argument("--liveness-port", type=int, help="Port of /healthz (default 8080).")
     parser.add_argument("--log-level", help="debug, info, warning, error (default info).")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    args = build_parser().parse_args(argv)
     flags = {k: v for k, v in vars(args).items() if v is not None}
     settings = OperatorSettings(**flags)
     logging.basicConfig(
