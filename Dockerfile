@@ -38,6 +38,13 @@ LABEL org.opencontainers.image.title="magnetar" \
 ENV PATH=/opt/magnetar/bin:$PATH \
     PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1
+# Every role listens on all of the container's interfaces: its loopback (the processes'
+# default) is out of reach of `docker run -p` and of other pods. A flag still overrides this.
+ENV MAGNETAR_STANDALONE_BIND_ADDRESS=0.0.0.0 \
+    MAGNETAR_BROKER_BIND_ADDRESS=0.0.0.0 \
+    MAGNETAR_BOOKIE_BIND_ADDRESS=0.0.0.0 \
+    MAGNETAR_PROXY_BIND_ADDRESS=0.0.0.0 \
+    MAGNETAR_AUTORECOVERY_BIND_ADDRESS=0.0.0.0
 RUN groupadd --gid 10001 magnetar \
     && useradd --uid 10001 --gid magnetar --home-dir /var/lib/magnetar --create-home \
        --shell /usr/sbin/nologin magnetar
