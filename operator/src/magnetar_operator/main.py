@@ -11,12 +11,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import sys
 from collections.abc import Sequence
 
 import kopf
 
 from magnetar_operator.handlers import build_registry, configure
-from magnetar_operator.kube import Kube
+from magnetar_operator.kube import Kube, KubeError
 from magnetar_operator.settings import OperatorSettings
 
 
@@ -70,7 +71,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     logging.basicConfig(
         level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s"
     )
-    kube = Kube.from_environment()
+    try:
+        kube = Kube.from_environment()
+    except KubeError as exc:
+        sys.exit(f"magnetar-operator: {exc}")
     try:
         asyncio.run(run_operator(settings, kube))
     finally:
