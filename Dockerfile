@@ -1,7 +1,7 @@
 # syntax=docker/dockerfile:1
 # One image for every Magnetar role; the role is the first argument:
 #   docker run magnetar:dev standalone | broker | bookie | proxy | autorecovery | cluster ...
-#   docker run --entrypoint magnetar-operator magnetar:dev --liveness=http://0.0.0.0:8080/healthz
+#   docker run --entrypoint magnetar-operator magnetar:dev --liveness-port=8080
 # Build (Docker with BuildKit):   docker build -t magnetar:dev .          (or `make image`)
 # The replication audit's image:   docker build --target audit -t magnetar-audit:dev .
 #   (the audit extra, a Java 17 runtime, and an entrypoint that speaks Spark's Kubernetes
@@ -10,7 +10,7 @@
 # No HEALTHCHECK: each role has its own health endpoint, and Kubernetes ignores HEALTHCHECK.
 # Probe per role (docs/kubernetes.md): broker and standalone GET :8080/admin/v2/brokers/health,
 # bookie GET :8000/api/v1/bookie/is_ready, proxy GET :8080/status.html, autorecovery
-# GET :8000/api/v1/autorecovery/is_ready, operator GET :8080/healthz (kopf --liveness).
+# GET :8000/api/v1/autorecovery/is_ready, operator GET :8080/healthz (--liveness-port).
 
 # Both stages share Debian bookworm's Python 3.11 in /usr/local, so the venv built in the first
 # runs in the second; only the builder has compilers (for a dependency without a wheel).
@@ -67,6 +67,13 @@ LABEL org.opencontainers.image.title="magnetar" \
 ENV PATH=/opt/magnetar/bin:$PATH \
     PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1
+# Every role listens on all of the container's interfaces: its loopback (the processes'
+# default) is out of reach of `docker run -p` and of other pods. A flag still overrides this.
+ENV MAGNETAR_STANDALONE_BIND_ADDRESS=0.0.0.0 \
+    MAGNETAR_BROKER_BIND_ADDRESS=0.0.0.0 \
+    MAGNETAR_BOOKIE_BIND_ADDRESS=0.0.0.0 \
+    MAGNETAR_PROXY_BIND_ADDRESS=0.0.0.0 \
+    MAGNETAR_AUTORECOVERY_BIND_ADDRESS=0.0.0.0
 RUN groupadd --gid 10001 magnetar \
     && useradd --uid 10001 --gid magnetar --home-dir /var/lib/magnetar --create-home \
        --shell /usr/sbin/nologin magnetar

@@ -42,3 +42,23 @@ async def test_watch_after_list_misses_nothing_written_by_others(etcd_server: Et
     finally:
         await reader.close()
         await writer.close()
+
+
+async def test_a_host_name_endpoint_connects(etcd_server: EtcdServer) -> None:
+    # Found running the image with the operator's pod commands: etcd3aio dials an ``ipv4:``
+    # gRPC target, so etcd://<service>.svc:2379 never connected. LOCALHOST is a host name
+    # (etcd3aio only rewrites lower-case "localhost") that resolves to 127.0.0.1 everywhere.
+    unresolvable = "no-such-host.invalid:2379"
+    url = f"etcd://{unresolvable},LOCALHOST:{etcd_server.client_port}"
+    store = await open_store(url)
+    try:
+        p = f"/test/{uuid.uuid4().hex}/"
+        await store.put(p + "a", b"1")
+        assert await store.list_keys(p) == [p + "a"]
+    finally:
+        await store.close()
+
+
+async def test_no_resolvable_endpoint_is_store_unavailable_naming_the_host() -> None:
+    with pytest.raises(StoreUnavailable, match=r"no etcd endpoint resolves.*no-such-host\.invalid"):
+        await open_store("etcd://no-such-host.invalid:2379")

@@ -14,6 +14,7 @@ import helm_python as helm
 import jsonschema
 import pytest
 
+from magnetar_operator.main import build_parser
 from tests.kit.kube import (
     CHART,
     KUBERNETES_VERSIONS,
@@ -39,7 +40,7 @@ GOOD_VALUES: dict[str, dict[str, Any]] = {
             "spec": {"bookies": {"retainVolumesOnDelete": True}, "proxy": {"enabled": True}},
         }
     },
-    "watch-two-namespaces": {"operator": {"watchNamespaces": ["team-a", "team-b"]}},
+    "watch-one-namespace": {"operator": {"watchNamespaces": ["team-a"]}},
     "own-service-account-no-rbac": {
         "serviceAccount": {"create": False, "name": "platform-operator"},
         "rbac": {"create": False},
@@ -77,6 +78,11 @@ BAD_VALUES: dict[str, tuple[dict[str, Any], str]] = {
     "bad-namespace-name": (
         {"operator": {"watchNamespaces": ["Team_A"]}},
         "/operator/watchNamespaces/0",
+    ),
+    # magnetar-operator takes one --namespace: a second would crash-loop the pod.
+    "two-watched-namespaces": (
+        {"operator": {"watchNamespaces": ["team-a", "team-b"]}},
+        "/operator/watchNamespaces",
     ),
     "zero-bookies": (
         {"cluster": {"enabled": True, "bookies": {"replicas": 0}}},
@@ -217,18 +223,29 @@ def test_the_operator_container_runs_kopf_with_its_health_probes() -> None:
     (container,) = deployment["spec"]["template"]["spec"]["containers"]
     assert container["image"] == "magnetar:0.1.0"  # the appVersion when no tag is given
     assert container["command"] == ["magnetar-operator"]
-    assert container["args"] == ["--liveness=http://0.0.0.0:9090/healthz", "--all-namespaces"]
+    assert container["args"] == ["--liveness-port=9090"]
     assert container["ports"] == [{"name": "health", "containerPort": 9090, "protocol": "TCP"}]
     for probe in ("livenessProbe", "readinessProbe"):
         assert container[probe]["httpGet"] == {"path": "/healthz", "port": "health"}
 
 
-def test_watched_namespaces_get_role_bindings_instead_of_a_cluster_binding() -> None:
-    objects = _objects({"operator": {"watchNamespaces": ["team-a", "team-b"]}})
+@pytest.mark.parametrize("values", ["defaults", "watch-one-namespace"])
+def test_the_operator_command_line_accepts_the_charts_arguments(values: str) -> None:
+    # The chart once passed kopf's own flags (--liveness=URL, --all-namespaces): the pod
+    # exited with a usage error. Parse what the chart renders with the real parser.
+    objects = _objects(GOOD_VALUES[values])
     (container,) = _operator_deployment(objects)["spec"]["template"]["spec"]["containers"]
-    assert container["args"][1:] == ["--namespace=team-a", "--namespace=team-b"]
+    args = build_parser().parse_args(container["args"])
+    assert args.liveness_port == container["ports"][0]["containerPort"]
+    assert args.namespace == (None if values == "defaults" else "team-a")
+
+
+def test_a_watched_namespace_gets_a_role_binding_instead_of_a_cluster_binding() -> None:
+    objects = _objects({"operator": {"watchNamespaces": ["team-a"]}})
+    (container,) = _operator_deployment(objects)["spec"]["template"]["spec"]["containers"]
+    assert container["args"][1:] == ["--namespace=team-a"]
     bindings = [o for o in objects if o["kind"] == "RoleBinding"]
-    assert sorted(b["metadata"]["namespace"] for b in bindings) == ["team-a", "team-b"]
+    assert [b["metadata"]["namespace"] for b in bindings] == ["team-a"]
     assert {b["roleRef"]["name"] for b in bindings} == {"magnetar-operator"}
     cluster_bindings = [o["roleRef"]["name"] for o in objects if o["kind"] == "ClusterRoleBinding"]
     assert cluster_bindings == ["magnetar-operator-cluster"]  # discovery and peering only

@@ -32,7 +32,7 @@ values_strategy = st.fixed_dictionaries(
             {},
             optional={
                 "replicas": st.sampled_from([0, 1]),
-                "watchNamespaces": st.lists(dns_label, max_size=3, unique=True),
+                "watchNamespaces": st.lists(dns_label, max_size=1),
                 "healthPort": st.integers(1024, 65535),
                 "podLabels": st.dictionaries(dns_label, label_value, max_size=2),
                 "nodeSelector": st.dictionaries(dns_label, label_value, max_size=2),

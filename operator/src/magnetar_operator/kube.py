@@ -106,9 +106,18 @@ class Kube:
         """In a pod: the service account; elsewhere: the current kubeconfig context."""
         try:
             kubernetes.config.load_incluster_config()
-        except kubernetes.config.ConfigException:
+        except kubernetes.config.ConfigException as in_pod:
             # read KUBECONFIG now: the client reads it once, at import
-            kubernetes.config.load_kube_config(config_file=os.environ.get("KUBECONFIG"))
+            config_file = os.environ.get("KUBECONFIG")
+            try:
+                kubernetes.config.load_kube_config(config_file=config_file)
+            except (kubernetes.config.ConfigException, OSError) as exc:
+                where = f"KUBECONFIG={config_file}" if config_file else "~/.kube/config"
+                raise KubeError(
+                    f"no Kubernetes API to talk to: not in a pod ({in_pod}) and no usable "
+                    f"kubeconfig at {where} ({exc}); run in a pod with a service account, "
+                    "or point KUBECONFIG at a cluster's config"
+                ) from exc
         return cls(kubernetes.client.ApiClient())
 
     def close(self) -> None:

@@ -11,12 +11,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import sys
 from collections.abc import Sequence
 
 import kopf
 
 from magnetar_operator.handlers import build_registry, configure
-from magnetar_operator.kube import Kube
+from magnetar_operator.kube import Kube, KubeError
 from magnetar_operator.settings import OperatorSettings
 
 
@@ -50,7 +51,8 @@ async def run_operator(
     )
 
 
-def main(argv: Sequence[str] | None = None) -> None:
+def build_parser() -> argparse.ArgumentParser:
+    """The command line of ``magnetar-operator`` (the Helm chart's arguments must parse)."""
     parser = argparse.ArgumentParser(
         prog="magnetar-operator",
         description="Run the Magnetar Kubernetes operator (PulsarCluster, Tenant, Namespace, "
@@ -59,13 +61,20 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--namespace", help="Watch only this namespace (default: every one).")
     parser.add_argument("--liveness-port", type=int, help="Port of /healthz (default 8080).")
     parser.add_argument("--log-level", help="debug, info, warning, error (default info).")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    args = build_parser().parse_args(argv)
     flags = {k: v for k, v in vars(args).items() if v is not None}
     settings = OperatorSettings(**flags)
     logging.basicConfig(
         level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s"
     )
-    kube = Kube.from_environment()
+    try:
+        kube = Kube.from_environment()
+    except KubeError as exc:
+        sys.exit(f"magnetar-operator: {exc}")
     try:
         asyncio.run(run_operator(settings, kube))
     finally:

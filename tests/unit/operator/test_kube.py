@@ -2,9 +2,20 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
 import yaml
 
-from magnetar_operator.kube import collection_path, frozen_changes, object_path, patch_body
+from magnetar_operator.kube import (
+    Kube,
+    KubeError,
+    collection_path,
+    frozen_changes,
+    object_path,
+    patch_body,
+)
+from magnetar_operator.main import main
 from magnetar_operator.manifests import Stage, cluster_objects
 from magnetar_operator.spec import ClusterSpec
 from tests.kit.crd import EXAMPLES_DIR
@@ -40,3 +51,16 @@ def test_immutable_changes_are_reported_and_server_defaults_are_not() -> None:
         claim["spec"]["volumeMode"] = "Filesystem"
     assert frozen_changes(existing, _bookies("50Gi")) == []
     assert frozen_changes(existing, _bookies("100Gi")) == ["spec.volumeClaimTemplates"]
+
+
+def test_without_a_cluster_the_operator_exits_with_what_to_do(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # Found running the image with no cluster at hand: a kubernetes-client traceback.
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    monkeypatch.setenv("KUBECONFIG", str(tmp_path / "missing-config"))
+    with pytest.raises(KubeError, match=r"no Kubernetes API.*KUBECONFIG=.*missing-config"):
+        Kube.from_environment()
+    with pytest.raises(SystemExit) as exited:
+        main([])
+    assert str(exited.value.code).startswith("magnetar-operator: no Kubernetes API")

@@ -27,7 +27,9 @@ from __future__ import annotations
 import asyncio
 import builtins
 import contextlib
+import ipaddress
 import math
+import socket
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -86,6 +88,41 @@ def _wrapped(operation: str, key: str) -> Iterator[None]:
         raise StoreUnavailable(f"etcd {operation} {key!r}: deadline exceeded") from exc
 
 
+async def resolve_endpoints(endpoints: builtins.list[str]) -> builtins.list[str]:
+    """``host:port`` endpoints as ``IPv4:port``, resolved now.
+
+    etcd3aio dials one gRPC ``ipv4:`` target, which takes IPv4 literals only, so a host name
+    (a Kubernetes Service or pod DNS name) would never connect. Each name becomes all of its
+    IPv4 addresses; a name that does not resolve yet (an etcd pod not yet scheduled) is skipped
+    while another endpoint resolves. The addresses are fixed for the store's life: an etcd
+    member that comes back on a new address is reached again after the process restarts.
+    """
+    loop = asyncio.get_running_loop()
+    resolved: builtins.list[str] = []
+    unresolved: builtins.list[str] = []
+    for endpoint in endpoints:
+        host, _, port = endpoint.rpartition(":")
+        try:
+            addresses = [str(ipaddress.IPv4Address(host))]
+        except ValueError:
+            try:
+                infos = await loop.getaddrinfo(
+                    host, int(port), family=socket.AF_INET, type=socket.SOCK_STREAM
+                )
+            except OSError as exc:
+                unresolved.append(f"{host} ({exc})")
+                continue
+            addresses = [str(info[4][0]) for info in infos]
+        for address in addresses:
+            if f"{address}:{port}" not in resolved:
+                resolved.append(f"{address}:{port}")
+    if not resolved:
+        raise StoreUnavailable(f"no etcd endpoint resolves to an IPv4 address: {unresolved}")
+    if unresolved:
+        log.warning("metadata_etcd_unresolved", unresolved=unresolved, using=resolved)
+    return resolved
+
+
 class EtcdMetadataStore:
     """A MetadataStore over an etcd cluster; see the module docstring."""
 
@@ -115,13 +152,15 @@ class EtcdMetadataStore:
         call_timeout_s: float = DEFAULT_CALL_TIMEOUT_S,
         tls: PemFiles | None = None,
     ) -> EtcdMetadataStore:
-        """Connect to ``endpoints``; with ``tls``, over TLS (etcd3aio's ``ca_cert``,
-        ``cert_chain`` and ``cert_key``)."""
+        """Connect to ``endpoints`` (host names resolved first: etcd3aio dials addresses); with
+        ``tls``, over TLS (etcd3aio's ``ca_cert``, ``cert_chain`` and ``cert_key``), so the
+        server certificate must name the resolved address (an IP SAN)."""
+        addresses = await resolve_endpoints(endpoints)
         if tls is None:
-            client = etcd3aio.Etcd3Client(endpoints)
+            client = etcd3aio.Etcd3Client(addresses)
         else:
             client = etcd3aio.Etcd3Client(
-                endpoints,
+                addresses,
                 ca_cert=tls.trust_certs,
                 cert_chain=tls.cert_chain,
                 cert_key=tls.private_key,
