@@ -21,12 +21,12 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from magnetar.audit import bridge, geo_scans
-from magnetar.audit.errors import BadAuditInput, Unreachable, find_unreachable
+from magnetar.audit.errors import BadAuditInput, Unreachable
 from magnetar.audit.findings import ExitCode, GeoKind, KindCount, Summary
 from magnetar.audit.geo_checks import GEO_COLUMNS, geo_findings, replication_lag
 from magnetar.audit.geo_sources import TOPIC_MESSAGES
 from magnetar.audit.report import html_report, summary_json, terminal_table
-from magnetar.audit.spark import Progress, session
+from magnetar.audit.spark import run_on_spark
 
 Say = Callable[[str], None]
 
@@ -57,26 +57,17 @@ def run_geo_audit(
     except Unreachable as exc:
         say(f"audit: {exc.describe()}")
         return ExitCode.UNREACHABLE
-    own = spark is None
-    spark = spark or session(options.master)
-    try:
-        with Progress(spark, say):
-            summary = _audit(spark, options, clusters, topics, namespace, say, started)
-    except Exception as exc:
-        unreachable = find_unreachable(str(exc))
-        if unreachable is None:
-            raise
-        say(f"audit: {unreachable.describe()}")
-        return ExitCode.UNREACHABLE
-    finally:
-        spark.catalog.clearCache()
-        if own:
-            spark.stop()
-    if options.output is not None:
-        _write_reports(options.output, summary)
-        say(f"audit: report written to {options.output}")
-    out(terminal_table(summary, GEO_COLUMNS))
-    return summary.exit_code
+
+    def report(summary: Summary) -> None:
+        if options.output is not None:
+            _write_reports(options.output, summary)
+            say(f"audit: report written to {options.output}")
+        out(terminal_table(summary, GEO_COLUMNS))
+
+    def audit(active: SparkSession) -> Summary:
+        return _audit(active, options, clusters, topics, namespace, say, started)
+
+    return run_on_spark(spark, options.master, audit, report, say)
 
 
 def _audit(

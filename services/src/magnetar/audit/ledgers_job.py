@@ -30,7 +30,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from magnetar.audit import bridge, checks, scans
-from magnetar.audit.errors import BadAuditInput, Unreachable, find_unreachable
+from magnetar.audit.errors import BadAuditInput, Unreachable
 from magnetar.audit.findings import (
     FINDINGS_SCHEMA,
     UNDER_REPLICATION_KINDS,
@@ -40,7 +40,7 @@ from magnetar.audit.findings import (
 )
 from magnetar.audit.report import html_report, summary_json, terminal_table
 from magnetar.audit.sources import BOOKIE_ENTRIES, LEDGERS, REFERENCES
-from magnetar.audit.spark import Progress, session
+from magnetar.audit.spark import run_on_spark
 
 PROBE_TIMEOUT_S = 10.0
 COLUMNS = [part.split()[0] for part in FINDINGS_SCHEMA.split(", ")]
@@ -85,26 +85,17 @@ def run_ledgers_audit(
         f"audit: {len(view.bookies)} bookies registered, ledger ids up to {view.max_ledger_id}, "
         f"{view.managed_ledgers} managed ledgers"
     )
-    own = spark is None
-    spark = spark or session(options.master)
-    try:
-        with Progress(spark, say):
-            summary = _audit(spark, options, view, say, started)
-    except Exception as exc:
-        unreachable = find_unreachable(str(exc))
-        if unreachable is None:
-            raise
-        say(f"audit: {unreachable.describe()}")
-        return ExitCode.UNREACHABLE
-    finally:
-        spark.catalog.clearCache()
-        if own:
-            spark.stop()
-    if options.output is not None:
-        _write_reports(options.output, summary)
-        say(f"audit: report written to {options.output}")
-    out(terminal_table(summary, COLUMNS))
-    return summary.exit_code
+
+    def report(summary: Summary) -> None:
+        if options.output is not None:
+            _write_reports(options.output, summary)
+            say(f"audit: report written to {options.output}")
+        out(terminal_table(summary, COLUMNS))
+
+    def audit(active: SparkSession) -> Summary:
+        return _audit(active, options, view, say, started)
+
+    return run_on_spark(spark, options.master, audit, report, say)
 
 
 def _audit(

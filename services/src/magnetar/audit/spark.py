@@ -24,10 +24,44 @@ from types import TracebackType
 
 from pyspark.sql import SparkSession
 
+from magnetar.audit.errors import find_unreachable
+from magnetar.audit.findings import ExitCode, Summary
 from magnetar.audit.geo_sources import TopicMessagesSource
 from magnetar.audit.sources import SOURCES
 
 DEFAULT_MASTER = "local[*]"
+
+Say = Callable[[str], None]
+
+
+def run_on_spark(
+    spark: SparkSession | None,
+    master: str | None,
+    audit: Callable[[SparkSession], Summary],
+    report: Callable[[Summary], None],
+    say: Say,
+) -> ExitCode:
+    """The shell both audits share: ``audit`` on the given session (left running) or on one
+    built here (stopped at the end), with progress lines; an unreachable bookie, metadata
+    store or cluster met by Spark's tasks is ``UNREACHABLE`` (named, no report); otherwise
+    ``report`` gets the summary and its exit code is the audit's."""
+    own = spark is None
+    active = spark or session(master)
+    try:
+        with Progress(active, say):
+            summary = audit(active)
+    except Exception as exc:
+        unreachable = find_unreachable(str(exc))
+        if unreachable is None:
+            raise
+        say(f"audit: {unreachable.describe()}")
+        return ExitCode.UNREACHABLE
+    finally:
+        active.catalog.clearCache()
+        if own:
+            active.stop()
+    report(summary)
+    return summary.exit_code
 
 
 def session(
