@@ -10,12 +10,13 @@ Pulsar's broker.conf where a Pulsar operator would look (``brokerServicePort`` -
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Literal
 
-from pydantic import Field, SecretStr, field_validator, model_validator
-from pydantic_settings import NoDecode, SettingsConfigDict
+from pydantic import Field, field_validator, model_validator
+from pydantic_settings import SettingsConfigDict
 
-from magnetar.authentication import AuthenticationConfig, InvalidKey, build_authentication
+from magnetar.authentication import InvalidKey, build_authentication
+from magnetar.authentication.settings import AuthenticationSettings, CommaList, split_commas
 from magnetar.broker.backlog_quota import BacklogQuotaConfig
 from magnetar.broker.bundle_split import BundleSplitConfig
 from magnetar.broker.deduplication import DeduplicationConfig
@@ -33,18 +34,13 @@ from magnetar.tls.settings import (
     ServerTlsSettings,
 )
 
-# A list setting given as broker.conf gives it: comma-separated ("admin,ops"), also from the
-# environment (MAGNETAR_BROKER_SUPER_USER_ROLES=admin,ops), not as JSON.
-CommaList = Annotated[tuple[str, ...], NoDecode]
 
-
-def split_commas(value: object) -> object:
-    if isinstance(value, str):
-        return tuple(part.strip() for part in value.split(",") if part.strip())
-    return value
-
-
-class BrokerSettings(ServerTlsSettings, BookkeeperClientTlsSettings, MetadataStoreTlsSettings):
+class BrokerSettings(
+    ServerTlsSettings,
+    BookkeeperClientTlsSettings,
+    MetadataStoreTlsSettings,
+    AuthenticationSettings,
+):
     model_config = SettingsConfigDict(env_prefix="MAGNETAR_BROKER_", frozen=True)
 
     metadata_url: str = "etcd://127.0.0.1:2379"
@@ -163,21 +159,14 @@ class BrokerSettings(ServerTlsSettings, BookkeeperClientTlsSettings, MetadataSto
     event_loop: Literal["asyncio", "uvloop"] = "asyncio"
     # Security (broker.conf names; docs/security.md). Providers: token, tls, none (or Pulsar's
     # provider class names). Keys are references: file:///path, data:;base64,..., env:NAME.
-    authentication_enabled: bool = False
-    authentication_providers: CommaList = ()
+    # Authentication's settings come from AuthenticationSettings (the proxy has the same).
     authorization_enabled: bool = False
     super_user_roles: CommaList = ()
     proxy_roles: CommaList = ()
-    anonymous_user_role: str = ""
-    token_secret_key: SecretStr = SecretStr("")
-    token_public_key: SecretStr = SecretStr("")
-    token_public_alg: str = "RS256"
-    token_auth_claim: str = "sub"
-    token_allowed_clock_skew_seconds: float = Field(default=0.0, ge=0)
     authentication_refresh_check_seconds: float = Field(default=60.0, gt=0)
     authenticate_metrics_endpoint: bool = False
 
-    @field_validator("authentication_providers", "super_user_roles", "proxy_roles", mode="before")
+    @field_validator("super_user_roles", "proxy_roles", mode="before")
     @classmethod
     def _comma_list(cls, value: object) -> object:
         return split_commas(value)
@@ -193,17 +182,6 @@ class BrokerSettings(ServerTlsSettings, BookkeeperClientTlsSettings, MetadataSto
             except InvalidKey as exc:
                 raise ValueError(str(exc)) from exc
         return self
-
-    def authentication_config(self) -> AuthenticationConfig:
-        return AuthenticationConfig(
-            providers=self.authentication_providers,
-            token_secret_key=self.token_secret_key.get_secret_value(),
-            token_public_key=self.token_public_key.get_secret_value(),
-            token_public_alg=self.token_public_alg,
-            token_auth_claim=self.token_auth_claim,
-            token_allowed_clock_skew_s=self.token_allowed_clock_skew_seconds,
-            anonymous_user_role=self.anonymous_user_role,
-        )
 
     def security_config(self) -> SecurityConfig:
         return SecurityConfig(

@@ -10,12 +10,12 @@ would look (``servicePort`` -> ``service_port``, ``webServicePort`` -> ``web_ser
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated
 
-from pydantic import Field, SecretStr, field_validator, model_validator
-from pydantic_settings import NoDecode, SettingsConfigDict
+from pydantic import Field, SecretStr, model_validator
+from pydantic_settings import SettingsConfigDict
 
-from magnetar.authentication import AuthenticationConfig, InvalidKey, build_authentication
+from magnetar.authentication import InvalidKey, build_authentication
+from magnetar.authentication.settings import AuthenticationSettings
 from magnetar.protocol.frame import DEFAULT_MAX_MESSAGE_SIZE, FRAME_SIZE_PADDING
 from magnetar.proxy.credentials import BrokerCredential, broker_credential
 from magnetar.tls.settings import MetadataStoreTlsSettings, ServerTlsSettings
@@ -35,7 +35,7 @@ class RelayLimits:
     keep_alive_interval_s: float
 
 
-class ProxySettings(ServerTlsSettings, MetadataStoreTlsSettings):
+class ProxySettings(ServerTlsSettings, MetadataStoreTlsSettings, AuthenticationSettings):
     model_config = SettingsConfigDict(env_prefix="MAGNETAR_PROXY_", frozen=True)
 
     metadata_url: str = "etcd://127.0.0.1:2379"
@@ -90,24 +90,10 @@ class ProxySettings(ServerTlsSettings, MetadataStoreTlsSettings):
 
     # Security (proxy.conf names; docs/security.md). With authentication_enabled the proxy
     # authenticates clients itself and tells brokers their role as original_principal.
-    authentication_enabled: bool = False
-    authentication_providers: Annotated[tuple[str, ...], NoDecode] = ()
-    anonymous_user_role: str = ""
-    token_secret_key: SecretStr = SecretStr("")
-    token_public_key: SecretStr = SecretStr("")
-    token_public_alg: str = "RS256"
-    token_auth_claim: str = "sub"
-    token_allowed_clock_skew_seconds: float = Field(default=0.0, ge=0)
+    # (authentication_enabled, the providers and token keys: AuthenticationSettings)
     broker_client_authentication_plugin: str = ""
     broker_client_authentication_parameters: SecretStr = SecretStr("")
     forward_authorization_credentials: bool = False
-
-    @field_validator("authentication_providers", mode="before")
-    @classmethod
-    def _comma_list(cls, value: object) -> object:
-        if isinstance(value, str):  # comma-separated, as proxy.conf takes it
-            return tuple(part.strip() for part in value.split(",") if part.strip())
-        return value
 
     @model_validator(mode="after")
     def _security_loads(self) -> ProxySettings:
@@ -119,17 +105,6 @@ class ProxySettings(ServerTlsSettings, MetadataStoreTlsSettings):
         except InvalidKey as exc:
             raise ValueError(str(exc)) from exc
         return self
-
-    def authentication_config(self) -> AuthenticationConfig:
-        return AuthenticationConfig(
-            providers=self.authentication_providers,
-            token_secret_key=self.token_secret_key.get_secret_value(),
-            token_public_key=self.token_public_key.get_secret_value(),
-            token_public_alg=self.token_public_alg,
-            token_auth_claim=self.token_auth_claim,
-            token_allowed_clock_skew_s=self.token_allowed_clock_skew_seconds,
-            anonymous_user_role=self.anonymous_user_role,
-        )
 
     def broker_credential(self) -> BrokerCredential | None:
         return broker_credential(

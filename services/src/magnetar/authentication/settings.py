@@ -1,0 +1,57 @@
+"""The authentication settings a server process shares (a pydantic-settings mixin), as the TLS
+mixins of :mod:`magnetar.tls.settings` are shared.
+
+The broker (and standalone) and the proxy inherit :class:`AuthenticationSettings`, so a setting
+has one name under each process's env prefix (``MAGNETAR_BROKER_TOKEN_SECRET_KEY``,
+``MAGNETAR_PROXY_TOKEN_SECRET_KEY``). Names are broker.conf / proxy.conf ones in snake case.
+Providers: ``token``, ``tls``, ``none`` (or Pulsar's provider class names); keys are
+references: ``file:///path``, ``data:;base64,...``, ``env:NAME``. A list is comma-separated
+(``token,tls``), from the command line and the environment alike, never JSON.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, NoDecode
+
+from magnetar.authentication.service import AuthenticationConfig
+
+CommaList = Annotated[tuple[str, ...], NoDecode]
+
+
+def split_commas(value: object) -> object:
+    """A list setting given as a .conf file gives it: ``"admin,ops"`` -> ``("admin", "ops")``."""
+    if isinstance(value, str):
+        return tuple(part.strip() for part in value.split(",") if part.strip())
+    return value
+
+
+class AuthenticationSettings(BaseSettings):
+    """Who a client is: the providers and the keys tokens are checked with."""
+
+    authentication_enabled: bool = False
+    authentication_providers: CommaList = ()
+    anonymous_user_role: str = ""
+    token_secret_key: SecretStr = SecretStr("")
+    token_public_key: SecretStr = SecretStr("")
+    token_public_alg: str = "RS256"
+    token_auth_claim: str = "sub"
+    token_allowed_clock_skew_seconds: float = Field(default=0.0, ge=0)
+
+    @field_validator("authentication_providers", mode="before")
+    @classmethod
+    def _providers_list(cls, value: object) -> object:
+        return split_commas(value)
+
+    def authentication_config(self) -> AuthenticationConfig:
+        return AuthenticationConfig(
+            providers=self.authentication_providers,
+            token_secret_key=self.token_secret_key.get_secret_value(),
+            token_public_key=self.token_public_key.get_secret_value(),
+            token_public_alg=self.token_public_alg,
+            token_auth_claim=self.token_auth_claim,
+            token_allowed_clock_skew_s=self.token_allowed_clock_skew_seconds,
+            anonymous_user_role=self.anonymous_user_role,
+        )
