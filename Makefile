@@ -7,6 +7,9 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 PYTEST_ARGS ?=
+# pytest-xdist workers for `make test`, each running whole test files (a module's fixtures
+# stay in one worker); PYTEST_WORKERS=0 runs the suite in this one process.
+PYTEST_WORKERS ?= 2
 
 .PHONY: setup run test lint check-format format proto bench clean chart-crds image e2e
 
@@ -34,7 +37,7 @@ lint: setup
 	$(BIN)/lint-imports
 
 test: setup lint
-	$(BIN)/pytest $(PYTEST_ARGS)
+	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 format: setup
 	$(BIN)/ruff format .

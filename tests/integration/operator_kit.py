@@ -1,7 +1,9 @@
 """Run the real operator (kopf, our handlers) in the test's loop against the kmock API.
 
-:func:`running_operator` starts :func:`magnetar_operator.main.run_operator` as a task with
-short retry and resync intervals and stops it through kopf's stop flag. :class:`FakeBookieAdmin`
+:func:`running_operator` starts :func:`magnetar_operator.main.run_operator` with short retry
+and resync intervals in a thread and event loop of its own (kopf stops at once there; in the
+test's loop it would wait 5 s for the fixture's teardown task) and stops it through kopf's stop
+flag. :class:`FakeBookieAdmin`
 serves the bookie admin REST contract on loopback (the real one lives with autorecovery in
 another branch): bookie list, under-replicated count, decommission requests and their state,
 each settable by the test.
@@ -11,6 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import threading
+import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -134,23 +138,78 @@ async def running_operator(
         )
         register_resync(registry, settings, plurals)
         kube = Kube.from_environment()
-        stop, ready = asyncio.Event(), asyncio.Event()
-        task = asyncio.create_task(
-            run_operator(
-                settings, kube, registry=registry, stop_flag=stop, ready_flag=ready, liveness=False
-            )
+        stop, ready, done = threading.Event(), threading.Event(), threading.Event()
+        errors: list[BaseException] = []
+        thread = threading.Thread(
+            target=asyncio.run,
+            args=(_operator_loop(settings, kube, registry, stop, ready, done, errors),),
+            name="kopf-operator",
+            daemon=True,
         )
+        thread.start()
         try:
-            async with asyncio.timeout(30):
-                await ready.wait()
+            await asyncio.to_thread(_wait_ready, ready, done, errors)
             yield url
         finally:
             stop.set()
-            with contextlib.suppress(asyncio.CancelledError, TimeoutError):
-                async with asyncio.timeout(10):
-                    await task
-            if not task.done():
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
+            await asyncio.to_thread(thread.join, 30)
             kube.close()
+        assert not thread.is_alive(), "the operator did not stop within 30 s of its stop flag"
+        if errors:
+            raise errors[0]
+
+
+def _wait_ready(ready: threading.Event, done: threading.Event, errors: list[BaseException]) -> None:
+    deadline = time.monotonic() + 30
+    while not ready.wait(0.05):
+        if done.is_set():
+            raise AssertionError("the operator exited before it was ready") from (
+                errors[0] if errors else None
+            )
+        assert time.monotonic() < deadline, "the operator was not ready within 30 s"
+
+
+async def _operator_loop(
+    settings: OperatorSettings,
+    kube: Kube,
+    registry: kopf.OperatorRegistry,
+    stop: threading.Event,
+    ready: threading.Event,
+    done: threading.Event,
+    errors: list[BaseException],
+) -> None:
+    """Run the operator in an event loop of its own (the thread's), until ``stop`` is set.
+
+    kopf counts every task created in its loop after its start as its own and, on stopping,
+    waits 5 s for those before cancelling them: in the test's loop that would include the
+    fixture's teardown task, which waits on kopf in turn. In a loop of its own kopf stops at
+    once."""
+    stop_flag, ready_flag = asyncio.Event(), asyncio.Event()
+
+    async def relay_stop() -> None:
+        await asyncio.to_thread(stop.wait)
+        stop_flag.set()
+
+    async def relay_ready() -> None:
+        await ready_flag.wait()
+        ready.set()
+
+    # Both relays exist before kopf starts, so kopf leaves them alone.
+    relays = [asyncio.create_task(relay_stop()), asyncio.create_task(relay_ready())]
+    try:
+        await run_operator(
+            settings,
+            kube,
+            registry=registry,
+            stop_flag=stop_flag,
+            ready_flag=ready_flag,
+            liveness=False,
+        )
+    except BaseException as exc:  # handed to the test's thread, which raises it
+        errors.append(exc)
+    finally:
+        stop.set()  # ends relay_stop's wait if kopf exited on its own
+        for relay in relays:
+            relay.cancel()
+        await asyncio.gather(*relays, return_exceptions=True)
+        done.set()

@@ -60,8 +60,10 @@ def test_bundle_named_and_parse() -> None:
     assert bundles.bundle_named("0x40000000_0x80000000").range == BundleRange(
         0x40000000, 0x80000000
     )
-    with pytest.raises(KeyError):
-        bundles.bundle_named("0x00000000_0x80000000")
+    assert bundles.bundle_named("0xc0000000_0xffffffff").range.upper == FULL_UPPER_BOUND
+    for name in ("0x00000000_0x80000000", "0x10000000_0x40000000", "0x40000000_0x50000000"):
+        with pytest.raises(KeyError):  # two bundles; not a boundary below; not one above
+            bundles.bundle_named(name)
     with pytest.raises(ValueError, match="invalid bundle range"):
         BundleRange.parse("0x0_0x4")
 

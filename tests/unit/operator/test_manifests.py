@@ -16,6 +16,7 @@ from magnetar_operator.manifests import Obj, Stage, cluster_objects, spec_hash
 from magnetar_operator.names import bookie_id, bookie_ordinal, metadata_url
 from magnetar_operator.spec import ClusterSpec, InvalidSpec
 from tests.kit.crd import EXAMPLES_DIR, admit, load_crds
+from tests.kit.kube import validate_object  # noqa: F401 - loading it caches the schema files
 
 K8S_VERSION = "1.30.0"
 CRDS = load_crds()

@@ -28,6 +28,7 @@ closes) and the admin API.
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import re
 import zlib
@@ -176,9 +177,10 @@ class NamespaceBundles:
     def bundle_named(self, name: str) -> NamespaceBundle:
         """The bundle whose range prints as ``name``; KeyError when there is none."""
         wanted = BundleRange.parse(name)
-        for bundle in self.bundles:
-            if bundle.range == wanted:
-                return bundle
+        b = self.boundaries  # strictly increasing: a bundle is a pair of neighbours
+        i = bisect.bisect_left(b, wanted.lower)
+        if i + 1 < len(b) and b[i] == wanted.lower and b[i + 1] == wanted.upper:
+            return NamespaceBundle(self.namespace, wanted)
         raise KeyError(f"{self.namespace} has no bundle {name}")
 
     def to_json(self) -> dict[str, object]:
