@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -23,6 +24,26 @@ settings.register_profile(
 )
 settings.register_profile("thorough", max_examples=1000, deadline=None)
 settings.load_profile(os.environ.get("MAGNETAR_HYPOTHESIS_PROFILE", "default"))
+
+# The Spark test files share one SparkSession (tests/integration/conftest.py, session scope).
+# `make test` spreads whole files over pytest-xdist workers; these files go to one worker
+# together, so the suite starts one Spark JVM, not one per worker.
+SPARK_TEST_FILES = "tests/integration/test_audit_"
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadfile``, with every Spark test file in one scope (so on one worker)."""
+    if config.getoption("dist") != "loadfile":
+        return None  # xdist's own choice
+    from xdist.scheduler import LoadFileScheduling
+
+    class SparkTogether(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            if nodeid.startswith(SPARK_TEST_FILES):
+                return SPARK_TEST_FILES
+            return str(super()._split_scope(nodeid))
+
+    return SparkTogether(config, log)
 
 
 @pytest.fixture(scope="session")
