@@ -16,6 +16,7 @@ from magnetar_operator.manifests import Obj, Stage, cluster_objects, spec_hash
 from magnetar_operator.names import bookie_id, bookie_ordinal, metadata_url
 from magnetar_operator.spec import ClusterSpec, InvalidSpec
 from tests.kit.crd import EXAMPLES_DIR, admit, load_crds
+from tests.kit.kube import validate_certificate
 
 K8S_VERSION = "1.30.0"
 CRDS = load_crds()
@@ -40,6 +41,9 @@ def _validate(obj: Obj) -> None:
         assert obj["spec"]["concurrencyPolicy"] == "Forbid"
         for key in ("type", "sparkVersion", "mainApplicationFile", "driver", "executor"):
             assert key in template, key
+        return
+    if obj["kind"] == "Certificate":  # a CRD of cert-manager
+        validate_certificate(obj)
         return
     kubernetes_validate.validate(obj, K8S_VERSION, strict=True)
 
