@@ -193,7 +193,11 @@ def test_a_bad_spec_names_the_field() -> None:
         lambda q: (q[2], q[1], q[0])  # E >= Wq >= Aq
     ),
     partition=st.integers(0, 12),
-)
+    tls=st.sampled_from([{}, {"enabled": True, "secretName": "mine"},
+                         {"enabled": True, "issuerRef": {"name": "ca", "kind": "ClusterIssuer"}}]),
+    auth=st.sampled_from([{}, {"enabled": True}, {"enabled": True, "algorithm": "RS256",
+                                                  "tokenSecretName": "k", "superUserRoles": []}]),
+)  # fmt: skip
 def test_generated_clusters_render_valid_objects(
     bookies: int,
     brokers: int,
@@ -207,6 +211,8 @@ def test_generated_clusters_render_valid_objects(
     storage_class: str | None,
     quorum: tuple[int, int, int],
     partition: int,
+    tls: dict[str, Any],
+    auth: dict[str, Any],
 ) -> None:
     volume: dict[str, Any] = {"size": "5Gi"}
     if storage_class:
@@ -225,6 +231,8 @@ def test_generated_clusters_render_valid_objects(
             "proxy": {"enabled": proxy, "serviceType": service_type},
             "autorecovery": {"enabled": autorecovery},
             "audit": {"enabled": audit},
+            "tls": tls,
+            "auth": auth,
             "scheduling": {
                 "podAntiAffinity": anti_affinity,
                 "tolerations": [{"key": "dedicated", "operator": "Exists"}],
