@@ -113,3 +113,11 @@ def service_url_tls(spec: ClusterSpec) -> str:
 def web_url_tls(spec: ClusterSpec) -> str:
     front = PROXY if spec.proxy.enabled else BROKER
     return f"https://{service_host(spec, front)}:{WEB_TLS_PORT}"
+
+
+def broker_service_url_tls(spec: ClusterSpec) -> str:
+    return f"pulsar+ssl://{service_host(spec, BROKER)}:{BINARY_TLS_PORT}"
+
+
+def broker_web_url_tls(spec: ClusterSpec) -> str:
+    return f"https://{service_host(spec, BROKER)}:{WEB_TLS_PORT}"

@@ -194,3 +194,13 @@ def test_a_tls_spec_without_one_key_source_names_the_field(
 ) -> None:
     with pytest.raises(InvalidSpec, match=message):
         _spec(tls=tls)
+
+
+def test_the_init_job_registers_the_tls_urls_with_tls_only() -> None:
+    def init_args(spec: ClusterSpec) -> list[str]:
+        return list(_container(_objects(spec)[("Job", "demo-init")])["args"])
+
+    args = init_args(_spec())
+    assert args[args.index("--service-url-tls") + 1] == "pulsar+ssl://demo-broker.pulsar.svc:6651"
+    assert args[args.index("--web-url-tls") + 1] == "https://demo-broker.pulsar.svc:8443"
+    assert "--web-url-tls" not in init_args(_spec(tls={}))
