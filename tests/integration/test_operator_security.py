@@ -112,6 +112,15 @@ async def test_the_generated_key_and_tokens_are_made_once_and_follow_a_new_key(
     assert verify_token(fresh, secret_verification_key(new))["sub"] == OPERATOR_ROLE
 
 
+async def test_a_paused_cluster_gets_no_secrets_but_keeps_its_token(kube: Kube) -> None:
+    spec = _spec()
+    assert await ensure_credentials(kube, spec, lambda _: None, write=False) is None
+    assert await kube.get("v1", "Secret", NS, "demo-token-key") is None
+    token = await ensure_credentials(kube, spec, lambda _: None)
+    assert token is not None
+    assert await ensure_credentials(kube, spec, lambda _: None, write=False) == token
+
+
 async def test_a_key_pair_is_generated_and_only_its_public_half_verifies(kube: Kube) -> None:
     spec = _spec(algorithm="ES256")
     token = await ensure_credentials(kube, spec, lambda _: None)

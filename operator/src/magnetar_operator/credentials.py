@@ -126,7 +126,8 @@ def secret_value(secret: Mapping[str, Any] | None, key: str) -> bytes | None:
 # ------------------------------------------------------------------------------- the I/O shell
 
 
-async def _signing_material(kube: Kube, spec: ClusterSpec, adopt: Any, write: bool) -> bytes:
+async def _signing_material(kube: Kube, spec: ClusterSpec, adopt: Any, write: bool) -> bytes | None:
+    """The key that signs the tokens (None: not generated yet and ``write`` is off)."""
     name = key_secret_name(spec)
     secret = await kube.get("v1", "Secret", spec.namespace, name)
     where = f"Secret {spec.namespace}/{name}"
@@ -138,7 +139,7 @@ async def _signing_material(kube: Kube, spec: ClusterSpec, adopt: Any, write: bo
                 "tokenSecretName to let the operator generate a key",
             )
         if not write:
-            raise CredentialsError("TokenKeyNotCreated", f"{where} not created yet (paused)")
+            return None
         obj = key_secret(spec, new_key_data(spec))
         adopt(obj)
         secret = await kube.create_if_missing(obj)  # a concurrent creator's key wins
@@ -157,10 +158,13 @@ async def ensure_credentials(
     kube: Kube, spec: ClusterSpec, adopt: Any, *, write: bool = True
 ) -> str | None:
     """The operator's token (None without auth), making the Secrets first if needed; with
-    ``write`` False (a paused cluster) nothing is created. Raises :class:`CredentialsError`."""
+    ``write`` False (a paused cluster) nothing is written and the token is the one already
+    made, if any. Raises :class:`CredentialsError` for an unusable user key Secret."""
     if not spec.auth.enabled:
         return None
     raw = await _signing_material(kube, spec, adopt, write)
+    if raw is None:
+        return None
     name = tokens_secret_name(spec)
     current = await kube.get("v1", "Secret", spec.namespace, name)
     annotations = ((current or {}).get("metadata") or {}).get("annotations") or {}
@@ -168,8 +172,8 @@ async def ensure_credentials(
     fresh = annotations.get(KEY_FINGERPRINT) == fingerprint(raw)
     if token and fresh and secret_value(current, PROXY_TOKEN):
         return token.decode()
-    if not write:
-        raise CredentialsError("TokensNotCreated", f"Secret {spec.namespace}/{name} not current")
+    if not write:  # paused: the current token, if any; nothing written
+        return token.decode() if token else None
     try:
         obj = tokens_secret(spec, raw)
     except InvalidKey as exc:  # a key of the wrong kind for the algorithm (no key bytes in it)
