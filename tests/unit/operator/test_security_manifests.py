@@ -4,11 +4,13 @@ operator and the processes); no secret value in any rendered object."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 from pydantic_settings import BaseSettings
 
+from magnetar.authentication.jwt_tokens import create_secret_key, create_token, signing_key
 from magnetar.autorecovery.settings import AutorecoverySettings
 from magnetar.bookie.settings import BookieSettings
 from magnetar.broker.settings import BrokerSettings
@@ -204,3 +206,30 @@ def test_the_init_job_registers_the_tls_urls_with_tls_only() -> None:
     assert args[args.index("--service-url-tls") + 1] == "pulsar+ssl://demo-broker.pulsar.svc:6651"
     assert args[args.index("--web-url-tls") + 1] == "https://demo-broker.pulsar.svc:8443"
     assert "--web-url-tls" not in init_args(_spec(tls={}))
+
+
+@pytest.mark.parametrize("role", ["BROKER", "PROXY"])
+def test_the_rendered_settings_load_in_the_real_settings_class(
+    role: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The values too (booleans, provider names, file:// references), not only the names: the
+    mounted files are laid out under ``tmp_path`` as the pod would see them."""
+    raw = create_secret_key()
+    (tmp_path / "token-key").mkdir()
+    (tmp_path / "token-key" / "signing-key").write_bytes(raw)
+    (tmp_path / "proxy-token").mkdir()
+    (tmp_path / "proxy-token" / "proxy").write_text(create_token(signing_key(raw, "HS256"), "p"))
+    objects = _objects(_spec())  # TLS on too: ports and paths (read when a port opens)
+    workload = objects[("Deployment", f"demo-{role.lower()}")]
+    for name, value in _settings(workload, objects).items():
+        monkeypatch.setenv(name, value.replace("/etc/magnetar", str(tmp_path)))
+    loaded: Any = ROLES[role]()
+    assert loaded.authentication_enabled is True
+    assert loaded.authentication_providers == ("token",)
+    assert loaded.web_service_port_tls == 8443
+    if role == "BROKER":
+        assert loaded.broker_service_port_tls == 6651
+        assert loaded.authorization_enabled is True
+        assert "magnetar-operator" in loaded.super_user_roles
+    else:
+        assert loaded.broker_credential() is not None
