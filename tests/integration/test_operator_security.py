@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
+import pulsar
 import pytest
 
 from magnetar.authentication.jwt_tokens import (
@@ -24,12 +25,16 @@ from magnetar.authentication.jwt_tokens import (
 from magnetar.client.admin import AdminClient
 from magnetar_operator.credentials import CredentialsError, ensure_credentials, secret_value
 from magnetar_operator.kube import Kube
+from magnetar_operator.manifests.brokers import broker_config
 from magnetar_operator.manifests.security import OPERATOR_ROLE, PROXY_ROLE
 from magnetar_operator.spec import ClusterSpec
 from tests.integration.operator_kit import running_operator
 from tests.kit.kube_mock import KubeView, kube_api
+from tests.kit.ports import free_port
 from tests.kit.process import running
+from tests.kit.security import log_mark, wait_for_log
 from tests.kit.standalone import StandaloneProcess
+from tests.kit.tls import TestPki
 
 NS = "secure"
 API = "pulsar.magnetar.dev/v1alpha1"
@@ -217,6 +222,73 @@ async def test_the_cluster_handler_makes_the_certificate_and_secrets_and_hides_t
                 assert secret not in shown
         finally:
             await view.close()
+
+
+async def test_a_broker_with_the_rendered_settings_serves_tls_and_takes_the_generated_token(
+    kube: Kube, tmp_path: Path
+) -> None:
+    """The broker settings the operator renders, run by a real process (a standalone takes
+    the broker's settings under its own prefix), with the files laid out as the pod mounts
+    them: the official client connects over ``pulsar+ssl://`` with the operator's generated
+    token, and is refused without it."""
+    spec = ClusterSpec.parse("demo", NS, cluster_spec(
+        tls={"enabled": True, "secretName": "demo-tls"}, auth={"enabled": True}))  # fmt: skip
+    token = await ensure_credentials(kube, spec, lambda _: None)
+    assert token is not None
+    raw = secret_value(await _secret(kube, "demo-token-key"), "signing-key")
+    assert raw is not None
+    # /etc/magnetar as the pod sees it: the TLS Secret and the signing key
+    pki = TestPki.create(tmp_path / "pki")
+    server = pki.issue("broker")
+    root = tmp_path / "etc"
+    (root / "tls").mkdir(parents=True)
+    (root / "tls" / "tls.crt").write_bytes(server.cert_file.read_bytes())
+    (root / "tls" / "tls.key").write_bytes(server.key_file.read_bytes())
+    (root / "tls" / "ca.crt").write_bytes(pki.ca_file.read_bytes())
+    (root / "token-key").mkdir()
+    (root / "token-key" / "signing-key").write_bytes(raw)
+    tls_port = free_port()
+    env = {
+        name.replace("MAGNETAR_BROKER_", "MAGNETAR_STANDALONE_"): value.replace(
+            "/etc/magnetar", str(root)
+        )
+        for name, value in broker_config(spec).items()
+        if "BOOKKEEPER_TLS" not in name  # the standalone's bookie is in the process
+    }
+    env |= {
+        "MAGNETAR_STANDALONE_BROKER_SERVICE_PORT_TLS": str(tls_port),  # 6651 in the pod
+        "MAGNETAR_STANDALONE_WEB_SERVICE_PORT_TLS": str(free_port()),
+        "MAGNETAR_STANDALONE_CLUSTER_NAME": "standalone",
+        # one bookie in a standalone
+        **{f"MAGNETAR_STANDALONE_MANAGED_LEDGER_DEFAULT_{q}_QUORUM": "1" for q in ("WRITE", "ACK")},
+        "MAGNETAR_STANDALONE_MANAGED_LEDGER_DEFAULT_ENSEMBLE_SIZE": "1",
+    }
+    assert env["MAGNETAR_STANDALONE_AUTHORIZATION_ENABLED"] == "true"
+    url = f"pulsar+ssl://127.0.0.1:{tls_port}"
+    topic = f"persistent://public/default/op-{uuid.uuid4().hex[:8]}"
+
+    def client(auth: object, timeout_s: int = 10) -> pulsar.Client:
+        return pulsar.Client(url, authentication=auth, operation_timeout_seconds=timeout_s,
+                             tls_trust_certs_file_path=str(pki.ca_file),
+                             logger=pulsar.ConsoleLogger(pulsar.LoggerLevel.Error))  # fmt: skip
+
+    with running(StandaloneProcess(data_dir=tmp_path / "data", env=env)) as process:
+        good = client(pulsar.AuthenticationToken(token))
+        try:
+            consumer = good.subscribe(topic, "s")
+            good.create_producer(topic).send(b"over tls")
+            assert consumer.receive(timeout_millis=10_000).data() == b"over tls"
+        finally:
+            good.close()
+        mark = log_mark(process)
+        anonymous = client(None, timeout_s=3)
+        try:
+            with pytest.raises(pulsar.PulsarException):
+                anonymous.create_producer(topic)
+        finally:
+            anonymous.close()
+        wait_for_log(process, "authentication_failed", since=mark)
+        assert token not in process.log_text()
 
 
 # ------------------------------------------------------- Tenant/Namespace/Topic with auth on
