@@ -45,6 +45,7 @@ from magnetar_operator.manifests.security import (
     SIGNING_KEY,
     key_secret_name,
     tokens_secret_name,
+    tokens_secret_of,
 )
 from magnetar_operator.spec import ClusterSpec
 
@@ -194,6 +195,6 @@ async def operator_token(kube: Kube, namespace: str, cluster: Mapping[str, Any])
     auth = (cluster.get("spec") or {}).get("auth") or {}
     if not auth.get("enabled"):
         return None
-    name = f"{cluster['metadata']['name']}-tokens"
+    name = tokens_secret_of(str(cluster["metadata"]["name"]))
     token = secret_value(await kube.get("v1", "Secret", namespace, name), OPERATOR_TOKEN)
     return None if token is None else token.decode()

@@ -55,7 +55,12 @@ def key_secret_name(spec: ClusterSpec) -> str:
 
 def tokens_secret_name(spec: ClusterSpec) -> str:
     """The Secret with the operator's and the proxy's tokens (made by the operator)."""
-    return f"{spec.name}-tokens"
+    return tokens_secret_of(spec.name)
+
+
+def tokens_secret_of(cluster: str) -> str:
+    """:func:`tokens_secret_name` of the PulsarCluster named ``cluster``."""
+    return f"{cluster}-tokens"
 
 
 def super_user_roles(spec: ClusterSpec) -> tuple[str, ...]:
