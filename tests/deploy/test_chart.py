@@ -40,6 +40,15 @@ GOOD_VALUES: dict[str, dict[str, Any]] = {
             "spec": {"bookies": {"retainVolumesOnDelete": True}, "proxy": {"enabled": True}},
         }
     },
+    "secure-cluster": {
+        "cluster": {
+            "enabled": True,
+            "spec": {
+                "tls": {"enabled": True, "issuerRef": {"name": "ca", "kind": "ClusterIssuer"}},
+                "auth": {"enabled": True, "superUserRoles": ["admin"]},
+            },
+        }
+    },
     "watch-one-namespace": {"operator": {"watchNamespaces": ["team-a"]}},
     "own-service-account-no-rbac": {
         "serviceAccount": {"create": False, "name": "platform-operator"},
@@ -167,6 +176,13 @@ def test_cluster_enabled_adds_one_pulsar_cluster_with_the_chart_image() -> None:
     }
 
 
+def test_cluster_tls_and_auth_pass_through_to_the_pulsar_cluster() -> None:
+    values = GOOD_VALUES["secure-cluster"]
+    (cluster,) = [o for o in _objects(values) if o["kind"] == "PulsarCluster"]
+    assert cluster["spec"]["tls"] == values["cluster"]["spec"]["tls"]
+    assert cluster["spec"]["auth"] == values["cluster"]["spec"]["auth"]
+
+
 def test_cluster_spec_image_wins_over_the_chart_image() -> None:
     objects = _objects({"cluster": {"enabled": True, "spec": {"image": "other/magnetar:9"}}})
     (cluster,) = [o for o in objects if o["kind"] == "PulsarCluster"]
@@ -277,6 +293,8 @@ def test_rbac_grants_what_the_operator_manages() -> None:
         *[("policy", "poddisruptionbudgets", v) for v in crud],
         *[("batch", "jobs", v) for v in crud],
         *[("sparkoperator.k8s.io", "scheduledsparkapplications", v) for v in crud],
+        *[("cert-manager.io", "certificates", v) for v in ("get", "create", "patch")],
+        *[("", "secrets", v) for v in ("get", "create", "patch")],
         *[("", "persistentvolumeclaims", v) for v in ("get", "list", "delete")],
         ("", "events", "create"),
         ("kopf.dev", "kopfpeerings", "patch"),

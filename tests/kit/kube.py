@@ -167,3 +167,67 @@ def load_e2e_script() -> ModuleType:
     sys.modules[spec.name] = module  # dataclasses look their module up
     spec.loader.exec_module(module)
     return module
+
+
+# The part of cert-manager's Certificate (cert-manager.io/v1) the operator renders, strict:
+# from cert-manager's API reference (CertificateSpec, CertificatePrivateKey, IssuerReference).
+_STR = {"type": "string", "minLength": 1}
+CERTIFICATE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["apiVersion", "kind", "metadata", "spec"],
+    "properties": {
+        "apiVersion": {"const": "cert-manager.io/v1"},
+        "kind": {"const": "Certificate"},
+        "metadata": {
+            "type": "object",
+            "required": ["name", "namespace"],
+            "properties": {"name": _STR, "namespace": _STR, "labels": {"type": "object"}},
+        },
+        "spec": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["secretName", "issuerRef"],
+            "properties": {
+                "secretName": _STR,
+                "commonName": {"type": "string", "maxLength": 64},
+                "dnsNames": {"type": "array", "items": _STR, "minItems": 1},
+                "duration": _STR,
+                "renewBefore": _STR,
+                "usages": {
+                    "type": "array",
+                    "items": {
+                        "enum": [
+                            "server auth",
+                            "client auth",
+                            "digital signature",
+                            "key encipherment",
+                            "signing",
+                        ],
+                    },
+                },
+                "privateKey": {
+                    "type": "object",
+                    "additionalProperties": False,
+                    "properties": {
+                        "algorithm": {"enum": ["RSA", "ECDSA", "Ed25519"]},
+                        "size": {"type": "integer"},
+                        "rotationPolicy": {"enum": ["Never", "Always"]},
+                        "encoding": {"enum": ["PKCS1", "PKCS8"]},
+                    },
+                },
+                "issuerRef": {
+                    "type": "object",
+                    "additionalProperties": False,
+                    "required": ["name"],
+                    "properties": {"name": _STR, "kind": _STR, "group": _STR},
+                },
+            },
+        },
+    },
+}
+
+
+def validate_certificate(obj: dict[str, Any]) -> None:
+    """Raise when ``obj`` is not a Certificate of the shape cert-manager v1 accepts."""
+    jsonschema.validate(obj, CERTIFICATE_SCHEMA)

@@ -2,9 +2,10 @@
 
 :func:`kube_api` starts kmock's :class:`~kmock.KubernetesEmulator` on a loopback port with
 the discovery information of every kind the operator reads or writes (our four CRDs with
-their status subresource, the core, apps, batch, policy and RBAC kinds, the spark-operator's
-ScheduledSparkApplication), and writes a kubeconfig pointing at it, so the operator logs in
-exactly as it would to a real cluster (``KUBECONFIG``).
+their status subresource, the core, apps, batch, policy and RBAC kinds, Secrets,
+cert-manager's Certificate, the spark-operator's ScheduledSparkApplication), and writes a
+kubeconfig pointing at it, so the operator logs in exactly as it would to a real cluster
+(``KUBECONFIG``).
 
 :class:`GenerationalEmulator` adds what the real API server does and kmock leaves out:
 ``metadata.generation`` starts at 1 and grows with every change of ``spec``, and a write to
@@ -43,6 +44,7 @@ RESOURCES: dict[str, tuple[str, bool, tuple[str, ...]]] = {
     "v1/serviceaccounts": ("ServiceAccount", True, ()),
     "v1/persistentvolumeclaims": ("PersistentVolumeClaim", True, ()),
     "v1/pods": ("Pod", True, ()),
+    "v1/secrets": ("Secret", True, ()),
     "v1/events": ("Event", True, ()),
     "v1/namespaces": ("Namespace", False, ()),
     "apps/v1/statefulsets": ("StatefulSet", True, ("status",)),
@@ -51,6 +53,7 @@ RESOURCES: dict[str, tuple[str, bool, tuple[str, ...]]] = {
     "policy/v1/poddisruptionbudgets": ("PodDisruptionBudget", True, ("status",)),
     "rbac.authorization.k8s.io/v1/roles": ("Role", True, ()),
     "rbac.authorization.k8s.io/v1/rolebindings": ("RoleBinding", True, ()),
+    "cert-manager.io/v1/certificates": ("Certificate", True, ("status",)),
     "sparkoperator.k8s.io/v1beta2/scheduledsparkapplications": (
         "ScheduledSparkApplication",
         True,

@@ -21,6 +21,7 @@ from typing import Any
 
 from magnetar.client.admin import AdminClient
 from magnetar.client.admin_errors import AdminError, NotFound
+from magnetar_operator.credentials import CredentialsError, ensure_credentials
 from magnetar_operator.kube import Kube, KubeError
 from magnetar_operator.manifests import Obj
 from magnetar_operator.manifests.audit import SPARK_API
@@ -66,8 +67,15 @@ async def _workload(kube: Kube, kind: str, spec: ClusterSpec, component: str) ->
     return Workload.of(await kube.get("apps/v1", kind, spec.namespace, child(spec, component)))
 
 
+def _admin(spec: ClusterSpec, settings: OperatorSettings, token: str | None) -> AdminClient:
+    """The admin client of the cluster, with the operator's token when auth is on."""
+    return AdminClient(
+        admin_url(spec, settings), timeout_s=settings.admin_timeout_s, auth_token=token
+    )
+
+
 async def _bookie_admin(
-    spec: ClusterSpec, bookies: Workload | None, settings: OperatorSettings
+    spec: ClusterSpec, bookies: Workload | None, settings: OperatorSettings, token: str | None
 ) -> BookieAdmin:
     """Ask the admin API only what the plan may need: the under-replicated count while a roll
     is under way, the decommission of the highest bookie while scaling down."""
@@ -82,9 +90,7 @@ async def _bookie_admin(
     under: int | None = None
     decommissions: dict[str, Mapping[str, Any]] = {}
     try:
-        async with AdminClient(
-            admin_url(spec, settings), timeout_s=settings.admin_timeout_s
-        ) as admin:
+        async with _admin(spec, settings, token) as admin:
             if rolling:
                 under = await admin.get_under_replicated_count()
             if victim is not None:
@@ -111,7 +117,11 @@ async def _none() -> None:
 
 
 async def observe(
-    kube: Kube, spec: ClusterSpec, previous: Mapping[str, Any], settings: OperatorSettings
+    kube: Kube,
+    spec: ClusterSpec,
+    previous: Mapping[str, Any],
+    settings: OperatorSettings,
+    token: str | None = None,
 ) -> Observed:
     job = await kube.get("batch/v1", "Job", spec.namespace, child(spec, INIT))
     job_status = (job or {}).get("status") or {}
@@ -142,14 +152,19 @@ async def observe(
         brokers=brokers.result(),
         proxy=proxy.result(),
         autorecovery=recovery.result(),
-        admin=await _bookie_admin(spec, bookies.result(), settings),
+        admin=await _bookie_admin(spec, bookies.result(), settings, token),
         last_audit=await _last_audit(kube, spec) if spec.audit.enabled else None,
         metadata_initialized_before=before.get("MetadataInitialized") == "True",
     )
 
 
 async def _act(
-    kube: Kube, spec: ClusterSpec, planned: Plan, adopt: Adopt, settings: OperatorSettings
+    kube: Kube,
+    spec: ClusterSpec,
+    planned: Plan,
+    adopt: Adopt,
+    settings: OperatorSettings,
+    token: str | None,
 ) -> list[str]:
     """Apply the plan; the immutable fields that could not follow the spec."""
     frozen: list[str] = []
@@ -161,8 +176,7 @@ async def _act(
         adopt(obj)
         await kube.create_if_missing(obj)
     if planned.decommission:
-        url = admin_url(spec, settings)
-        async with AdminClient(url, timeout_s=settings.admin_timeout_s) as admin:
+        async with _admin(spec, settings, token) as admin:
             for bookie in planned.decommission:
                 await admin.decommission_bookie(bookie)
     return frozen
@@ -185,9 +199,16 @@ async def reconcile(
     except InvalidSpec as exc:
         status = invalid_status(str(exc), generation=generation, previous=previous, now=now())
         return Outcome(status, None, str(exc))
-    seen = await observe(kube, spec, previous, settings)
+    try:
+        token = await ensure_credentials(kube, spec, adopt, write=not spec.paused)
+    except CredentialsError as exc:
+        status = invalid_status(
+            str(exc), generation=generation, previous=previous, now=now(), reason=exc.reason
+        )
+        return Outcome(status, None, str(exc))
+    seen = await observe(kube, spec, previous, settings, token)
     planned = plan(spec, seen)
-    frozen = [] if spec.paused else await _act(kube, spec, planned, adopt, settings)
+    frozen = [] if spec.paused else await _act(kube, spec, planned, adopt, settings, token)
     status = cluster_status(
         spec, seen, planned, generation=generation, previous=previous, now=now()
     )

@@ -32,6 +32,8 @@ PLURALS = {
     "ServiceAccount": "serviceaccounts",
     "PersistentVolumeClaim": "persistentvolumeclaims",
     "Pod": "pods",
+    "Secret": "secrets",
+    "Certificate": "certificates",
     "Event": "events",
     "StatefulSet": "statefulsets",
     "Deployment": "deployments",

@@ -18,6 +18,8 @@ INIT, AUDIT = "init", "audit"
 
 BINARY_PORT = 6650
 WEB_PORT = 8080
+BINARY_TLS_PORT = 6651
+WEB_TLS_PORT = 8443
 BOOKIE_PORT = 3181
 BOOKIE_HTTP_PORT = 8000
 AUTORECOVERY_HTTP_PORT = 8000
@@ -100,3 +102,22 @@ def web_url(spec: ClusterSpec) -> str:
     if spec.proxy.enabled:
         return f"http://{service_host(spec, PROXY)}:{WEB_PORT}"
     return broker_web_url(spec)
+
+
+def service_url_tls(spec: ClusterSpec) -> str:
+    """The ``pulsar+ssl://`` URL clients use with TLS (the proxy's, or the brokers')."""
+    front = PROXY if spec.proxy.enabled else BROKER
+    return f"pulsar+ssl://{service_host(spec, front)}:{BINARY_TLS_PORT}"
+
+
+def web_url_tls(spec: ClusterSpec) -> str:
+    front = PROXY if spec.proxy.enabled else BROKER
+    return f"https://{service_host(spec, front)}:{WEB_TLS_PORT}"
+
+
+def broker_service_url_tls(spec: ClusterSpec) -> str:
+    return f"pulsar+ssl://{service_host(spec, BROKER)}:{BINARY_TLS_PORT}"
+
+
+def broker_web_url_tls(spec: ClusterSpec) -> str:
+    return f"https://{service_host(spec, BROKER)}:{WEB_TLS_PORT}"

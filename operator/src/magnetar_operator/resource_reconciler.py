@@ -24,6 +24,7 @@ from typing import Any
 from magnetar.client.admin import AdminClient
 from magnetar.client.admin_errors import AdminError, Conflict, NotFound
 from magnetar_operator import annotations as ann
+from magnetar_operator.credentials import operator_token
 from magnetar_operator.kube import Kube
 from magnetar_operator.pulsar_resources import NamespaceDesired, TenantDesired, TopicDesired
 from magnetar_operator.settings import OperatorSettings
@@ -45,6 +46,7 @@ class Target:
 
     admin_url: str
     cluster_name: str
+    auth_token: str | None = field(default=None, repr=False)  # the operator's, with auth on
 
 
 class NoTarget(Exception):
@@ -66,7 +68,13 @@ async def find_target(
     if not url:
         raise NoTarget("ClusterNotReady", f"PulsarCluster {cluster_ref} has no endpoints yet")
     name = (cluster.get("spec") or {}).get("clusterName") or cluster["metadata"]["name"]
-    return Target(str(url), str(name))
+    token = await operator_token(kube, namespace, cluster)
+    if token is None and ((cluster.get("spec") or {}).get("auth") or {}).get("enabled"):
+        raise NoTarget(
+            "CredentialsNotReady",
+            f"PulsarCluster {cluster_ref} has auth on and its operator token is not made yet",
+        )
+    return Target(str(url), str(name), token)
 
 
 def _failed(what: str, exc: AdminError) -> Result:
@@ -81,7 +89,9 @@ async def _with_admin(
     run: Callable[[AdminClient], Awaitable[Result]],
 ) -> Result:
     try:
-        async with AdminClient(target.admin_url, timeout_s=settings.admin_timeout_s) as admin:
+        async with AdminClient(
+            target.admin_url, timeout_s=settings.admin_timeout_s, auth_token=target.auth_token
+        ) as admin:
             return await run(admin)
     except AdminError as exc:
         return _failed(what, exc)

@@ -4,6 +4,7 @@
 something must wait, why. It walks the stages in order and stops at the first that is not
 done, so a change reaches each role only after the one before it is healthy:
 
+0. the TLS Certificate (cert-manager): applied on every pass, before anything mounts it.
 1. etcd (managed): applied; wait until every member is ready.
 2. init: the cluster-init Job created once; wait until it succeeded.
 3. bookies: scale-up at once; scale-down one bookie at a time, highest ordinal first, only
@@ -111,6 +112,7 @@ def _bookie_step(spec: ClusterSpec, seen: Observed) -> tuple[int, int, Wait | No
 def plan(spec: ClusterSpec, seen: Observed) -> Plan:
     """What to do now; see the module docstring."""
     result = Plan()
+    result.apply += cluster_objects(spec)[Stage.SECURITY]
     if spec.metadata_store.managed:
         etcd = cluster_objects(spec)[Stage.ETCD]
         result.apply += etcd

@@ -165,6 +165,84 @@ class Audit:
 
 
 @dataclass(frozen=True)
+class IssuerRef:
+    """A cert-manager issuer (``Issuer`` in the cluster's namespace, or a ``ClusterIssuer``)."""
+
+    name: str
+    kind: str = "Issuer"
+    group: str = "cert-manager.io"
+
+
+@dataclass(frozen=True)
+class Tls:
+    """TLS on 6651/8443 (brokers, proxy) and on the bookies' gRPC port, from a Secret with
+    ``tls.crt``, ``tls.key`` and ``ca.crt``: the user's (``secret_name``) or the one a
+    cert-manager Certificate from ``issuer`` writes."""
+
+    enabled: bool = False
+    secret_name: str | None = None
+    issuer: IssuerRef | None = None
+    duration: str | None = None
+    renew_before: str | None = None
+
+    @classmethod
+    def parse(cls, doc: Mapping[str, Any]) -> Tls:
+        w = "spec.tls"
+        ref = doc.get("issuerRef")
+        issuer = None
+        if ref is not None:
+            r = _obj(ref, f"{w}.issuerRef")
+            name = _str(r, "name", "", f"{w}.issuerRef")
+            if not name:
+                raise InvalidSpec(f"{w}.issuerRef.name must name a cert-manager issuer")
+            kind = _str(r, "kind", "Issuer", f"{w}.issuerRef")
+            if kind not in ("Issuer", "ClusterIssuer"):
+                raise InvalidSpec(f"{w}.issuerRef.kind must be Issuer or ClusterIssuer: {kind!r}")
+            issuer = IssuerRef(name, kind, _str(r, "group", "cert-manager.io", f"{w}.issuerRef"))
+        tls = cls(
+            enabled=_bool(doc, "enabled", False, w),
+            secret_name=_opt_str(doc, "secretName", w),
+            issuer=issuer,
+            duration=_opt_str(doc, "duration", w),
+            renew_before=_opt_str(doc, "renewBefore", w),
+        )
+        if tls.enabled and (tls.secret_name is None) == (tls.issuer is None):
+            raise InvalidSpec(f"{w}.enabled needs either {w}.secretName or {w}.issuerRef")
+        return tls
+
+
+@dataclass(frozen=True)
+class Auth:
+    """JWT authentication and authorization. The signing key is the user's Secret
+    (``token_secret_name``: ``signing-key`` for HS256, or ``private-key`` and ``public-key``
+    for RS256) or one the operator generates once."""
+
+    enabled: bool = False
+    token_secret_name: str | None = None
+    super_user_roles: tuple[str, ...] = ()
+    algorithm: str = "HS256"  # or RS256, ES256 (a key pair)
+
+    @property
+    def symmetric(self) -> bool:
+        return self.algorithm == "HS256"
+
+    @classmethod
+    def parse(cls, doc: Mapping[str, Any]) -> Auth:
+        roles = doc.get("superUserRoles") or ()
+        if not isinstance(roles, list | tuple) or not all(isinstance(r, str) for r in roles):
+            raise InvalidSpec(f"spec.auth.superUserRoles must be a list of roles: {roles!r:.80}")
+        algorithm = _str(doc, "algorithm", "HS256", "spec.auth")
+        if algorithm not in ("HS256", "RS256", "ES256"):
+            raise InvalidSpec(f"spec.auth.algorithm must be HS256, RS256 or ES256: {algorithm!r}")
+        return cls(
+            enabled=_bool(doc, "enabled", False, "spec.auth"),
+            token_secret_name=_opt_str(doc, "tokenSecretName", "spec.auth"),
+            super_user_roles=tuple(roles),
+            algorithm=algorithm,
+        )
+
+
+@dataclass(frozen=True)
 class ClusterSpec:
     """Everything the manifest builders read of a PulsarCluster."""
 
@@ -179,9 +257,8 @@ class ClusterSpec:
     metadata_store: MetadataStore = MetadataStore()
     proxy: Proxy = Proxy()
     autorecovery: AutoRecovery = AutoRecovery()
-    tls_secret: str | None = None
-    auth_secret: str | None = None
-    super_user_roles: tuple[str, ...] = ()
+    tls: Tls = Tls()
+    auth: Auth = Auth()
     scheduling: Scheduling = Scheduling()
     prometheus_annotations: bool = True
     paused: bool = False
@@ -280,13 +357,8 @@ class ClusterSpec:
                 replicas=_int(recovery, "replicas", 1, "spec.autorecovery", 1),
                 resources=_plain(recovery.get("resources") or {}),
             ),
-            tls_secret=_opt_str(tls, "secretName", "spec.tls")
-            if _bool(tls, "enabled", False, "spec.tls")
-            else None,
-            auth_secret=_opt_str(auth, "tokenSecretName", "spec.auth")
-            if _bool(auth, "enabled", False, "spec.auth")
-            else None,
-            super_user_roles=tuple(str(r) for r in auth.get("superUserRoles") or ()),
+            tls=Tls.parse(tls),
+            auth=Auth.parse(auth),
             scheduling=Scheduling(
                 anti_affinity=_str(sched, "podAntiAffinity", "Preferred", "spec.scheduling"),
                 topology_spread=spread,

@@ -19,7 +19,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from magnetar_operator.names import broker_service_url, broker_web_url, service_url, web_url
+from magnetar_operator.names import (
+    broker_service_url,
+    broker_web_url,
+    service_url,
+    service_url_tls,
+    web_url,
+    web_url_tls,
+)
 from magnetar_operator.observed import Observed, Workload
 from magnetar_operator.rollout import Plan
 from magnetar_operator.spec import ClusterSpec
@@ -177,6 +184,11 @@ def cluster_status(
             "brokerWebUrl": broker_web_url(spec),
         },
     }
+    if spec.tls.enabled:
+        status["endpoints"] |= {
+            "serviceUrlTls": service_url_tls(spec),
+            "webUrlTls": web_url_tls(spec),
+        }
     if spec.metadata_store.managed:
         status["etcd"] = _counts(seen.etcd, spec.metadata_store.etcd.replicas)
     if spec.proxy.enabled:
@@ -191,13 +203,18 @@ def cluster_status(
 
 
 def invalid_status(
-    message: str, *, generation: int | None, previous: Mapping[str, Any], now: str
+    message: str,
+    *,
+    generation: int | None,
+    previous: Mapping[str, Any],
+    now: str,
+    reason: str = "InvalidSpec",
 ) -> dict[str, Any]:
-    """The status of a PulsarCluster whose spec cannot be acted on."""
+    """The status of a PulsarCluster whose spec (or the Secret it names) cannot be acted on."""
     conds = [
-        condition("Ready", False, "InvalidSpec", message, generation),
-        condition("Degraded", True, "InvalidSpec", message, generation),
-        condition("Progressing", False, "InvalidSpec", "nothing is changed", generation),
+        condition("Ready", False, reason, message, generation),
+        condition("Degraded", True, reason, message, generation),
+        condition("Progressing", False, reason, "nothing is changed", generation),
     ]
     status: dict[str, Any] = {
         "phase": "Failed",

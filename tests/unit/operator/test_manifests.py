@@ -16,7 +16,7 @@ from magnetar_operator.manifests import Obj, Stage, cluster_objects, spec_hash
 from magnetar_operator.names import bookie_id, bookie_ordinal, metadata_url
 from magnetar_operator.spec import ClusterSpec, InvalidSpec
 from tests.kit.crd import EXAMPLES_DIR, admit, load_crds
-from tests.kit.kube import validate_object  # noqa: F401 - loading it caches the schema files
+from tests.kit.kube import validate_certificate  # importing tests.kit.kube caches schema files
 
 K8S_VERSION = "1.30.0"
 CRDS = load_crds()
@@ -41,6 +41,9 @@ def _validate(obj: Obj) -> None:
         assert obj["spec"]["concurrencyPolicy"] == "Forbid"
         for key in ("type", "sparkVersion", "mainApplicationFile", "driver", "executor"):
             assert key in template, key
+        return
+    if obj["kind"] == "Certificate":  # a CRD of cert-manager
+        validate_certificate(obj)
         return
     kubernetes_validate.validate(obj, K8S_VERSION, strict=True)
 
@@ -190,7 +193,11 @@ def test_a_bad_spec_names_the_field() -> None:
         lambda q: (q[2], q[1], q[0])  # E >= Wq >= Aq
     ),
     partition=st.integers(0, 12),
-)
+    tls=st.sampled_from([{}, {"enabled": True, "secretName": "mine"},
+                         {"enabled": True, "issuerRef": {"name": "ca", "kind": "ClusterIssuer"}}]),
+    auth=st.sampled_from([{}, {"enabled": True}, {"enabled": True, "algorithm": "RS256",
+                                                  "tokenSecretName": "k", "superUserRoles": []}]),
+)  # fmt: skip
 def test_generated_clusters_render_valid_objects(
     bookies: int,
     brokers: int,
@@ -204,6 +211,8 @@ def test_generated_clusters_render_valid_objects(
     storage_class: str | None,
     quorum: tuple[int, int, int],
     partition: int,
+    tls: dict[str, Any],
+    auth: dict[str, Any],
 ) -> None:
     volume: dict[str, Any] = {"size": "5Gi"}
     if storage_class:
@@ -222,6 +231,8 @@ def test_generated_clusters_render_valid_objects(
             "proxy": {"enabled": proxy, "serviceType": service_type},
             "autorecovery": {"enabled": autorecovery},
             "audit": {"enabled": audit},
+            "tls": tls,
+            "auth": auth,
             "scheduling": {
                 "podAntiAffinity": anti_affinity,
                 "tolerations": [{"key": "dedicated", "operator": "Exists"}],

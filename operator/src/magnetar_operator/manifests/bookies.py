@@ -22,6 +22,7 @@ from magnetar_operator.manifests.pod import (
     service,
     template,
 )
+from magnetar_operator.manifests.security import bookie_security_settings, tls_volumes
 from magnetar_operator.names import (
     BOOKIE,
     BOOKIE_HTTP_PORT,
@@ -39,7 +40,9 @@ IS_READY = "/api/v1/bookie/is_ready"
 
 
 def bookie_config(spec: ClusterSpec) -> dict[str, str]:
-    return {f"MAGNETAR_BOOKIE_{k.upper()}": v for k, v in spec.bookies.config.items()}
+    """TLS on the gRPC port (when on), then the user's ``config``."""
+    base = bookie_security_settings(spec) | spec.bookies.config
+    return {f"MAGNETAR_BOOKIE_{k.upper()}": v for k, v in base.items()}
 
 
 def _claim(spec: ClusterSpec, name: str, volume: Volume) -> Obj:
@@ -85,7 +88,12 @@ def bookie_statefulset(spec: ClusterSpec, *, replicas: int, partition: int) -> O
         {"name": "journal", "mountPath": JOURNAL_DIR},
     ]
     keep = "Retain" if spec.bookies.retain_volumes else "Delete"
-    pod = pod_spec(spec, BOOKIE, [main], terminationGracePeriodSeconds=60)
+    tls, tls_mounts = tls_volumes(spec)
+    extra: Obj = {"terminationGracePeriodSeconds": 60}
+    if tls:
+        main["volumeMounts"] += tls_mounts
+        extra["volumes"] = tls
+    pod = pod_spec(spec, BOOKIE, [main], **extra)
     return {
         "apiVersion": "apps/v1",
         "kind": "StatefulSet",

@@ -21,7 +21,21 @@ from magnetar_operator.manifests.pod import (
     service,
     template,
 )
-from magnetar_operator.names import BINARY_PORT, BROKER, WEB_PORT, child, metadata_url, selector
+from magnetar_operator.manifests.security import (
+    broker_security_settings,
+    key_volumes,
+    tls_volumes,
+)
+from magnetar_operator.names import (
+    BINARY_PORT,
+    BINARY_TLS_PORT,
+    BROKER,
+    WEB_PORT,
+    WEB_TLS_PORT,
+    child,
+    metadata_url,
+    selector,
+)
 from magnetar_operator.spec import ClusterSpec
 
 HEALTH = "/admin/v2/brokers/health"
@@ -29,7 +43,8 @@ PRE_STOP_S = 5
 
 
 def broker_config(spec: ClusterSpec) -> dict[str, str]:
-    """The broker settings: the cluster's name and quorums, then the user's ``config``."""
+    """The broker settings: the cluster's name and quorums, TLS and authentication (names
+    of mounted files, no secret values), then the user's ``config``."""
     quorums = spec.brokers.defaults
     base = {
         "cluster_name": spec.cluster_name,
@@ -37,6 +52,7 @@ def broker_config(spec: ClusterSpec) -> dict[str, str]:
         "managed_ledger_default_write_quorum": str(quorums.write_quorum),
         "managed_ledger_default_ack_quorum": str(quorums.ack_quorum),
     }
+    base.update(broker_security_settings(spec))
     base.update(spec.brokers.config)
     return {f"MAGNETAR_BROKER_{k.upper()}": v for k, v in base.items()}
 
@@ -55,7 +71,7 @@ def broker_deployment(spec: ClusterSpec) -> Obj:
         spec,
         "broker",
         args,
-        ports=[("pulsar", BINARY_PORT), ("http", WEB_PORT)],
+        ports=_ports(spec),
         resources=spec.brokers.resources,
         env=[field_env("POD_IP", "status.podIP"), field_env("POD_NAME", "metadata.name")],
     )
@@ -63,9 +79,12 @@ def broker_deployment(spec: ClusterSpec) -> Obj:
     main["readinessProbe"] = http_probe(HEALTH, WEB_PORT)
     main["livenessProbe"] = http_probe(HEALTH, WEB_PORT, failures=6, delay=30)
     main["lifecycle"] = {"preStop": {"sleep": {"seconds": PRE_STOP_S}}}
-    pod = pod_spec(
-        spec, BROKER, [main], terminationGracePeriodSeconds=spec.brokers.termination_grace_s
-    )
+    (tls, tls_mounts), (key, key_mounts) = tls_volumes(spec), key_volumes(spec)
+    extra: Obj = {"terminationGracePeriodSeconds": spec.brokers.termination_grace_s}
+    if tls or key:
+        main["volumeMounts"] = tls_mounts + key_mounts
+        extra["volumes"] = tls + key
+    pod = pod_spec(spec, BROKER, [main], **extra)
     return {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
@@ -84,10 +103,18 @@ def broker_deployment(spec: ClusterSpec) -> Obj:
     }
 
 
+def _ports(spec: ClusterSpec) -> list[tuple[str, int]]:
+    """Plain ports always; with TLS also 6651 and 8443 (Pulsar's TLS ports)."""
+    ports = [("pulsar", BINARY_PORT), ("http", WEB_PORT)]
+    if spec.tls.enabled:
+        ports += [("pulsar-tls", BINARY_TLS_PORT), ("https", WEB_TLS_PORT)]
+    return ports
+
+
 def broker_objects(spec: ClusterSpec) -> list[Obj]:
     return [
         config_map(spec, BROKER, broker_config(spec)),
-        service(spec, BROKER, [("pulsar", BINARY_PORT), ("http", WEB_PORT)]),
+        service(spec, BROKER, _ports(spec)),
         pdb(spec, BROKER, 1),
         broker_deployment(spec),
     ]

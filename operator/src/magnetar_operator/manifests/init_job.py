@@ -12,7 +12,9 @@ from magnetar_operator.manifests.pod import Obj, container, meta, pod_spec
 from magnetar_operator.names import (
     INIT,
     broker_service_url,
+    broker_service_url_tls,
     broker_web_url,
+    broker_web_url_tls,
     child,
     labels,
     metadata_url,
@@ -28,6 +30,9 @@ def init_job(spec: ClusterSpec) -> Obj:
         "--web-url", broker_web_url(spec),
         "--service-url", broker_service_url(spec),
     ]  # fmt: skip
+    if spec.tls.enabled:  # the cluster's TLS URLs, as Pulsar's cluster data holds them
+        args += ["--web-url-tls", broker_web_url_tls(spec),
+                 "--service-url-tls", broker_service_url_tls(spec)]  # fmt: skip
     main = container(spec, "init", args, ports=[], resources={})
     pod = pod_spec(spec, INIT, [main], restartPolicy="OnFailure")
     return {

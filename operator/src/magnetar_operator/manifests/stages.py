@@ -11,10 +11,12 @@ from magnetar_operator.manifests.etcd import etcd_objects
 from magnetar_operator.manifests.front import autorecovery_objects, proxy_objects
 from magnetar_operator.manifests.init_job import init_job
 from magnetar_operator.manifests.pod import Obj
+from magnetar_operator.manifests.security import security_objects
 from magnetar_operator.spec import ClusterSpec
 
 
 class Stage(enum.IntEnum):
+    SECURITY = 0  # the cert-manager Certificate: applied first, on every pass
     ETCD = 1
     INIT = 2
     BOOKIES = 3
@@ -30,6 +32,7 @@ def cluster_objects(
     the spec's) and the rolling-update ``bookie_partition``."""
     replicas = spec.bookies.replicas if bookie_replicas is None else bookie_replicas
     return {
+        Stage.SECURITY: security_objects(spec),
         Stage.ETCD: etcd_objects(spec),
         Stage.INIT: [init_job(spec)],
         Stage.BOOKIES: bookie_objects(spec, replicas=replicas, partition=bookie_partition),
