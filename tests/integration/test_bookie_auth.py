@@ -1,0 +1,164 @@
+"""Bookie gRPC authentication with real processes: a ``magnetar bookie`` with token
+authentication and ``bookie_allowed_roles`` refuses calls and streams without a token, with a
+forged one and with a role it does not allow (UNAUTHENTICATED / PERMISSION_DENIED, with the
+reason), and serves the BookKeeper client holding the right token; the token never reaches the
+bookie's log."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import grpc
+import pytest
+
+from magnetar.ledger import BookKeeper, LedgerClientConfig
+from magnetar.ledger.errors import LedgerError
+from magnetar.metadata import MetadataStore
+from magnetar.metadata.factory import open_store
+from magnetar.wire import bookie_pb2 as pb
+from magnetar.wire import bookie_pb2_grpc as pb_grpc
+from tests.kit.bookie import BookieProcess, entry
+from tests.kit.etcd import EtcdServer
+from tests.kit.process import running
+from tests.kit.security import TokenKeys
+
+pytestmark = pytest.mark.etcd
+
+QUICK = {"add_timeout_s": 2.0, "read_timeout_s": 2.0, "ensemble_change_timeout_s": 2.0}
+BOOKIE_ROLE = "broker"
+
+
+@pytest.fixture(scope="module")
+def keys(tmp_path_factory: pytest.TempPathFactory) -> TokenKeys:
+    return TokenKeys.hmac(tmp_path_factory.mktemp("bookie-auth-keys"))
+
+
+@pytest.fixture(scope="module")
+def auth_bookie(
+    etcd_server: EtcdServer, tmp_path_factory: pytest.TempPathFactory, keys: TokenKeys
+) -> Iterator[BookieProcess]:
+    process = BookieProcess(
+        tmp_path_factory.mktemp("auth-bookie") / "data",
+        etcd_server.url,
+        journal_sync=False,
+        extra_args=["--bookie-allowed-roles", f"{BOOKIE_ROLE},autorecovery"],
+        env=keys.env("BOOKIE"),
+    )
+    with running(process) as started:
+        yield started
+
+
+@pytest.fixture
+async def store(etcd_server: EtcdServer) -> AsyncIterator[MetadataStore]:
+    s = await open_store(etcd_server.url, session_timeout_s=2)
+    yield s
+    await s.close()
+
+
+async def _info(bookie: BookieProcess, token: str | None) -> pb.BookieInfo:
+    metadata = (("authorization", f"Bearer {token}"),) if token is not None else None
+    async with grpc.aio.insecure_channel(bookie.address) as channel:
+        response: pb.BookieInfo = await pb_grpc.BookieStub(channel).GetInfo(
+            pb.BookieInfoRequest(), timeout=10, metadata=metadata
+        )
+        return response
+
+
+def _forged(keys: TokenKeys, tmp_path: Path) -> str:
+    return TokenKeys.hmac(tmp_path).token(BOOKIE_ROLE)
+
+
+@pytest.mark.parametrize(
+    ("credential", "code", "reason"),
+    [
+        ("none", grpc.StatusCode.UNAUTHENTICATED, "authentication is required"),
+        ("forged", grpc.StatusCode.UNAUTHENTICATED, "signature"),
+        ("malformed", grpc.StatusCode.UNAUTHENTICATED, "token"),
+        ("other role", grpc.StatusCode.PERMISSION_DENIED, "'app' may not call this bookie"),
+    ],
+)
+async def test_unary_call_refused(
+    auth_bookie: BookieProcess,
+    keys: TokenKeys,
+    tmp_path: Path,
+    credential: str,
+    code: grpc.StatusCode,
+    reason: str,
+) -> None:
+    token = {
+        "none": None,
+        "forged": _forged(keys, tmp_path),
+        "malformed": "not-a-jwt",
+        "other role": keys.token("app"),
+    }[credential]
+    with pytest.raises(grpc.aio.AioRpcError) as refused:
+        await _info(auth_bookie, token)
+    assert refused.value.code() == code
+    assert reason in (refused.value.details() or "")
+
+
+async def test_unary_call_with_the_right_token(
+    auth_bookie: BookieProcess, keys: TokenKeys
+) -> None:
+    info = await _info(auth_bookie, keys.token(BOOKIE_ROLE))
+    assert info.bookie_id == auth_bookie.bookie_id
+
+
+async def test_add_stream_refused_without_token(auth_bookie: BookieProcess) -> None:
+    async def requests() -> AsyncIterator[pb.AddRequest]:
+        add = pb.AddEntry(entry=entry(7, 0, b"refused"), master_key=b"mk")
+        yield pb.AddRequest(batch_id=1, entries=[add])
+
+    async with grpc.aio.insecure_channel(auth_bookie.address) as channel:
+        call = pb_grpc.BookieStub(channel).AddEntries(requests(), timeout=10)
+        with pytest.raises(grpc.aio.AioRpcError) as refused:
+            async for _ in call:
+                pass
+    assert refused.value.code() == grpc.StatusCode.UNAUTHENTICATED
+
+
+async def _client(store: MetadataStore, bookie: BookieProcess, token: str) -> BookKeeper:
+    """A client whose registry holds exactly this bookie (other tests' bookies expire)."""
+    bk = await BookKeeper.start(
+        store, LedgerClientConfig(auth_token=token, bookie_wait_s=15, **QUICK)
+    )
+    deadline = time.monotonic() + 15
+    while bk.registry.writable() != {bookie.bookie_id}:
+        assert time.monotonic() < deadline, f"registry {bk.registry.writable()}"
+        await asyncio.sleep(0.1)
+    return bk
+
+
+async def test_ledger_written_and_read_with_the_token(
+    auth_bookie: BookieProcess, store: MetadataStore, keys: TokenKeys
+) -> None:
+    token = keys.token(BOOKIE_ROLE)
+    bk = await _client(store, auth_bookie, token)
+    try:
+        wh = await bk.create_ledger(1, 1, 1)
+        for i in range(5):
+            assert await wh.append(b"auth-%d" % i) == i
+        await wh.close()
+        rh = await bk.open_ledger(wh.ledger_id)
+        entries = await asyncio.wait_for(rh.read(0, 4), 10)
+        assert [e.payload for e in entries] == [b"auth-%d" % i for i in range(5)]
+    finally:
+        await bk.close()
+    assert token not in auth_bookie.log_text()
+    assert keys.token("app") not in auth_bookie.log_text()
+
+
+async def test_ledger_client_without_token_refused(
+    auth_bookie: BookieProcess, store: MetadataStore
+) -> None:
+    bk = await _client(store, auth_bookie, "")
+    try:
+        wh = await bk.create_ledger(1, 1, 1)
+        with pytest.raises(LedgerError):
+            await asyncio.wait_for(wh.append(b"refused"), 20)
+    finally:
+        await bk.close()
+    assert "bookie_call_refused" in auth_bookie.log_text()
