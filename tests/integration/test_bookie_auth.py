@@ -100,9 +100,7 @@ async def test_unary_call_refused(
     assert reason in (refused.value.details() or "")
 
 
-async def test_unary_call_with_the_right_token(
-    auth_bookie: BookieProcess, keys: TokenKeys
-) -> None:
+async def test_unary_call_with_the_right_token(auth_bookie: BookieProcess, keys: TokenKeys) -> None:
     info = await _info(auth_bookie, keys.token(BOOKIE_ROLE))
     assert info.bookie_id == auth_bookie.bookie_id
 
