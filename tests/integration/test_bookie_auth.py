@@ -20,10 +20,11 @@ from magnetar.metadata import MetadataStore
 from magnetar.metadata.factory import open_store
 from magnetar.wire import bookie_pb2 as pb
 from magnetar.wire import bookie_pb2_grpc as pb_grpc
-from tests.kit.bookie import BookieProcess, entry
+from tests.kit.bookie import BookieProcess
 from tests.kit.etcd import EtcdServer
 from tests.kit.process import running
 from tests.kit.security import TokenKeys
+from tests.kit.tls import TestPki
 
 pytestmark = pytest.mark.etcd
 
@@ -106,16 +107,11 @@ async def test_unary_call_with_the_right_token(auth_bookie: BookieProcess, keys:
 
 
 async def test_add_stream_refused_without_token(auth_bookie: BookieProcess) -> None:
-    async def requests() -> AsyncIterator[pb.AddRequest]:
-        add = pb.AddEntry(entry=entry(7, 0, b"refused"), master_key=b"mk")
-        yield pb.AddRequest(batch_id=1, entries=[add])
-
+    # Refused when the stream opens, before any request: the bookie reads none of them.
     async with grpc.aio.insecure_channel(auth_bookie.address) as channel:
-        call = pb_grpc.BookieStub(channel).AddEntries(requests(), timeout=10)
-        with pytest.raises(grpc.aio.AioRpcError) as refused:
-            async for _ in call:
-                pass
-    assert refused.value.code() == grpc.StatusCode.UNAUTHENTICATED
+        call = pb_grpc.BookieStub(channel).AddEntries(timeout=10)
+        assert await call.code() == grpc.StatusCode.UNAUTHENTICATED
+        assert "authentication is required" in (await call.details() or "")
 
 
 async def _client(store: MetadataStore, bookie: BookieProcess, token: str) -> BookKeeper:
@@ -160,3 +156,49 @@ async def test_ledger_client_without_token_refused(
     finally:
         await bk.close()
     assert "bookie_call_refused" in auth_bookie.log_text()
+
+
+@pytest.fixture(scope="module")
+def mtls_bookie(
+    etcd_server: EtcdServer, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[BookieProcess, TestPki]]:
+    pki = TestPki.create(tmp_path_factory.mktemp("bookie-auth-pki"))
+    cert = pki.issue("bookie")
+    args = [
+        "--tls-certificate-path", str(cert.cert_file),
+        "--tls-key-store", str(cert.key_file),
+        "--tls-trust-store", str(pki.ca_file),
+        "--tls-client-authentication",
+        "--authentication-enabled", "--authentication-providers", "tls",
+        "--bookie-allowed-roles", BOOKIE_ROLE,
+    ]  # fmt: skip
+    process = BookieProcess(
+        tmp_path_factory.mktemp("mtls-auth-bookie") / "data",
+        etcd_server.url,
+        journal_sync=False,
+        extra_args=args,
+    )
+    with running(process) as started:
+        yield started, pki
+
+
+@pytest.mark.parametrize(("common_name", "allowed"), [(BOOKIE_ROLE, True), ("app", False)])
+async def test_tls_provider_takes_the_certificates_common_name(
+    mtls_bookie: tuple[BookieProcess, TestPki], common_name: str, allowed: bool
+) -> None:
+    bookie, pki = mtls_bookie
+    client = pki.issue(common_name, client=True)
+    credentials = grpc.ssl_channel_credentials(
+        root_certificates=pki.ca_file.read_bytes(),
+        private_key=client.key_file.read_bytes(),
+        certificate_chain=client.cert_file.read_bytes(),
+    )
+    async with grpc.aio.secure_channel(bookie.address, credentials) as channel:
+        call = pb_grpc.BookieStub(channel).GetInfo(pb.BookieInfoRequest(), timeout=10)
+        if allowed:
+            assert (await call).bookie_id == bookie.bookie_id
+            return
+        with pytest.raises(grpc.aio.AioRpcError) as refused:
+            await call
+    assert refused.value.code() == grpc.StatusCode.PERMISSION_DENIED
+    assert "'app' may not call this bookie" in (refused.value.details() or "")

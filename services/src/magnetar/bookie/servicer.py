@@ -239,7 +239,11 @@ class AuthenticatingInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[typ
     def __init__(self, guard: CallGuard) -> None:
         self._guard = guard
 
-    async def _admit(self, method: str, context: Context) -> None:
+    def _admit(self, method: str, context: Context) -> bool:
+        """True when the caller may go on; else the refusal is set on ``context`` and the call
+        returns at once, before reading any request. (A client that is still writing requests
+        to a refused stream may see its write fail with gRPC's INTERNAL "Internal error from
+        Core" instead of the status; the bookie's log names the refusal either way.)"""
         peer = list(context.auth_context().get("x509_common_name") or [])
         try:
             credentials = CallCredentials(
@@ -249,12 +253,14 @@ class AuthenticatingInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[typ
             self._guard.check(credentials)
         except CallRefused as exc:
             log.warning("bookie_call_refused", method=method, reason=str(exc))
-            code = (
+            context.set_code(
                 grpc.StatusCode.PERMISSION_DENIED
                 if isinstance(exc, RoleNotAllowed)
                 else grpc.StatusCode.UNAUTHENTICATED
             )
-            await context.abort(code, f"bookie: {exc}")
+            context.set_details(f"bookie: {exc}")
+            return False
+        return True
 
     async def intercept_service(
         self,
@@ -274,7 +280,8 @@ class AuthenticatingInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[typ
             unary = handler.unary_unary
 
             async def unary_call(request: Any, context: Context) -> Any:
-                await admit(method, context)
+                if not admit(method, context):
+                    return None
                 return await unary(request, context)
 
             return grpc.unary_unary_rpc_method_handler(unary_call, **codecs)
@@ -282,7 +289,8 @@ class AuthenticatingInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[typ
             streaming = handler.unary_stream
 
             async def unary_stream_call(request: Any, context: Context) -> AsyncIterator[Any]:
-                await admit(method, context)
+                if not admit(method, context):
+                    return
                 async for response in streaming(request, context):
                     yield response
 
@@ -291,7 +299,8 @@ class AuthenticatingInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[typ
             bidi = handler.stream_stream
 
             async def stream_stream_call(requests: Any, context: Context) -> AsyncIterator[Any]:
-                await admit(method, context)
+                if not admit(method, context):
+                    return
                 async for response in bidi(requests, context):
                     yield response
 
