@@ -202,3 +202,29 @@ async def test_tls_provider_takes_the_certificates_common_name(
             await call
     assert refused.value.code() == grpc.StatusCode.PERMISSION_DENIED
     assert "'app' may not call this bookie" in (refused.value.details() or "")
+
+
+async def test_audit_bookie_scans_send_the_token(
+    auth_bookie: BookieProcess, keys: TokenKeys, tmp_path: Path
+) -> None:
+    """The audit's probe and ``ListEntries`` listing (what its Spark tasks run) with the token
+    of ``--bookie-auth-token-file``; without it the bookie is named unreachable, with the
+    bookie's reason."""
+    from magnetar.audit import scans
+    from magnetar.audit.errors import BadAuditInput, Unreachable
+
+    token_file = tmp_path / "audit.token"
+    token_file.write_text(keys.token(BOOKIE_ROLE) + "\n")
+    token = scans.read_token_file(str(token_file))
+    await scans.probe_bookie(auth_bookie.bookie_id, auth_bookie.address, 10, token)
+    chunks = [
+        chunk
+        async for chunk in scans.stream_entries(
+            auth_bookie.bookie_id, auth_bookie.address, 0, 0, auth_token=token
+        )
+    ]
+    assert all(isinstance(chunk, list) for chunk in chunks)
+    with pytest.raises(Unreachable, match="authentication is required"):
+        await scans.probe_bookie(auth_bookie.bookie_id, auth_bookie.address, 10)
+    with pytest.raises(BadAuditInput, match="cannot read the bookie token file"):
+        scans.read_token_file(str(tmp_path / "missing"))
