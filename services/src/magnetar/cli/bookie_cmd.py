@@ -12,7 +12,6 @@ from typing import Annotated, Any
 import typer
 
 from magnetar.cli.security_options import (
-    AuthenticationEnabledOpt,
     AuthenticationProvidersOpt,
     TokenPublicKeyOpt,
     TokenSecretKeyOpt,
@@ -67,7 +66,14 @@ def bookie(
             help="Refuse clients without a certificate the trust store vouches for.",
         ),
     ] = None,
-    authentication_enabled: AuthenticationEnabledOpt = None,
+    authentication_enabled: Annotated[
+        bool | None,
+        typer.Option(
+            "--authentication-enabled/--no-authentication-enabled",
+            help="Require every gRPC call to carry a token (or an mTLS certificate).",
+            rich_help_panel="Security",
+        ),
+    ] = None,
     authentication_providers: AuthenticationProvidersOpt = None,
     token_secret_key: TokenSecretKeyOpt = None,
     token_public_key: TokenPublicKeyOpt = None,
