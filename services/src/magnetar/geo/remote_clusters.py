@@ -18,6 +18,12 @@ A message with a schema names the schema's version; :meth:`ClientRemoteClusters.
 uploads the schema to the remote (its admin REST API; an equal schema keeps its version there)
 and returns the remote's version, which the replicated copy carries instead.
 
+A remote that authenticates gets the credential of its ClusterData (Pulsar's
+``authenticationPlugin`` / ``authenticationParameters``: ``token``; ``token:<jwt>`` or
+``file:///path``, read off the loop): the client sends it on CONNECT and the admin calls as a
+Bearer token; a changed credential gets a new client; a bad one makes the cluster unusable with
+a reason naming it (never the token).
+
 Producers are created without a send timeout, unbatched, with a queue as large as the
 replicator's window: across an outage they keep their entries, reconnect with backoff and
 resend in order, and the remote's deduplication drops what it already stored.
