@@ -59,6 +59,9 @@ class Cluster:
     proxy_env: dict[str, str] = field(default_factory=dict)
     autorecovery_count: int = 0
     bookie_racks: tuple[str, ...] = ()
+    # Reach every bookie / autorecovery process (bookie authentication, say).
+    bookie_env: dict[str, str] = field(default_factory=dict)
+    autorecovery_env: dict[str, str] = field(default_factory=dict)
     etcd: EtcdServer = field(init=False)
     bookies: list[BookieProcess] = field(init=False)
     brokers: list[BrokerProcess] = field(init=False)
@@ -74,6 +77,7 @@ class Cluster:
                 session_timeout_s=self.session_timeout_s,
                 journal_sync=self.journal_sync,
                 extra_args=["--rack", self.bookie_racks[i]] if i < len(self.bookie_racks) else [],
+                env=dict(self.bookie_env),
             )
             for i in range(self.bookie_count)
         ]
@@ -100,6 +104,7 @@ class Cluster:
 
     def new_autorecovery(self, name: str, **options: Any) -> AutorecoveryProcess:
         """An autorecovery process of this cluster (not started; ``options``: its fields)."""
+        options.setdefault("env", dict(self.autorecovery_env))
         return AutorecoveryProcess(
             self.base / name,
             self.etcd.url,

@@ -168,3 +168,16 @@ def test_persistence_is_accepted_exactly_when_e_ge_wq_ge_aq_ge_1(e: int, w: int,
     else:
         with pytest.raises(InvalidPolicies):
             PersistencePolicies.from_json(doc)
+
+
+def test_cluster_credentials_stored_but_redacted_for_showing() -> None:
+    doc = {
+        "serviceUrl": "http://127.0.0.1:8080",
+        "authenticationPlugin": "token",
+        "authenticationParameters": "token:secret-jwt",
+    }
+    data = ClusterData.from_json(doc)
+    assert data.to_json() == doc  # stored as given
+    assert "secret-jwt" not in repr(data)
+    shown = data.redacted().to_json()
+    assert shown == {"serviceUrl": "http://127.0.0.1:8080", "authenticationPlugin": "token"}

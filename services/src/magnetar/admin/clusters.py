@@ -23,9 +23,9 @@ def router(resources: BrokerResources) -> APIRouter:
     async def list_clusters() -> list[str]:
         return await resources.list_clusters()
 
-    @api.get("/{cluster}", summary="Get a cluster's ClusterData")
+    @api.get("/{cluster}", summary="Get a cluster's ClusterData (credentials redacted)")
     async def get_cluster(cluster: str) -> dict[str, Any]:
-        return (await resources.get_cluster(cluster)).to_json()
+        return (await resources.get_cluster(cluster)).redacted().to_json()
 
     @api.put("/{cluster}", status_code=204, summary="Create a cluster")
     async def create_cluster(cluster: str, body: ClusterBody) -> None:

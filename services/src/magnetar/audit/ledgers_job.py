@@ -56,6 +56,9 @@ class LedgersAuditOptions:
     chunk_entries: int = 0
     bookie_timeout_s: float = 30.0
     sample: int = 50
+    # A file holding the Bearer token for bookies that authenticate (read by the driver and
+    # by each Spark task; only the path travels in the job's options).
+    bookie_auth_token_file: str = ""
 
 
 Say = Callable[[str], None]
@@ -73,8 +76,9 @@ def run_ledgers_audit(
     url = options.metadata_url
     say(f"audit: reading the cluster's bookies from {url}")
     try:
+        token = scans.read_token_file(options.bookie_auth_token_file)
         view = bridge.run(lambda: scans.discover(url))
-        bridge.run(lambda: scans.probe_bookies(view.bookies, PROBE_TIMEOUT_S))
+        bridge.run(lambda: scans.probe_bookies(view.bookies, PROBE_TIMEOUT_S, token))
     except Unreachable as exc:
         say(f"audit: {exc.describe()}")
         return ExitCode.UNREACHABLE
@@ -136,6 +140,7 @@ def _audit(
         .option("splits_per_bookie", str(options.splits_per_bookie))
         .option("chunk_entries", str(options.chunk_entries))
         .option("timeout_s", str(options.bookie_timeout_s))
+        .option("auth_token_file", options.bookie_auth_token_file)
         .load()
         .localCheckpoint(storageLevel=StorageLevel.DISK_ONLY)
     )

@@ -19,6 +19,7 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from magnetar.audit.errors import BadAuditInput, Unreachable
 from magnetar.errors import MagnetarError
@@ -117,10 +118,15 @@ async def discover(url: str) -> ClusterView:
     return ClusterView(bookies, max_id, len(managed))
 
 
-async def probe_bookie(bookie_id: str, address: str, timeout_s: float) -> None:
-    """:class:`Unreachable` unless the bookie answers ``GetInfo`` within ``timeout_s``."""
+async def probe_bookie(
+    bookie_id: str, address: str, timeout_s: float, auth_token: str = ""
+) -> None:
+    """:class:`Unreachable` unless the bookie answers ``GetInfo`` within ``timeout_s``
+    (``auth_token``: the Bearer token for bookies that authenticate)."""
     client = BookieClient(
-        BookieId(bookie_id), address, LedgerClientConfig(read_timeout_s=timeout_s)
+        BookieId(bookie_id),
+        address,
+        LedgerClientConfig(read_timeout_s=timeout_s, auth_token=auth_token),
     )
     try:
         await client.info()
@@ -130,14 +136,30 @@ async def probe_bookie(bookie_id: str, address: str, timeout_s: float) -> None:
         await client.close()
 
 
-async def probe_bookies(bookies: dict[str, str], timeout_s: float) -> None:
+async def probe_bookies(bookies: dict[str, str], timeout_s: float, auth_token: str = "") -> None:
     """:func:`probe_bookie` on every bookie at once; one unreachable bookie is raised."""
     try:
         async with asyncio.TaskGroup() as group:
             for bookie_id, address in sorted(bookies.items()):
-                group.create_task(probe_bookie(bookie_id, address, timeout_s))
+                group.create_task(probe_bookie(bookie_id, address, timeout_s, auth_token))
     except* Unreachable as failed:
         raise failed.exceptions[0] from None
+
+
+def read_token_file(path: str) -> str:
+    """The token in ``path`` ("" for no path); :class:`BadAuditInput` naming the file if it
+    cannot be read or is empty (the token itself is never in a message)."""
+    if not path:
+        return ""
+    try:
+        token = Path(path).read_text().strip()
+    except OSError as exc:
+        raise BadAuditInput(
+            f"cannot read the bookie token file {path}: {exc.strerror or exc}"
+        ) from exc
+    if not token:
+        raise BadAuditInput(f"the bookie token file {path} is empty")
+    return token
 
 
 # -- ledger metadata ------------------------------------------------------------------------
@@ -256,10 +278,13 @@ async def stream_entries(
     *,
     chunk_entries: int = 0,
     timeout_s: float = 30.0,
+    auth_token: str = "",
 ) -> AsyncIterator[list[bookie_pb2.EntryInfo]]:
     """The bookie's ``ListEntries`` chunks; :class:`Unreachable` if it stops answering."""
     client = BookieClient(
-        BookieId(bookie_id), address, LedgerClientConfig(read_timeout_s=timeout_s)
+        BookieId(bookie_id),
+        address,
+        LedgerClientConfig(read_timeout_s=timeout_s, auth_token=auth_token),
     )
     try:
         async for chunk in client.list_entries(first_ledger_id, last_ledger_id, chunk_entries):

@@ -147,6 +147,7 @@ class _BookieEntriesReader(DataSourceReader):
         self._splits = int(options.get("splits_per_bookie", "2"))
         self._chunk = int(options.get("chunk_entries", "0"))
         self._timeout_s = float(options.get("timeout_s", "30"))
+        self._token_file = options.get("auth_token_file", "")
 
     def partitions(self) -> list[InputPartition]:
         ranges = scans.split_ledger_range(self._max_id, self._splits)
@@ -159,6 +160,7 @@ class _BookieEntriesReader(DataSourceReader):
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         assert isinstance(partition, _BookieRange)
         chunk_entries, timeout_s = self._chunk, self._timeout_s
+        token = scans.read_token_file(self._token_file)
 
         def stream() -> AsyncIterator[list[bookie_pb2.EntryInfo]]:
             return scans.stream_entries(
@@ -168,6 +170,7 @@ class _BookieEntriesReader(DataSourceReader):
                 partition.last_ledger_id,
                 chunk_entries=chunk_entries,
                 timeout_s=timeout_s,
+                auth_token=token,
             )
 
         for chunk in bridge.iterate(stream):

@@ -11,11 +11,12 @@ references: ``file:///path``, ``data:;base64,...``, ``env:NAME``. A list is comm
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Self
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode
 
+from magnetar.authentication.client_token import client_token
 from magnetar.authentication.service import AuthenticationConfig
 
 CommaList = Annotated[tuple[str, ...], NoDecode]
@@ -54,4 +55,30 @@ class AuthenticationSettings(BaseSettings):
             token_auth_claim=self.token_auth_claim,
             token_allowed_clock_skew_s=self.token_allowed_clock_skew_seconds,
             anonymous_user_role=self.anonymous_user_role,
+        )
+
+
+class BookkeeperClientAuthenticationSettings(BaseSettings):
+    """The credential a bookie client (broker, autorecovery) presents to authenticating
+    bookies: broker.conf's ``bookkeeperClientAuthenticationPlugin`` and
+    ``bookkeeperClientAuthenticationParameters`` (``token``; ``token:<jwt>`` or
+    ``file:///path``). Checked when the settings are built, so a bad value stops the start."""
+
+    bookkeeper_client_authentication_plugin: str = ""
+    bookkeeper_client_authentication_parameters: SecretStr = SecretStr("")
+
+    @model_validator(mode="after")
+    def _bookkeeper_token_loads(self) -> Self:
+        self.bookkeeper_client_token()
+        return self
+
+    def bookkeeper_client_token(self) -> str:
+        """The token to send the bookies ("" when none is configured)."""
+        return (
+            client_token(
+                self.bookkeeper_client_authentication_plugin,
+                self.bookkeeper_client_authentication_parameters.get_secret_value(),
+                "bookkeeper_client_authentication",
+            )
+            or ""
         )

@@ -47,6 +47,7 @@ def ledger_config(settings: AutorecoverySettings) -> LedgerClientConfig:
         metadata_timeout_s=timeout,
         bookie_quarantine_s=timeout,
         tls=settings.bookkeeper_tls(),
+        auth_token=settings.bookkeeper_client_token(),
     )
 
 

@@ -15,10 +15,13 @@ import uuid
 from pydantic import Field
 from pydantic_settings import SettingsConfigDict
 
+from magnetar.authentication.settings import BookkeeperClientAuthenticationSettings
 from magnetar.tls.settings import BookkeeperClientTlsSettings, MetadataStoreTlsSettings
 
 
-class AutorecoverySettings(BookkeeperClientTlsSettings, MetadataStoreTlsSettings):
+class AutorecoverySettings(
+    BookkeeperClientTlsSettings, MetadataStoreTlsSettings, BookkeeperClientAuthenticationSettings
+):
     model_config = SettingsConfigDict(env_prefix="MAGNETAR_AUTORECOVERY_", frozen=True)
 
     metadata_url: str

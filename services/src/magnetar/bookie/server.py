@@ -22,6 +22,7 @@ from contextlib import AsyncExitStack
 
 from magnetar.bookie.bookie import Bookie
 from magnetar.bookie.bookie_metrics import observe_bookie
+from magnetar.bookie.call_auth import CallGuard
 from magnetar.bookie.cookie import verify_or_create_cookie
 from magnetar.bookie.decommission import DecommissionWatch
 from magnetar.bookie.errors import CookieMismatch, StorageUnavailable
@@ -55,8 +56,9 @@ def _remove_stop_handlers(loop: asyncio.AbstractEventLoop) -> None:
         loop.remove_signal_handler(sig)
 
 
-async def serve(settings: BookieSettings) -> int:
-    """Run until SIGTERM/SIGINT; return the process exit code."""
+async def serve(settings: BookieSettings, guard: CallGuard | None = None) -> int:
+    """Run until SIGTERM/SIGINT; return the process exit code. With ``guard`` every gRPC call
+    is authenticated first (the composition builds it from the authentication settings)."""
     loop = asyncio.get_running_loop()
     stop = stop_event()
     bookie_id = BookieId(settings.effective_bookie_id)
@@ -93,7 +95,10 @@ async def serve(settings: BookieSettings) -> int:
             http_port = await http_server.start(settings.bind_address, settings.http_server_port)
             servicer = BookieServicer(bookie, bookie_id)
             server, _ = await start_server(
-                servicer, f"{settings.bind_address}:{settings.port}", settings.server_tls()
+                servicer,
+                f"{settings.bind_address}:{settings.port}",
+                settings.server_tls(),
+                guard,
             )
             bookie.add_mode_listener(registration.set_read_only)
             registration.set_read_only(bookie.read_only)

@@ -19,13 +19,20 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import grpc
 
 from magnetar.bookie.bookie import Bookie
 from magnetar.bookie.bookie_protocol import PendingAdds
+from magnetar.bookie.call_auth import (
+    CallCredentials,
+    CallGuard,
+    CallRefused,
+    RoleNotAllowed,
+    bearer_token,
+)
 from magnetar.bookie.errors import BookieError
 from magnetar.bookie.local import WIRE_STATUS, LocalBookie, add_op
 from magnetar.tasks import TaskSet
@@ -224,13 +231,95 @@ def server_credentials(tls: PemServerTls) -> grpc.ServerCredentials:
     )
 
 
+class AuthenticatingInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
+    """Runs ``guard`` before every call and stream: a refused caller gets UNAUTHENTICATED with
+    the guard's reason (PERMISSION_DENIED when its role is not allowed) and the call never
+    reaches the servicer. The token is never logged; a refusal logs the method and the reason."""
+
+    def __init__(self, guard: CallGuard) -> None:
+        self._guard = guard
+
+    def _admit(self, method: str, context: Context) -> bool:
+        """True when the caller may go on; else the refusal is set on ``context`` and the call
+        returns at once, before reading any request. (A client that is still writing requests
+        to a refused stream may see its write fail with gRPC's INTERNAL "Internal error from
+        Core" instead of the status; the bookie's log names the refusal either way.)"""
+        peer = list(context.auth_context().get("x509_common_name") or [])
+        try:
+            credentials = CallCredentials(
+                token=bearer_token(context.invocation_metadata() or ()),
+                peer_common_name=peer[0].decode(errors="replace") if peer else None,
+            )
+            self._guard.check(credentials)
+        except CallRefused as exc:
+            log.warning("bookie_call_refused", method=method, reason=str(exc))
+            context.set_code(
+                grpc.StatusCode.PERMISSION_DENIED
+                if isinstance(exc, RoleNotAllowed)
+                else grpc.StatusCode.UNAUTHENTICATED
+            )
+            context.set_details(f"bookie: {exc}")
+            return False
+        return True
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[Any]],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> Any:
+        handler: Any = await continuation(handler_call_details)
+        if handler is None:
+            return None
+        method = handler_call_details.method
+        admit = self._admit
+        codecs: dict[str, Any] = {
+            "request_deserializer": handler.request_deserializer,
+            "response_serializer": handler.response_serializer,
+        }
+        if handler.unary_unary is not None:
+            unary = handler.unary_unary
+
+            async def unary_call(request: Any, context: Context) -> Any:
+                if not admit(method, context):
+                    return None
+                return await unary(request, context)
+
+            return grpc.unary_unary_rpc_method_handler(unary_call, **codecs)
+        if handler.unary_stream is not None:
+            streaming = handler.unary_stream
+
+            async def unary_stream_call(request: Any, context: Context) -> AsyncIterator[Any]:
+                if not admit(method, context):
+                    return
+                async for response in streaming(request, context):
+                    yield response
+
+            return grpc.unary_stream_rpc_method_handler(unary_stream_call, **codecs)
+        if handler.stream_stream is not None:
+            bidi = handler.stream_stream
+
+            async def stream_stream_call(requests: Any, context: Context) -> AsyncIterator[Any]:
+                if not admit(method, context):
+                    return
+                async for response in bidi(requests, context):
+                    yield response
+
+            return grpc.stream_stream_rpc_method_handler(stream_stream_call, **codecs)
+        raise TypeError(f"bookie method {method} has a shape this interceptor does not wrap")
+
+
 async def start_server(
-    servicer: BookieServicer, address: str, tls: PemServerTls | None = None
+    servicer: BookieServicer,
+    address: str,
+    tls: PemServerTls | None = None,
+    guard: CallGuard | None = None,
 ) -> tuple[grpc.aio.Server, int]:
     """Start a grpc.aio server for ``servicer`` on ``address`` (host:port); return it, port.
     With ``tls`` the port serves TLS only (the bookie's certificate; client certificates
-    required when ``tls.require_client_auth``)."""
-    server = grpc.aio.server(options=server_options())
+    required when ``tls.require_client_auth``). With ``guard`` every call is authenticated
+    first (:class:`AuthenticatingInterceptor`)."""
+    interceptors = [AuthenticatingInterceptor(guard)] if guard is not None else []
+    server = grpc.aio.server(options=server_options(), interceptors=interceptors)
     pb_grpc.add_BookieServicer_to_server(servicer, server)
     if tls is None:
         port = server.add_insecure_port(address)

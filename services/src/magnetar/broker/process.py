@@ -301,7 +301,12 @@ async def serve_broker(
         tls=settings.metadata_store_tls(),
     )
     try:
-        bk = await BookKeeper.start(store, LedgerClientConfig(tls=settings.bookkeeper_tls()))
+        bk = await BookKeeper.start(
+            store,
+            LedgerClientConfig(
+                tls=settings.bookkeeper_tls(), auth_token=settings.bookkeeper_client_token()
+            ),
+        )
         try:
             await run_broker(
                 settings, store, bk, stop, app_factory, cluster=True, tls=tls, remotes=remotes

@@ -16,7 +16,12 @@ from pydantic import Field, field_validator, model_validator
 from pydantic_settings import SettingsConfigDict
 
 from magnetar.authentication import InvalidKey, build_authentication
-from magnetar.authentication.settings import AuthenticationSettings, CommaList, split_commas
+from magnetar.authentication.settings import (
+    AuthenticationSettings,
+    BookkeeperClientAuthenticationSettings,
+    CommaList,
+    split_commas,
+)
 from magnetar.broker.backlog_quota import BacklogQuotaConfig
 from magnetar.broker.bundle_split import BundleSplitConfig
 from magnetar.broker.deduplication import DeduplicationConfig
@@ -40,6 +45,7 @@ class BrokerSettings(
     BookkeeperClientTlsSettings,
     MetadataStoreTlsSettings,
     AuthenticationSettings,
+    BookkeeperClientAuthenticationSettings,
 ):
     model_config = SettingsConfigDict(env_prefix="MAGNETAR_BROKER_", frozen=True)
 

@@ -129,27 +129,69 @@ BrokerUrl = Annotated[
 ]
 
 
-def _cluster_data(url: str | None, broker_url: str | None) -> ClusterData:
+AuthPlugin = Annotated[
+    str | None,
+    typer.Option(
+        "--auth-plugin",
+        help="How this cluster's geo-replicators authenticate to it: token (or Pulsar's "
+        "org.apache.pulsar.client.impl.auth.AuthenticationToken).",
+        show_default=False,
+    ),
+]
+AuthParameters = Annotated[
+    str | None,
+    typer.Option(
+        "--auth-parameters",
+        help="The credential for --auth-plugin: token:<jwt> or file:///path (a path on the "
+        "brokers). Stored, never shown by `clusters get`.",
+        show_default=False,
+    ),
+]
+
+
+def _cluster_data(
+    url: str | None,
+    broker_url: str | None,
+    auth_plugin: str | None = None,
+    auth_parameters: str | None = None,
+) -> ClusterData:
     if url is None and broker_url is None:
         raise typer.BadParameter("give --url, --broker-url or both")
-    return ClusterData(service_url=url, broker_service_url=broker_url)
+    if bool(auth_plugin) != bool(auth_parameters):
+        raise typer.BadParameter("give --auth-plugin and --auth-parameters together")
+    return ClusterData(
+        service_url=url,
+        broker_service_url=broker_url,
+        authentication_plugin=auth_plugin,
+        authentication_parameters=auth_parameters,
+    )
 
 
 @clusters.command("create")
 def clusters_create(
-    ctx: typer.Context, cluster: Name, url: ServiceUrl = None, broker_url: BrokerUrl = None
+    ctx: typer.Context,
+    cluster: Name,
+    url: ServiceUrl = None,
+    broker_url: BrokerUrl = None,
+    auth_plugin: AuthPlugin = None,
+    auth_parameters: AuthParameters = None,
 ) -> None:
     """Register a cluster. Example: us-east --url http://e:8080 --broker-url pulsar://e:6650"""
-    data = _cluster_data(url, broker_url)
+    data = _cluster_data(url, broker_url, auth_plugin, auth_parameters)
     call(ctx, lambda a: a.create_cluster(cluster, data))
 
 
 @clusters.command("update")
 def clusters_update(
-    ctx: typer.Context, cluster: Name, url: ServiceUrl = None, broker_url: BrokerUrl = None
+    ctx: typer.Context,
+    cluster: Name,
+    url: ServiceUrl = None,
+    broker_url: BrokerUrl = None,
+    auth_plugin: AuthPlugin = None,
+    auth_parameters: AuthParameters = None,
 ) -> None:
-    """Replace a cluster's service URLs."""
-    data = _cluster_data(url, broker_url)
+    """Replace a cluster's service URLs (and its credential: omitted, it is cleared)."""
+    data = _cluster_data(url, broker_url, auth_plugin, auth_parameters)
     call(ctx, lambda a: a.update_cluster(cluster, data))
 
 

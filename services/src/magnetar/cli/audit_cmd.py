@@ -63,6 +63,13 @@ def ledgers(
     bookie_timeout: Annotated[
         float, typer.Option(help="Seconds a bookie may take per listing chunk.")
     ] = 30.0,
+    bookie_auth_token_file: Annotated[
+        str,
+        typer.Option(
+            envvar="MAGNETAR_AUDIT_BOOKIE_AUTH_TOKEN_FILE",
+            help="File holding the token for bookies that authenticate (a role they allow).",
+        ),
+    ] = "",
 ) -> None:
     """Check BookKeeper replication of every ledger of the cluster at --metadata.
 
@@ -88,6 +95,7 @@ def ledgers(
         partitions=partitions,
         splits_per_bookie=splits_per_bookie,
         bookie_timeout_s=bookie_timeout,
+        bookie_auth_token_file=bookie_auth_token_file,
     )
     raise typer.Exit(int(run_ledgers_audit(options, _say, _out)))
 

@@ -11,6 +11,11 @@ from typing import Annotated, Any
 
 import typer
 
+from magnetar.cli.security_options import (
+    AuthenticationProvidersOpt,
+    TokenPublicKeyOpt,
+    TokenSecretKeyOpt,
+)
 from magnetar.cli.server_process import run_server
 
 
@@ -61,14 +66,35 @@ def bookie(
             help="Refuse clients without a certificate the trust store vouches for.",
         ),
     ] = None,
+    authentication_enabled: Annotated[
+        bool | None,
+        typer.Option(
+            "--authentication-enabled/--no-authentication-enabled",
+            help="Require every gRPC call to carry a token (or an mTLS certificate).",
+            rich_help_panel="Security",
+        ),
+    ] = None,
+    authentication_providers: AuthenticationProvidersOpt = None,
+    token_secret_key: TokenSecretKeyOpt = None,
+    token_public_key: TokenPublicKeyOpt = None,
+    bookie_allowed_roles: Annotated[
+        str | None,
+        typer.Option(
+            help="Comma-separated roles that may call this bookie (default: any authenticated).",
+            rich_help_panel="Security",
+        ),
+    ] = None,
 ) -> None:
     """Run one bookie (journal, ledger storage, gRPC service).
 
     Serves the Bookie gRPC service over an fsynced journal and RocksDB ledger storage, and
     registers in the metadata store. Prints a ready line once registered; SIGTERM stops it.
+    With --authentication-enabled every gRPC call must carry a token (or a mutual-TLS
+    certificate with the `tls` provider): brokers and autorecovery send theirs from
+    bookkeeper_client_authentication_plugin/parameters.
     """
     from magnetar.bookie.server import serve
-    from magnetar.bookie.settings import BookieSettings
+    from magnetar.cli.bookie_security import BookieServerSettings
 
     flags: dict[str, Any] = {
         "data_dir": data_dir,
@@ -88,5 +114,14 @@ def bookie(
         "tls_key_store": tls_key_store,
         "tls_trust_store": tls_trust_store,
         "tls_client_authentication": tls_client_authentication,
+        "authentication_enabled": authentication_enabled,
+        "authentication_providers": authentication_providers,
+        "token_secret_key": token_secret_key,
+        "token_public_key": token_public_key,
+        "bookie_allowed_roles": bookie_allowed_roles,
     }
-    run_server(BookieSettings, flags, serve)
+
+    async def serve_guarded(settings: BookieServerSettings) -> int:
+        return await serve(settings, settings.call_guard())
+
+    run_server(BookieServerSettings, flags, serve_guarded)

@@ -18,6 +18,12 @@ A message with a schema names the schema's version; :meth:`ClientRemoteClusters.
 uploads the schema to the remote (its admin REST API; an equal schema keeps its version there)
 and returns the remote's version, which the replicated copy carries instead.
 
+A remote that authenticates gets the credential of its ClusterData (Pulsar's
+``authenticationPlugin`` / ``authenticationParameters``: ``token``; ``token:<jwt>`` or
+``file:///path``, read off the loop): the client sends it on CONNECT and the admin calls as a
+Bearer token; a changed credential gets a new client; a bad one makes the cluster unusable with
+a reason naming it (never the token).
+
 Producers are created without a send timeout, unbatched, with a queue as large as the
 replicator's window: across an outage they keep their entries, reconnect with backoff and
 resend in order, and the remote's deduplication drops what it already stored.
@@ -28,7 +34,17 @@ the broker stops, after its topics are closed.
 
 from __future__ import annotations
 
-from magnetar.client import Client, ConnectionFailed, ConnectionLost, OperationTimeout, Producer
+import asyncio
+
+from magnetar.authentication.client_token import client_token
+from magnetar.client import (
+    AuthenticationToken,
+    Client,
+    ConnectionFailed,
+    ConnectionLost,
+    OperationTimeout,
+    Producer,
+)
 from magnetar.client.admin import AdminClient
 from magnetar.client.admin_errors import Conflict
 from magnetar.geo.errors import RemoteClusterUnusable
@@ -49,26 +65,48 @@ def service_hosts(url: str) -> list[str]:
     return [f"{scheme}://{host.strip()}" for host in hosts.split(",") if host.strip()]
 
 
+async def _token(cluster: str, data: ClusterData) -> str | None:
+    """The token the cluster's ClusterData names (None: connect without one); a bad
+    credential makes the cluster unusable with a reason (never the token itself)."""
+    if not data.authentication_plugin:
+        return None
+    try:
+        return await asyncio.to_thread(
+            client_token,
+            data.authentication_plugin,
+            data.authentication_parameters or "",
+            f"cluster {cluster!r}: authentication",
+        )
+    except ValueError as exc:
+        raise RemoteClusterUnusable(
+            f"{exc}; fix it with `magnetar admin clusters update --auth-plugin --auth-parameters`"
+        ) from exc
+
+
 class ClientRemoteClusters:
     """The broker's :class:`~magnetar.broker.replication.remote.RemoteClusters`."""
 
     def __init__(self, *, operation_timeout_s: float = 30.0) -> None:
         self._operation_timeout_s = operation_timeout_s
-        self._clients: dict[str, tuple[str, Client]] = {}  # cluster -> (host URL, client)
+        # cluster -> (host URL, token, client)
+        self._clients: dict[str, tuple[str, str | None, Client]] = {}
         self._next_host: dict[str, int] = {}  # cluster -> the host the next client uses
         self._partitioned: set[tuple[str, str]] = set()  # (cluster, topic) known to exist
 
-    async def _client(self, cluster: str, url: str) -> Client:
-        """The cluster's client, on one host of ``url`` (the next one after a failure)."""
+    async def _client(self, cluster: str, data: ClusterData, url: str) -> Client:
+        """The cluster's client, on one host of ``url`` (the next one after a failure), with
+        the cluster's credential (a changed one gets a new client)."""
         hosts = service_hosts(url)
         host = hosts[self._next_host.get(cluster, 0) % len(hosts)]
+        token = await _token(cluster, data)
         found = self._clients.get(cluster)
-        if found is not None and found[0] == host:
-            return found[1]
+        if found is not None and found[:2] == (host, token):
+            return found[2]
         if found is not None:
-            await found[1].close()
-        client = Client(host, operation_timeout_s=self._operation_timeout_s)
-        self._clients[cluster] = (host, client)
+            await found[2].close()
+        auth = AuthenticationToken(token) if token else None
+        client = Client(host, operation_timeout_s=self._operation_timeout_s, auth=auth)
+        self._clients[cluster] = (host, token, client)
         return client
 
     async def _failed(self, cluster: str) -> None:
@@ -76,7 +114,7 @@ class ClientRemoteClusters:
         self._next_host[cluster] = self._next_host.get(cluster, 0) + 1
         found = self._clients.pop(cluster, None)
         if found is not None:
-            await found[1].close()
+            await found[2].close()
 
     async def _ensure_partitioned(
         self, cluster: str, data: ClusterData, topic: TopicName, partitions: int
@@ -89,7 +127,10 @@ class ClientRemoteClusters:
                 f"cluster {cluster!r} has no serviceUrl to create {name} there: "
                 "set it with `magnetar admin clusters update`"
             )
-        async with AdminClient(data.service_url, timeout_s=self._operation_timeout_s) as admin:
+        token = await _token(cluster, data)
+        async with AdminClient(
+            data.service_url, timeout_s=self._operation_timeout_s, auth_token=token
+        ) as admin:
             try:
                 await admin.create_partitioned_topic(name, partitions)
                 log.info("remote_partitioned_topic_created", cluster=cluster, topic=name,
@@ -116,7 +157,7 @@ class ClientRemoteClusters:
             )
         if partitions > 0:
             await self._ensure_partitioned(cluster, data, topic, partitions)
-        client = await self._client(cluster, url)
+        client = await self._client(cluster, data, url)
         try:
             producer = await client.create_producer(
                 str(topic),
@@ -150,11 +191,14 @@ class ClientRemoteClusters:
             "schema": admin_text(schema),
             "properties": dict(schema.properties),
         }
-        async with AdminClient(data.service_url, timeout_s=self._operation_timeout_s) as admin:
+        token = await _token(cluster, data)
+        async with AdminClient(
+            data.service_url, timeout_s=self._operation_timeout_s, auth_token=token
+        ) as admin:
             return await admin.upload_schema(str(topic.partitioned_topic_name), payload)
 
     async def close(self) -> None:
-        clients = [client for _url, client in self._clients.values()]
+        clients = [client for _url, _token, client in self._clients.values()]
         self._clients.clear()
         for client in clients:
             await client.close()

@@ -169,6 +169,10 @@ class BookieClient:
         self._config = config
         self._channel = _channel(address, config.tls)
         self._stub = bookie_pb2_grpc.BookieStub(self._channel)
+        # Sent with every call: the bookie's authentication (magnetar.bookie.call_auth).
+        self._metadata: tuple[tuple[str, str], ...] | None = (
+            (("authorization", f"Bearer {config.auth_token}"),) if config.auth_token else None
+        )
         self._adds = AddQueue(bookie_id, config.max_queued_adds)
         self._inflight: dict[int, _Batch] = {}
         self._next_batch_id = 0
@@ -194,7 +198,7 @@ class BookieClient:
     async def _run(self) -> None:
         while not self._closed:
             await self._adds.wait()
-            call = self._stub.AddEntries()  # type: ignore[call-arg]  # requests are written
+            call = self._stub.AddEntries(metadata=self._metadata)  # type: ignore[call-arg]  # requests are written
             try:
                 async with asyncio.TaskGroup() as tg:
                     slots = asyncio.Semaphore(self._config.max_inflight_batches)
@@ -271,7 +275,7 @@ class BookieClient:
         )
         with self._unavailable():
             response: bookie_pb2.ReadEntryResponse = await self._stub.ReadEntry(
-                request, timeout=self._config.read_timeout_s
+                request, timeout=self._config.read_timeout_s, metadata=self._metadata
             )
         return response
 
@@ -281,7 +285,9 @@ class BookieClient:
         request = bookie_pb2.ReadRangeRequest(
             ledger_id=ledger_id, first_entry_id=first, last_entry_id=last, max_bytes=max_bytes
         )
-        call = self._stub.ReadRange(request, timeout=self._config.read_timeout_s)
+        call = self._stub.ReadRange(
+            request, timeout=self._config.read_timeout_s, metadata=self._metadata
+        )
         try:
             with self._unavailable():
                 async for response in call:
@@ -292,7 +298,9 @@ class BookieClient:
     async def read_lac(self, ledger_id: int) -> bookie_pb2.ReadLacResponse:
         with self._unavailable():
             response: bookie_pb2.ReadLacResponse = await self._stub.ReadLastAddConfirmed(
-                bookie_pb2.ReadLacRequest(ledger_id=ledger_id), timeout=self._config.read_timeout_s
+                bookie_pb2.ReadLacRequest(ledger_id=ledger_id),
+                timeout=self._config.read_timeout_s,
+                metadata=self._metadata,
             )
         return response
 
@@ -301,6 +309,7 @@ class BookieClient:
             response: bookie_pb2.FenceResponse = await self._stub.Fence(
                 bookie_pb2.FenceRequest(ledger_id=ledger_id, master_key=master_key),
                 timeout=self._config.read_timeout_s,
+                metadata=self._metadata,
             )
         return response
 
@@ -309,6 +318,7 @@ class BookieClient:
             response: bookie_pb2.DeleteLedgerResponse = await self._stub.DeleteLedger(
                 bookie_pb2.DeleteLedgerRequest(ledger_id=ledger_id),
                 timeout=self._config.read_timeout_s,
+                metadata=self._metadata,
             )
         return int(response.status)
 
@@ -316,6 +326,7 @@ class BookieClient:
         call = self._stub.ListLedgers(
             bookie_pb2.ListLedgersRequest(include_ranges=include_ranges),
             timeout=self._config.read_timeout_s,
+            metadata=self._metadata,
         )
         with self._unavailable():
             return [listing async for listing in call]
@@ -332,7 +343,7 @@ class BookieClient:
             last_ledger_id=last_ledger_id,
             max_chunk_entries=max_chunk_entries,
         )
-        call = self._stub.ListEntries(request)
+        call = self._stub.ListEntries(request, metadata=self._metadata)
         chunks = call.__aiter__()
         try:
             while True:
@@ -355,7 +366,9 @@ class BookieClient:
         """The bookie's ``GetInfo`` (id, mode, disk, ledger count): also a reachability probe."""
         with self._unavailable():
             response: bookie_pb2.BookieInfo = await self._stub.GetInfo(
-                bookie_pb2.BookieInfoRequest(), timeout=self._config.read_timeout_s
+                bookie_pb2.BookieInfoRequest(),
+                timeout=self._config.read_timeout_s,
+                metadata=self._metadata,
             )
         return response
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from magnetar.ledger.placement import PlacementPolicy
 from magnetar.tls import PemFiles
@@ -28,3 +28,5 @@ class LedgerClientConfig:
     bookie_wait_s: float = 10.0  # create_ledger waits this long for enough writable bookies
     # TLS to the bookies' gRPC ports (trust, and a client certificate for mutual TLS); None: plain.
     tls: PemFiles | None = None
+    # A bearer token sent with every bookie call (bookkeeper_client_authentication_*); "": none.
+    auth_token: str = field(default="", repr=False)

@@ -7,7 +7,7 @@ admin client alike. Pure value; safe from any task.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from magnetar.policies.fields import obj, opt_str, str_set
@@ -19,6 +19,8 @@ _CLUSTER_FIELDS = {
     "broker_service_url_tls": "brokerServiceUrlTls",
     "proxy_service_url": "proxyServiceUrl",
     "proxy_protocol": "proxyProtocol",
+    "authentication_plugin": "authenticationPlugin",
+    "authentication_parameters": "authenticationParameters",
 }
 
 
@@ -31,6 +33,11 @@ class ClusterData:
     proxy_service_url: str | None = None
     proxy_protocol: str | None = None
     peer_cluster_names: frozenset[str] = frozenset()
+    # The credential this cluster's replicators present to it (Pulsar's ClusterData
+    # authenticationPlugin / authenticationParameters: ``token``; ``token:<jwt>`` or
+    # ``file:///path``). Stored; never shown by GET (:meth:`redacted`).
+    authentication_plugin: str | None = None
+    authentication_parameters: str | None = field(default=None, repr=False)
 
     def to_json(self) -> dict[str, Any]:
         doc: dict[str, Any] = {
@@ -41,6 +48,10 @@ class ClusterData:
         if self.peer_cluster_names:
             doc["peerClusterNames"] = sorted(self.peer_cluster_names)
         return doc
+
+    def redacted(self) -> ClusterData:
+        """This value without its credential, for showing (the admin API's GET)."""
+        return replace(self, authentication_parameters=None)
 
     @classmethod
     def from_json(cls, value: object) -> ClusterData:
