@@ -15,10 +15,8 @@ Pure values; safe from any task. The credential never appears in a repr or a log
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
-from urllib.parse import unquote, urlparse
 
-TOKEN_PLUGINS = frozenset({"token", "org.apache.pulsar.client.impl.auth.AuthenticationToken"})
+from magnetar.authentication.client_token import client_token
 
 
 @dataclass(frozen=True)
@@ -29,30 +27,5 @@ class BrokerCredential:
 
 def broker_credential(plugin: str, parameters: str) -> BrokerCredential | None:
     """The credential the settings name (None without a plugin); ValueError says what is wrong."""
-    name = plugin.strip()
-    if not name:
-        return None
-    if name not in TOKEN_PLUGINS:
-        raise ValueError(
-            f"broker_client_authentication_plugin {name!r} is not supported: use token"
-        )
-    params = parameters.strip()
-    if params.startswith("token:"):
-        token = params.removeprefix("token:")
-    elif params.startswith("file:"):
-        path = Path(unquote(urlparse(params).path))
-        try:
-            token = path.read_text()
-        except OSError as exc:
-            raise ValueError(
-                f"broker_client_authentication_parameters: cannot read {path}: "
-                f"{exc.strerror or exc}"
-            ) from exc
-    else:
-        token = params
-    token = token.strip()
-    if not token:
-        raise ValueError(
-            "broker_client_authentication_parameters: no token (give token:<jwt> or file:///path)"
-        )
-    return BrokerCredential("token", token.encode())
+    token = client_token(plugin, parameters, "broker_client_authentication")
+    return None if token is None else BrokerCredential("token", token.encode())
