@@ -19,7 +19,13 @@ import pytest
 
 from magnetar.audit.findings import ExitCode
 from magnetar.client.client import Client
-from tests.kit.geo import cluster_name_args, link_clusters, replicated_namespace, topic_stats
+from tests.kit.geo import (
+    cluster_name_args,
+    link_clusters,
+    replicated_namespace,
+    send_copy,
+    topic_stats,
+)
 from tests.kit.ports import free_port, wait_until
 from tests.kit.process import running
 from tests.kit.standalone import StandaloneProcess
@@ -49,14 +55,19 @@ async def _publish(
     origin: str | None = None,
 ) -> None:
     async with Client(url, operation_timeout_s=10) as client:
-        producer = await client.create_producer(
-            topic, producer_name=producer_name, batching_enabled=False
-        )
+        name = producer_name if origin is None else f"copier-{producer_name}"
+        producer = await client.create_producer(topic, producer_name=name, batching_enabled=False)
         for sequence_id, payload in messages:
             if origin is None:
                 await producer.send(payload, sequence_id=sequence_id)
-            else:
-                await producer.send(payload, sequence_id=sequence_id, replicated_from=origin)
+            else:  # as the replicator stores a copy
+                await send_copy(
+                    producer,
+                    payload,
+                    origin=origin,
+                    producer_name=producer_name,
+                    sequence_id=sequence_id,
+                )
         await producer.close()
 
 

@@ -13,11 +13,15 @@ Every call is blocking admin REST (10 s deadline each); from a test's event loop
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Mapping
 from typing import Any, Protocol
 
 import httpx
+
+from magnetar.client import Producer
+from magnetar.wire import pulsar_api_pb2 as pb
 
 
 class Endpoints(Protocol):
@@ -82,3 +86,18 @@ def topic_stats(process: Endpoints, topic: str) -> dict[str, Any]:
         response.raise_for_status()
         doc: dict[str, Any] = response.json()
         return doc
+
+
+async def send_copy(
+    producer: Producer, payload: bytes, *, origin: str, producer_name: str, sequence_id: int
+) -> None:
+    """Store ``payload`` as a geo-replicator stores a copy (``Producer.send_entry``): the
+    origin's producer name and sequence id, ``replicated_from`` = ``origin``."""
+    metadata = pb.MessageMetadata(
+        producer_name=producer_name,
+        sequence_id=sequence_id,
+        publish_time=int(time.time() * 1000),
+        replicated_from=origin,
+        uncompressed_size=len(payload),
+    )
+    await (await producer.send_entry(metadata, payload))

@@ -55,7 +55,6 @@ class PendingMessage:
         "payload",
         "plain",
         "properties",
-        "replicated_from",
         "sequence_id",
         "size",
     )
@@ -72,10 +71,8 @@ class PendingMessage:
         future: asyncio.Future[MessageId] | None = None,
         callback: ReceiptCallback | None = None,
         context: object = None,
-        replicated_from: str | None = None,
     ) -> None:
         self.payload = payload
-        self.replicated_from = replicated_from
         self.sequence_id = sequence_id
         self.key = key
         self.properties = properties
@@ -174,8 +171,6 @@ def build_single(
     _copy_message_fields(message, metadata)
     if message.deliver_at_ms is not None:
         metadata.deliver_at_time = message.deliver_at_ms
-    if message.replicated_from is not None:
-        metadata.replicated_from = message.replicated_from
     payload = _compress_into(metadata, message.payload, codec)
     return OpSend(
         sequence_id=message.sequence_id,
@@ -245,11 +240,7 @@ class BatchBuilder:
 
         Delayed messages go alone too, as in the Java client (the broker delays whole entries).
         """
-        return (
-            message.deliver_at_ms is None
-            and message.replicated_from is None  # MessageMetadata's: one per entry
-            and message.size <= self.max_bytes
-        )
+        return message.deliver_at_ms is None and message.size <= self.max_bytes
 
     def has_space(self, message: PendingMessage) -> bool:
         """Whether ``message`` can join the current batch without exceeding a limit."""

@@ -455,7 +455,6 @@ class Producer:
             ordering_key=options.get("ordering_key"),
             deliver_at_ms=deliver_at_ms,
             future=future,
-            replicated_from=options.get("replicated_from"),
         )
 
     def _enqueue(self, message: PendingMessage) -> asyncio.Future[MessageId]:

@@ -60,8 +60,8 @@ class SendOptions(TypedDict, total=False):
     ``key`` and ``partition_key`` are aliases (the official clients use both names); the key
     routes the message on a partitioned topic. ``deliver_after_ms`` is relative to now,
     ``deliver_at_ms`` absolute (epoch milliseconds). ``sequence_id`` overrides the producer's
-    own counter (for deduplication). ``replicated_from`` marks a geo-replicated copy with its
-    origin cluster (MessageMetadata ``replicated_from``); such a message is sent unbatched.
+    own counter (for deduplication). A geo-replicated copy goes through
+    :meth:`Producer.send_entry` with its origin's metadata instead.
     """
 
     key: str | None
@@ -72,7 +72,6 @@ class SendOptions(TypedDict, total=False):
     ordering_key: bytes | None
     deliver_at_ms: int | None
     deliver_after_ms: int | None
-    replicated_from: str | None
 
 
 @dataclass(frozen=True)
