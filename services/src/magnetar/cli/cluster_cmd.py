@@ -10,6 +10,7 @@ honoured); ``status`` exits 1 when a member is not healthy.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
@@ -133,6 +134,14 @@ def up(
     if detach:
         typer.echo(f"stop it with: magnetar cluster down --data-dir {running.data_dir}")
         return
+    serve_foreground(running, *_status_line(), refresh_s=2.0)
+    typer.echo("cluster stopped")
+
+
+def _status_line() -> tuple[Callable[[str, bool], None], Callable[[str], None]]:
+    """The foreground status line's two writers: ``write(line, changed)`` redraws it in place
+    on a terminal (elsewhere prints it when it changed); ``echo_after_line`` prints a message
+    below it."""
     tty = sys.stdout.isatty()
 
     def write(line: str, changed: bool) -> None:
@@ -145,8 +154,7 @@ def up(
     def echo_after_line(line: str) -> None:
         typer.echo(f"\n{line}" if tty else line)
 
-    serve_foreground(running, write, echo_after_line, refresh_s=2.0)
-    typer.echo("cluster stopped")
+    return write, echo_after_line
 
 
 def _up_instance(
@@ -203,19 +211,7 @@ def _up_instance(
     if detach:
         typer.echo(f"stop them with: magnetar cluster down --data-dir {data_dir}")
         return
-    tty = sys.stdout.isatty()
-
-    def write(line: str, changed: bool) -> None:
-        if tty:
-            sys.stdout.write(f"\r\033[K{line}")
-            sys.stdout.flush()
-        elif changed:
-            typer.echo(line)
-
-    def echo_after_line(line: str) -> None:
-        typer.echo(f"\n{line}" if tty else line)
-
-    serve_instance_foreground(running, write, echo_after_line, refresh_s=2.0)
+    serve_instance_foreground(running, *_status_line(), refresh_s=2.0)
     typer.echo("clusters stopped")
 
 
