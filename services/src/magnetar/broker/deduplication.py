@@ -45,18 +45,15 @@ from __future__ import annotations
 import asyncio
 import enum
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from magnetar.backoff import METADATA_WATCH
 from magnetar.broker.entry import entry_metadata
 from magnetar.cancellation import cancel_and_wait
 from magnetar.errors import MagnetarError
 from magnetar.managed_ledger import InitialPosition, ManagedLedger, Position
 from magnetar.managed_ledger.cursor import ManagedCursor
-from magnetar.metadata import keys
-from magnetar.metadata.store import MetadataStore
 from magnetar.telemetry import get_logger
 from magnetar.wire import pulsar_api_pb2 as pb
 
@@ -492,39 +489,3 @@ class MessageDeduplication:
                     await self._take_snapshot()
                 except MagnetarError as exc:
                     log.warning("deduplication_snapshot_failed", topic=self.topic, error=repr(exc))
-
-
-class DeduplicationPolicyWatch:
-    """Re-applies ``deduplicationEnabled`` to live topics when any namespace's policies change.
-
-    Watches the namespaces' keys in the metadata store and calls ``sync`` (the service's pass
-    over its loaded topics) after each change; when the watch breaks it is reopened after a
-    backoff and ``sync`` runs once more, so no change is missed for good.
-    """
-
-    def __init__(self, store: MetadataStore, sync: Callable[[], Awaitable[None]]) -> None:
-        self._store = store
-        self._sync = sync
-        self._task: asyncio.Task[None] | None = None
-
-    def start(self) -> None:
-        if self._task is None or self._task.done():
-            self._task = asyncio.create_task(self._run(), name="deduplication-policy-watch")
-
-    async def close(self) -> None:
-        await cancel_and_wait(self._task)
-        self._task = None
-
-    async def _run(self) -> None:
-        # Not retry(): the watch is reopened forever; each delivered change resets the backoff.
-        backoff = METADATA_WATCH.backoff()
-        while True:
-            try:
-                async with self._store.watch(keys.NAMESPACES_PREFIX) as watch:
-                    await self._sync()
-                    async for _event in watch:
-                        await self._sync()
-                        backoff.reset()
-            except MagnetarError as exc:
-                log.warning("deduplication_policy_watch_failed", error=repr(exc))
-            await asyncio.sleep(backoff.next())

@@ -30,10 +30,11 @@ from magnetar.broker.broker_registry import BrokerLookupData
 from magnetar.broker.bundle_factory import NamespaceBundleFactory
 from magnetar.broker.bundles import DEFAULT_NUMBER_OF_NAMESPACE_BUNDLES, NamespaceBundle
 from magnetar.broker.compaction.threshold import CompactionMonitor
-from magnetar.broker.deduplication import DeduplicationConfig, DeduplicationPolicyWatch
+from magnetar.broker.deduplication import DeduplicationConfig
 from magnetar.broker.errors import NamespaceNotFound, ServiceNotReady, TopicNotFound
 from magnetar.broker.listeners import AdvertisedListener
 from magnetar.broker.message_expiry import MessageExpiryMonitor
+from magnetar.broker.namespace_policy_watch import NamespacePolicyWatch
 from magnetar.broker.non_persistent_topic import NonPersistentTopic
 from magnetar.broker.ownership import BundleTopics, LocalOwnership, LookupResult, Ownership
 from magnetar.broker.persistence import apply_persistence, with_persistence
@@ -136,7 +137,7 @@ class BrokerService:
         self.backlog_quota = BacklogQuotaManager(
             lambda: self.topics.values(), resources.get_policies, config.backlog_quota
         )
-        self.deduplication_watch = DeduplicationPolicyWatch(store, self._sync_deduplication)
+        self.policy_watch = NamespacePolicyWatch(store, self._sync_namespace_policies)
         self.message_expiry = MessageExpiryMonitor(
             lambda: self.topics.values(), resources.get_policies, config.policy_defaults
         )
@@ -246,7 +247,7 @@ class BrokerService:
                 max_delayed=self.config.delayed_delivery_max_index_size,
                 replication=self.replication,
             )
-            await self._load_deduplication(loaded, policies)
+            await self._apply_load_policies(loaded, policies)
         else:
             policies = await self._namespace_policies(topic.namespace) if create else None
             if policies is None:
@@ -263,7 +264,7 @@ class BrokerService:
             await loaded.close()
             raise
         self.topics[str(topic)] = loaded
-        self._start_quota_and_dedup_checks()
+        self._start_quota_and_policy_checks()
         self.message_expiry.start()
         self.compaction_monitor.start()
         log.info("topic_loaded", topic=str(topic))
@@ -343,10 +344,10 @@ class BrokerService:
                 log.warning("topic_close_failed", topic=name, error=repr(exc))
         return len(names)
 
-    # ------------------------------------------------------------------ dedup / backlog quota
-    def _start_quota_and_dedup_checks(self) -> None:
+    # ------------------------------------------------------------------ policies / backlog quota
+    def _start_quota_and_policy_checks(self) -> None:
         self.backlog_quota.start()
-        self.deduplication_watch.start()
+        self.policy_watch.start()
 
     async def _namespace_policies(self, ns: NamespaceName) -> Policies | None:
         try:
@@ -354,8 +355,9 @@ class BrokerService:
         except NamespaceNotFound:
             return None
 
-    async def _load_deduplication(self, topic: PersistentTopic, policies: Policies) -> None:
-        """Recover the topic's deduplication state before anyone can publish to it."""
+    async def _apply_load_policies(self, topic: PersistentTopic, policies: Policies) -> None:
+        """Recover the topic's deduplication state and start its replicators before anyone can
+        publish to it."""
         try:
             await topic.update_deduplication(policies.deduplication_enabled)
             await topic.update_replication(policies.replication_clusters)
@@ -363,7 +365,7 @@ class BrokerService:
             await topic.close()
             raise
 
-    async def _sync_deduplication(self) -> None:
+    async def _sync_namespace_policies(self) -> None:
         """Apply each namespace's deduplicationEnabled, delayedDelivery, persistence and
         replication_clusters (its topics' replicators) to its loaded persistent topics
         (whichever broker's admin API changed them)."""
@@ -376,13 +378,13 @@ class BrokerService:
             await topic.update_replication(policies.replication_clusters)
 
         await sweep_once(
-            "deduplication-sync", self.topics.values(), self.resources.get_policies, apply
+            "namespace-policy-sync", self.topics.values(), self.resources.get_policies, apply
         )
 
     async def close(self) -> None:
         self._closed = True
         await self.backlog_quota.close()
-        await self.deduplication_watch.close()
+        await self.policy_watch.close()
         await self.message_expiry.close()
         await self.compaction_monitor.close()
         for task in list(self._loading.values()):
