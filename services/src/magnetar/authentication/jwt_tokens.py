@@ -18,7 +18,6 @@ No other module imports ``jwt`` (an import contract says so).
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -182,8 +181,3 @@ def token_parts(token: str) -> tuple[dict[str, Any], dict[str, Any]]:
     except jwt.InvalidTokenError as exc:
         raise AuthenticationFailed(f"the token is malformed: {exc}") from exc
     return dict(header), dict(claims)
-
-
-def render_json(value: dict[str, Any]) -> str:
-    """Compact JSON, the way a token's parts are shown."""
-    return json.dumps(value, separators=(",", ":"), sort_keys=False)

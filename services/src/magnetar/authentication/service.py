@@ -33,6 +33,7 @@ from magnetar.authentication.provider import (
 )
 from magnetar.authentication.tls import TLS_METHOD, TlsAuthenticationProvider
 from magnetar.authentication.token import TOKEN_METHOD, TokenAuthenticationProvider
+from magnetar.wire import pulsar_api_pb2 as pb
 
 NONE_METHOD = "none"
 _PULSAR = "org.apache.pulsar.broker.authentication."
@@ -99,6 +100,15 @@ class AuthenticationService:
                 f"{list(self._providers)}"
             )
         return provider.authenticate(credentials)
+
+    def authenticate_connect(
+        self, connect: pb.CommandConnect, peer_certificate: PeerCertificate | None = None
+    ) -> Principal:
+        """Authenticate a binary CONNECT: its ``auth_method_name`` and ``auth_data`` (and, over
+        TLS, the peer certificate), as a broker and a proxy both read them."""
+        method = connect.auth_method_name if connect.HasField("auth_method_name") else None
+        data = connect.auth_data if connect.HasField("auth_data") else None
+        return self.authenticate(method, Credentials(data, peer_certificate))
 
     def authenticate_http(
         self, authorization: str | None, peer_certificate: PeerCertificate | None = None

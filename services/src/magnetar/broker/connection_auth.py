@@ -64,12 +64,7 @@ class ConnectionAuth:
         self, connect: pb.CommandConnect, peer_certificate: PeerCertificate | None
     ) -> Caller:
         """Authenticate CONNECT; the caller it makes, or AuthenticationFailed."""
-        principal = self._service.authenticate(
-            connect.auth_method_name if connect.HasField("auth_method_name") else None,
-            Credentials(
-                connect.auth_data if connect.HasField("auth_data") else None, peer_certificate
-            ),
-        )
+        principal = self._service.authenticate_connect(connect, peer_certificate)
         original = connect.original_principal if connect.HasField("original_principal") else None
         problem = self._rules.proxy_problem(principal.role, original or None)
         if problem is not None:

@@ -44,7 +44,7 @@ from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
-from magnetar.authentication import AuthenticationFailed, AuthenticationService, Credentials
+from magnetar.authentication import AuthenticationFailed, AuthenticationService
 from magnetar.errors import MagnetarError
 from magnetar.protocol import commands
 from magnetar.protocol.errors import ProtocolError, server_error_for
@@ -247,11 +247,8 @@ class ProxyConnection(asyncio.Protocol):
         service = self._ctx.authentication
         if service is None:
             return True
-        method = connect.auth_method_name if connect.HasField("auth_method_name") else None
-        data = connect.auth_data if connect.HasField("auth_data") else None
         try:
-            credentials = Credentials(data, self.peer_certificate)
-            self._role = service.authenticate(method, credentials).role
+            self._role = service.authenticate_connect(connect, self.peer_certificate).role
         except AuthenticationFailed as exc:
             self._ctx.stats.rejected_connections += 1
             log.info("proxy_authentication_failed", client=self.address, reason=exc.reason)
