@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from magnetar.broker.stats import MAX_SAMPLES, ZERO, Rate, RateMeter, total
+from magnetar.broker.stats import MAX_SAMPLES, ZERO, Rate, RateMeter, iso_utc, total
 
 
 class FakeClock:
@@ -101,3 +101,8 @@ def test_counters_are_cumulative() -> None:
 def test_total_sums_rates() -> None:
     assert total([Rate(1, 10), Rate(2, 20)]) == Rate(3, 30)
     assert total([]) == ZERO
+
+
+def test_connected_since_is_utc_to_the_second() -> None:
+    assert iso_utc(0) == "1970-01-01T00:00:00Z"
+    assert iso_utc(1_700_000_000.9) == "2023-11-14T22:13:20Z"

@@ -55,6 +55,11 @@ class Rate:
 ZERO = Rate()
 
 
+def iso_utc(ts: float) -> str:
+    """A wall-clock time as the stats show it: ``2024-01-31T12:00:00Z``."""
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ts)) + "Z"
+
+
 def total(rates: Iterable[Rate]) -> Rate:
     out = ZERO
     for r in rates:

@@ -22,7 +22,6 @@ broker's loop.
 from __future__ import annotations
 
 import contextlib
-import time
 from collections.abc import Mapping
 from typing import Any, Protocol
 
@@ -59,7 +58,7 @@ from magnetar.broker.resources import BrokerResources
 from magnetar.broker.retention import apply_retention
 from magnetar.broker.schemas import SchemaRegistry
 from magnetar.broker.security import BrokerSecurity
-from magnetar.broker.stats import DEFAULT_WINDOW_S, total
+from magnetar.broker.stats import DEFAULT_WINDOW_S, iso_utc, total
 from magnetar.broker.subscription import PersistentSubscription
 from magnetar.errors import MagnetarError
 from magnetar.ids import EntryId, LedgerId
@@ -79,10 +78,6 @@ log = get_logger(__name__)
 AnyTopic = PersistentTopic | NonPersistentTopic
 
 
-def _iso(ts: float) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ts)) + "Z"
-
-
 def _consumer_stats(
     topic: AnyTopic, sub_name: str, window_s: float = DEFAULT_WINDOW_S
 ) -> list[dict[str, Any]]:
@@ -100,7 +95,7 @@ def _consumer_stats(
             "msgOutCounter": c.messages_out,
             "bytesOutCounter": c.bytes_out,
             "address": c.cnx.address,
-            "connectedSince": _iso(c.connected_since),
+            "connectedSince": iso_utc(c.connected_since),
         }
         for c in sub.consumers
     ]
@@ -152,7 +147,7 @@ def topic_stats(topic: AnyTopic, window_s: float = DEFAULT_WINDOW_S) -> dict[str
                 "msgThroughputIn": p.rate_in.rate(window_s).bytes,
                 "averageMsgSize": (p.bytes_in / p.messages_in) if p.messages_in else 0.0,
                 "address": p.cnx.address,
-                "connectedSince": _iso(p.connected_since),
+                "connectedSince": iso_utc(p.connected_since),
             }
             for p in topic.producers.values()
             if not p.is_replicator  # Pulsar lists those under replication, as inbound

@@ -35,6 +35,8 @@ the broker stops, after its topics are closed.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import AsyncIterator
 
 from magnetar.authentication.client_token import client_token
 from magnetar.client import (
@@ -116,21 +118,29 @@ class ClientRemoteClusters:
         if found is not None:
             await found[2].close()
 
-    async def _ensure_partitioned(
-        self, cluster: str, data: ClusterData, topic: TopicName, partitions: int
-    ) -> None:
-        name = str(topic.partitioned_topic_name)
-        if (cluster, name) in self._partitioned:
-            return
+    @contextlib.asynccontextmanager
+    async def _admin(
+        self, cluster: str, data: ClusterData, purpose: str
+    ) -> AsyncIterator[AdminClient]:
+        """The cluster's admin REST API with its credential (``purpose``: for the error)."""
         if not data.service_url:
             raise RemoteClusterUnusable(
-                f"cluster {cluster!r} has no serviceUrl to create {name} there: "
+                f"cluster {cluster!r} has no serviceUrl to {purpose} there: "
                 "set it with `magnetar admin clusters update`"
             )
         token = await _token(cluster, data)
         async with AdminClient(
             data.service_url, timeout_s=self._operation_timeout_s, auth_token=token
         ) as admin:
+            yield admin
+
+    async def _ensure_partitioned(
+        self, cluster: str, data: ClusterData, topic: TopicName, partitions: int
+    ) -> None:
+        name = str(topic.partitioned_topic_name)
+        if (cluster, name) in self._partitioned:
+            return
+        async with self._admin(cluster, data, f"create {name}") as admin:
             try:
                 await admin.create_partitioned_topic(name, partitions)
                 log.info("remote_partitioned_topic_created", cluster=cluster, topic=name,
@@ -181,20 +191,12 @@ class ClientRemoteClusters:
     async def register_schema(
         self, cluster: str, data: ClusterData, topic: TopicName, schema: SchemaData
     ) -> int:
-        if not data.service_url:
-            raise RemoteClusterUnusable(
-                f"cluster {cluster!r} has no serviceUrl to register {topic}'s schema there: "
-                "set it with `magnetar admin clusters update`"
-            )
         payload = {
             "type": schema.type.name,
             "schema": admin_text(schema),
             "properties": dict(schema.properties),
         }
-        token = await _token(cluster, data)
-        async with AdminClient(
-            data.service_url, timeout_s=self._operation_timeout_s, auth_token=token
-        ) as admin:
+        async with self._admin(cluster, data, f"register {topic}'s schema") as admin:
             return await admin.upload_schema(str(topic.partitioned_topic_name), payload)
 
     async def close(self) -> None:

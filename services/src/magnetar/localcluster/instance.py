@@ -20,11 +20,8 @@ import asyncio
 import json
 import os
 import re
-import signal
-import threading
 from collections.abc import Callable
 from pathlib import Path
-from types import FrameType
 
 from magnetar.client.admin import AdminClient
 from magnetar.client.admin_errors import AdminError, Conflict
@@ -35,6 +32,7 @@ from magnetar.localcluster.status import status_line
 from magnetar.localcluster.supervisor import (
     RunningCluster,
     load_layout,
+    serve_until_signal,
     start_cluster,
     stop_cluster,
     stop_data_dir,
@@ -184,25 +182,13 @@ def serve_instance_foreground(
 ) -> None:
     """The foreground of several clusters: a status line until SIGINT or SIGTERM, then stop
     them all (the last started first)."""
-    stop = threading.Event()
 
-    def on_signal(signum: int, frame: FrameType | None) -> None:
-        stop.set()
-
-    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        last = ""
-        while not stop.is_set():
-            line = instance_status_line(clusters)
-            write(line, line != last)
-            last = line
-            stop.wait(refresh_s)
+    def stop_all() -> None:
         for cluster in reversed(clusters):
             echo(f"cluster {cluster.layout.cluster_name}:")
             stop_cluster(cluster, echo)
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
+
+    serve_until_signal(lambda: instance_status_line(clusters), write, refresh_s, stop_all)
 
 
 def stop_instance(data_dir: Path, names: list[str], echo: Echo) -> bool:

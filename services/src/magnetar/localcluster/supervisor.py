@@ -356,6 +356,23 @@ def serve_foreground(
 ) -> None:
     """Show the status line (``write(line, changed)``) every ``refresh_s`` until SIGINT or
     SIGTERM arrives, then stop the cluster; further signals during the stop are ignored."""
+
+    def line() -> str:
+        for process in cluster.processes.values():
+            process.poll()  # reap a member that died, so that it shows as down
+        return status_line([probe(cluster.data_dir, m) for m in cluster.layout.members])
+
+    serve_until_signal(line, write, refresh_s, lambda: stop_cluster(cluster, echo))
+
+
+def serve_until_signal(
+    line: Callable[[], str],
+    write: Callable[[str, bool], None],
+    refresh_s: float,
+    then: Callable[[], None],
+) -> None:
+    """``write(line(), changed)`` every ``refresh_s`` until SIGINT or SIGTERM arrives, then
+    ``then()`` (the stop), during which further signals are ignored."""
     stop = threading.Event()
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
@@ -365,13 +382,11 @@ def serve_foreground(
     try:
         last = ""
         while not stop.is_set():
-            for process in cluster.processes.values():
-                process.poll()  # reap a member that died, so that it shows as down
-            line = status_line([probe(cluster.data_dir, m) for m in cluster.layout.members])
-            write(line, line != last)
-            last = line
+            current = line()
+            write(current, current != last)
+            last = current
             stop.wait(refresh_s)
-        stop_cluster(cluster, echo)
+        then()
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)

@@ -8,13 +8,12 @@ producers here: in rates, ``inboundConnection``). Pure: reads the objects it is 
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from magnetar.broker.replication.replicator import Replicator
-from magnetar.broker.stats import ZERO, Rate
+from magnetar.broker.stats import ZERO, Rate, iso_utc
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,10 +23,6 @@ class Inbound:
     rate: Rate
     address: str
     connected_since: float
-
-
-def _iso(ts: float) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ts)) + "Z"
 
 
 def replication_stats(
@@ -49,10 +44,10 @@ def replication_stats(
             "connected": replicator is not None and replicator.connected,
             "replicationDelayInSeconds": 0 if replicator is None else replicator.delay_s(),
             "inboundConnection": None if source is None else source.address,
-            "inboundConnectedSince": None if source is None else _iso(source.connected_since),
+            "inboundConnectedSince": None if source is None else iso_utc(source.connected_since),
             "outboundConnection": None if replicator is None else replicator.outbound_connection,
             "outboundConnectedSince": None
             if replicator is None or replicator.connected_since is None
-            else _iso(replicator.connected_since),
+            else iso_utc(replicator.connected_since),
         }
     return section

@@ -69,11 +69,13 @@ class TopicReplicators:
         async with self._lock:
             if self._closed:
                 return
-            for remote in [r for r in self.replicators if r not in wanted]:
+            # A replicator's cluster, or a replicator cursor's (one a previous owner left).
+            known = {
+                *self.replicators,
+                *(cluster_of(n) for n in self.ml.cursors if is_replicator(n)),
+            }
+            for remote in sorted(known - wanted):
                 await self._remove(remote)
-            for name in [n for n in self.ml.cursors if is_replicator(n)]:
-                if cluster_of(name) not in wanted:
-                    await self._remove(cluster_of(name))
             missing = [r for r in sorted(wanted) if r not in self.replicators]
             if missing and self.context.remotes is None:
                 if not self._warned:
