@@ -17,7 +17,8 @@ from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode
 
 from magnetar.authentication.client_token import client_token
-from magnetar.authentication.service import AuthenticationConfig
+from magnetar.authentication.errors import InvalidKey
+from magnetar.authentication.service import AuthenticationConfig, build_authentication
 
 CommaList = Annotated[tuple[str, ...], NoDecode]
 
@@ -45,6 +46,17 @@ class AuthenticationSettings(BaseSettings):
     @classmethod
     def _providers_list(cls, value: object) -> object:
         return split_commas(value)
+
+    @model_validator(mode="after")
+    def _authentication_loads(self) -> Self:
+        """With authentication on, a bad provider or key stops the start with a message naming
+        the setting (the keys are read here once, at start)."""
+        if self.authentication_enabled:
+            try:
+                build_authentication(self.authentication_config())
+            except InvalidKey as exc:
+                raise ValueError(str(exc)) from exc
+        return self
 
     def authentication_config(self) -> AuthenticationConfig:
         return AuthenticationConfig(

@@ -10,12 +10,10 @@ goes to ``token``; else a mutual-TLS certificate's CN to ``tls``; else ``none``.
 
 from __future__ import annotations
 
-from typing import Self
-
-from pydantic import field_validator, model_validator
+from pydantic import field_validator
 from pydantic_settings import SettingsConfigDict
 
-from magnetar.authentication import AuthenticationFailed, InvalidKey, build_authentication
+from magnetar.authentication import AuthenticationFailed, build_authentication
 from magnetar.authentication.provider import Credentials
 from magnetar.authentication.service import NONE_METHOD, AuthenticationService
 from magnetar.authentication.settings import AuthenticationSettings, CommaList, split_commas
@@ -37,16 +35,6 @@ class BookieServerSettings(BookieSettings, AuthenticationSettings):
     @classmethod
     def _roles_list(cls, value: object) -> object:
         return split_commas(value)
-
-    @model_validator(mode="after")
-    def _authentication_loads(self) -> Self:
-        """A bad key or provider stops the start with a message naming the setting."""
-        if self.authentication_enabled:
-            try:
-                build_authentication(self.authentication_config())
-            except InvalidKey as exc:
-                raise ValueError(str(exc)) from exc
-        return self
 
     def call_guard(self) -> CallGuard | None:
         """The guard of every gRPC call (None: authentication is off). Reads the keys."""
