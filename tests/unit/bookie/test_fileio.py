@@ -38,17 +38,30 @@ def test_start_writeback_accepts_a_file_and_refuses_a_bad_fd(tmp_path: Path) -> 
         start_writeback(fd)  # closed
 
 
-def test_remove_gradually_shrinks_step_by_step(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+class _RecordsSizeAtEachPause(threading.Event):
+    """A stop event that is never set and, at each pause, records the file's size."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__()
+        self.path = path
+        self.sizes: list[int] = []
+
+    def wait(self, timeout: float | None = None) -> bool:
+        self.sizes.append(self.path.stat().st_size)
+        return False
+
+
+def test_remove_gradually_shrinks_step_by_step(tmp_path: Path) -> None:
     path = tmp_path / "segment"
     path.write_bytes(b"s" * 10_000)
-    sizes: list[int] = []
-    monkeypatch.setattr(fileio.time, "sleep", lambda _s: sizes.append(path.stat().st_size))
-    fileio.remove_gradually(path, step_bytes=4_000)
-    assert sizes == [6_000, 2_000]
+    pauses = _RecordsSizeAtEachPause(path)
+    assert fileio.remove_gradually(path, step_bytes=4_000, stop=pauses)
+    assert pauses.sizes == [6_000, 2_000]
     assert not path.exists()
     fileio.remove_gradually(path)  # already gone: no error
+    path.write_bytes(b"s" * 10_000)
+    assert fileio.remove_gradually(path, step_bytes=4_000, pause_s=0)  # no stop event given
+    assert not path.exists()
 
 
 class _StopsDuringFirstPause(threading.Event):

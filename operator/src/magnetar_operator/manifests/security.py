@@ -32,6 +32,8 @@ from magnetar_operator.spec import ClusterSpec
 
 CERT_MANAGER_API = "cert-manager.io/v1"
 TLS_DIR = "/etc/magnetar/tls"
+# The files of the TLS Secret as mounted (every process reads the same three).
+CERT_FILE, KEY_FILE, CA_FILE = f"{TLS_DIR}/tls.crt", f"{TLS_DIR}/tls.key", f"{TLS_DIR}/ca.crt"
 KEY_DIR = "/etc/magnetar/token-key"
 PROXY_TOKEN_DIR = "/etc/magnetar/proxy-token"
 TLS_VOLUME, KEY_VOLUME, PROXY_TOKEN_VOLUME = "tls", "token-key", "proxy-token"
@@ -170,9 +172,9 @@ def proxy_token_volumes(spec: ClusterSpec) -> tuple[list[Obj], list[Obj]]:
 
 def _tls_files() -> dict[str, str]:
     return {
-        "tls_certificate_file_path": f"{TLS_DIR}/tls.crt",
-        "tls_key_file_path": f"{TLS_DIR}/tls.key",
-        "tls_trust_certs_file_path": f"{TLS_DIR}/ca.crt",
+        "tls_certificate_file_path": CERT_FILE,
+        "tls_key_file_path": KEY_FILE,
+        "tls_trust_certs_file_path": CA_FILE,
     }
 
 
@@ -191,7 +193,7 @@ def broker_security_settings(spec: ClusterSpec) -> dict[str, str]:
             "broker_service_port_tls": str(BINARY_TLS_PORT),
             "web_service_port_tls": str(WEB_TLS_PORT),
             **_tls_files(),
-            "bookkeeper_tls_trust_certs_file_path": f"{TLS_DIR}/ca.crt",
+            "bookkeeper_tls_trust_certs_file_path": CA_FILE,
         }
     if spec.auth.enabled:
         settings |= {
@@ -215,7 +217,7 @@ def proxy_security_settings(spec: ClusterSpec) -> dict[str, str]:
             "web_service_port_tls": str(WEB_TLS_PORT),
             **_tls_files(),
             "tls_enabled_with_broker": "true",
-            "broker_client_trust_certs_file_path": f"{TLS_DIR}/ca.crt",
+            "broker_client_trust_certs_file_path": CA_FILE,
         }
     if spec.auth.enabled:
         settings |= {
@@ -233,9 +235,9 @@ def bookie_security_settings(spec: ClusterSpec) -> dict[str, str]:
     if not spec.tls.enabled:
         return {}
     return {
-        "tls_certificate_path": f"{TLS_DIR}/tls.crt",
-        "tls_key_store": f"{TLS_DIR}/tls.key",
-        "tls_trust_store": f"{TLS_DIR}/ca.crt",
+        "tls_certificate_path": CERT_FILE,
+        "tls_key_store": KEY_FILE,
+        "tls_trust_store": CA_FILE,
     }
 
 
@@ -243,7 +245,7 @@ def autorecovery_security_settings(spec: ClusterSpec) -> dict[str, str]:
     """Autorecovery's: trust the bookies' certificate."""
     if not spec.tls.enabled:
         return {}
-    return {"bookkeeper_tls_trust_certs_file_path": f"{TLS_DIR}/ca.crt"}
+    return {"bookkeeper_tls_trust_certs_file_path": CA_FILE}
 
 
 def env_of(prefix: str, settings: dict[str, str]) -> dict[str, str]:

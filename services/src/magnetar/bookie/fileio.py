@@ -6,7 +6,6 @@ import ctypes
 import os
 import sys
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import cast
@@ -109,18 +108,17 @@ def remove_gradually(
     file is not an error. Once ``stop`` is set (the owner is closing) it gives up before the
     next step and returns False, leaving the (possibly shortened) file for a later removal;
     True when the file is gone."""
+    if stop is None:
+        stop = threading.Event()  # never set: each pause is a plain sleep
     try:
         size = path.stat().st_size
         while size > step_bytes:
-            if stop is not None and stop.is_set():
+            if stop.is_set():
                 return False
             size -= step_bytes
             os.truncate(path, size)
-            if stop is not None:
-                stop.wait(pause_s)
-            else:
-                time.sleep(pause_s)
-        if stop is not None and stop.is_set():
+            stop.wait(pause_s)
+        if stop.is_set():
             return False
         path.unlink()
     except FileNotFoundError:

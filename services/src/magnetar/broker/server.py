@@ -17,7 +17,7 @@ from magnetar.broker.connection import ServerCnx
 from magnetar.broker.service import BrokerService
 from magnetar.open_connections import OpenConnections
 from magnetar.telemetry import get_logger
-from magnetar.tls import ServerTls
+from magnetar.tls import ServerTls, listen_options
 
 log = get_logger(__name__)
 
@@ -41,19 +41,13 @@ class BrokerServer:
 
     async def start(self) -> int:
         """Listen; returns the bound port (useful with port 0)."""
-        if self.tls is None:
-            self._server = await asyncio.start_server(
-                self._serve, self.host, self.port, limit=_STREAM_LIMIT
-            )
-        else:
-            self._server = await asyncio.start_server(
-                self._serve,
-                self.host,
-                self.port,
-                limit=_STREAM_LIMIT,
-                ssl=self.tls.listening_context(),
-                ssl_handshake_timeout=TLS_HANDSHAKE_TIMEOUT_S,
-            )
+        self._server = await asyncio.start_server(
+            self._serve,
+            self.host,
+            self.port,
+            limit=_STREAM_LIMIT,
+            **listen_options(self.tls, TLS_HANDSHAKE_TIMEOUT_S),
+        )
         self.port = int(self._server.sockets[0].getsockname()[1])
         log.info("broker_listening", host=self.host, port=self.port, tls=self.tls is not None)
         return self.port

@@ -156,15 +156,10 @@ class EtcdMetadataStore:
         ``tls``, over TLS (etcd3aio's ``ca_cert``, ``cert_chain`` and ``cert_key``), so the
         server certificate must name the resolved address (an IP SAN)."""
         addresses = await resolve_endpoints(endpoints)
-        if tls is None:
-            client = etcd3aio.Etcd3Client(addresses)
-        else:
-            client = etcd3aio.Etcd3Client(
-                addresses,
-                ca_cert=tls.trust_certs,
-                cert_chain=tls.cert_chain,
-                cert_key=tls.private_key,
-            )
+        pem = PemFiles() if tls is None else tls  # no ca_cert: etcd3aio's plain channel
+        client = etcd3aio.Etcd3Client(
+            addresses, ca_cert=pem.trust_certs, cert_chain=pem.cert_chain, cert_key=pem.private_key
+        )
         await client.connect()
         store = cls(client, session_timeout_s=session_timeout_s, call_timeout_s=call_timeout_s)
         try:

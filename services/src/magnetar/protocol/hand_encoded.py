@@ -39,7 +39,8 @@ def varint(value: int) -> bytes:
     if value < 0x80:
         return _SMALL[value]
     # Two and three bytes (sequence and entry ids up to 2^21) without the loop and its
-    # bytearray: about half the time, and this runs several times a frame.
+    # bytearray: about 0.7 of its time (tests.bench.per_message_costs, "varint"), and this
+    # runs several times a frame.
     if value < 0x4000:
         return bytes(((value & 0x7F) | 0x80, value >> 7))
     if value < 0x200000:

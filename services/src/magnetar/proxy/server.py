@@ -18,7 +18,7 @@ from magnetar.open_connections import OpenConnections
 from magnetar.proxy.broker_link import BrokerLinks
 from magnetar.proxy.connection import ProxyConnection, ProxyContext
 from magnetar.telemetry import get_logger
-from magnetar.tls import ServerTls
+from magnetar.tls import ServerTls, listen_options
 
 log = get_logger(__name__)
 
@@ -43,16 +43,13 @@ class ProxyServer:
     async def start(self) -> int:
         """Listen; returns the bound port (useful with port 0)."""
         loop = asyncio.get_running_loop()
-        if self.tls is None:
-            self._server = await loop.create_server(self._new_connection, self.host, self.port)
-        else:  # TLS terminated here: the connection sees plain frames, the relay plain bytes
-            self._server = await loop.create_server(
-                self._new_connection,
-                self.host,
-                self.port,
-                ssl=self.tls.listening_context(),
-                ssl_handshake_timeout=self._ctx.limits.handshake_timeout_s,
-            )
+        # With TLS, terminated here: the connection sees plain frames, the relay plain bytes.
+        self._server = await loop.create_server(
+            self._new_connection,
+            self.host,
+            self.port,
+            **listen_options(self.tls, self._ctx.limits.handshake_timeout_s),
+        )
         self.port = int(self._server.sockets[0].getsockname()[1])
         log.info("proxy_listening", host=self.host, port=self.port, tls=self.tls is not None)
         return self.port

@@ -172,6 +172,14 @@ class ServerTls:
         sslobj.context = self.current()
 
 
+def listen_options(tls: ServerTls | None, handshake_timeout_s: float) -> dict[str, Any]:
+    """The TLS keyword arguments of ``asyncio.start_server`` / ``loop.create_server`` for a
+    listener (none without ``tls``: asyncio refuses a handshake timeout without ``ssl``)."""
+    if tls is None:
+        return {}
+    return {"ssl": tls.listening_context(), "ssl_handshake_timeout": handshake_timeout_s}
+
+
 def peer_certificate_of(transport_info: Any) -> dict[str, Any] | None:
     """``getpeercert()`` of a connection, from its transport's ``get_extra_info``: None without
     TLS or without a (verified) client certificate."""

@@ -28,7 +28,7 @@ from typing import Any
 
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from magnetar.tls.contexts import ServerTls
+from magnetar.tls.contexts import ServerTls, peer_certificate_of
 
 Scope = dict[str, Any]
 PEER_CERTIFICATE_SCOPE_KEY = "magnetar.peer_certificate"
@@ -50,15 +50,15 @@ def _subject_name(cert: dict[str, Any]) -> str:
 
 
 def _tls_extension(transport: asyncio.BaseTransport) -> tuple[dict[str, Any], Any]:
-    cert = transport.get_extra_info("peercert") or None
-    der = transport.get_extra_info("ssl_object")
+    cert = peer_certificate_of(transport.get_extra_info)
+    ssl_object = transport.get_extra_info("ssl_object")
     chain: list[str] = []
     version = None
-    if isinstance(der, ssl.SSLObject):
-        binary = der.getpeercert(binary_form=True)
+    if isinstance(ssl_object, ssl.SSLObject):
+        binary = ssl_object.getpeercert(binary_form=True)
         if binary:
             chain.append(ssl.DER_cert_to_PEM_cert(binary))
-        version = der.version()
+        version = ssl_object.version()
     extension = {
         "server_cert": None,
         "client_cert_chain": chain,

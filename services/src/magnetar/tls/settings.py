@@ -80,14 +80,9 @@ class BookkeeperClientTlsSettings(BaseSettings):
     bookkeeper_tls_key_file_path: str = ""
 
     def bookkeeper_tls(self) -> PemFiles | None:
-        if not self.bookkeeper_tls_trust_certs_file_path:
-            if self.bookkeeper_tls_certificate_file_path:
-                raise TlsConfigError(
-                    "bookkeeper_tls_certificate_file_path needs "
-                    "bookkeeper_tls_trust_certs_file_path (the CA of the bookies' certificates)"
-                )
-            return None
-        return read_pem_files(
+        return _client_pem(
+            "bookkeeper_tls",
+            "the CA of the bookies' certificates",
             self.bookkeeper_tls_trust_certs_file_path,
             self.bookkeeper_tls_certificate_file_path,
             self.bookkeeper_tls_key_file_path,
@@ -103,15 +98,22 @@ class MetadataStoreTlsSettings(BaseSettings):
     metadata_store_tls_key_file_path: str = ""
 
     def metadata_store_tls(self) -> PemFiles | None:
-        if not self.metadata_store_tls_trust_certs_file_path:
-            if self.metadata_store_tls_certificate_file_path:
-                raise TlsConfigError(
-                    "metadata_store_tls_certificate_file_path needs "
-                    "metadata_store_tls_trust_certs_file_path (the CA of etcd's certificate)"
-                )
-            return None
-        return read_pem_files(
+        return _client_pem(
+            "metadata_store_tls",
+            "the CA of etcd's certificate",
             self.metadata_store_tls_trust_certs_file_path,
             self.metadata_store_tls_certificate_file_path,
             self.metadata_store_tls_key_file_path,
         )
+
+
+def _client_pem(prefix: str, trust_is: str, trust: str, cert: str, key: str) -> PemFiles | None:
+    """A TLS client's PEM files, on when the trust file is set (None: off); TlsConfigError
+    names the ``<prefix>_*`` setting that is missing or the file that cannot be read."""
+    if not trust:
+        if cert:
+            raise TlsConfigError(
+                f"{prefix}_certificate_file_path needs {prefix}_trust_certs_file_path ({trust_is})"
+            )
+        return None
+    return read_pem_files(trust, cert, key)
