@@ -5,7 +5,7 @@ The only package that imports pyspark (and pyarrow), and only in its Spark modul
 import without the ``audit`` extra:
 
 - :mod:`.scans` reads the metadata store and the bookies' ``ListEntries`` as plain rows,
-  :mod:`.bridge` drives that asyncio code from Spark's synchronous readers;
+  :mod:`.bridge` streams that asyncio code into Spark's synchronous readers;
 - :mod:`.sources` are the Python data sources over them, partitioned for executors;
 - :mod:`.checks` are the ledger checks as DataFrame transformations;
 - :mod:`.findings` the finding kinds, the verdict and the exit codes; :mod:`.report` the

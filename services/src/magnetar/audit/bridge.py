@@ -3,7 +3,7 @@
 A Python data source's ``read()`` is a plain generator running in a Spark Python worker, with
 no event loop. :func:`iterate` gives it an async iterator's items one at a time on a private
 loop: nothing runs ahead of what the reader has consumed, so memory stays bounded by one item
-(one bookie listing chunk). :func:`run` runs one coroutine to completion.
+(one bookie listing chunk).
 
 Concurrency: each call owns its loop for its whole life, on the calling thread.
 """
@@ -11,8 +11,8 @@ Concurrency: each call owns its loop for its whole life, on the calling thread.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
-from typing import Any, TypeVar
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import TypeVar
 
 T = TypeVar("T")
 
@@ -37,8 +37,3 @@ def iterate(source: Callable[[], AsyncIterator[T]]) -> Iterator[T]:
             loop.run_until_complete(items.aclose())
         loop.run_until_complete(loop.shutdown_asyncgens())
         loop.close()
-
-
-def run(coroutine: Callable[[], Coroutine[Any, Any, T]]) -> T:
-    """``asyncio.run`` of ``coroutine()``."""
-    return asyncio.run(coroutine())

@@ -10,6 +10,7 @@ driver. Exit code: :class:`~.findings.ExitCode`.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections.abc import Callable
@@ -20,7 +21,7 @@ from pyspark import StorageLevel
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from magnetar.audit import bridge, geo_scans
+from magnetar.audit import geo_scans
 from magnetar.audit.errors import BadAuditInput, Unreachable
 from magnetar.audit.findings import ExitCode, GeoKind, KindCount, Summary
 from magnetar.audit.geo_checks import GEO_COLUMNS, geo_findings, replication_lag
@@ -48,7 +49,7 @@ def run_geo_audit(
         clusters = geo_scans.parse_clusters(list(options.clusters))
         namespace = geo_scans.check_namespace(options.namespace)
         say(f"audit: listing the topics of {namespace} in {', '.join(sorted(clusters))}")
-        topics = bridge.run(lambda: geo_scans.list_all_topics(clusters, namespace))
+        topics = asyncio.run(geo_scans.list_all_topics(clusters, namespace))
         for name in sorted(topics):
             say(f"audit: cluster {name}: {len(topics[name])} topics")
     except BadAuditInput as exc:

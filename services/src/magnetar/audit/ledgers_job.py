@@ -19,6 +19,7 @@ Exit code: :class:`~.findings.ExitCode`.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections.abc import Callable
@@ -29,7 +30,7 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from magnetar.audit import bridge, checks, scans
+from magnetar.audit import checks, scans
 from magnetar.audit.errors import BadAuditInput, Unreachable
 from magnetar.audit.findings import (
     FINDINGS_SCHEMA,
@@ -77,8 +78,8 @@ def run_ledgers_audit(
     say(f"audit: reading the cluster's bookies from {url}")
     try:
         token = scans.read_token_file(options.bookie_auth_token_file)
-        view = bridge.run(lambda: scans.discover(url))
-        bridge.run(lambda: scans.probe_bookies(view.bookies, PROBE_TIMEOUT_S, token))
+        view = asyncio.run(scans.discover(url))
+        asyncio.run(scans.probe_bookies(view.bookies, PROBE_TIMEOUT_S, token))
     except Unreachable as exc:
         say(f"audit: {exc.describe()}")
         return ExitCode.UNREACHABLE

@@ -118,16 +118,21 @@ async def discover(url: str) -> ClusterView:
     return ClusterView(bookies, max_id, len(managed))
 
 
+def _bookie_client(bookie_id: str, address: str, timeout_s: float, auth_token: str) -> BookieClient:
+    """A client for one audit call: each call (probe, partition) opens and closes its own."""
+    return BookieClient(
+        BookieId(bookie_id),
+        address,
+        LedgerClientConfig(read_timeout_s=timeout_s, auth_token=auth_token),
+    )
+
+
 async def probe_bookie(
     bookie_id: str, address: str, timeout_s: float, auth_token: str = ""
 ) -> None:
     """:class:`Unreachable` unless the bookie answers ``GetInfo`` within ``timeout_s``
     (``auth_token``: the Bearer token for bookies that authenticate)."""
-    client = BookieClient(
-        BookieId(bookie_id),
-        address,
-        LedgerClientConfig(read_timeout_s=timeout_s, auth_token=auth_token),
-    )
+    client = _bookie_client(bookie_id, address, timeout_s, auth_token)
     try:
         await client.info()
     except BookieUnavailable as exc:
@@ -281,11 +286,7 @@ async def stream_entries(
     auth_token: str = "",
 ) -> AsyncIterator[list[bookie_pb2.EntryInfo]]:
     """The bookie's ``ListEntries`` chunks; :class:`Unreachable` if it stops answering."""
-    client = BookieClient(
-        BookieId(bookie_id),
-        address,
-        LedgerClientConfig(read_timeout_s=timeout_s, auth_token=auth_token),
-    )
+    client = _bookie_client(bookie_id, address, timeout_s, auth_token)
     try:
         async for chunk in client.list_entries(first_ledger_id, last_ledger_id, chunk_entries):
             yield chunk

@@ -18,11 +18,12 @@ A bookie or store that does not answer fails the partition with
 :class:`~.errors.Unreachable`, whose message the driver finds in Spark's failure.
 
 Concurrency: Spark calls ``partitions()`` on the driver side and ``read()`` in Python workers;
-each ``read()`` runs its own event loop (:mod:`.bridge`).
+each ``read()`` runs its own event loop (``asyncio.run``, or :mod:`.bridge` for a stream).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass
@@ -81,14 +82,11 @@ class _LedgersReader(DataSourceReader):
 
     def read(self, partition: InputPartition) -> Iterator[tuple[object, ...]]:
         assert isinstance(partition, _Bucket)
-        url = self._url
-
-        async def read() -> list[tuple[object, ...]]:
-            return await scans.read_ledger_bucket(
-                url, partition.bucket, partition.free_digits, partition.last
+        yield from asyncio.run(
+            scans.read_ledger_bucket(
+                self._url, partition.bucket, partition.free_digits, partition.last
             )
-
-        yield from bridge.run(read)
+        )
 
 
 class LedgersSource(DataSource):
@@ -109,23 +107,13 @@ class _ReferencesReader(DataSourceReader):
         self._partitions = int(options.get("partitions", "8"))
 
     def partitions(self) -> list[InputPartition]:
-        url = self._url
-
-        async def names() -> list[str]:
-            return await scans.list_managed_ledgers(url)
-
-        found = bridge.run(names)
+        found = asyncio.run(scans.list_managed_ledgers(self._url))
         count = max(1, min(self._partitions, len(found)))
         return [_Names(tuple(found[i::count])) for i in range(count)]
 
     def read(self, partition: InputPartition) -> Iterator[tuple[object, ...]]:
         assert isinstance(partition, _Names)
-        url = self._url
-
-        async def read() -> list[tuple[object, ...]]:
-            return await scans.read_references(url, partition.names)
-
-        yield from bridge.run(read)
+        yield from asyncio.run(scans.read_references(self._url, partition.names))
 
 
 class ReferencesSource(DataSource):

@@ -32,6 +32,15 @@ def _out(text: str) -> None:
     print(text, end="", flush=True)
 
 
+def _missing_extra(exc: ImportError) -> typer.Exit:
+    """Exit 2 after saying that the Spark modules need the ``audit`` extra."""
+    _say(
+        f"magnetar audit needs the audit extra (pyspark, pyarrow): {exc}. "
+        "Install it with: pip install 'magnetar[audit]'"
+    )
+    return typer.Exit(2)
+
+
 def _positive(value: int) -> int:
     if value < 1:
         raise typer.BadParameter(f"must be at least 1, got {value}")
@@ -83,11 +92,7 @@ def ledgers(
     try:
         from magnetar.audit.ledgers_job import LedgersAuditOptions, run_ledgers_audit
     except ImportError as exc:
-        _say(
-            f"magnetar audit needs the audit extra (pyspark, pyarrow): {exc}. "
-            "Install it with: pip install 'magnetar[audit]'"
-        )
-        raise typer.Exit(2) from exc
+        raise _missing_extra(exc) from exc
     options = LedgersAuditOptions(
         metadata_url=metadata,
         output=output,
@@ -129,11 +134,7 @@ def geo(
     try:
         from magnetar.audit.geo_job import GeoAuditOptions, run_geo_audit
     except ImportError as exc:
-        _say(
-            f"magnetar audit needs the audit extra (pyspark, pyarrow): {exc}. "
-            "Install it with: pip install 'magnetar[audit]'"
-        )
-        raise typer.Exit(2) from exc
+        raise _missing_extra(exc) from exc
     options = GeoAuditOptions(
         clusters=tuple(cluster), namespace=namespace, output=output, master=master
     )
