@@ -23,7 +23,7 @@ import asyncio
 import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from pyspark import StorageLevel
@@ -166,15 +166,7 @@ def _audit(
         "entriesListed": sum(listed.values()),
         "entriesListedByBookie": dict(sorted(listed.items())),
     }
-    return Summary(
-        summary.audit,
-        summary.target,
-        time.monotonic() - started,
-        summary.findings,
-        scanned,
-        summary.under_replicated_by_bookie,
-        summary.sample,
-    )
+    return replace(summary, duration_s=time.monotonic() - started, scanned=scanned)
 
 
 def _read_ledgers(
