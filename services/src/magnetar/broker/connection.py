@@ -170,6 +170,14 @@ class ServerCnx:
                 self._loop.call_soon(self._flush)
             self._out.append(frame)
 
+    def write_parts(self, head: bytes, tail: bytes) -> None:
+        """:meth:`write` of the frame ``head + tail`` without building it: the socket write
+        joins the loop iteration's frames anyway, so a payload is copied once, not twice."""
+        if self._open:
+            if not self._out:
+                self._loop.call_soon(self._flush)
+            self._out += (head, tail)
+
     def _flush(self) -> None:
         out, self._out = self._out, []
         if out and self._open:
