@@ -231,19 +231,24 @@ class ServerCnx:
             while self._open:
                 try:
                     for frame in self._decoder.frames():
-                        # A SEND with a free slot is handled without a coroutine per frame.
+                        # A SEND with a free slot is handled without a coroutine per frame;
+                        # a run of them (one producer's) is handed over together.
                         if (
                             frame.command.type == T.SEND
                             and producers.has_send_room
                             and self._features is not None
                         ):
-                            producers.send_now(frame)
+                            producers.queue_send(frame)
                         else:
+                            producers.flush_sends()
                             await self._handle(frame)
                         if not self.is_open:
+                            producers.flush_sends()
                             return
+                    producers.flush_sends()
                     break
                 except ProtocolError as exc:
+                    producers.flush_sends()  # the SENDs before the bad frame go first
                     if exc.fatal:
                         self._fatal(exc)
                         return
