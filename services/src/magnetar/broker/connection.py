@@ -2,9 +2,10 @@
 
 The reader loop feeds bytes to a :class:`~magnetar.protocol.frame.FrameDecoder` and handles
 frames in arrival order. Fast commands (FLOW, SEND, PING, ...) are handled inline so their order
-is kept; requests that wait on storage (PRODUCER, SUBSCRIBE, SEEK, ...) run as tasks the
-connection owns, answered by request id. The connection itself handles CONNECT, PING/PONG,
-LOOKUP and PARTITIONED_METADATA; producer commands go to its
+is kept (consecutive SENDs of one producer in one read are handed over as one run, before
+any other frame is handled); requests that wait on storage (PRODUCER, SUBSCRIBE, SEEK, ...)
+run as tasks the connection owns, answered by request id. The connection itself handles
+CONNECT, PING/PONG, LOOKUP and PARTITIONED_METADATA; producer commands go to its
 :class:`~magnetar.broker.producer_requests.ProducerRequests` and consumer commands to its
 :class:`~magnetar.broker.consumer_requests.ConsumerRequests` (GET_SCHEMA and GET_OR_CREATE_SCHEMA
 to its :class:`~magnetar.broker.schemas.requests.SchemaRequests`). Each of the two owns its registry
@@ -17,7 +18,8 @@ one SEND_ERROR the C++ client survives), ``ERROR`` otherwise — and the connect
 Before CONNECT only CONNECT is accepted; anything else closes the connection.
 
 Writes: :meth:`ServerCnx.write` queues a frame and the queue is flushed once per loop iteration
-with one ``writelines`` (receipts, MESSAGE frames and replies of one iteration share a syscall);
+with one ``writelines`` (receipts, MESSAGE frames and replies of one iteration share a syscall;
+:meth:`ServerCnx.write_parts` queues a MESSAGE's head and stored bytes without joining them);
 ``close`` and ``drain`` flush first, so frame order is the write order.
 
 Bounds: at most ``max_pending_sends_per_connection`` SENDs in flight (counted by

@@ -16,6 +16,11 @@ deduplication recovering) the SEND goes to a publish task. A chain of futures
 both paths: the fast path is taken only when the last task has dispatched, and a task
 dispatches only after its predecessor did — nothing may suspend between that and the add.
 
+Runs (:meth:`Producer.publish_many`): the SENDs of one socket read take their add slots at
+once, then each gets its duplicate check and the topic's checks in frame order, and the
+accepted ones reach the managed ledger in one call (one queueing, one dispatch pass); what
+found no slot, or a run when the fast path is closed, goes SEND by SEND as above.
+
 Deduplication (:mod:`.deduplication`, persistent topics only): right before its add each SEND
 asks the topic's :class:`~magnetar.broker.deduplication.MessageDeduplication` whether it is a
 duplicate. A duplicate is not stored and is answered (in order, when it reaches the head) with a

@@ -2,8 +2,10 @@
 
 :class:`ProducerRequests` owns one connection's producers by id and its SENDs in flight; the
 connection (:mod:`.connection`) calls :meth:`ProducerRequests.handle` from its reader, in
-arrival order, and :meth:`ProducerRequests.send_now` for a SEND it hands over without a
-coroutine. It sees the connection only through :class:`~.transport_cnx.TransportCnx`;
+arrival order, and :meth:`ProducerRequests.queue_send` for a SEND it hands over without a
+coroutine (a producer's consecutive SENDs go to it as one run at
+:meth:`ProducerRequests.flush_sends`). It sees the connection only through
+:class:`~.transport_cnx.TransportCnx`;
 :class:`~magnetar.broker.consumer_requests.ConsumerRequests` is its consumer-side twin.
 
 PRODUCER and CLOSE_PRODUCER are requests answered by request id from a task of the connection;
