@@ -4,10 +4,16 @@ With ``managed_ledger_max_pending_adds=2`` nearly every SEND takes the broker's 
 add waits for room) instead of the task-free one; receipts must still come back in SEND order
 and every message must be stored once, in order, across ledger rollovers. A producer whose
 connection drops with sends in flight must not disturb the topic for the next one.
+
+The connection's own bound (``max_pending_publish_requests_per_connection=8``) is small too: a
+client that pipelines far more SENDs than that makes the broker stop reading its socket and
+resume as receipts go out, with frames cut across socket reads; every SEND is still answered
+once, in order.
 """
 
 from __future__ import annotations
 
+import socket
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -15,6 +21,9 @@ from typing import Any
 import pulsar
 import pytest
 
+from magnetar.protocol import commands
+from magnetar.protocol.frame import Frame, FrameDecoder, encode_command, encode_payload_command
+from magnetar.wire import pulsar_api_pb2 as pb
 from tests.kit.process import running
 from tests.kit.standalone import StandaloneProcess, official_client, topic_name
 
@@ -29,6 +38,7 @@ def tight(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StandaloneProces
             "MAGNETAR_STANDALONE_MANAGED_LEDGER_MAX_PENDING_ADDS": "2",
             "MAGNETAR_STANDALONE_MANAGED_LEDGER_MIN_LEDGER_ROLLOVER_TIME_MINUTES": "0",
             "MAGNETAR_STANDALONE_MANAGED_LEDGER_MAX_ENTRIES_PER_LEDGER": "50",
+            "MAGNETAR_STANDALONE_MAX_PENDING_PUBLISH_REQUESTS_PER_CONNECTION": "8",
         },
     )
     with running(sa) as process:
@@ -98,3 +108,41 @@ def test_a_producer_dropped_mid_flight_leaves_the_topic_usable(tight: Standalone
         assert early == list(range(len(early)))  # a prefix of what was sent, in order, once
     finally:
         second.close()
+
+
+def test_pipelined_sends_beyond_the_connection_bound_are_all_answered_in_order(
+    tight: StandaloneProcess,
+) -> None:
+    # 400 SENDs of 2 KiB written at once: 50 times the connection's bound and several socket
+    # reads, most of them ending inside a frame.
+    count, payload = 400, b"x" * 2048
+    topic = topic_name("pipelined")
+    metadata = pb.MessageMetadata(producer_name="raw-pipelined", sequence_id=0, publish_time=1)
+    sends = b"".join(
+        encode_payload_command(commands.send(1, seq), metadata, payload) for seq in range(count)
+    )
+    decoder = FrameDecoder()
+    received: list[Frame] = []
+
+    def next_frame(sock: socket.socket) -> Frame:
+        while not received:
+            data = sock.recv(65536)
+            assert data, "the broker closed the connection"
+            decoder.feed(data)
+            received.extend(decoder.frames())
+        return received.pop(0)
+
+    with socket.create_connection(("127.0.0.1", tight.broker_port), timeout=30) as sock:
+        sock.sendall(encode_command(commands.connect(client_version="raw-pipelined")))
+        assert next_frame(sock).type == pb.BaseCommand.CONNECTED
+        sock.sendall(encode_command(commands.producer(topic, producer_id=1, request_id=1)))
+        assert next_frame(sock).type == pb.BaseCommand.PRODUCER_SUCCESS
+        writer = threading.Thread(target=sock.sendall, args=(sends,), daemon=True)
+        writer.start()
+        replies = [next_frame(sock) for _ in range(count)]
+        writer.join(30)
+    assert [f.type for f in replies] == [pb.BaseCommand.SEND_RECEIPT] * count
+    assert [f.command.send_receipt.sequence_id for f in replies] == list(range(count))
+    ids = [(r.command.send_receipt.message_id.ledger_id, r.command.send_receipt.message_id.entry_id)
+           for r in replies]  # fmt: skip
+    assert ids == sorted(set(ids))  # one entry each, stored in SEND order

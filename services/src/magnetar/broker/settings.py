@@ -74,6 +74,9 @@ class BrokerSettings(
     managed_ledger_max_pending_adds: int = Field(default=10_000, ge=1)
     max_message_size: int = Field(default=5 * 1024 * 1024, gt=1024)
     keep_alive_interval_s: float = Field(default=30.0, gt=0)
+    # maxPendingPublishRequestsPerConnection: SENDs of one connection in flight; beyond it the
+    # broker stops reading that connection's socket until one is answered.
+    max_pending_publish_requests_per_connection: int = Field(default=10_000, ge=1)
     session_timeout_s: float = Field(default=10.0, gt=0)
     # defaultNumberOfNamespaceBundles: the hash ranges a namespace's topics are spread over
     # (the unit of ownership in a cluster); every broker of a cluster must agree on it.
@@ -211,6 +214,7 @@ class BrokerSettings(
             cluster_name=self.cluster_name,
             max_message_size=self.max_message_size,
             keep_alive_interval_s=self.keep_alive_interval_s,
+            max_pending_sends_per_connection=self.max_pending_publish_requests_per_connection,
             managed_ledger=ManagedLedgerConfig(
                 ensemble_size=self.managed_ledger_default_ensemble_size,
                 write_quorum=self.managed_ledger_default_write_quorum,
