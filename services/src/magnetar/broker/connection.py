@@ -102,6 +102,7 @@ class ServerCnx(asyncio.Protocol):
     """
 
     _transport: asyncio.Transport
+    _tasks: TaskSet  # logs a task's unexpected error
 
     def __init__(self, service: BrokerService, serve: Serve) -> None:
         self._service = service
@@ -115,12 +116,11 @@ class ServerCnx(asyncio.Protocol):
         self._decoder = FrameDecoder(max_frame_size=config.max_message_size + FRAME_SIZE_PADDING)
         self._features: PeerFeatures | None = None
         self._open = True
-        self._tasks = TaskSet("connection")  # logs a task's unexpected error
         self._task_slots = asyncio.Semaphore(_MAX_TASKS)
         self._last_received = self._loop.time()
         self._finished = asyncio.Event()  # closed here, or the client went away
         self._lost: asyncio.Future[None] = self._loop.create_future()  # the socket is closed
-        self._served: asyncio.Task[None] | None = None
+        self._served: asyncio.Task[None] | None = None  # held here: the loop holds tasks weakly
         self._waiting: asyncio.Task[None] | None = None  # a handler that suspended: not reading
         self._write_paused = False
         self._drained: list[asyncio.Future[None]] = []
