@@ -1,16 +1,10 @@
 """ServerCnx: one client connection of the binary protocol (Pulsar's ServerCnx).
 
-ServerCnx is the connection's :class:`asyncio.Protocol`: each socket read arrives in
-:meth:`ServerCnx.data_received`, which feeds a :class:`~magnetar.protocol.frame.FrameDecoder` and
-handles the frames there and then, in arrival order (no stream buffer, no reader task to wake).
-Fast commands (FLOW, SEND, PING, ...) are handled inline so their order is kept (consecutive
-SENDs of one producer in one read are handed over as one run, before any other frame is
-handled); requests that wait on storage (PRODUCER, SUBSCRIBE, SEEK, ...) run as tasks the
-connection owns, answered by request id. A frame's handler is a coroutine run eagerly: when it
-finishes without suspending (nearly always) the next frame follows at once; when it suspends
-(no free SEND slot, the task bound reached) the socket stops being read
-(``pause_reading``), the handler finishes in a task, and the frames after it are handled
-before reading resumes, so no frame overtakes an earlier one. The connection itself handles
+The reader loop feeds bytes to a :class:`~magnetar.protocol.frame.FrameDecoder` and handles
+frames in arrival order. Fast commands (FLOW, SEND, PING, ...) are handled inline so their order
+is kept (consecutive SENDs of one producer in one read are handed over as one run, before
+any other frame is handled); requests that wait on storage (PRODUCER, SUBSCRIBE, SEEK, ...)
+run as tasks the connection owns, answered by request id. The connection itself handles
 CONNECT, PING/PONG, LOOKUP and PARTITIONED_METADATA; producer commands go to its
 :class:`~magnetar.broker.producer_requests.ProducerRequests` and consumer commands to its
 :class:`~magnetar.broker.consumer_requests.ConsumerRequests` (GET_SCHEMA and GET_OR_CREATE_SCHEMA
@@ -29,8 +23,7 @@ with one ``writelines`` (receipts, MESSAGE frames and replies of one iteration s
 ``close`` and ``drain`` flush first, so frame order is the write order.
 
 Bounds: at most ``max_pending_sends_per_connection`` SENDs in flight (counted by
-ProducerRequests); beyond that the connection stops reading its socket (TCP backpressure on the
-producer) until a slot is free.
+ProducerRequests); beyond that the reader stops reading (TCP backpressure on the producer).
 Keep-alive: a PING after an idle interval, and the connection is closed when the client stays
 silent for two intervals.
 
@@ -42,9 +35,7 @@ for the connection's caller through :meth:`ServerCnx.authorize` (``Authorization
 ``tls`` provider reads :attr:`ServerCnx.peer_certificate`, the TLS port's client certificate.
 
 Concurrency: everything on the broker's loop; the connection's tasks are cancelled on close.
-Created by :class:`~magnetar.broker.server.BrokerServer`'s listener, one per accepted socket;
-:meth:`ServerCnx.run` (the server's task for it) keeps the timers and cleans up once the
-connection is closed or lost.
+Created and run by :class:`~magnetar.broker.server.BrokerServer`, one per accepted socket.
 """
 
 from __future__ import annotations
@@ -53,7 +44,7 @@ import asyncio
 import contextlib
 import itertools
 import time
-from collections.abc import Callable, Coroutine, Generator
+from collections.abc import Coroutine
 from typing import Any
 
 from magnetar.authentication import AuthenticationFailed
@@ -85,45 +76,38 @@ from magnetar.wire import pulsar_api_pb2 as pb
 log = get_logger(__name__)
 
 T = pb.BaseCommand
+_READ_CHUNK = 256 * 1024
 _MAX_TASKS = 10_000
 _connection_ids = itertools.count(1)
 
 
-Serve = Callable[["ServerCnx"], Coroutine[Any, Any, None]]
+class ServerCnx:
+    """One client connection: the reader loop, the write queue, keep-alive and the
+    connection's tasks; a :class:`~magnetar.broker.transport_cnx.TransportCnx` for its handlers."""
 
-
-class ServerCnx(asyncio.Protocol):
-    """One client connection: the socket's protocol (frames handled as they are read), the
-    write queue, keep-alive and the connection's tasks; a
-    :class:`~magnetar.broker.transport_cnx.TransportCnx` for its handlers.
-
-    ``serve`` is started as a task once the socket is connected (after the TLS handshake on
-    the TLS port); it runs :meth:`run`.
-    """
-
-    _transport: asyncio.Transport
-    _tasks: TaskSet  # logs a task's unexpected error
-
-    def __init__(self, service: BrokerService, serve: Serve) -> None:
+    def __init__(
+        self,
+        service: BrokerService,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+    ) -> None:
         self._service = service
-        self._serve = serve
         self.connection_id = next(_connection_ids)
+        self._reader = reader
+        self._writer = writer
         self._loop = asyncio.get_running_loop()
         self._out: list[bytes] = []
-        self._address = "(not connected)"
-        self._peer_certificate: dict[str, Any] | None = None
+        peer = writer.get_extra_info("peername")
+        self._address = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
+        # The TLS handshake is over before a connection is served: the client's certificate.
+        self._peer_certificate = peer_certificate_of(writer.get_extra_info)
         config = service.config
         self._decoder = FrameDecoder(max_frame_size=config.max_message_size + FRAME_SIZE_PADDING)
         self._features: PeerFeatures | None = None
         self._open = True
+        self._tasks = TaskSet(f"connection {self._address}")  # logs a task's unexpected error
         self._task_slots = asyncio.Semaphore(_MAX_TASKS)
         self._last_received = self._loop.time()
-        self._finished = asyncio.Event()  # closed here, or the client went away
-        self._lost: asyncio.Future[None] = self._loop.create_future()  # the socket is closed
-        self._served: asyncio.Task[None] | None = None  # held here: the loop holds tasks weakly
-        self._waiting: asyncio.Task[None] | None = None  # a handler that suspended: not reading
-        self._write_paused = False
-        self._drained: list[asyncio.Future[None]] = []
         self._producers = ProducerRequests(self, service)
         self._consumers = ConsumerRequests(self, service)
         self._schemas = SchemaRequests(self, service.schemas)
@@ -199,7 +183,7 @@ class ServerCnx(asyncio.Protocol):
     def _flush(self) -> None:
         out, self._out = self._out, []
         if out and self._open:
-            self._transport.writelines(out)
+            self._writer.writelines(out)
 
     def write_command(self, command: pb.BaseCommand) -> None:
         self.write(encode_command(command))
@@ -207,10 +191,8 @@ class ServerCnx(asyncio.Protocol):
     async def drain(self) -> None:
         if self._open:
             self._flush()
-            if self._write_paused:
-                drained: asyncio.Future[None] = self._loop.create_future()
-                self._drained.append(drained)
-                await drained
+            with contextlib.suppress(ConnectionError):
+                await self._writer.drain()
 
     def forget_producer(self, producer_id: int) -> None:
         self._producers.forget(producer_id)
@@ -218,75 +200,36 @@ class ServerCnx(asyncio.Protocol):
     def forget_consumer(self, consumer_id: int) -> None:
         self._consumers.forget(consumer_id)
 
-    # ------------------------------------------------------------------ asyncio.Protocol
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self._transport = transport
-        peer = transport.get_extra_info("peername")
-        self._address = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
-        self._tasks = TaskSet(f"connection {self._address}")
-        # The TLS handshake is over before a connection is made: the client's certificate.
-        self._peer_certificate = peer_certificate_of(transport.get_extra_info)
-        self._last_received = self._loop.time()
-        self._served = self._loop.create_task(self._serve(self), name=f"cnx-{self._address}")
-
-    def data_received(self, data: bytes) -> None:
-        if not self._open:
-            return
-        self._last_received = self._loop.time()
-        try:
-            self._decoder.feed(data)
-        except ProtocolError as exc:
-            self._fatal(exc)
-            return
-        if self._waiting is None:  # else the waiting handler's task goes on with these frames
-            self._handle_frames()
-
-    def eof_received(self) -> bool | None:
-        self._finished.set()
-        return None  # the transport closes itself
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self._open = False
-        self._out = []
-        self._finished.set()
-        if not self._lost.done():
-            self._lost.set_result(None)
-        self._wake_writers()
-
-    def pause_writing(self) -> None:
-        self._write_paused = True
-
-    def resume_writing(self) -> None:
-        self._write_paused = False
-        self._wake_writers()
-
-    def _wake_writers(self) -> None:
-        drained, self._drained = self._drained, []
-        for waiter in drained:
-            if not waiter.done():
-                waiter.set_result(None)
-
     # ------------------------------------------------------------------ life cycle
     async def run(self) -> None:
-        """Keep the timers until the connection is closed or lost; then clean up."""
+        """Serve until the client goes away or a fatal protocol error; then clean up."""
         timers = [asyncio.create_task(self._keepalive(), name=f"keepalive-{self._address}")]
         if self._auth is not None:
             timers.append(
                 asyncio.create_task(self._auth_refresh(), name=f"auth-refresh-{self._address}")
             )
         try:
-            await self._finished.wait()
+            await self._read_loop()
+        except (ConnectionError, asyncio.IncompleteReadError):
+            pass
         finally:
             for timer in timers:
                 timer.cancel()
             await asyncio.wait(timers)
             await self._cleanup()
 
-    def _handle_frames(self) -> None:
-        """Handle the decoder's complete frames in order, until one's handler suspends."""
-        producers = self._producers
-        try:
+    async def _read_loop(self) -> None:
+        while self._open:
+            data = await self._reader.read(_READ_CHUNK)
+            if not data:
+                return
+            self._last_received = self._loop.time()
+            try:
+                self._decoder.feed(data)
+            except ProtocolError as exc:
+                self._fatal(exc)
+                return
+            producers = self._producers
             while self._open:
                 try:
                     for frame in self._decoder.frames():
@@ -300,49 +243,18 @@ class ServerCnx(asyncio.Protocol):
                             producers.queue_send(frame)
                         else:
                             producers.flush_sends()
-                            handling = self._handle(frame)
-                            try:
-                                awaiting = handling.send(None)
-                            except StopIteration:
-                                pass
-                            else:  # it waits: stop reading until it is done
-                                self._transport.pause_reading()
-                                self._waiting = self._loop.create_task(
-                                    self._finish(handling, awaiting)
-                                )
-                                return
+                            await self._handle(frame)
                         if not self.is_open:
                             producers.flush_sends()
                             return
                     producers.flush_sends()
-                    return
+                    break
                 except ProtocolError as exc:
                     producers.flush_sends()  # the SENDs before the bad frame go first
                     if exc.fatal:
                         self._fatal(exc)
                         return
                     self._frame_error(exc)
-        except Exception as exc:  # a bug: the connection cannot go on
-            log.error("connection_failed", client=self._address, error=repr(exc))
-            self.close()
-
-    async def _finish(self, handling: Coroutine[Any, Any, None], awaiting: object) -> None:
-        """The rest of a frame's handler that suspended, then the frames after it."""
-        try:
-            await _Rest(handling, awaiting)
-        except ProtocolError as exc:
-            if exc.fatal:
-                self._fatal(exc)
-            else:
-                self._frame_error(exc)
-        except Exception as exc:
-            log.error("connection_failed", client=self._address, error=repr(exc))
-            self.close()
-        self._waiting = None
-        if self._open:
-            self._handle_frames()
-            if self._waiting is None and self._open:
-                self._transport.resume_reading()
 
     def _fatal(self, exc: ProtocolError) -> None:
         log.warning("connection_protocol_error", client=self._address, error=str(exc))
@@ -366,20 +278,15 @@ class ServerCnx(asyncio.Protocol):
             return
         self._flush()  # frames written before close (e.g. an error reply) still go out
         self._open = False
-        self._finished.set()
-        self._transport.close()
+        self._writer.close()
 
     async def _cleanup(self) -> None:
         self.close()
-        waiting = self._waiting
-        if waiting is not None:
-            waiting.cancel()
-            await asyncio.wait([waiting])
         await self._tasks.close()
         await self._producers.release_all()
         await self._consumers.release_all()
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(asyncio.shield(self._lost), timeout=2.0)
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self._writer.wait_closed(), timeout=2.0)
         log.info("connection_closed", client=self._address)
 
     async def _keepalive(self) -> None:
@@ -397,6 +304,7 @@ class ServerCnx(asyncio.Protocol):
             if unanswered or silent_stranger:
                 log.info("connection_keepalive_timeout", client=self._address, idle_s=idle)
                 self.close()
+                self._reader.feed_eof()
                 return
             ping_sent_at = None
             if idle >= interval and self._features is not None:
@@ -498,7 +406,7 @@ class ServerCnx(asyncio.Protocol):
             client_version=connect.client_version,
             protocol_version=self._features.protocol_version,
             role=None if self._caller is None else self._caller.role,
-            tls=self._transport.get_extra_info("sslcontext") is not None,
+            tls=self._writer.get_extra_info("sslcontext") is not None,
         )
 
     def _refuse_authentication(self, exc: AuthenticationFailed, method: str) -> None:
@@ -525,6 +433,7 @@ class ServerCnx(asyncio.Protocol):
             if action is RefreshAction.CLOSE:
                 log.info("authentication_expired", client=self._address, role=self._role())
                 self.close()
+                self._reader.feed_eof()
                 return
             if action is RefreshAction.CHALLENGE:
                 log.info("authentication_challenge", client=self._address, role=self._role())
@@ -592,34 +501,3 @@ class ServerCnx(asyncio.Protocol):
             )
 
         await self.request(request.request_id, work, commands.lookup_failed)
-
-
-class _Rest:
-    """Awaiting this finishes ``coroutine``, which was started by hand (``send(None)``) and
-    suspended on ``awaiting``: the awaiting task waits on what the coroutine waits on, and
-    resumes, throws into or closes the coroutine as the task's own coroutine would be."""
-
-    __slots__ = ("_awaiting", "_coroutine")
-
-    def __init__(self, coroutine: Coroutine[Any, Any, None], awaiting: object) -> None:
-        self._coroutine = coroutine
-        self._awaiting = awaiting
-
-    def __await__(self) -> Generator[Any, Any, None]:
-        coroutine, awaiting = self._coroutine, self._awaiting
-        while True:
-            try:
-                sent = yield awaiting
-            except GeneratorExit:
-                coroutine.close()
-                raise
-            except BaseException as exc:  # thrown in by the task (cancellation)
-                try:
-                    awaiting = coroutine.throw(exc)
-                except StopIteration:
-                    return
-                continue
-            try:
-                awaiting = coroutine.send(sent)
-            except StopIteration:
-                return

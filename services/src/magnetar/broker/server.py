@@ -2,9 +2,8 @@
 
 ``BrokerServer.start()`` binds (with a :class:`~magnetar.tls.ServerTls`, the TLS port:
 each handshake gets the newest certificate, and one not done within the handshake timeout
-drops the socket); every accepted socket gets a :class:`ServerCnx` as its protocol (frames
-are handled as they are read) and a task the server keeps (:meth:`ServerCnx.run`: timers,
-clean-up); ``close()`` stops accepting, closes every connection and waits (bounded) for their
+drops the socket); every accepted connection is served by a task the server
+keeps; ``close()`` stops accepting, closes every connection and waits (bounded) for their
 clean-up, before the service closes its topics.
 
 Concurrency: on the broker's loop.
@@ -22,6 +21,10 @@ from magnetar.tls import ServerTls, listen_options
 
 log = get_logger(__name__)
 
+# The StreamReader stops reading the socket above twice this (and registers it with the
+# selector again when drained): at asyncio's 64 KiB default that is a pair of epoll calls for
+# many reads under load. 1 MiB bounds a connection's unread bytes at 2 MiB.
+_STREAM_LIMIT = 1024 * 1024
 TLS_HANDSHAKE_TIMEOUT_S = 10.0
 
 
@@ -38,17 +41,19 @@ class BrokerServer:
 
     async def start(self) -> int:
         """Listen; returns the bound port (useful with port 0)."""
-        self._server = await asyncio.get_running_loop().create_server(
-            lambda: ServerCnx(self.service, self._serve),
+        self._server = await asyncio.start_server(
+            self._serve,
             self.host,
             self.port,
+            limit=_STREAM_LIMIT,
             **listen_options(self.tls, TLS_HANDSHAKE_TIMEOUT_S),
         )
         self.port = int(self._server.sockets[0].getsockname()[1])
         log.info("broker_listening", host=self.host, port=self.port, tls=self.tls is not None)
         return self.port
 
-    async def _serve(self, cnx: ServerCnx) -> None:
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        cnx = ServerCnx(self.service, reader, writer)
         self._connections.add(cnx)
         try:
             await cnx.run()
