@@ -47,7 +47,7 @@ from typing import NamedTuple
 
 from magnetar.bookie.bookie_stats import JournalStats
 from magnetar.bookie.errors import JournalClosed, JournalFailed
-from magnetar.bookie.fileio import fsync_dir, remove_gradually, write_all
+from magnetar.bookie.fileio import REMOVE_PAUSE_S, fsync_dir, remove_gradually, write_all
 from magnetar.bookie.journal_record import JournalRecord, JournalSink, framed_size
 from magnetar.bookie.journal_replay import (
     JournalPosition,
@@ -162,17 +162,21 @@ class Journal:
 
     def _delete_before(self, segment: int, *, gradually: bool = True) -> None:
         """Delete the segments before ``segment``. ``gradually`` (while the journal runs):
-        blocking, about a second per full segment (see :func:`remove_gradually`), given up once
-        the journal is closing. Not gradually (on open, before the writer starts, when no
-        fdatasync of ours can stall): one unlink each, so a start after a stop that left
-        segments behind does not pay a second per segment either."""
-        for number in list_segments(self._dir):
-            if number >= segment:
-                continue
+        blocking, shrinking each a step at a time (see :func:`remove_gradually`), given up once
+        the journal is closing; the pause between steps is divided by the number of segments
+        waiting, so that the whole backlog goes in about the time one segment takes (about
+        0.8 s per 64 MiB) and deletion keeps pace with the journal at any write rate (with a
+        fixed pause it managed about 80 MB/s, and under a faster load the segments piled up).
+        Not gradually (on open, before the writer starts, when no fdatasync of ours can
+        stall): one unlink each, so a start after a stop that left segments behind does not
+        pay a second per segment either."""
+        old = [number for number in list_segments(self._dir) if number < segment]
+        pause_s = REMOVE_PAUSE_S / max(1, len(old))
+        for number in old:
             path = segment_path(self._dir, number)
             if not gradually:
                 path.unlink(missing_ok=True)
-            elif not remove_gradually(path, stop=self._stopping):
+            elif not remove_gradually(path, pause_s=pause_s, stop=self._stopping):
                 return
 
     @property
@@ -398,6 +402,10 @@ class Journal:
             await asyncio.to_thread(thread.join)
             self._thread = None
             self._deliver()  # what the writer posted last, before its call reaches the loop
+            # Segments a checkpoint has not deleted yet (the next open unlinks them): more
+            # than a few means deletion fell behind the load.
+            segments = await asyncio.to_thread(list_segments, self._dir)
+            log.info("journal_closed", directory=str(self._dir), segments=len(segments))
         self._space.set()
 
     def _close_fd(self) -> None:
