@@ -76,6 +76,36 @@ async def test_moved_directories(store: MetadataStore, tmp_path: Path) -> None:
         await check(store, tmp_path / "b")
 
 
+async def test_a_journal_on_its_own_volume_holds_a_cookie_copy_that_must_match(
+    store: MetadataStore, tmp_path: Path
+) -> None:
+    data, journal, ledgers = tmp_path / "data", tmp_path / "journal-volume", tmp_path / "ledgers"
+
+    async def start(journal_dir: Path = journal) -> None:
+        await verify_or_create_cookie(store, BID, data, journal_dir, ledgers)
+
+    await start()
+    assert (journal / "cookie").read_bytes() == (data / "cookie").read_bytes()
+    assert (ledgers / "cookie").exists()
+    await start()  # a restart verifies every copy
+    with pytest.raises(CookieMismatch, match="directories moved"):
+        await start(tmp_path / "another-volume")
+    (journal / "cookie").unlink()  # the journal volume came back empty (replaced, unmounted)
+    with pytest.raises(CookieMismatch, match=f"the journal dir {journal} has no cookie"):
+        await start()
+    (journal / "cookie").write_bytes(b"")  # another bookie's (here: an empty one)
+    with pytest.raises(CookieMismatch, match="is not this bookie's"):
+        await start()
+
+
+async def test_dirs_under_the_data_dir_need_no_cookie_copy(
+    store: MetadataStore, tmp_path: Path
+) -> None:
+    await check(store, tmp_path)
+    assert not (tmp_path / "journal" / "cookie").exists()
+    assert not (tmp_path / "ledgers" / "cookie").exists()
+
+
 async def registration_value(store: MetadataStore) -> ledger_pb2.BookieRegistration | None:
     current = await store.get(keys.bookie_available(BID))
     return None if current is None else ledger_pb2.BookieRegistration.FromString(current.value)

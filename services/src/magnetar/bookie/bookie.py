@@ -47,6 +47,7 @@ from magnetar.bookie.bookie_protocol import (
 )
 from magnetar.bookie.bookie_stats import BookieStats
 from magnetar.bookie.config import BookieConfig
+from magnetar.bookie.directories import ensure_writable
 from magnetar.bookie.disk_monitor import DiskMonitor, DiskUsage, disk_usage
 from magnetar.bookie.errors import BookieClosed, BookieError
 from magnetar.bookie.journal import Journal
@@ -91,9 +92,15 @@ class Bookie:
 
     @classmethod
     async def open(cls, config: BookieConfig) -> Bookie:
-        """Open storage, replay the journal into it, load ledger state, start background loops."""
+        """Check that its dirs are writable (:class:`StorageUnavailable` if not), open storage,
+        replay the journal into it, load ledger state, start background loops."""
         loop = asyncio.get_running_loop()
-        config.data_dir.mkdir(parents=True, exist_ok=True)
+        for what, directory in (
+            ("data", config.data_dir),
+            ("journal", config.journal_dir),
+            ("ledger", config.ledger_dir),
+        ):
+            await loop.run_in_executor(None, ensure_writable, directory, what)
         open_storage = functools.partial(
             LedgerStorage, config.ledger_dir, entry_log_bytes=config.entry_log_size_limit
         )

@@ -9,6 +9,12 @@ with the current configuration. This catches, before any data is served:
   clients must not count it as holding them),
 * a data dir that belongs to another bookie id or another cluster.
 
+* a journal dir or ledger dir outside the data dir (its own volume) that was wiped or
+  replaced: as BookKeeper does, such a dir holds a copy of the cookie, which must be there and
+  match (a bookie whose journal volume came back empty after a crash would otherwise lose the
+  acknowledged entries only its journal held). A dir under the data dir needs no copy: it goes
+  with the data dir's cookie.
+
 The cluster instance id lives at ``keys.CLUSTER_INSTANCE_ID`` (created if absent with a uuid).
 
 Concurrency: called once from the entry point before the bookie serves; file I/O is small and
@@ -22,7 +28,7 @@ import contextlib
 import uuid
 from pathlib import Path
 
-from magnetar.bookie.errors import CookieMismatch
+from magnetar.bookie.errors import CookieMismatch, StorageUnavailable
 from magnetar.bookie.fileio import replace_durably
 from magnetar.ids import BookieId
 from magnetar.metadata import KeyExists, MetadataStore, keys
@@ -58,8 +64,14 @@ def _read_local(path: Path) -> ledger_pb2.BookieCookie | None:
 
 
 def _write_local(path: Path, cookie: ledger_pb2.BookieCookie) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    replace_durably(path, cookie.SerializeToString())
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        replace_durably(path, cookie.SerializeToString())
+    except OSError as exc:
+        raise StorageUnavailable(
+            f"cannot write the bookie cookie {path} ({exc.strerror or exc}): check the dir, "
+            "its volume (mounted? read-only? full?) and the process's permissions"
+        ) from exc
 
 
 def _describe(cookie: ledger_pb2.BookieCookie) -> str:
@@ -67,6 +79,15 @@ def _describe(cookie: ledger_pb2.BookieCookie) -> str:
         f"bookie id {cookie.bookie_id!r}, cluster instance {cookie.instance_id!r}, "
         f"journal dir {cookie.journal_dir!r}, ledger dirs {list(cookie.ledger_dirs)!r}"
     )
+
+
+def _own_volume_dirs(data_dir: Path, journal_dir: Path, ledger_dir: Path) -> list[tuple[str, Path]]:
+    """The journal and ledger dirs that lie outside the data dir: each holds a cookie copy."""
+    return [
+        (what, directory)
+        for what, directory in (("journal", journal_dir), ("ledger", ledger_dir))
+        if data_dir not in directory.parents
+    ]
 
 
 async def verify_or_create_cookie(
@@ -80,7 +101,8 @@ async def verify_or_create_cookie(
 
     Pass absolute directories: they are recorded and compared as given.
 
-    Raises :class:`CookieMismatch` with what is wrong and how to fix it.
+    Raises :class:`CookieMismatch` with what is wrong and how to fix it, and
+    :class:`StorageUnavailable` when a cookie cannot be written.
     """
     loop = asyncio.get_running_loop()
     instance_id = await cluster_instance_id(store)
@@ -139,6 +161,21 @@ async def verify_or_create_cookie(
                 f"bookie {bookie_id!r} was set up with {_describe(local)}, now started with "
                 f"{_describe(expected)}: its directories moved. Start it on its original paths."
             )
+        for what, directory in _own_volume_dirs(data_dir, journal_dir, ledger_dir):
+            copy = await loop.run_in_executor(None, _read_local, directory / COOKIE_FILE)
+            if copy is None:
+                raise CookieMismatch(
+                    f"the {what} dir {directory} has no cookie, but bookie {bookie_id!r} was "
+                    f"set up with it ({_describe(local)}): the dir was wiped, replaced or is "
+                    "not mounted, and entries only it held may be lost. Mount the bookie's "
+                    "original volume there; if its data is truly lost, decommission the "
+                    "bookie id and start under a new --bookie-id with empty dirs."
+                )
+            if copy != local:
+                raise CookieMismatch(
+                    f"the cookie in the {what} dir {directory} ({_describe(copy)}) is not "
+                    f"this bookie's ({_describe(local)}): the dir belongs to another bookie."
+                )
         log.info("bookie_cookie_verified", bookie_id=bookie_id, instance_id=instance_id)
         return local
 
@@ -149,6 +186,8 @@ async def verify_or_create_cookie(
             f"another bookie with id {bookie_id!r} registered a cookie at {key} while this one "
             "was starting: bookie ids must be unique."
         ) from exc
-    await loop.run_in_executor(None, _write_local, path, expected)
+    for _, directory in _own_volume_dirs(data_dir, journal_dir, ledger_dir):
+        await loop.run_in_executor(None, _write_local, directory / COOKIE_FILE, expected)
+    await loop.run_in_executor(None, _write_local, path, expected)  # last: the dirs are set up
     log.info("bookie_cookie_created", bookie_id=bookie_id, instance_id=instance_id)
     return expected

@@ -67,14 +67,14 @@ async def serve_standalone(
             f"rocksdb://{settings.metadata_dir}", session_timeout_s=settings.session_timeout_s
         )
         stack.push_async_callback(shutdown_step, "close_metadata", store.close(), timeout)
-        config = settings.storage_config(settings.bookie_dir)
+        config = settings.bookie_storage_config()
         try:
             config.data_dir.mkdir(parents=True, exist_ok=True)
             await verify_or_create_cookie(
                 store, STANDALONE_BOOKIE_ID, config.data_dir, config.journal_dir, config.ledger_dir
             )
             bookie = await Bookie.open(config)
-        except (CookieMismatch, StorageUnavailable) as exc:
+        except (CookieMismatch, StorageUnavailable, OSError) as exc:
             print(f"magnetar standalone: refusing to start: {exc}", file=sys.stderr, flush=True)
             return EXIT_REFUSED
         if metrics is not None:
