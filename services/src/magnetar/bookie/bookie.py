@@ -164,10 +164,17 @@ class Bookie:
     async def check_disk(self) -> None:
         """Measure free disk, switch read-only mode on or off (with hysteresis), tell listeners.
 
-        Also announces a journal failure, which makes the bookie read-only for good.
+        The volumes of the ledger dir and of the journal dir are measured (one volume, or two
+        when the journal has its own); the one with the smaller free share counts, since
+        either filling up stops adds. Also announces a journal failure, which makes the
+        bookie read-only for good.
         """
         loop = asyncio.get_running_loop()
-        usage = await loop.run_in_executor(None, self.disk_usage_probe, self.config.data_dir)
+        usages = [
+            await loop.run_in_executor(None, self.disk_usage_probe, directory)
+            for directory in (self.config.ledger_dir, self.config.journal_dir)
+        ]
+        usage = min(usages, key=lambda u: u.free_bytes / u.total_bytes if u.total_bytes else 1.0)
         self._disk.observe(usage)
         self._disk.announce(self.read_only)
 
