@@ -234,7 +234,7 @@ async def test_a_journal_on_its_own_dir_is_used_kept_and_checked(
     shutil.rmtree(journal)
     bookie.spawn()
     assert await asyncio.to_thread(bookie.wait_exit, 30) == 2
-    assert f"the journal dir {journal} has no cookie" in bookie.log_text(since_start=True)
+    assert f"the journal dir {journal} is empty" in bookie.log_text(since_start=True)
 
     # The journal moved elsewhere: refused, naming both layouts.
     bookie.extra_args[1] = str(tmp_path / "elsewhere")

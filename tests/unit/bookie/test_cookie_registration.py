@@ -91,19 +91,27 @@ async def test_a_journal_on_its_own_volume_holds_a_cookie_copy_that_must_match(
     with pytest.raises(CookieMismatch, match="directories moved"):
         await start(tmp_path / "another-volume")
     (journal / "cookie").unlink()  # the journal volume came back empty (replaced, unmounted)
-    with pytest.raises(CookieMismatch, match=f"the journal dir {journal} has no cookie"):
+    with pytest.raises(CookieMismatch, match=f"the journal dir {journal} is empty"):
         await start()
     (journal / "cookie").write_bytes(b"")  # another bookie's (here: an empty one)
     with pytest.raises(CookieMismatch, match="is not this bookie's"):
         await start()
 
 
-async def test_dirs_under_the_data_dir_need_no_cookie_copy(
+async def test_a_dir_set_up_before_cookie_copies_gets_one_an_empty_one_is_refused(
     store: MetadataStore, tmp_path: Path
 ) -> None:
     await check(store, tmp_path)
-    assert not (tmp_path / "journal" / "cookie").exists()
-    assert not (tmp_path / "ledgers" / "cookie").exists()
+    for name in ("journal", "ledgers"):
+        (tmp_path / name / "cookie").unlink()  # as an earlier release left them
+    (tmp_path / "journal" / "00000001.log").write_bytes(b"")
+    (tmp_path / "ledgers" / "lost+found").mkdir()  # a fresh volume's: not data
+    with pytest.raises(CookieMismatch, match=r"the ledger dir .* is empty"):
+        await check(store, tmp_path)
+    (tmp_path / "ledgers" / "index").mkdir()
+    await check(store, tmp_path)
+    assert (tmp_path / "journal" / "cookie").read_bytes() == (tmp_path / "cookie").read_bytes()
+    assert (tmp_path / "ledgers" / "cookie").exists()
 
 
 async def registration_value(store: MetadataStore) -> ledger_pb2.BookieRegistration | None:

@@ -9,11 +9,11 @@ with the current configuration. This catches, before any data is served:
   clients must not count it as holding them),
 * a data dir that belongs to another bookie id or another cluster.
 
-* a journal dir or ledger dir outside the data dir (its own volume) that was wiped or
-  replaced: as BookKeeper does, such a dir holds a copy of the cookie, which must be there and
-  match (a bookie whose journal volume came back empty after a crash would otherwise lose the
-  acknowledged entries only its journal held). A dir under the data dir needs no copy: it goes
-  with the data dir's cookie.
+* a journal dir or ledger dir (often a volume of its own) that was wiped or replaced: as
+  BookKeeper does, each holds a copy of the cookie, which must match; an empty one is refused
+  (a bookie whose journal volume came back empty after a crash would otherwise lose the
+  acknowledged entries only its journal held). A dir that holds data but no copy was set up
+  by an earlier release, which wrote none: it gets its copy at that start.
 
 The cluster instance id lives at ``keys.CLUSTER_INSTANCE_ID`` (created if absent with a uuid).
 
@@ -81,13 +81,42 @@ def _describe(cookie: ledger_pb2.BookieCookie) -> str:
     )
 
 
-def _own_volume_dirs(data_dir: Path, journal_dir: Path, ledger_dir: Path) -> list[tuple[str, Path]]:
-    """The journal and ledger dirs that lie outside the data dir: each holds a cookie copy."""
-    return [
-        (what, directory)
-        for what, directory in (("journal", journal_dir), ("ledger", ledger_dir))
-        if data_dir not in directory.parents
-    ]
+def _storage_dirs(journal_dir: Path, ledger_dir: Path) -> list[tuple[str, Path]]:
+    return [("journal", journal_dir), ("ledger", ledger_dir)]
+
+
+def _holds_anything(directory: Path) -> bool:
+    """Whether ``directory`` holds anything but what a fresh file system has (``lost+found``
+    at the root of an ext4 volume)."""
+    try:
+        return any(path.name != "lost+found" for path in directory.iterdir())
+    except FileNotFoundError:
+        return False
+
+
+async def _verify_copy(
+    what: str, directory: Path, cookie: ledger_pb2.BookieCookie, bookie_id: BookieId
+) -> None:
+    """The copy in ``directory`` must be ``cookie``. A dir that holds files but no copy was
+    set up before copies were written: it gets one now."""
+    loop = asyncio.get_running_loop()
+    copy = await loop.run_in_executor(None, _read_local, directory / COOKIE_FILE)
+    if copy is None:
+        if not await loop.run_in_executor(None, _holds_anything, directory):
+            raise CookieMismatch(
+                f"the {what} dir {directory} is empty (no cookie, no data), but bookie "
+                f"{bookie_id!r} was set up with it ({_describe(cookie)}): the dir was wiped, "
+                "replaced or is not mounted, and entries only it held may be lost. Mount the "
+                "bookie's original volume there; if its data is truly lost, decommission the "
+                "bookie id and start under a new --bookie-id with empty dirs."
+            )
+        await loop.run_in_executor(None, _write_local, directory / COOKIE_FILE, cookie)
+        log.info("bookie_cookie_copy_written", directory=str(directory))
+    elif copy != cookie:
+        raise CookieMismatch(
+            f"the cookie in the {what} dir {directory} ({_describe(copy)}) is not this "
+            f"bookie's ({_describe(cookie)}): the dir belongs to another bookie."
+        )
 
 
 async def verify_or_create_cookie(
@@ -161,21 +190,8 @@ async def verify_or_create_cookie(
                 f"bookie {bookie_id!r} was set up with {_describe(local)}, now started with "
                 f"{_describe(expected)}: its directories moved. Start it on its original paths."
             )
-        for what, directory in _own_volume_dirs(data_dir, journal_dir, ledger_dir):
-            copy = await loop.run_in_executor(None, _read_local, directory / COOKIE_FILE)
-            if copy is None:
-                raise CookieMismatch(
-                    f"the {what} dir {directory} has no cookie, but bookie {bookie_id!r} was "
-                    f"set up with it ({_describe(local)}): the dir was wiped, replaced or is "
-                    "not mounted, and entries only it held may be lost. Mount the bookie's "
-                    "original volume there; if its data is truly lost, decommission the "
-                    "bookie id and start under a new --bookie-id with empty dirs."
-                )
-            if copy != local:
-                raise CookieMismatch(
-                    f"the cookie in the {what} dir {directory} ({_describe(copy)}) is not "
-                    f"this bookie's ({_describe(local)}): the dir belongs to another bookie."
-                )
+        for what, directory in _storage_dirs(journal_dir, ledger_dir):
+            await _verify_copy(what, directory, local, bookie_id)
         log.info("bookie_cookie_verified", bookie_id=bookie_id, instance_id=instance_id)
         return local
 
@@ -186,7 +202,7 @@ async def verify_or_create_cookie(
             f"another bookie with id {bookie_id!r} registered a cookie at {key} while this one "
             "was starting: bookie ids must be unique."
         ) from exc
-    for _, directory in _own_volume_dirs(data_dir, journal_dir, ledger_dir):
+    for _, directory in _storage_dirs(journal_dir, ledger_dir):
         await loop.run_in_executor(None, _write_local, directory / COOKIE_FILE, expected)
     await loop.run_in_executor(None, _write_local, path, expected)  # last: the dirs are set up
     log.info("bookie_cookie_created", bookie_id=bookie_id, instance_id=instance_id)
