@@ -6,6 +6,7 @@ Usage::
     python -m tests.bench.broker_official_client [--seconds 10] [--size 1024] [--producers 4]
         [--scenarios unbatched-1,batched-1,unbatched-8,batched-8] [--no-half-rate]
         [--hold-s 0] [--rate MSG_S] [--json FILE] [--client official|magnetar]
+        [--journal-dir DIR]
 
 Starts one standalone process on loopback (journal fdatasync on), then for each scenario
 (batched or unbatched producers; one topic, or a topic of 8 partitions) runs:
@@ -589,6 +590,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="publish only: no subscription (e2e is not measured)")  # fmt: skip
     parser.add_argument("--client", choices=("official", "magnetar"), default="official",
                         help="load generator: official pulsar-client or magnetar")  # fmt: skip
+    parser.add_argument("--journal-dir", type=Path,
+                        help="the standalone's journal in a fresh dir under this one (its own "
+                             "volume, say); default: under its data dir")  # fmt: skip
     args = parser.parse_args(argv)
     if args.client == "official" and official_client_missing():
         return 2
@@ -600,7 +604,11 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unknown scenarios {sorted(unknown)}; choose from {SCENARIOS}")
     results: list[Result] = []
     with tempfile.TemporaryDirectory(prefix="bench-broker-") as tmp:
-        sa = StandaloneProcess(data_dir=Path(tmp) / "data", journal_sync=True, log_level="warning")
+        journal = []
+        if args.journal_dir:
+            journal = ["--journal-dir", str(args.journal_dir / uuid.uuid4().hex)]
+        sa = StandaloneProcess(data_dir=Path(tmp) / "data", journal_sync=True, log_level="warning",
+                               extra_args=journal)  # fmt: skip
         sa.start()
         target = Target.standalone(sa)
         try:

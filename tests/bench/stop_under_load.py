@@ -5,7 +5,7 @@ Usage::
 
     python -m tests.bench.stop_under_load [--target standalone|bookie]
         [--scenarios unbatched-1,batched-1] [--sizes 1024,16384] [--load-s 8] [--rounds 1]
-        [--producers 4] [--client official|magnetar] [--separate-journal] [--json FILE]
+        [--producers 4] [--client official|magnetar] [--journal-dir DIR] [--json FILE]
 
 For each scenario, size and round: start the target (journal fdatasync on), start
 ``--producers`` producer processes publishing flat out (the same producers as
@@ -16,8 +16,9 @@ dir for the next run (its start time is printed too: a start deletes what a stop
 ``bookie``: a cluster of etcd, three bookies and one broker (E=Wq=Aq=2); the target is a bookie
 of the topic's ensemble, and the broker goes on writing to the others. The shutdown steps the
 target logged (``shutdown_step_finished``, with their seconds) are printed beside the total;
-the exit code must be 0. ``--separate-journal`` puts each journal in its own directory beside
-the data dir (``--journal-dir``). Not a test: numbers go to docs/benchmarks.md.
+the exit code must be 0. ``--journal-dir DIR`` puts each journal in a fresh dir of its own
+under DIR (another volume, say) instead of under its data dir. Not a test: numbers go to
+docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -140,7 +141,7 @@ def _report(run: dict[str, Any]) -> None:
 
 
 def run_standalone(args: argparse.Namespace, base: Path) -> list[dict[str, Any]]:
-    extra = ["--journal-dir", str(base / "journal")] if args.separate_journal else []
+    extra = ["--journal-dir", str(_journal_dir(args, "standalone"))] if args.journal_dir else []
     sa = StandaloneProcess(
         data_dir=base / "data", journal_sync=True, log_level="info", extra_args=extra
     )
@@ -181,9 +182,9 @@ def run_bookie(args: argparse.Namespace, base: Path) -> list[dict[str, Any]]:
         },
         broker_log_level="warning",
     )
-    if args.separate_journal:
+    if args.journal_dir:
         for i, bookie in enumerate(cluster.bookies):
-            bookie.extra_args += ["--journal-dir", str(base / f"journal-{i}")]
+            bookie.extra_args += ["--journal-dir", str(_journal_dir(args, f"bookie-{i}"))]
     runs: list[dict[str, Any]] = []
     with cluster.running():
         for scenario, size in _cases(args):
@@ -202,6 +203,10 @@ def run_bookie(args: argparse.Namespace, base: Path) -> list[dict[str, Any]]:
             _report(run)
             runs.append(run)
     return runs
+
+
+def _journal_dir(args: argparse.Namespace, name: str) -> Path:
+    return Path(args.journal_dir) / f"{name}-{uuid.uuid4().hex[:8]}"
 
 
 def _busiest(bookies: list[Any]) -> Any:
@@ -234,8 +239,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--producers", type=int, default=4, help="producer processes")
     parser.add_argument("--pending", type=int, default=1000, help="async sends per producer")
     parser.add_argument("--client", choices=("official", "magnetar"), default="official")
-    parser.add_argument("--separate-journal", action="store_true",
-                        help="each journal in its own dir (--journal-dir)")  # fmt: skip
+    parser.add_argument("--journal-dir", type=Path,
+                        help="each journal in a fresh dir under this one")  # fmt: skip
     parser.add_argument("--json", type=Path, help="also write the results here")
     parser.add_argument("--keep", type=Path, help="keep the data dirs and logs here")
     args = parser.parse_args(argv)
@@ -256,7 +261,7 @@ def main(argv: list[str] | None = None) -> int:
         {
             "benchmark": "stop_under_load",
             "target": args.target,
-            "separate_journal": args.separate_journal,
+            "journal_dir": str(args.journal_dir or ""),
             "loadavg_at_end": os.getloadavg(),
             "machine": machine(),
             "runs": runs,
