@@ -50,14 +50,15 @@ _FIELD = re.compile(r"(\w+)=(\S+)")  # key=value in a console log line
 
 
 def _steps(log_text: str) -> dict[str, float]:
-    """The shutdown steps a process logged in ``log_text`` (its last stop), in seconds."""
+    """The shutdown steps a process logged in ``log_text`` (its last stop), in seconds (a step
+    run twice, as an idempotent close in a ``finally``, counts both times)."""
     steps: dict[str, float] = {}
     for line in log_text.splitlines():
         if "shutdown_step_finished" not in line:
             continue
         fields = dict(_FIELD.findall(line))
         if "step" in fields and "seconds" in fields:
-            steps[fields["step"]] = float(fields["seconds"])
+            steps[fields["step"]] = steps.get(fields["step"], 0.0) + float(fields["seconds"])
     return steps
 
 
