@@ -1,5 +1,6 @@
-"""Fault test: ``magnetar standalone`` stopped cleanly (SIGTERM) while producers run flat out,
-restarted on the same dirs, with its journal and its ledger storage in dirs of their own.
+"""Fault tests: ``magnetar standalone`` stopped cleanly (SIGTERM) while producers run flat out,
+restarted on the same dirs, with its journal and its ledger storage in dirs of their own; and
+one bookie of a loaded cluster stopped the same way while the broker goes on writing.
 
 Workload: two official-client producers on one topic, one batching and one not
 (:class:`tests.fault.workload.Publisher`, seeded; seed printed, ``MAGNETAR_FAULT_SEED``
@@ -22,6 +23,8 @@ import pulsar
 from tests.fault.checker import check_holds, check_in_order, read_stored
 from tests.fault.crash import fault_rng
 from tests.fault.workload import Publisher
+from tests.kit.bookie import BookieProcess
+from tests.kit.cluster import Cluster, fresh_topic
 from tests.kit.process import running
 from tests.kit.standalone import StandaloneProcess, official_client, topic_name
 
@@ -83,3 +86,55 @@ def test_sigterm_under_load_keeps_every_acknowledged_message(tmp_path: Path) -> 
         got = stored.get(name, [])
         check_holds(got, indexes, name, seed)
         check_in_order(got, name, seed)
+
+
+def test_sigterm_of_a_loaded_bookie_keeps_every_acknowledged_message(tmp_path: Path) -> None:
+    """A bookie of the ensemble stopped cleanly under load: its add streams answer what they
+    journalled and end, the broker changes ensemble and goes on; nothing acknowledged is lost
+    and the bookie exits 0 (its stop time printed)."""
+    seed, rng = fault_rng()
+    cluster = Cluster(
+        tmp_path,
+        bookie_count=3,
+        broker_count=1,
+        broker_env={
+            "MAGNETAR_BROKER_MANAGED_LEDGER_DEFAULT_ENSEMBLE_SIZE": "2",
+            "MAGNETAR_BROKER_MANAGED_LEDGER_DEFAULT_WRITE_QUORUM": "2",
+            "MAGNETAR_BROKER_MANAGED_LEDGER_DEFAULT_ACK_QUORUM": "2",
+        },
+    )
+    topic = fresh_topic("bookie-sigterm")
+    with cluster.running():
+        client = cluster.client()
+        try:
+            client.subscribe(topic, "all", initial_position=pulsar.InitialPosition.Earliest).close()
+            publishers = [
+                Publisher(client, topic, "batched", batched=True, rng=rng, rate=2000.0),
+                Publisher(client, topic, "unbatched", batched=False, rng=rng, rate=1000.0),
+            ]
+            for publisher in publishers:
+                publisher.start()
+            for publisher in publishers:
+                publisher.wait_acked(ACKED_BEFORE_STOP, timeout_s=60)
+            target = max(cluster.bookies, key=_entry_log_bytes)  # one the ledger writes to
+            assert _entry_log_bytes(target) > 0, f"seed {seed}: no bookie holds entries"
+            stopping = time.monotonic()
+            code = target.stop()
+            print(f"bookie stop under load: {time.monotonic() - stopping:.2f} s")
+            assert code == 0, f"seed {seed}: exit {code}\n{target.log_text()[-3000:]}"
+            for publisher in publishers:
+                publisher.wait_acked(publisher.acked_count() + ACKED_AFTER_RESTART, 60)
+                publisher.stop()
+            acked = {p.name: p.acked() for p in publishers}
+            target.start()  # back for the read: entries it alone answered for are read there
+            stored = read_stored(client, topic, "all")
+        finally:
+            client.close()
+    for name, indexes in acked.items():
+        got = stored.get(name, [])
+        check_holds(got, indexes, name, seed)
+        check_in_order(got, name, seed)
+
+
+def _entry_log_bytes(bookie: BookieProcess) -> int:
+    return sum(p.stat().st_size for p in bookie.data_dir.glob("ledgers/entrylogs/*.log"))
