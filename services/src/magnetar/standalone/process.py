@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 
 from magnetar.bookie.bookie import Bookie
@@ -47,6 +48,14 @@ log = get_logger(__name__)
 
 STANDALONE_BOOKIE_ID = BookieId("standalone-bookie")
 EXIT_REFUSED = 2
+
+
+async def _stop_server(
+    servicer: BookieServicer, stop: Callable[[float], Awaitable[object]]
+) -> None:
+    """End the add streams (answered, then UNAVAILABLE), then stop the gRPC server."""
+    servicer.drain()
+    await stop(1.0)
 
 
 async def serve_standalone(
@@ -82,11 +91,10 @@ async def serve_standalone(
         stack.push_async_callback(
             shutdown_step, "close_bookie", bookie.close(drain_timeout_s=timeout), timeout * 2
         )
-        grpc_server, bookie_port = await start_server(
-            BookieServicer(bookie, STANDALONE_BOOKIE_ID), "127.0.0.1:0"
-        )
+        servicer = BookieServicer(bookie, STANDALONE_BOOKIE_ID)
+        grpc_server, bookie_port = await start_server(servicer, "127.0.0.1:0")
         stack.push_async_callback(
-            shutdown_step, "stop_bookie_server", grpc_server.stop(1.0), timeout
+            shutdown_step, "stop_bookie_server", _stop_server(servicer, grpc_server.stop), timeout
         )
         registration = Registration(store, STANDALONE_BOOKIE_ID, f"127.0.0.1:{bookie_port}")
         stack.push_async_callback(shutdown_step, "unregister", registration.unregister(), timeout)
