@@ -11,7 +11,7 @@ PYTEST_ARGS ?=
 # stay in one worker); PYTEST_WORKERS=0 runs the suite in this one process.
 PYTEST_WORKERS ?= 2
 
-.PHONY: setup run test lint check-format format proto bench clean chart-crds image e2e
+.PHONY: setup run test lint check-format format proto bench bench-setup clean chart-crds image e2e
 
 setup: $(STAMP) /usr/bin/etcd
 
@@ -46,10 +46,21 @@ format: setup
 proto: setup
 	$(BIN)/python scripts/gen_proto.py
 
-bench: setup
+bench: setup bench-setup
 	$(BIN)/python -m tests.bench.managed_ledger_append
 	$(BIN)/python -m tests.bench.broker_official_client
 	$(BIN)/python -m tests.bench.broker_official_client --client magnetar --no-consumer
+	$(BIN)/python -m tests.bench.side_by_side
+
+# The side-by-side benchmark's durable peer: Debian's Redis (redis-server, redis-benchmark).
+# The benchmark starts private servers on free loopback ports; the system service stays off.
+bench-setup: setup /usr/bin/redis-server
+
+/usr/bin/redis-server:
+	$(SUDO) apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq redis-server redis-tools
+	-$(SUDO) systemctl disable --now redis-server 2>/dev/null
+	-$(SUDO) service redis-server stop 2>/dev/null
 
 # The chart ships copies of crds/*.yaml (a chart cannot read outside its folder); a test in
 # tests/deploy fails when the copies drift.
