@@ -137,7 +137,8 @@ def run_redis(scenario: Scenario, args: argparse.Namespace, tmp: Path, *,
     print_result(result)
     bench = 0.0
     if durable and not scenario.paced and args.redis_benchmark:
-        requests = max(20_000, int(result.publish_msg_s * args.seconds))
+        # About half the window at our generator's rate: redis-benchmark has no time limit.
+        requests = max(20_000, int(result.publish_msg_s * args.seconds / 2))
         pipeline = BENCHMARK_PIPELINE if scenario.batched else 1
         with fresh_redis(tmp, durable=True) as server:
             bench = redis_streams.redis_benchmark(
@@ -162,6 +163,21 @@ def fresh_redis(tmp: Path, *, durable: bool) -> Iterator[RedisServer]:
         server.stop()
         shutil.rmtree(server.data_dir, ignore_errors=True)
         server.log_path.unlink(missing_ok=True)
+
+
+def settle(pid: int, *, busy: float = 0.05, step_s: float = 0.5, timeout_s: float = 20.0) -> None:
+    """Wait until process ``pid`` (the standalone, up for the whole run) uses under ``busy`` of
+    a core: its work left over from the last run (entry-log writeback, ledger trimming) must not
+    take CPU and disk from the next run, Redis's least of all."""
+    began = time.monotonic()
+    before = process_cpu_s(pid)
+    while time.monotonic() - began < timeout_s:
+        time.sleep(step_s)
+        now = process_cpu_s(pid)
+        if now - before < busy * step_s:
+            return
+        before = now
+    print(f"the standalone was still busy after {timeout_s:.0f} s; running anyway", flush=True)
 
 
 # ---------------------------------------------------------------------- the table
@@ -247,6 +263,31 @@ def table(scenarios: list[Scenario], runs: dict[str, Runs]) -> str:
 # ---------------------------------------------------------------------- main
 
 
+def run_round(scenario: Scenario, args: argparse.Namespace, runs: Runs, sa: StandaloneProcess,
+              sink: SinkProcess, tmp: Path) -> None:  # fmt: skip
+    """One round of ``scenario``: Magnetar, the sink, Redis, Redis in memory, in turn, each
+    after the standalone has gone quiet."""
+    sa_pid = sa.process.pid if sa.process else 0
+    got = runs.results
+    settle(sa_pid)
+    got.setdefault(MAGNETAR, []).append(
+        run_pulsar(Target.standalone(sa), scenario, args, ceiling=False)
+    )
+    if args.ceiling and sink.process is not None:
+        settle(sa_pid)
+        target = Target(sink.service_url, "", (sink.process.pid,))
+        got.setdefault(SINK, []).append(run_pulsar(target, scenario, args, ceiling=True))
+    settle(sa_pid)
+    result, bench = run_redis(scenario, args, tmp, durable=True)
+    got.setdefault(REDIS, []).append(result)
+    if bench:
+        runs.benchmark.append(bench)
+    if args.ceiling:
+        settle(sa_pid)
+        result, _ = run_redis(scenario, args, tmp, durable=False)
+        got.setdefault(REDIS_MEMORY, []).append(result)
+
+
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_load_arguments(parser)
@@ -296,22 +337,7 @@ def main(argv: list[str] | None = None) -> int:
             for round_ in range(1, args.rounds + 1):
                 print(f"== round {round_} of {args.rounds}", flush=True)
                 for scenario in scenarios:
-                    got = runs[scenario.name].results
-                    got.setdefault(MAGNETAR, []).append(
-                        run_pulsar(Target.standalone(sa), scenario, args, ceiling=False)
-                    )
-                    if args.ceiling:
-                        target = Target(sink.service_url, "", (sink.process.pid,))  # type: ignore[union-attr]
-                        got.setdefault(SINK, []).append(
-                            run_pulsar(target, scenario, args, ceiling=True)
-                        )
-                    result, bench = run_redis(scenario, args, tmp, durable=True)
-                    got.setdefault(REDIS, []).append(result)
-                    if bench:
-                        runs[scenario.name].benchmark.append(bench)
-                    if args.ceiling:
-                        result, _ = run_redis(scenario, args, tmp, durable=False)
-                        got.setdefault(REDIS_MEMORY, []).append(result)
+                    run_round(scenario, args, runs[scenario.name], sa, sink, tmp)
         finally:
             stopping = time.monotonic()
             code = sa.stop()
