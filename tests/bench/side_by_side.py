@@ -270,22 +270,35 @@ def run_round(scenario: Scenario, args: argparse.Namespace, runs: Runs, sa: Stan
     sa_pid = sa.process.pid if sa.process else 0
     got = runs.results
     settle(sa_pid)
-    got.setdefault(MAGNETAR, []).append(
-        run_pulsar(Target.standalone(sa), scenario, args, ceiling=False)
-    )
+    magnetar = run_pulsar(Target.standalone(sa), scenario, args, ceiling=False)
+    got.setdefault(MAGNETAR, []).append(magnetar)
     if args.ceiling and sink.process is not None:
         settle(sa_pid)
         target = Target(sink.service_url, "", (sink.process.pid,))
-        got.setdefault(SINK, []).append(run_pulsar(target, scenario, args, ceiling=True))
+        ceiling = run_pulsar(target, scenario, args, ceiling=True)
+        got.setdefault(SINK, []).append(ceiling)
+        _say_ceiling(scenario, f"Magnetar ({args.client} client)", magnetar, ceiling)
     settle(sa_pid)
-    result, bench = run_redis(scenario, args, tmp, durable=True)
-    got.setdefault(REDIS, []).append(result)
+    redis, bench = run_redis(scenario, args, tmp, durable=True)
+    got.setdefault(REDIS, []).append(redis)
     if bench:
         runs.benchmark.append(bench)
     if args.ceiling:
         settle(sa_pid)
-        result, _ = run_redis(scenario, args, tmp, durable=False)
-        got.setdefault(REDIS_MEMORY, []).append(result)
+        ceiling, _ = run_redis(scenario, args, tmp, durable=False)
+        got.setdefault(REDIS_MEMORY, []).append(ceiling)
+        _say_ceiling(scenario, "Redis", redis, ceiling)
+
+
+def _say_ceiling(scenario: Scenario, system: str, result: Result, ceiling: Result) -> None:
+    """The line that puts a run's figure beside its generator's ceiling (or floor, paced)."""
+    if scenario.paced:
+        print(f"{scenario.name:<12} {system}: publish p99 {result.p99_ms:.2f} ms, "
+              f"generator floor p99 {ceiling.p99_ms:.2f} ms", flush=True)  # fmt: skip
+        return
+    share = result.publish_msg_s / ceiling.publish_msg_s if ceiling.publish_msg_s else 0.0
+    print(f"{scenario.name:<12} {system}: {result.publish_msg_s:,.0f} msg/s, generator "
+          f"ceiling: {ceiling.publish_msg_s:,.0f} msg/s ({share:.0%})", flush=True)  # fmt: skip
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
