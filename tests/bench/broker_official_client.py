@@ -21,7 +21,9 @@ Starts one standalone process on loopback (journal fdatasync on), then for each 
 
 Producers and the consumer are separate processes so the load generator is not one Python
 process serialised on its GIL (with threads it was: its callbacks queued behind each other and
-the broker idled). The window is measured in CLOCK_MONOTONIC, which every process shares.
+the broker idled). The window is measured in CLOCK_MONOTONIC, which every process shares
+(the process model and the children's helpers live in :mod:`tests.bench.load_window`, shared
+with ``side_by_side``).
 The consumer counts the distinct entries (ledger, entry) it received in the window, which gives
 the messages per stored entry (``msgs/entry``): the batch size the broker really stored. The
 standalone's CPU over the window (``/proc``) gives ``broker CPU`` (100% = one core) and its CPU
