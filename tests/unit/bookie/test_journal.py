@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -199,37 +198,6 @@ async def test_a_group_waits_max_group_wait_for_more_records(tmp_path: Path) -> 
         await asyncio.wait_for(asyncio.gather(first, journal.append(add(1, 1))), 5)
         assert sink.groups == [2]
     finally:
-        await journal.close()
-
-
-async def test_a_record_that_waited_behind_a_write_is_written_without_a_group_wait(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The group wait counts from the first record's enqueue (BookKeeper's
-    journalMaxGroupWaitMSec): a record that already waited that long behind the previous
-    group's write goes at once."""
-    sleeps: list[float] = []
-    real_sleep = time.sleep
-
-    def recorded_sleep(seconds: float) -> None:
-        if threading.current_thread().name == "journal-writer":
-            sleeps.append(seconds)
-        real_sleep(seconds)
-
-    monkeypatch.setattr(time, "sleep", recorded_sleep)
-    sink = HeldSink()
-    journal = await Journal.open(tmp_path, sink, JournalConfig(max_group_wait_ms=100))
-    try:
-        first = await journal.enqueue(add(1, 0))
-        assert await asyncio.to_thread(sink.entered.wait, 5)  # waited, now held in apply
-        second = await journal.enqueue(add(1, 1))
-        await asyncio.sleep(0.15)  # longer than the group wait
-        sink.release.set()
-        await asyncio.wait_for(asyncio.gather(first, second), 5)
-        assert len(sleeps) == 1  # the first group's wait only
-        assert sink.groups == [1, 1]
-    finally:
-        sink.release.set()
         await journal.close()
 
 

@@ -71,11 +71,10 @@ class JournalConfig:
     segment_bytes: int = 64 * 1024 * 1024
     max_group_bytes: int = 4 * 1024 * 1024
     max_group_records: int = 4096
-    # BookKeeper's journalMaxGroupWaitMSec (Pulsar's bookkeeper.conf sets 1): a group is written
-    # once its first record has waited this long since it was enqueued, so fewer, bigger groups
-    # are synced under load (what it saved: docs/benchmarks.md, broker round 4, "Group wait");
-    # it adds up to this much to an acknowledgement at low rates, and nothing to a record that
-    # already waited that long behind the previous group's write.
+    # BookKeeper's journalMaxGroupWaitMSec (Pulsar's bookkeeper.conf sets 1): the writer waits
+    # this long after a group's first record before writing it, so fewer, bigger groups are
+    # synced under load (what it saved: docs/benchmarks.md, broker round 4, "Group wait"); it
+    # adds up to this much to an acknowledgement at low rates.
     max_group_wait_ms: float = 1.0
     queue_records: int = 16_384
     queue_bytes: int = 64 * 1024 * 1024
@@ -91,8 +90,7 @@ class _Pending:
     records: Sequence[JournalRecord]
     size: int  # framed bytes
     future: asyncio.Future[None] | None  # exactly one of future and callback is set
-    callback: DurableCallback | None
-    enqueued: float  # time.monotonic() when handed off: the group wait counts from here
+    callback: DurableCallback | None = None
 
 
 class _Written(NamedTuple):
@@ -292,10 +290,10 @@ class Journal:
         self._queued_bytes += size
         self._idle.clear()
         if callback is not None:
-            self._handoff.put(_Pending(records, size, None, callback, time.monotonic()))
+            self._handoff.put(_Pending(records, size, None, callback))
             return None
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._handoff.put(_Pending(records, size, future, None, time.monotonic()))
+        self._handoff.put(_Pending(records, size, future))
         return future
 
     async def append(self, record: JournalRecord) -> None:
@@ -305,11 +303,9 @@ class Journal:
     # -- the writer thread ------------------------------------------------------------------
 
     def _run_writer(self) -> None:
-        """Thread: wait for a record, give the group what is left of ``max_group_wait_ms``
-        since that record was enqueued to grow (under a steady load the records that arrived
-        during the previous write have waited that long already: no sleep), take everything
-        queued as one group (bounded), write it, post the outcome; until the stop sentinel.
-        After a write failure nothing more is written: later groups
+        """Thread: wait for a record, give the group ``max_group_wait_ms`` to grow, take
+        everything queued as one group (bounded), write it, post the outcome; until the stop
+        sentinel. After a write failure nothing more is written: later groups
         are posted back failed with the same error."""
         group_wait_s = self._config.max_group_wait_ms / 1000
         failure: BaseException | None = None
@@ -320,9 +316,7 @@ class Journal:
                 if first is None:
                     return
                 if group_wait_s:
-                    wait_s = first.enqueued + group_wait_s - time.monotonic()
-                    if wait_s > 0:
-                        time.sleep(wait_s)  # let the group grow (GIL released meanwhile)
+                    time.sleep(group_wait_s)  # let the group grow (GIL released meanwhile)
                 group, size, stop = self._take_group(first)
                 if self._dropping:
                     self._post(_Written(group, size, None, False, JournalClosed("closed")))
