@@ -10,8 +10,14 @@ from typing import Any
 
 import httpx
 
+from magnetar.protocol import client_commands
+from magnetar.protocol.frame import encode_command, encode_payload_command
+from magnetar.wire import pulsar_api_pb2 as pb
+from tests.integration.test_broker_bad_input import RawClient
 from tests.kit.ports import wait_until
 from tests.kit.standalone import StandaloneProcess, read_from_start
+
+T = pb.BaseCommand
 
 
 def _namespace(web_url: str, dedup: bool | None) -> str:
@@ -87,3 +93,43 @@ def test_admin_switch_applies_to_a_live_topic(client: Any, standalone: Standalon
         assert "pulsar.dedup" not in http.get(internal).json().get("cursors", {})
     producer.close()
     assert read_from_start(client, topic) == [b"m0", b"m1", b"m0", b"m1", b"m2", b"m3"]
+
+
+def test_a_run_of_sends_in_one_read_keeps_order_and_duplicates(
+    client: Any, standalone: StandaloneProcess
+) -> None:
+    """SENDs that arrive in one socket read are handed to the managed ledger as one run (one
+    slot step, one dispatch pass): a resent sequence id inside the run is still a duplicate,
+    every SEND is answered in order, and the stored entries keep the frame order."""
+    topic = f"persistent://{_namespace(standalone.web_url, True)}/t"
+    raw = RawClient(standalone.broker_port)
+    try:
+        raw.connect()
+        raw.send(encode_command(client_commands.producer(topic, 1, 1, producer_name="run")))
+        while (frame := raw.next_frame()).type != T.PRODUCER_SUCCESS:
+            assert frame.type != T.ERROR, frame.command
+        sequence_ids = [1, 2, 3, 2, 4, 5]  # the second 2: its original is still in flight
+        raw.send(
+            b"".join(
+                encode_payload_command(
+                    client_commands.send(1, seq),
+                    pb.MessageMetadata(producer_name="run", sequence_id=seq, publish_time=1),
+                    f"m{seq}".encode(),
+                )
+                for seq in sequence_ids
+            )
+        )
+        receipts = [raw.next_frame() for _ in sequence_ids]
+    finally:
+        raw.close()
+    assert [r.type for r in receipts] == [T.SEND_RECEIPT] * len(sequence_ids)
+    assert [r.command.send_receipt.sequence_id for r in receipts] == sequence_ids
+    ids = [
+        (r.command.send_receipt.message_id.ledger_id, r.command.send_receipt.message_id.entry_id)
+        for r in receipts
+    ]
+    assert ids[3] == ((1 << 64) - 1, (1 << 64) - 1)  # (-1, -1) as the uint64 fields carry it
+    stored = [ids[i] for i in (0, 1, 2, 4, 5)]
+    assert stored == sorted(stored)
+    assert len(set(stored)) == 5
+    assert read_from_start(client, topic) == [f"m{seq}".encode() for seq in (1, 2, 3, 4, 5)]

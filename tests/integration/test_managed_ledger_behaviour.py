@@ -250,3 +250,32 @@ async def test_a_slot_handed_to_a_waiter_is_not_taken_by_a_later_add(stack: Stac
     assert [e.data for e in entries] == [b"0", b"1", b"2"]
     assert entries[2].position == second
     await factory.close()
+
+
+async def test_reserved_adds_go_in_order_and_give_back_unused_slots(stack: Stack) -> None:
+    """The broker's run of SENDs: slots for the run at once (as many as are free), the adds
+    in one call, the slots of entries the caller dropped given back."""
+    factory = ManagedLedgerFactory(stack.store, stack.bk)
+    ml = await factory.open("t", ManagedLedgerConfig(3, 2, 2, max_pending_adds=3))
+    answers: list[tuple[bytes, Position | None, BaseException | None]] = []
+    record = lambda data: lambda position, error: answers.append((data, position, error))  # noqa: E731
+    assert ml.reserve_adds(5) == 3  # only three slots
+    assert ml.reserve_adds(1) == 0
+    ml.add_reserved([(b"a", record(b"a")), (b"b", record(b"b"))], unused=1)
+    assert answers == []  # never called before the entries are durable
+    assert ml.reserve_adds(2) == 1  # the unused one was given back
+    ml.add_reserved([(b"c", record(b"c"))])
+    await asyncio.wait_for(ml.add_entry(b"d"), 10)  # waits for a slot, then goes after "c"
+    assert [(data, error) for data, _, error in answers] == [
+        (b"a", None),
+        (b"b", None),
+        (b"c", None),
+    ]
+    positions = [position for _, position, _ in answers]
+    assert positions == sorted(positions)  # type: ignore[type-var]
+    cursor = await ml.open_cursor("sub", InitialPosition.EARLIEST)
+    assert [e.data for e in await cursor.read_entries(10)] == [b"a", b"b", b"c", b"d"]
+    await ml.close()
+    with pytest.raises(ManagedLedgerClosed):
+        ml.reserve_adds(1)
+    await factory.close()

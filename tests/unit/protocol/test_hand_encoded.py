@@ -7,7 +7,12 @@ from hypothesis import strategies as st
 
 from magnetar.protocol import commands
 from magnetar.protocol.frame import FrameDecoder, encode_command, encode_message
-from magnetar.protocol.hand_encoded import message_frame, send_receipt_frame, varint
+from magnetar.protocol.hand_encoded import (
+    message_frame,
+    message_frame_head,
+    send_receipt_frame,
+    varint,
+)
 from magnetar.protocol.message_id import INT64_MAX, INT64_MIN, MessageId
 from magnetar.wire import pulsar_api_pb2 as pb
 
@@ -89,3 +94,15 @@ def test_message_bytes_equal_protobuf(
         consumer_epoch=epoch,
     )
     assert actual == expected
+    # The head written before the stored bytes (the broker's dispatch: no joined frame).
+    head = message_frame_head(
+        consumer_id,
+        ledger_id,
+        entry_id,
+        partition,
+        len(stored),
+        redelivery_count=redelivery,
+        ack_set=ack_set,
+        consumer_epoch=epoch,
+    )
+    assert head + stored == expected

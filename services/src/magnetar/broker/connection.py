@@ -2,9 +2,10 @@
 
 The reader loop feeds bytes to a :class:`~magnetar.protocol.frame.FrameDecoder` and handles
 frames in arrival order. Fast commands (FLOW, SEND, PING, ...) are handled inline so their order
-is kept; requests that wait on storage (PRODUCER, SUBSCRIBE, SEEK, ...) run as tasks the
-connection owns, answered by request id. The connection itself handles CONNECT, PING/PONG,
-LOOKUP and PARTITIONED_METADATA; producer commands go to its
+is kept (consecutive SENDs of one producer in one read are handed over as one run, before
+any other frame is handled); requests that wait on storage (PRODUCER, SUBSCRIBE, SEEK, ...)
+run as tasks the connection owns, answered by request id. The connection itself handles
+CONNECT, PING/PONG, LOOKUP and PARTITIONED_METADATA; producer commands go to its
 :class:`~magnetar.broker.producer_requests.ProducerRequests` and consumer commands to its
 :class:`~magnetar.broker.consumer_requests.ConsumerRequests` (GET_SCHEMA and GET_OR_CREATE_SCHEMA
 to its :class:`~magnetar.broker.schemas.requests.SchemaRequests`). Each of the two owns its registry
@@ -17,7 +18,8 @@ one SEND_ERROR the C++ client survives), ``ERROR`` otherwise — and the connect
 Before CONNECT only CONNECT is accepted; anything else closes the connection.
 
 Writes: :meth:`ServerCnx.write` queues a frame and the queue is flushed once per loop iteration
-with one ``writelines`` (receipts, MESSAGE frames and replies of one iteration share a syscall);
+with one ``writelines`` (receipts, MESSAGE frames and replies of one iteration share a syscall;
+:meth:`ServerCnx.write_parts` queues a MESSAGE's head and stored bytes without joining them);
 ``close`` and ``drain`` flush first, so frame order is the write order.
 
 Bounds: at most ``max_pending_sends_per_connection`` SENDs in flight (counted by
@@ -170,6 +172,14 @@ class ServerCnx:
                 self._loop.call_soon(self._flush)
             self._out.append(frame)
 
+    def write_parts(self, head: bytes, tail: bytes) -> None:
+        """:meth:`write` of the frame ``head + tail`` without building it: the socket write
+        joins the loop iteration's frames anyway, so a payload is copied once, not twice."""
+        if self._open:
+            if not self._out:
+                self._loop.call_soon(self._flush)
+            self._out += (head, tail)
+
     def _flush(self) -> None:
         out, self._out = self._out, []
         if out and self._open:
@@ -223,19 +233,24 @@ class ServerCnx:
             while self._open:
                 try:
                     for frame in self._decoder.frames():
-                        # A SEND with a free slot is handled without a coroutine per frame.
+                        # A SEND with a free slot is handled without a coroutine per frame;
+                        # a run of them (one producer's) is handed over together.
                         if (
                             frame.command.type == T.SEND
                             and producers.has_send_room
                             and self._features is not None
                         ):
-                            producers.send_now(frame)
+                            producers.queue_send(frame)
                         else:
+                            producers.flush_sends()
                             await self._handle(frame)
                         if not self.is_open:
+                            producers.flush_sends()
                             return
+                    producers.flush_sends()
                     break
                 except ProtocolError as exc:
+                    producers.flush_sends()  # the SENDs before the bad frame go first
                     if exc.fatal:
                         self._fatal(exc)
                         return

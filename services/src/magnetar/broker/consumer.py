@@ -21,7 +21,7 @@ from magnetar.broker.topic import ClientCnx
 from magnetar.managed_ledger.position import Position
 from magnetar.protocol import commands
 from magnetar.protocol.frame import strip_checksum
-from magnetar.protocol.hand_encoded import message_frame
+from magnetar.protocol.hand_encoded import message_frame_head
 from magnetar.protocol.version import V_END_OF_TOPIC
 from magnetar.wire import pulsar_api_pb2 as pb
 
@@ -90,17 +90,18 @@ class Consumer:
         data = stored if self.cnx.features.wants_checksum_on_message else strip_checksum(stored)
         # Written by hand (the same bytes as commands.message + encode_message, without building
         # a MessageId and a protobuf command per entry).
-        self.cnx.write(
-            message_frame(
+        self.cnx.write_parts(
+            message_frame_head(
                 self.consumer_id,
                 pos.ledger_id,
                 pos.entry_id,
                 self.partition,
-                data,
+                len(data),
                 redelivery_count=redelivery_count,
                 ack_set=ack_set,
                 consumer_epoch=self.epoch,
-            )
+            ),
+            data,
         )
 
     def delivered(self, messages: int, size: int) -> None:

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from magnetar.broker.compaction import COMPACTION_CURSOR, TopicCompaction
 from magnetar.broker.consumer import Consumer
@@ -166,6 +166,7 @@ class PersistentTopic:
             raise
         self.producers[producer.name] = producer
         producer.publish_nowait = self.publish_nowait  # the task-free publish path
+        producer.group_publisher = self  # and its form for a run of SENDs
         self.deduplication.producer_added(producer.name)
         return epoch
 
@@ -218,6 +219,30 @@ class PersistentTopic:
         self._check_delivery_delay(stored)
         added = functools.partial(self._added, len(stored), num_messages, on_added)
         return self.ml.add_entry_callback(stored, added)
+
+    # The run-of-SENDs path (Producer.publish_many): slots for the run first, then each SEND's
+    # deduplication verdict and checks in order, then the run's adds in one call.
+    def reserve_publish(self, count: int) -> int:
+        """Add slots for up to ``count`` publishes taken at once (0: use :meth:`publish_nowait`
+        for each). Raises TopicClosed, TopicTerminated / the ledger's errors."""
+        self._check_publishable()
+        return self.ml.reserve_adds(count)
+
+    def check_publish(self, stored: bytes) -> None:
+        """The per-entry checks of :meth:`publish_nowait` (NotAllowed: delivery delay)."""
+        self._check_delivery_delay(stored)
+
+    def publish_reserved(self, adds: Sequence[tuple[bytes, int, Published]], unused: int) -> None:
+        """:meth:`publish_nowait` for each of ``adds`` (in order) on the slots
+        :meth:`reserve_publish` took, ``unused`` of which are given back."""
+        added = self._added
+        self.ml.add_reserved(
+            [
+                (stored, functools.partial(added, len(stored), num_messages, on_added))
+                for stored, num_messages, on_added in adds
+            ],
+            unused,
+        )
 
     def _added(
         self,

@@ -16,6 +16,11 @@ deduplication recovering) the SEND goes to a publish task. A chain of futures
 both paths: the fast path is taken only when the last task has dispatched, and a task
 dispatches only after its predecessor did — nothing may suspend between that and the add.
 
+Runs (:meth:`Producer.publish_many`): the SENDs of one socket read take their add slots at
+once, then each gets its duplicate check and the topic's checks in frame order, and the
+accepted ones reach the managed ledger in one call (one queueing, one dispatch pass); what
+found no slot, or a run when the fast path is closed, goes SEND by SEND as above.
+
 Deduplication (:mod:`.deduplication`, persistent topics only): right before its add each SEND
 asks the topic's :class:`~magnetar.broker.deduplication.MessageDeduplication` whether it is a
 duplicate. A duplicate is not stored and is answered (in order, when it reaches the head) with a
@@ -36,8 +41,9 @@ import asyncio
 import collections
 import functools
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from magnetar.broker.deduplication import (
     NOT_TRACKED,
@@ -72,6 +78,23 @@ PublishNowait = Callable[[bytes, int, Published], bool]
 
 # (producer name, sequence id, highest sequence id) deduplication keys a SEND by.
 Origin = tuple[str, int, int | None]
+# One SEND for Producer.publish_many: sequence_id, highest_sequence_id, num_messages, stored,
+# on_done, chunk, origin (Producer.publish's arguments).
+SendArgs = tuple[int, int | None, int, bytes, Callable[[], None], "Chunk | None", "Origin | None"]
+
+
+class GroupPublisher(Protocol):
+    """A topic's publish path for a run of SENDs (persistent topics): slots for the run, the
+    per-entry checks, then the run's adds in one call (:meth:`Producer.publish_many`)."""
+
+    def reserve_publish(self, count: int) -> int: ...
+
+    def check_publish(self, stored: bytes) -> None: ...
+
+    def publish_reserved(
+        self, adds: Sequence[tuple[bytes, int, Published]], unused: int
+    ) -> None: ...
+
 
 DUPLICATE_ID = EARLIEST  # (-1, -1): Pulsar's receipt for a message it did not store again
 
@@ -102,6 +125,7 @@ class Producer:
     publish_fn: Publish
     deduplication: MessageDeduplication | None = None
     publish_nowait: PublishNowait | None = None
+    group_publisher: GroupPublisher | None = None  # with publish_nowait: runs of SENDs
     connected_since: float = field(default_factory=time.time)
     topic_epoch: int | None = None  # reported in PRODUCER_SUCCESS (access modes)
     schema_version: bytes = b""  # reported in PRODUCER_SUCCESS; empty: no schema
@@ -132,8 +156,67 @@ class Producer:
         """Start publishing one SEND (call in frame order); ``chunk`` for a chunked message's.
         ``origin``: a replicator's SEND, deduplicated by the producer name and sequence ids
         of the message's metadata instead of this producer's (Pulsar's replicated messages)."""
-        send = _Send(sequence_id, highest_sequence_id, num_messages, stored, on_done, chunk, origin)
+        self._publish_one(
+            _Send(sequence_id, highest_sequence_id, num_messages, stored, on_done, chunk, origin)
+        )
+
+    def publish_many(self, sends: Sequence[SendArgs]) -> None:
+        """:meth:`publish` for a run of SENDs (in frame order), each ``(sequence_id,
+        highest_sequence_id, num_messages, stored, on_done, chunk, origin)``.
+
+        On the fast path the run takes its add slots at once, then each SEND in order gets
+        its deduplication verdict and the topic's checks (a duplicate or a refused one is
+        finished there, as by :meth:`publish`), and the accepted ones go to the topic in one
+        call: one slot step and one dispatch pass for the run. Outcomes, receipts, their
+        order and deduplication are :meth:`publish`'s. SENDs without a slot, and every SEND
+        when the fast path is not open, take :meth:`publish`'s path one by one."""
+        runs = [_Send(*args) for args in sends]
+        group = self.group_publisher
+        dedup = self.deduplication
+        previous_dispatch = self._dispatched
+        reserved = 0
+        if (
+            len(runs) > 1
+            and group is not None
+            and self.publish_nowait is not None
+            and (previous_dispatch is None or previous_dispatch.done())
+            and (dedup is None or dedup.status is not Status.RECOVERING)
+        ):
+            try:
+                reserved = group.reserve_publish(len(runs))
+            except MagnetarError:
+                reserved = 0  # each SEND below meets the error on its own, as it would have
+        if group is not None and reserved:
+            self._publish_reserved(group, runs[:reserved], reserved)
+        for send in runs[reserved:]:
+            self._publish_one(send)
+
+    def _publish_reserved(self, group: GroupPublisher, sends: list[_Send], slots: int) -> None:
+        """The fast path of :meth:`publish_many` for ``sends``, which hold ``slots`` slots."""
+        dedup = self.deduplication
+        pending = self._pending
+        added = self._added
+        adds: list[tuple[bytes, int, Published]] = []
+        for send in sends:
+            pending.append(send)
+            if dedup is not None:
+                send.verdict = dedup.check(*self._key(send), send.chunk)
+                if send.verdict.status is not DupStatus.NOT_DUP:
+                    self._finish(send)
+                    continue
+            try:
+                group.check_publish(send.stored)
+            except MagnetarError as exc:
+                added(send, None, exc)
+                continue
+            adds.append((send.stored, send.num_messages, functools.partial(added, send)))
+        group.publish_reserved(adds, slots - len(adds))
+
+    def _publish_one(self, send: _Send) -> None:
         self._pending.append(send)
+        stored = send.stored
+        num_messages = send.num_messages
+        chunk = send.chunk
         nowait = self.publish_nowait
         dedup = self.deduplication
         previous_dispatch = self._dispatched

@@ -2,8 +2,10 @@
 
 :class:`ProducerRequests` owns one connection's producers by id and its SENDs in flight; the
 connection (:mod:`.connection`) calls :meth:`ProducerRequests.handle` from its reader, in
-arrival order, and :meth:`ProducerRequests.send_now` for a SEND it hands over without a
-coroutine. It sees the connection only through :class:`~.transport_cnx.TransportCnx`;
+arrival order, and :meth:`ProducerRequests.queue_send` for a SEND it hands over without a
+coroutine (a producer's consecutive SENDs go to it as one run at
+:meth:`ProducerRequests.flush_sends`). It sees the connection only through
+:class:`~.transport_cnx.TransportCnx`;
 :class:`~magnetar.broker.consumer_requests.ConsumerRequests` is its consumer-side twin.
 
 PRODUCER and CLOSE_PRODUCER are requests answered by request id from a task of the connection;
@@ -31,7 +33,7 @@ from magnetar.authorization import PRODUCE
 from magnetar.broker.deduplication import MessageDeduplication, chunk_of
 from magnetar.broker.errors import MetadataProblem, TopicTerminated
 from magnetar.broker.persistent_topic import PersistentTopic
-from magnetar.broker.producer import Producer
+from magnetar.broker.producer import Producer, SendArgs
 from magnetar.broker.producer_access import AccessMode, ProducerRequest
 from magnetar.broker.schemas import schema_of
 from magnetar.broker.service import BrokerService
@@ -66,6 +68,9 @@ class ProducerRequests:
         self._max_sends = service.config.max_pending_sends_per_connection
         self._sends = 0  # SENDs in flight (each releases its slot through _send_done)
         self._send_room: asyncio.Future[None] | None = None  # the reader waiting for a slot
+        # SENDs queued by queue_send (one producer's, in frame order) until flush_sends
+        self._run: list[SendArgs] = []
+        self._run_producer: Producer | None = None
 
     @property
     def has_send_room(self) -> bool:
@@ -188,28 +193,54 @@ class ProducerRequests:
 
     def send_now(self, frame: Frame) -> None:
         """Hand a SEND to its producer (call with a free slot, in frame order)."""
+        self.queue_send(frame)
+        self.flush_sends()
+
+    def queue_send(self, frame: Frame) -> None:
+        """:meth:`send_now`, deferred: consecutive SENDs of one producer (one socket read's)
+        are handed over together by :meth:`flush_sends`, which the reader calls before it
+        handles any other frame and when the read's frames are done. The SEND holds its slot
+        from here."""
         send = frame.command.send
         producer = self._producers.get(send.producer_id)
         if producer is None:
+            self.flush_sends()  # the SENDs before it go first, as they would have
             if send.producer_id in self._closed:
                 return
             log.warning("send_unknown_producer", client=self._cnx.address,
                         producer=send.producer_id)  # fmt: skip
             self._cnx.close()
             return
+        if producer is not self._run_producer:
+            self.flush_sends()
+            self._run_producer = producer
         assert frame.payload is not None  # the decoder guarantees a payload for SEND
         self._sends += 1
         highest = send.highest_sequence_id if send.HasField("highest_sequence_id") else None
         metadata = frame.payload.metadata
-        producer.publish(
-            send.sequence_id,
-            highest,
-            max(1, send.num_messages),
-            frame.payload.stored,
-            self._send_done,
-            chunk_of(metadata),
-            _origin(metadata) if producer.is_replicator else None,
+        self._run.append(
+            (
+                send.sequence_id,
+                highest,
+                max(1, send.num_messages),
+                frame.payload.stored,
+                self._send_done,
+                chunk_of(metadata),
+                _origin(metadata) if producer.is_replicator else None,
+            )
         )
+
+    def flush_sends(self) -> None:
+        """Publish the SENDs :meth:`queue_send` holds, in order."""
+        run = self._run
+        if run:
+            self._run = []
+            producer = self._run_producer
+            assert producer is not None
+            if len(run) == 1:
+                producer.publish(*run[0])
+            else:
+                producer.publish_many(run)
 
     def _send_done(self) -> None:
         self._sends -= 1

@@ -42,6 +42,11 @@ class ClientCnx(Protocol):
 
     def write(self, frame: bytes) -> None: ...
 
+    def write_parts(self, head: bytes, tail: bytes) -> None:
+        """Write one frame given as two parts (a MESSAGE's head and the entry's stored bytes),
+        without joining them first."""
+        ...
+
     async def drain(self) -> None: ...
 
     def forget_producer(self, producer_id: int) -> None:

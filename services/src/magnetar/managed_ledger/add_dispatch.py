@@ -35,6 +35,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -132,6 +133,11 @@ class AddDispatch:
         self._owner.check_usable()
         return self.adds.take_slot()
 
+    def take_slots(self, count: int) -> int:
+        """:meth:`take_slot` for up to ``count`` adds: how many slots were taken."""
+        self._owner.check_usable()
+        return self.adds.take_slots(count)
+
     async def wait_for_slot(self) -> None:
         """Wait in FIFO order for a slot (:meth:`take_slot` found none free)."""
         await self.adds.wait_for_slot()
@@ -152,6 +158,14 @@ class AddDispatch:
     def enqueue_callback(self, data: bytes, callback: AddCallback) -> None:
         """Queue an add that holds a slot and reports to ``callback``; dispatch what can go."""
         self.adds.ops.append(AddOp(data, None, callback))
+        self.pump()
+
+    def enqueue_callbacks(self, adds: Sequence[tuple[bytes, AddCallback]], unused: int) -> None:
+        """:meth:`enqueue_callback` for a run of adds holding slots (in order), dispatched
+        together; ``unused`` more slots taken for the run are given back first."""
+        for _ in range(unused):
+            self.adds.release_slot()
+        self.adds.ops.extend([AddOp(data, None, callback) for data, callback in adds])
         self.pump()
 
     def fail_all(self, error: BaseException) -> None:

@@ -97,6 +97,15 @@ class AddQueue:
         self._used += 1
         return True
 
+    def take_slots(self, count: int) -> int:
+        """Take up to ``count`` free slots at once (none if anybody waits for one); return how
+        many were taken."""
+        if self._waiters or self._granted:
+            return 0
+        taken = max(0, min(count, self.max_pending - self._used))
+        self._used += taken
+        return taken
+
     async def wait_for_slot(self) -> None:
         """Wait in FIFO order for a slot (:meth:`take_slot` found none free). Once granted the
         caller holds it and must queue its add before anything else runs, so its order holds."""

@@ -405,6 +405,18 @@ class ManagedLedger:
         self._dispatch.enqueue_callback(data, callback)
         return True
 
+    def reserve_adds(self, count: int) -> int:
+        """Pending-add slots for up to ``count`` adds taken at once (none if an add waits for
+        one); hand the adds over with :meth:`add_reserved`, before anything else can run.
+        Raises like :meth:`add_entry_callback`."""
+        return self._dispatch.take_slots(count)
+
+    def add_reserved(self, adds: Sequence[tuple[bytes, AddCallback]], unused: int = 0) -> None:
+        """:meth:`add_entry_callback` for a run of adds on slots :meth:`reserve_adds` took:
+        queued in order and dispatched in one pass; ``unused`` of the slots taken are not
+        needed (a run's duplicates and refused entries) and are given back."""
+        self._dispatch.enqueue_callbacks(adds, unused)
+
     # ================================================================== add dispatch's owner
     @property
     def dispatching(self) -> bool:

@@ -249,6 +249,17 @@ def parse_frame_body(data: bytes, *, verify_checksum: bool = True) -> Frame:
     return _new_frame(Frame, (command, None))
 
 
+def parse_split_frame(command: bytes, section: bytes, *, verify_checksum: bool = True) -> Frame:
+    """:func:`parse_frame_body` for a frame whose command bytes and the (non-empty) bytes
+    after them arrive apart: a payload command's section is parsed in place, so its stored
+    bytes are ``section`` itself (no copy)."""
+    parsed = parse_command(command)
+    if parsed.type in PAYLOAD_COMMANDS:
+        section_parsed = parse_payload_section(parsed, section, verify_checksum=verify_checksum)
+        return _new_frame(Frame, (parsed, section_parsed))
+    raise MalformedFrame(f"{len(section)} unexpected bytes after a simple command", parsed)
+
+
 class FrameDecoder:
     """Incremental decoder: :meth:`feed` bytes as they arrive, then iterate :meth:`frames`."""
 
@@ -299,12 +310,25 @@ class FrameDecoder:
             if total is None or len(buffer) < start + total:
                 self._compact()
                 return
-            # One copy out of the buffer, so that no view into it outlives this step (an
+            end = start + total
+            cmd_end = start + 4 + _U32.unpack_from(buffer, start)[0]
+            # Copies out of the buffer, so that no view into it outlives this step (an
             # exception's traceback could hold one and block the buffer from being resized).
             with memoryview(buffer) as view:
-                body = bytes(view[start : start + total])
-            self._offset = start + total
-            yield parse_frame_body(body, verify_checksum=verify)
+                if cmd_end < end:  # a command and what follows it (a SEND's payload section)
+                    command = bytes(view[start + 4 : cmd_end])
+                    section = bytes(view[cmd_end:end])
+                    body = b""
+                else:  # a simple command, or one that does not fit its frame (an error)
+                    command = section = b""
+                    body = bytes(view[start:end])
+            self._offset = end
+            if section:
+                # The command and its payload section copied apart: the stored bytes are then
+                # the section itself (no second copy of the payload out of a frame body).
+                yield parse_split_frame(command, section, verify_checksum=verify)
+            else:
+                yield parse_frame_body(body, verify_checksum=verify)
 
     def eof(self) -> None:
         """Declare the end of the stream; raises TruncatedFrame if a frame was cut short."""

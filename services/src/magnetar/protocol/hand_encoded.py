@@ -87,6 +87,32 @@ def message_frame(
 ) -> bytes:
     """A MESSAGE frame delivering the entry whose stored bytes are ``stored`` (partition < 0:
     not written; redelivery_count written when > 0, as :func:`.commands.message`)."""
+    head = message_frame_head(
+        consumer_id,
+        ledger_id,
+        entry_id,
+        partition,
+        len(stored),
+        redelivery_count=redelivery_count,
+        ack_set=ack_set,
+        consumer_epoch=consumer_epoch,
+    )
+    return head + stored
+
+
+def message_frame_head(
+    consumer_id: int,
+    ledger_id: int,
+    entry_id: int,
+    partition: int,
+    stored_size: int,
+    *,
+    redelivery_count: int = 0,
+    ack_set: list[int] | None = None,
+    consumer_epoch: int | None = None,
+) -> bytes:
+    """:func:`message_frame` up to the stored bytes (``stored_size`` of them follow): written
+    before them, the entry is not copied into a frame of its own."""
     message_id = [b"\x08", varint(ledger_id & _MASK64), b"\x10", varint(entry_id & _MASK64)]
     if partition >= 0:
         message_id += (b"\x18", varint(partition))
@@ -102,6 +128,4 @@ def message_frame(
     body = b"".join(parts)
     head = varint(len(body))
     size = 2 + 1 + len(head) + len(body)  # type + body tag + body size + body
-    return b"".join(
-        (_U32.pack(size + 4 + len(stored)), _U32.pack(size), _MESSAGE_TYPE, head, body, stored)
-    )
+    return b"".join((_U32.pack(size + 4 + stored_size), _U32.pack(size), _MESSAGE_TYPE, head, body))
