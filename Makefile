@@ -85,4 +85,5 @@ e2e: setup
 	$(BIN)/python e2e/run.py
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache build
+	find services/src -name '*.so' -delete

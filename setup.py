@@ -53,6 +53,15 @@ def extensions_in_tree(sources: list[str]) -> list[Path]:
     return found
 
 
+def remove_unlisted_extensions(sources: list[str]) -> None:
+    """Delete in-tree extensions of modules no longer listed: one would still be imported in
+    place of its source. (The package has no other extension modules of its own.)"""
+    keep = set(extensions_in_tree(sources))
+    for built in (ROOT / "services/src").rglob("*.so"):
+        if built not in keep:
+            built.unlink()
+
+
 class BuildExtension(build_ext):
     """setuptools' build_ext, then every in-place extension dated now.
 
@@ -75,6 +84,7 @@ def ext_modules() -> list[Extension]:
         return []
     if not builds_code():
         return []
+    remove_unlisted_extensions(sources)
     from mypyc.build import mypycify
 
     # Imports outside the listed modules are followed for their types, silently (the lint

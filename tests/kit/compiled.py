@@ -25,7 +25,7 @@ SOURCE_ROOT = Path("services/src")
 class CompiledModules:
     compiled: list[str]  # imported from an extension module
     pure: list[str]  # imported from their .py source
-    stale: list[str]  # an extension module older than its source
+    stale: list[str]  # an extension older than its source, or of a module not listed
 
 
 def listed_sources() -> list[Path]:
@@ -54,4 +54,10 @@ def compiled_modules() -> CompiledModules:
         python = origin.parent / f"{origin.name.split('.')[0]}.py"
         if python.exists() and python.stat().st_mtime > origin.stat().st_mtime:
             stale.append(name)
+    # An extension left from a module since taken off the list still shadows its source.
+    listed = {ROOT / source.parent / source.stem for source in listed_sources()}
+    for built in (ROOT / SOURCE_ROOT).rglob("*.so"):
+        stem = built.parent / built.name.split(".")[0]
+        if stem not in listed and built.name.split(".")[0] != "_compiled__mypyc":
+            stale.append(str(built.relative_to(ROOT / SOURCE_ROOT)))
     return CompiledModules(compiled, pure, stale)
