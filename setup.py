@@ -53,10 +53,10 @@ def extensions_in_tree(sources: list[str]) -> list[Path]:
     return found
 
 
-def remove_unlisted_extensions(sources: list[str]) -> None:
-    """Delete in-tree extensions of modules no longer listed: one would still be imported in
-    place of its source. (The package has no other extension modules of its own.)"""
-    keep = set(extensions_in_tree(sources))
+def remove_extensions(keep: list[Path]) -> None:
+    """Delete the in-tree extensions but ``keep``: one of a module no longer listed (or any, for
+    a pure build) would still be imported in place of its source. (The package has no other
+    extension modules of its own.)"""
     for built in (ROOT / "services/src").rglob("*.so"):
         if built not in keep:
             built.unlink()
@@ -79,12 +79,11 @@ class BuildExtension(build_ext):
 def ext_modules() -> list[Extension]:
     sources = compiled_sources()
     if pure_python():
-        for built in extensions_in_tree(sources):
-            built.unlink()
+        remove_extensions(keep=[])
         return []
     if not builds_code():
         return []
-    remove_unlisted_extensions(sources)
+    remove_extensions(keep=extensions_in_tree(sources))
     from mypyc.build import mypycify
 
     # Imports outside the listed modules are followed for their types, silently (the lint
