@@ -22,6 +22,7 @@ from pathlib import Path
 
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
+from setuptools.errors import CCompilerError, ExecError, PlatformError
 
 ROOT = Path(__file__).parent
 # Commands that only describe the package: pip runs them before the build, and they need no
@@ -70,7 +71,14 @@ class BuildExtension(build_ext):
     checked against, which is what the test session's staleness check reads."""
 
     def run(self) -> None:
-        super().run()
+        try:
+            super().run()
+        except (CCompilerError, ExecError, PlatformError) as exc:
+            raise SystemExit(
+                f"compiling the modules of [tool.magnetar.mypyc] failed: {exc}. Install a C "
+                "compiler and the Python headers (Debian: gcc, python3.11-dev), or install "
+                "with MAGNETAR_PURE_PYTHON=1 to run them as plain Python."
+            ) from exc
         if self.inplace or getattr(self, "editable_mode", False):
             for built in extensions_in_tree(compiled_sources()):
                 os.utime(built)
