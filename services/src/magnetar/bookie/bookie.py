@@ -186,11 +186,11 @@ class Bookie:
         """
         statuses, records = self._accept(ops)
         if not records:
-            return PendingAdds(statuses, None)
-        future = self._journal.enqueue_many_nowait(records)
-        if future is None:
+            return PendingAdds(statuses, durable=False)
+        pending = PendingAdds(statuses, durable=True)
+        if not self._journal.enqueue_callback_nowait(records, self._on_durable(records, pending)):
             return None
-        return self._journalled(statuses, records, future)
+        return pending
 
     async def submit_adds(self, ops: Sequence[AddFields]) -> PendingAdds:
         """Check and journal ``ops`` in order; returns once all are queued (not yet durable).
@@ -202,9 +202,10 @@ class Bookie:
             return pending
         statuses, records = self._accept(ops)
         if not records:
-            return PendingAdds(statuses, None)
-        future = await self._journal.enqueue_many(records)
-        return self._journalled(statuses, records, future)
+            return PendingAdds(statuses, durable=False)
+        pending = PendingAdds(statuses, durable=True)
+        await self._journal.enqueue_callback(records, self._on_durable(records, pending))
+        return pending
 
     def _accept(self, ops: Sequence[AddFields]) -> tuple[list[Status], list[JournalRecord]]:
         """Each op's status, and the journal records of the accepted ones, in order."""
@@ -230,11 +231,18 @@ class Bookie:
                 )
         return statuses, records
 
-    def _journalled(
-        self, statuses: list[Status], records: list[JournalRecord], future: asyncio.Future[None]
-    ) -> PendingAdds:
-        future.add_done_callback(functools.partial(self._adds_completed, records))
-        return PendingAdds(statuses, future)
+    def _on_durable(
+        self, records: list[JournalRecord], pending: PendingAdds
+    ) -> Callable[[BaseException | None], None]:
+        """The journal's callback for ``records``: advance the ledgers, then tell ``pending``
+        (so a client told OK reads the LAC it carried)."""
+
+        def durable(error: BaseException | None) -> None:
+            if error is None:
+                self._adds_completed(records)
+            pending.complete(error)
+
+        return durable
 
     async def add(self, op: AddOp) -> Status:
         """One add, waiting until durable."""
@@ -257,12 +265,8 @@ class Bookie:
             return Status.FENCED
         return Status.OK
 
-    def _adds_completed(
-        self, records: Sequence[JournalRecord], future: asyncio.Future[None]
-    ) -> None:
+    def _adds_completed(self, records: Sequence[JournalRecord]) -> None:
         """The journal made ``records`` durable: advance their ledgers' last entry and LAC."""
-        if future.cancelled() or future.exception() is not None:
-            return
         self.stats.entries_added += len(records)
         ledger_id = -1
         state: _LedgerState | None = None
