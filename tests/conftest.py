@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, settings
 
+from tests.kit.compiled import compiled_modules
 from tests.kit.etcd import EtcdServer, etcd_binary
 from tests.kit.process import running
 from tests.kit.standalone import StandaloneProcess
@@ -44,6 +45,23 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
             return str(super()._split_scope(nodeid))
 
     return SparkTogether(config, log)
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    """Say whether the mypyc-compiled modules run compiled (setup.py; docs/architecture.md)."""
+    modules = compiled_modules()
+    return f"magnetar: {len(modules.compiled)} modules compiled, {len(modules.pure)} pure Python"
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Refuse to test an edited module through its stale compiled extension."""
+    stale = compiled_modules().stale
+    if stale:
+        pytest.exit(
+            f"compiled extension older than its source: {', '.join(stale)}; run `make setup` "
+            "to rebuild (or MAGNETAR_PURE_PYTHON=1 make setup for pure Python)",
+            returncode=4,
+        )
 
 
 @pytest.fixture(scope="session")

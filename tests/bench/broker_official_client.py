@@ -6,6 +6,7 @@ Usage::
     python -m tests.bench.broker_official_client [--seconds 10] [--size 1024] [--producers 4]
         [--scenarios unbatched-1,batched-1,unbatched-8,batched-8] [--no-half-rate]
         [--hold-s 0] [--rate MSG_S] [--json FILE] [--client official|magnetar]
+        [--journal-dir DIR]
 
 Starts one standalone process on loopback (journal fdatasync on), then for each scenario
 (batched or unbatched producers; one topic, or a topic of 8 partitions) runs:
@@ -14,14 +15,16 @@ Starts one standalone process on loopback (journal fdatasync on), then for each 
   ``--pending`` async sends in flight (``block_if_queue_full``), for ``--seconds``; one consumer
   process receives and acknowledges everything (a Shared subscription created before
   producing). Reports publish throughput (acknowledged sends per second, MB/s of payload),
-  publish latency p50/p99 (send call to receipt callback) and end-to-end throughput (messages
+  publish latency p50/p99/p99.9 (send call to receipt callback) and end-to-end throughput (messages
   received per second);
 - **half**: the same at half the measured max rate (each producer paces its sends), reporting
   latency p50/p99 at a moderate load.
 
 Producers and the consumer are separate processes so the load generator is not one Python
 process serialised on its GIL (with threads it was: its callbacks queued behind each other and
-the broker idled). The window is measured in CLOCK_MONOTONIC, which every process shares.
+the broker idled). The window is measured in CLOCK_MONOTONIC, which every process shares
+(the process model and the children's helpers live in :mod:`tests.bench.load_window`, shared
+with ``side_by_side``).
 The consumer counts the distinct entries (ledger, entry) it received in the window, which gives
 the messages per stored entry (``msgs/entry``): the batch size the broker really stored. The
 standalone's CPU over the window (``/proc``) gives ``broker CPU`` (100% = one core) and its CPU
@@ -51,7 +54,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import multiprocessing
 import os
 import sys
 import tempfile
@@ -63,11 +65,22 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from tests.bench.load_window import (
+    CTX,
+    PACER_TICK_S,
+    Pacer,
+    Window,
+    WindowCpu,
+    process_cpu_s,
+    run_window,
+    stamp_of,
+    stamped,
+    wait_window,
+)
 from tests.bench.report import bench_json, header, machine, percentile
 from tests.kit.standalone import StandaloneProcess
 
 SCENARIOS = ("unbatched-1", "batched-1", "unbatched-8", "batched-8")
-_CTX = multiprocessing.get_context("spawn")
 
 
 @dataclass(frozen=True)
@@ -95,19 +108,11 @@ class Result:
     journal_sync_p99_ms: float = 0.0
     consumer_us_per_msg: float = 0.0  # the consumer process's CPU microseconds per received msg
     client: str = "official"  # which client generated the load
-
-
-def process_cpu_s(pid: int, *, main_thread: bool = False) -> float:
-    """User + system CPU seconds of process ``pid`` (all threads) so far; 0 if unknown.
-    ``main_thread``: only its main thread's (the event loop's, in our servers)."""
-    try:
-        stat = Path(
-            f"/proc/{pid}/task/{pid}/stat" if main_thread else f"/proc/{pid}/stat"
-        ).read_text()
-    except OSError:
-        return 0.0
-    fields = stat[stat.rindex(")") + 2 :].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    # Send to receipt by the consumer (ms), when the producers stamp their payloads
+    # (``spec["stamp"]``: the side-by-side benchmark's paced run); 0 otherwise.
+    e2e_p50_ms: float = 0.0
+    e2e_p99_ms: float = 0.0
+    p999_ms: float = 0.0  # publish latency p99.9 (the tail that p99 hides at paced rates)
 
 
 @dataclass(frozen=True)
@@ -142,6 +147,8 @@ def histogram_buckets(target: Target) -> Buckets:
     target's ``/metrics`` (by metric, by upper edge in seconds); empty if it does not answer."""
     from prometheus_client.parser import text_string_to_metric_families
 
+    if not target.web_url:  # a target without an admin port (the benchmark's sink)
+        return {}
     try:
         with urllib.request.urlopen(f"{target.web_url}/metrics", timeout=5) as response:
             text = response.read().decode()
@@ -192,29 +199,6 @@ def _client(pulsar: Any, spec: dict[str, Any]) -> Any:
                          logger=pulsar.ConsoleLogger(pulsar.LoggerLevel.Error))  # fmt: skip
 
 
-PACER_TICK_S = 0.001
-
-
-class Pacer:
-    """Paced sending in 1 ms ticks: a producer sends what is due, then sleeps one tick. A
-    timer per message cost the generator more CPU than the send itself, and took that CPU from
-    the broker on a 2-core machine (docs/benchmarks.md, "How the broker benchmark works")."""
-
-    def __init__(self, rate: float, begin: float) -> None:
-        self.rate = rate
-        self.begin = begin
-        self.sent = 0
-
-    def ahead(self, now: float) -> bool:
-        """True: everything due by ``now`` was sent (sleep a tick); False: send one more."""
-        if not self.rate:
-            return False
-        if self.sent >= (now - self.begin) * self.rate:
-            return True
-        self.sent += 1
-        return False
-
-
 def producer_main(spec: dict[str, Any], ready: Any, window: Any, out: Any) -> None:
     """One client and one producer, paced at ``spec['rate']`` (0: flat out) until the end."""
     import pulsar
@@ -246,8 +230,9 @@ def producer_main(spec: dict[str, Any], ready: Any, window: Any, out: Any) -> No
     # and schema encoding cost the load generator more CPU than the broker spends per message.
     send = producer._producer.send_async
     build = _pulsar.MessageBuilder
+    stamp = spec.get("stamp", False)
     ready.set()
-    start, end = _wait_window(window)
+    start, end = wait_window(window)
     pacer = Pacer(spec["rate"], time.monotonic())
     cpu_start = -1.0  # the process's CPU seconds when the window opened
     while (now := time.monotonic()) < end:
@@ -257,34 +242,14 @@ def producer_main(spec: dict[str, Any], ready: Any, window: Any, out: Any) -> No
             time.sleep(PACER_TICK_S)
             continue
         sent = time.monotonic()
-        send(build().content(payload).build(), lambda r, m, s=sent: callback(r, m, s))
+        content = stamped(payload, sent) if stamp else payload
+        send(build().content(content).build(), lambda r, m, s=sent: callback(r, m, s))
     cpu = time.process_time() - cpu_start
     producer.flush()
     latencies = array("d", (lat for at, lat in list(done) if start <= at < end))
     out.put(("producer", len(latencies), errors[0], latencies.tobytes(), cpu))
     producer.close()
     client.close()
-
-
-class _WindowCpu:
-    """The consumer process's CPU seconds (all threads) over the measured window: read when
-    the window opens and when it closes, by the receive loop (``tick`` per message)."""
-
-    def __init__(self, start: float, end: float) -> None:
-        self.start, self.end = start, end
-        self.at_start = self.at_end = -1.0
-
-    def tick(self, now: float) -> None:
-        if self.at_end >= 0 or now < self.start:
-            return
-        if self.at_start < 0:
-            self.at_start = time.process_time()
-        elif now >= self.end:
-            self.at_end = time.process_time()
-
-    @property
-    def seconds(self) -> float:
-        return max(0.0, self.at_end - self.at_start) if self.at_start >= 0 else 0.0
 
 
 def consumer_main(spec: dict[str, Any], ready: Any, window: Any, out: Any) -> None:
@@ -295,11 +260,13 @@ def consumer_main(spec: dict[str, Any], ready: Any, window: Any, out: Any) -> No
     consumer = client.subscribe(
         spec["topic"], "bench", consumer_type=pulsar.ConsumerType.Shared, receiver_queue_size=5000
     )
+    stamp = spec.get("stamp", False)
     ready.set()
-    start, end = _wait_window(window)
+    start, end = wait_window(window)
     consumed = 0
     entries: set[tuple[int, int, int]] = set()
-    cpu = _WindowCpu(start, end)
+    e2e = array("d")
+    cpu = WindowCpu(start, end)
     while (now := time.monotonic()) < end + 0.5:
         cpu.tick(now)
         try:
@@ -311,7 +278,9 @@ def consumer_main(spec: dict[str, Any], ready: Any, window: Any, out: Any) -> No
             consumed += 1
             mid = msg.message_id()
             entries.add((mid.partition(), mid.ledger_id(), mid.entry_id()))
-    out.put(("consumer", consumed, len(entries), b"", cpu.seconds))
+            if stamp:
+                e2e.append(time.monotonic() - stamp_of(msg.data()))
+    out.put(("consumer", consumed, len(entries), e2e.tobytes(), cpu.seconds))
     consumer.close()
     client.close()
 
@@ -366,8 +335,9 @@ async def magnetar_produce(
         latency.append(now - sent)  # type: ignore[operator]
 
     send = producer.send_callback
+    stamp = spec.get("stamp", False)
     ready.set()
-    start, end = await asyncio.to_thread(_wait_window, window)
+    start, end = await asyncio.to_thread(wait_window, window)
     pacer = Pacer(spec["rate"], clock())
     cpu_start = -1.0  # the process's CPU seconds when the window opened
     while (now := clock()) < end:
@@ -376,7 +346,8 @@ async def magnetar_produce(
         if pacer.ahead(now):
             await asyncio.sleep(PACER_TICK_S)
             continue
-        await send(payload, on_receipt, clock())
+        sent = clock()
+        await send(stamped(payload, sent) if stamp else payload, on_receipt, sent)
     cpu = time.process_time() - cpu_start
     await producer.flush()
     kept = array("d", (lat for at, lat in zip(done_at, latency, strict=True) if start <= at < end))
@@ -394,11 +365,13 @@ async def magnetar_consume(
     consumer = await client.subscribe(
         spec["topic"], "bench", subscription_type="Shared", receiver_queue_size=5000
     )
+    stamp = spec.get("stamp", False)
     ready.set()
-    start, end = await asyncio.to_thread(_wait_window, window)
+    start, end = await asyncio.to_thread(wait_window, window)
     consumed = 0
     entries: set[tuple[int, int, int]] = set()
-    cpu = _WindowCpu(start, end)
+    e2e = array("d")
+    cpu = WindowCpu(start, end)
     while (now := time.monotonic()) < end + 0.5:
         cpu.tick(now)
         # Everything queued at once (at least one message), acknowledged as one list: no
@@ -412,17 +385,10 @@ async def magnetar_consume(
             consumed += len(batch)
             entries.update({(m.message_id.partition, m.message_id.ledger_id,
                              m.message_id.entry_id) for m in batch})  # fmt: skip
-    out.put(("consumer", consumed, len(entries), b"", cpu.seconds))
-
-
-def _wait_window(window: Any) -> tuple[float, float]:
-    """Block until the parent publishes the measured window (CLOCK_MONOTONIC seconds)."""
-    deadline = time.monotonic() + 120
-    while window[1] == 0.0:
-        if time.monotonic() > deadline:
-            raise TimeoutError("no measurement window from the parent")
-        time.sleep(0.01)
-    return window[0], window[1]
+            if stamp:
+                received = time.monotonic()
+                e2e.extend(received - stamp_of(m.data) for m in batch)
+    out.put(("consumer", consumed, len(entries), e2e.tobytes(), cpu.seconds))
 
 
 # ---------------------------------------------------------------------- parent
@@ -431,8 +397,8 @@ def _wait_window(window: Any) -> tuple[float, float]:
 def _child(client: str, official: Any, magnetar: Any, args: tuple[Any, ...]) -> Any:
     """A load-generator process: ``official(*args)``, or ``magnetar`` in :func:`magnetar_main`."""
     if client == "magnetar":
-        return _CTX.Process(target=magnetar_main, args=(magnetar, *args))
-    return _CTX.Process(target=official, args=args)
+        return CTX.Process(target=magnetar_main, args=(magnetar, *args))
+    return CTX.Process(target=official, args=args)
 
 
 def run_scenario(target: Target, scenario: str, args: argparse.Namespace, rate: float,
@@ -444,112 +410,139 @@ def run_scenario(target: Target, scenario: str, args: argparse.Namespace, rate: 
         create_partitioned(target, topic, partitions)
     spec = {"service_url": target.service_url, "topic": topic, "size": args.size,
             "pending": args.pending, "batched": batched, "client": args.client,
-            "rate": rate / args.producers if rate else 0.0}  # fmt: skip
+            "rate": rate / args.producers if rate else 0.0,
+            # payloads carry their send time for the consumer (side_by_side's paced run)
+            "stamp": getattr(args, "stamp", False)}  # fmt: skip
     # The first HTTP request a process serves (any path: a lazy start-up of the web stack)
     # holds its loop for about a quarter of a second (246-281 ms measured, a /metrics scrape
     # about 3 ms after it): take it now, not inside the window.
     histogram_buckets(target)
-    window = _CTX.Array("d", [0.0, 0.0], lock=False)
-    out = _CTX.Queue()
-    consumers = []
-    if args.consumer:
-        consumer_ready = _CTX.Event()
-        consumer = _child(args.client, consumer_main, magnetar_consume,
-                          (spec, consumer_ready, window, out))  # fmt: skip
-        consumer.start()
-        consumers.append(consumer)
-        if not consumer_ready.wait(60):
-            raise TimeoutError("the consumer did not subscribe")
-    producers = []
-    for _ in range(args.producers):
-        ready = _CTX.Event()
-        proc = _child(args.client, producer_main, magnetar_produce, (spec, ready, window, out))
-        proc.start()
-        producers.append((proc, ready))
-    for _, ready in producers:
-        if not ready.wait(60):
-            raise TimeoutError("a producer did not connect")
-    start = time.monotonic() + args.warmup + hold_s
-    window[0] = start
-    window[1] = start + args.seconds
-    if hold_s:
+
+    def probe() -> tuple[float, float, Buckets]:
+        return target.cpu_s(), target.loop_cpu_s(), histogram_buckets(target)
+
+    def hold() -> None:
         print(f"profiling window: server pids {list(target.pids)}, "
               f"{hold_s:.0f} s", flush=True)  # fmt: skip
-    time.sleep(max(0.0, start - time.monotonic()))
-    cpu_start, loop_start = target.cpu_s(), target.loop_cpu_s()
-    buckets_start = histogram_buckets(target)
-    time.sleep(max(0.0, start + args.seconds - time.monotonic()))
-    broker_cpu = target.cpu_s() - cpu_start
-    loop_cpu = target.loop_cpu_s() - loop_start
-    buckets_end = histogram_buckets(target)
-    published = errors = consumed = entries = 0
-    generator_cpu = consumer_cpu = 0.0
-    latencies: list[float] = []
-    for _ in range(args.producers + len(consumers)):
-        kind, count, errs, blob, cpu = out.get(timeout=args.warmup + hold_s + args.seconds + 120)
-        if kind == "consumer":
-            consumed, entries, consumer_cpu = count, errs, cpu
-        else:
-            generator_cpu += cpu
-            published += count
-            errors += errs
-            values = array("d")
-            values.frombytes(blob)
-            latencies.extend(values)
-    for proc in consumers + [p for p, _ in producers]:
-        proc.join(timeout=30)
-    elapsed = args.seconds
-    ordered = sorted(latencies)
-    result = Result(
+
+    def consumer(*child: Any) -> Any:
+        return _child(args.client, consumer_main, magnetar_consume, (spec, *child))
+
+    def producer(*child: Any) -> Any:
+        return _child(args.client, producer_main, magnetar_produce, (spec, *child))
+
+    measured, at_start, at_end = run_window(
+        producer,
+        consumer if args.consumer else None,
+        producers=args.producers,
+        warmup=args.warmup,
+        seconds=args.seconds,
+        probe=probe,
+        hold_s=hold_s,
+        on_hold=hold,
+    )
+    (cpu_start, loop_start, buckets_start), (cpu_end, loop_end, buckets_end) = at_start, at_end
+    result = window_result(
+        scenario,
+        measured,
+        rate=rate,
+        size=args.size,
+        client=args.client,
+        server_cpu_s=cpu_end - cpu_start,
+        loop_cpu_s=loop_end - loop_start,
+        loop_lag_p99_ms=p99_edge_ms(buckets_start, buckets_end, LOOP_LAG),
+        journal_sync_p99_ms=p99_edge_ms(buckets_start, buckets_end, JOURNAL_SYNC),
+    )
+    print_result(result)
+    return result
+
+
+def window_result(
+    scenario: str,
+    measured: Window,
+    *,
+    rate: float,
+    size: int,
+    client: str,
+    server_cpu_s: float,
+    loop_cpu_s: float = 0.0,
+    loop_lag_p99_ms: float = 0.0,
+    journal_sync_p99_ms: float = 0.0,
+) -> Result:
+    """One run's :class:`Result` from what its load processes reported and the server's CPU
+    over the window (the broker's, or the peer's in ``side_by_side``)."""
+    elapsed = measured.seconds
+    published, consumed, entries = measured.published, measured.consumed, measured.entries
+
+    def per_msg(cpu_s: float, count: int) -> float:
+        return round(cpu_s / count * 1e6, 1) if count else 0.0
+
+    def ms(values: list[float], q: float) -> float:
+        return round(percentile(values, q) * 1000, 2)
+
+    return Result(
         scenario=scenario,
         mode="half" if rate else "max",
         target_msg_s=round(rate, 1),
         seconds=round(elapsed, 2),
         published=published,
         publish_msg_s=round(published / elapsed, 1),
-        publish_mb_s=round(published * args.size / elapsed / 1e6, 2),
-        p50_ms=round(percentile(ordered, 0.50) * 1000, 2),
-        p99_ms=round(percentile(ordered, 0.99) * 1000, 2),
+        publish_mb_s=round(published * size / elapsed / 1e6, 2),
+        p50_ms=ms(measured.latencies, 0.50),
+        p99_ms=ms(measured.latencies, 0.99),
         consumed=consumed,
         e2e_msg_s=round(consumed / elapsed, 1),
-        errors=errors,
+        errors=measured.errors,
         msgs_per_entry=round(consumed / entries, 1) if entries else 0.0,
-        broker_cpu_pct=round(100 * broker_cpu / elapsed, 1),
-        broker_us_per_msg=round(broker_cpu / published * 1e6, 1) if published else 0.0,
-        generator_us_per_msg=round(generator_cpu / published * 1e6, 1) if published else 0.0,
-        broker_loop_us_per_msg=round(loop_cpu / published * 1e6, 1) if published else 0.0,
-        loop_lag_p99_ms=p99_edge_ms(buckets_start, buckets_end, LOOP_LAG),
-        journal_sync_p99_ms=p99_edge_ms(buckets_start, buckets_end, JOURNAL_SYNC),
-        consumer_us_per_msg=round(consumer_cpu / consumed * 1e6, 1) if consumed else 0.0,
-        client=args.client,
+        broker_cpu_pct=round(100 * server_cpu_s / elapsed, 1),
+        broker_us_per_msg=per_msg(server_cpu_s, published),
+        generator_us_per_msg=per_msg(measured.producer_cpu_s, published),
+        broker_loop_us_per_msg=per_msg(loop_cpu_s, published),
+        loop_lag_p99_ms=loop_lag_p99_ms,
+        journal_sync_p99_ms=journal_sync_p99_ms,
+        consumer_us_per_msg=per_msg(measured.consumer_cpu_s, consumed),
+        client=client,
+        e2e_p50_ms=ms(measured.e2e_latencies, 0.50),
+        e2e_p99_ms=ms(measured.e2e_latencies, 0.99),
+        p999_ms=ms(measured.latencies, 0.999),
     )
+
+
+def print_result(result: Result) -> None:
+    """One run's line, as the run ends."""
+    receive = ""
+    if result.e2e_p99_ms:
+        receive = f"  receive p50 {result.e2e_p50_ms:.2f} ms p99 {result.e2e_p99_ms:.2f} ms"
     print(
         f"{result.scenario:<12} {result.mode:<4} {result.publish_msg_s:>9.0f} msg/s "
         f"{result.publish_mb_s:>6.2f} MB/s  p50 {result.p50_ms:>7.2f} ms  "
-        f"p99 {result.p99_ms:>7.2f} ms  e2e {result.e2e_msg_s:>9.0f} msg/s  "
+        f"p99 {result.p99_ms:>7.2f} ms  p99.9 {result.p999_ms:>7.2f} ms  "
+        f"e2e {result.e2e_msg_s:>9.0f} msg/s  "
         f"msgs/entry {result.msgs_per_entry:>5.1f}  broker {result.broker_cpu_pct:>3.0f}% CPU "
         f"{result.broker_us_per_msg:>6.1f} us/msg (loop {result.broker_loop_us_per_msg:.1f})  "
         f"producers {result.generator_us_per_msg:.1f} us/msg  "
         f"consumer {result.consumer_us_per_msg:.1f} us/msg  "
         f"loop lag p99 <= {result.loop_lag_p99_ms:g} ms  "
         f"journal sync p99 <= {result.journal_sync_p99_ms:g} ms"
+        f"{receive}"
         f"{f'  errors {result.errors}' if result.errors else ''}",
         flush=True,
     )
-    return result
 
 
 def table(results: list[Result]) -> str:
     head = (
-        "| scenario | run | msg/s | MB/s | p50 publish | p99 publish | e2e msg/s | msgs/entry "
+        "| scenario | run | msg/s | MB/s | p50 publish | p99 publish | p99.9 publish | e2e msg/s "
+        "| msgs/entry "
         "| broker CPU | broker us/msg | producers us/msg | consumer us/msg |"
     )
-    lines = [head, "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [head, "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in results:
         run = "max" if r.mode == "max" else f"half ({r.target_msg_s:,.0f}/s)"
         lines.append(
             f"| {r.scenario} | {run} | {r.publish_msg_s:,.0f} | {r.publish_mb_s:.2f} | "
-            f"{r.p50_ms:.1f} ms | {r.p99_ms:.1f} ms | {r.e2e_msg_s:,.0f} | {r.msgs_per_entry:.1f} "
+            f"{r.p50_ms:.1f} ms | {r.p99_ms:.1f} ms | {r.p999_ms:.1f} ms | {r.e2e_msg_s:,.0f} "
+            f"| {r.msgs_per_entry:.1f} "
             f"| {r.broker_cpu_pct:.0f}% | {r.broker_us_per_msg:.1f} "
             f"| {r.generator_us_per_msg:.1f} | {r.consumer_us_per_msg:.1f} |"
         )
@@ -589,6 +582,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="publish only: no subscription (e2e is not measured)")  # fmt: skip
     parser.add_argument("--client", choices=("official", "magnetar"), default="official",
                         help="load generator: official pulsar-client or magnetar")  # fmt: skip
+    parser.add_argument("--journal-dir", type=Path,
+                        help="the standalone's journal in a fresh dir under this one (its own "
+                             "volume, say); default: under its data dir")  # fmt: skip
     args = parser.parse_args(argv)
     if args.client == "official" and official_client_missing():
         return 2
@@ -600,7 +596,11 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unknown scenarios {sorted(unknown)}; choose from {SCENARIOS}")
     results: list[Result] = []
     with tempfile.TemporaryDirectory(prefix="bench-broker-") as tmp:
-        sa = StandaloneProcess(data_dir=Path(tmp) / "data", journal_sync=True, log_level="warning")
+        journal = []
+        if args.journal_dir:
+            journal = ["--journal-dir", str(args.journal_dir / uuid.uuid4().hex)]
+        sa = StandaloneProcess(data_dir=Path(tmp) / "data", journal_sync=True, log_level="warning",
+                               extra_args=journal)  # fmt: skip
         sa.start()
         target = Target.standalone(sa)
         try:

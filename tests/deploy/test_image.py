@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import os
 import shlex
 import shutil
 import subprocess
@@ -18,10 +19,12 @@ from pathlib import Path
 
 import pytest
 
+from tests.kit.compiled import SOURCE_ROOT, listed_sources
 from tests.kit.dockerfile import DOCKERFILE, arguments, final_stage, image_roles, parse_dockerfile
 from tests.kit.kube import ROOT
 
 BIN = Path(sys.executable).parent
+SHARED = {"magnetar/_compiled__mypyc.py"}  # the library every compiled module imports
 
 
 def _hadolint() -> str:
@@ -211,4 +214,10 @@ def test_the_build_context_is_enough_for_pip_install(tmp_path: Path) -> None:
         scripts = archive.read(entry_points).decode()
     assert "magnetar/cli/main.py" in names
     assert "magnetar/wire/pulsar_api_pb2.py" in names
+    # setup.py's mypyc extensions (unless this session asked for pure Python), sources kept
+    compiled = {n.split(".")[0] + ".py" for n in names if n.endswith(".so")}
+    listed = {str(source.relative_to(SOURCE_ROOT)) for source in listed_sources()}
+    pure = os.environ.get("MAGNETAR_PURE_PYTHON", "") not in ("", "0")
+    assert compiled == (set() if pure else listed | SHARED)
+    assert listed <= names
     assert "magnetar = magnetar.cli.main:app" in scripts

@@ -205,3 +205,39 @@ async def test_second_process_on_same_data_dir_refuses(
     finally:
         await first.astop()
         await store.close()
+
+
+async def test_a_journal_on_its_own_dir_is_used_kept_and_checked(
+    tmp_path: Path, etcd_server: EtcdServer
+) -> None:
+    journal = tmp_path / "journal-volume"
+    bookie = BookieProcess(
+        data_dir=tmp_path / "b",
+        metadata_url=etcd_server.url,
+        extra_args=["--journal-dir", str(journal), "--ledger-dir", str(tmp_path / "ledgers")],
+    )
+    await bookie.astart()
+    async with BookieClient(bookie.address) as client:
+        assert (await client.add([entry(5, 0, b"kept")], MK))[0].status == pb.OK
+    assert await bookie.astop() == 0
+    assert list(journal.glob("*.log"))
+    assert (journal / "cookie").exists()
+    assert list((tmp_path / "ledgers" / "entrylogs").glob("*.log"))
+    assert not (bookie.data_dir / "journal").exists()
+
+    await bookie.astart()  # the same layout: starts, and still holds the entry
+    async with BookieClient(bookie.address) as client:
+        assert (await client.read_entry(5, 0)).entry.payload == b"kept"
+    assert await bookie.astop() == 0
+
+    # The journal volume comes back empty (replaced, or not mounted): refused, not lost.
+    shutil.rmtree(journal)
+    bookie.spawn()
+    assert await asyncio.to_thread(bookie.wait_exit, 30) == 2
+    assert f"the journal dir {journal} is empty" in bookie.log_text(since_start=True)
+
+    # The journal moved elsewhere: refused, naming both layouts.
+    bookie.extra_args[1] = str(tmp_path / "elsewhere")
+    bookie.spawn()
+    assert await asyncio.to_thread(bookie.wait_exit, 30) == 2
+    assert "its directories moved" in bookie.log_text(since_start=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import grpc
 import pytest
@@ -112,5 +113,52 @@ async def test_idle_add_stream_survives_frequent_client_keepalive_pings(tmp_path
         call.cancel()
     finally:
         await channel.close()
+        await server.stop(1)
+        await bookie.close()
+
+
+async def test_a_drain_answers_what_the_stream_holds_then_ends_it(tmp_path: Path) -> None:
+    # A stopping bookie must not wait for its clients to end their add streams (they never
+    # do), nor drop what it already journalled: each stream answers its submitted batches,
+    # then ends with UNAVAILABLE; a new stream is refused.
+    bookie = await Bookie.open(BookieConfig(data_dir=tmp_path))
+    servicer = BookieServicer(bookie, "bk-drain")
+    server, port = await start_server(servicer, "127.0.0.1:0")
+    more = asyncio.Event()  # never set: the client keeps its stream open, as a broker does
+
+    async def requests() -> AsyncIterator[pb.AddRequest]:
+        for batch_id in range(5):
+            yield pb.AddRequest(
+                batch_id=batch_id,
+                entries=[pb.AddEntry(entry=entry(9, batch_id, b"d" * 100), master_key=MK)],
+            )
+        await more.wait()
+
+    async def nothing() -> AsyncIterator[pb.AddRequest]:
+        await more.wait()  # (a client still writing to a refused stream sees INTERNAL instead)
+        yield pb.AddRequest()
+
+    answered: list[int] = []
+
+    async def read_to_the_end(call: Any) -> None:
+        while (response := await asyncio.wait_for(call.read(), 10)) is not grpc.aio.EOF:
+            answered.append(response.batch_id)
+
+    try:
+        async with BookieClient(f"127.0.0.1:{port}") as client:
+            call = client.stub.AddEntries(requests(), timeout=30)
+            answered.append((await call.read()).batch_id)  # the stream is up and adding
+            servicer.drain()
+            with pytest.raises(grpc.aio.AioRpcError) as ended:  # not EOF: a status
+                await read_to_the_end(call)
+            assert ended.value.code() == grpc.StatusCode.UNAVAILABLE
+            refused = client.stub.AddEntries(nothing(), timeout=30)
+            with pytest.raises(grpc.aio.AioRpcError) as again:
+                await asyncio.wait_for(refused.read(), 10)
+            assert again.value.code() == grpc.StatusCode.UNAVAILABLE
+            stored = await client.read_range(9, 0, 4)
+        # Every batch it answered is stored (those it took but had not answered are too).
+        assert set(answered) <= {r.entry_id for r in stored if r.status == pb.OK}
+    finally:
         await server.stop(1)
         await bookie.close()

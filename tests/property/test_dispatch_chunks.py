@@ -7,7 +7,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from magnetar.broker.dispatch import ChunkAffinity, ChunkTag, SubType, plan_dispatch
+from magnetar.broker.dispatch import ChunkAffinity, ChunkTag, ConsumerKey, SubType, plan_dispatch
 from magnetar.broker.dispatch.dispatcher import Candidate, ConsumerSlot
 from magnetar.ids import EntryId, LedgerId
 from magnetar.managed_ledger import Position
@@ -42,13 +42,16 @@ def test_chunks_of_a_message_stay_on_one_consumer(
     entries = [Candidate(Position(LedgerId(1), EntryId(i))) for i in range(len(tags))]
     chunks = {e.position: t for e, t in zip(entries, tags, strict=True) if t is not None}
     affinity = ChunkAffinity()
-    receiver: dict[tuple[str, str], int] = {}
+    receiver: dict[tuple[str, str], ConsumerKey] = {}
     delivered: list[Position] = []
     pending = list(entries)
     for _ in range(40):  # steps; each refills some permits, leftovers are replayed first
         if not pending:
             break
-        slots = [ConsumerSlot(k, data.draw(st.integers(0, 3)) + p) for k, p in enumerate(permits)]
+        # keys as the broker makes them, (connection, consumer id): the compiled planner checks
+        slots = [
+            ConsumerSlot((0, k), data.draw(st.integers(0, 3)) + p) for k, p in enumerate(permits)
+        ]
         plan = plan_dispatch(SubType.SHARED, slots, pending, chunks=chunks, affinity=affinity)
         for key, given_entries in plan.assignments:
             for entry in given_entries:

@@ -33,7 +33,9 @@ async def test_steps_after_a_hung_or_failed_step_still_run() -> None:
     assert [(e["event"], e["step"]) for e in logs] == [
         ("shutdown_step_timeout", "drain"),
         ("shutdown_step_failed", "close_ledgers"),
+        ("shutdown_step_finished", "close_metadata"),
     ]
+    assert logs[-1]["seconds"] >= 0  # how long each finished step took, for a slow stop
 
 
 async def test_a_cancelled_shutdown_is_not_swallowed() -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import signal
+import time
 from collections.abc import Awaitable
 
 from magnetar.telemetry import get_logger
@@ -35,10 +36,13 @@ def stop_event() -> asyncio.Event:
 
 
 async def shutdown_step(name: str, work: Awaitable[object], timeout_s: float) -> None:
-    """One shutdown step: bounded, logged, never stopping the steps after it."""
+    """One shutdown step: bounded, logged (with how long it took), never stopping the steps
+    after it."""
+    started = time.monotonic()
     try:
         async with asyncio.timeout(timeout_s):
             await work
+        log.info("shutdown_step_finished", step=name, seconds=round(time.monotonic() - started, 3))
     except TimeoutError:
         log.error("shutdown_step_timeout", step=name, timeout_s=timeout_s)
     except Exception as exc:

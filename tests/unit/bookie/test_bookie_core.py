@@ -119,6 +119,21 @@ async def test_read_only_mode_follows_free_disk(tmp_path: Path) -> None:
         await b.close()
 
 
+async def test_a_full_journal_volume_makes_the_bookie_read_only_too(tmp_path: Path) -> None:
+    journal = tmp_path / "journal-volume"
+    b = await Bookie.open(
+        config(tmp_path / "data", min_free_disk_fraction=0.10, journal_location=journal)
+    )
+    try:
+        b.disk_usage_probe = lambda path: DiskUsage(
+            free_bytes=5 if path == journal else 90, total_bytes=100
+        )
+        await b.check_disk()
+        assert await b.add(op(9, 0)) is Status.READ_ONLY
+    finally:
+        await b.close()
+
+
 async def test_forced_read_only(tmp_path: Path) -> None:
     b = await Bookie.open(config(tmp_path, force_read_only=True))
     try:

@@ -76,6 +76,44 @@ async def test_moved_directories(store: MetadataStore, tmp_path: Path) -> None:
         await check(store, tmp_path / "b")
 
 
+async def test_a_journal_on_its_own_volume_holds_a_cookie_copy_that_must_match(
+    store: MetadataStore, tmp_path: Path
+) -> None:
+    data, journal, ledgers = tmp_path / "data", tmp_path / "journal-volume", tmp_path / "ledgers"
+
+    async def start(journal_dir: Path = journal) -> None:
+        await verify_or_create_cookie(store, BID, data, journal_dir, ledgers)
+
+    await start()
+    assert (journal / "cookie").read_bytes() == (data / "cookie").read_bytes()
+    assert (ledgers / "cookie").exists()
+    await start()  # a restart verifies every copy
+    with pytest.raises(CookieMismatch, match="directories moved"):
+        await start(tmp_path / "another-volume")
+    (journal / "cookie").unlink()  # the journal volume came back empty (replaced, unmounted)
+    with pytest.raises(CookieMismatch, match=f"the journal dir {journal} is empty"):
+        await start()
+    (journal / "cookie").write_bytes(b"")  # another bookie's (here: an empty one)
+    with pytest.raises(CookieMismatch, match="is not this bookie's"):
+        await start()
+
+
+async def test_a_dir_set_up_before_cookie_copies_gets_one_an_empty_one_is_refused(
+    store: MetadataStore, tmp_path: Path
+) -> None:
+    await check(store, tmp_path)
+    for name in ("journal", "ledgers"):
+        (tmp_path / name / "cookie").unlink()  # as an earlier release left them
+    (tmp_path / "journal" / "00000001.log").write_bytes(b"")
+    (tmp_path / "ledgers" / "lost+found").mkdir()  # a fresh volume's: not data
+    with pytest.raises(CookieMismatch, match=r"the ledger dir .* is empty"):
+        await check(store, tmp_path)
+    (tmp_path / "ledgers" / "index").mkdir()
+    await check(store, tmp_path)
+    assert (tmp_path / "journal" / "cookie").read_bytes() == (tmp_path / "cookie").read_bytes()
+    assert (tmp_path / "ledgers" / "cookie").exists()
+
+
 async def registration_value(store: MetadataStore) -> ledger_pb2.BookieRegistration | None:
     current = await store.get(keys.bookie_available(BID))
     return None if current is None else ledger_pb2.BookieRegistration.FromString(current.value)

@@ -143,6 +143,32 @@ def test_remove_only_sealed_logs_and_readers_finish(tmp_path: Path) -> None:
         elog.close()
 
 
+def test_a_removal_cut_short_by_a_stop_is_finished_by_the_next_open(tmp_path: Path) -> None:
+    # A stop must not wait for a big log's gradual removal: the log is renamed out of the way
+    # first, the shrinking gives up, and the next open unlinks what is left.
+    elog = EntryLog(tmp_path)
+    (loc,) = elog.append([(1, 0, b"z" * (9 << 20))])  # a few removal steps long
+    elog.close()
+    elog = EntryLog(tmp_path)
+    stop = threading.Event()
+    stop.set()
+    try:
+        elog.remove(loc.log_id, stop=stop)
+        assert loc.log_id not in elog.sealed_usage()
+        assert not (tmp_path / f"{loc.log_id:08d}.log").exists()
+        left = tmp_path / f"{loc.log_id:08d}.log.removed"
+        assert left.exists()
+    finally:
+        elog.close()
+    elog = EntryLog(tmp_path)
+    try:
+        assert not left.exists()
+        assert loc.log_id not in elog.list_logs()
+        assert loc.log_id not in elog.sealed_usage()
+    finally:
+        elog.close()
+
+
 def test_writeback_starts_as_the_current_log_grows(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

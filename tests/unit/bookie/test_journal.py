@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
@@ -268,3 +268,50 @@ async def test_close_drops_what_the_writer_has_not_taken(tmp_path: Path) -> None
         with pytest.raises(JournalClosed, match="was closed"):
             await future
     assert [r.entry_id for r in sink.records] == [0]
+
+
+async def test_callback_units_are_told_in_write_order_once_durable(tmp_path: Path) -> None:
+    """``enqueue_callback_nowait``: each unit's callback runs once its group is durable and
+    applied, in write order, and a callback that raises does not stop the others."""
+    sink = HeldSink()
+    journal = await Journal.open(tmp_path, sink)
+    told: list[tuple[int, BaseException | None, int]] = []
+    all_told = asyncio.Event()
+
+    def callback(entry: int) -> Callable[[BaseException | None], None]:
+        def done(error: BaseException | None) -> None:
+            told.append((entry, error, len(sink.records)))
+            if len(told) == 4:
+                all_told.set()
+            if entry == 1:
+                raise RuntimeError("a broken caller")
+
+        return done
+
+    try:
+        assert journal.enqueue_callback_nowait([add(1, 0)], callback(0))
+        assert await asyncio.to_thread(sink.entered.wait, 5)  # the writer holds record 0
+        for entry in (1, 2):
+            assert journal.enqueue_callback_nowait([add(1, entry)], callback(entry))
+        await asyncio.sleep(0.05)
+        assert told == []  # nothing is told before its group is applied
+        sink.release.set()
+        await journal.enqueue_callback([add(1, 3)], callback(3))
+        await asyncio.wait_for(all_told.wait(), 5)
+        assert [entry for entry, _, _ in told] == [0, 1, 2, 3]
+        assert all(error is None for _, error, _ in told)
+        assert all(applied > entry for entry, _, applied in told)
+    finally:
+        sink.release.set()
+        await journal.close()
+
+
+async def test_callback_units_get_the_write_failure(tmp_path: Path) -> None:
+    journal = await Journal.open(tmp_path, FailingSink())
+    told: asyncio.Future[BaseException | None] = asyncio.get_running_loop().create_future()
+    assert journal.enqueue_callback_nowait([add(1, 0)], told.set_result)
+    error = await asyncio.wait_for(told, 5)
+    assert isinstance(error, JournalFailed)
+    with pytest.raises(JournalFailed, match="failed earlier"):
+        journal.enqueue_callback_nowait([add(1, 1)], told.set_result)
+    await asyncio.wait_for(journal.close(), 5)

@@ -48,3 +48,43 @@ def test_the_bookie_config_keeps_every_bookie_setting(tmp_path: Path) -> None:
     config = settings.bookie_config()
     assert config.journal == JournalConfig(sync=False, segment_bytes=1 << 20)
     assert (config.force_read_only, config.gc_interval_s) == (True, 7.0)
+
+
+def test_journal_and_ledger_dirs_default_under_the_data_dir_or_go_where_told(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    default = BookieSettings(data_dir=tmp_path / "d", metadata_url="memory://").bookie_config()
+    assert (default.journal_dir, default.ledger_dir) == (
+        tmp_path / "d" / "journal",
+        tmp_path / "d" / "ledgers",
+    )
+    monkeypatch.setenv("MAGNETAR_BOOKIE_JOURNAL_DIR", str(tmp_path / "fast" / "journal"))
+    moved = BookieSettings(
+        data_dir=tmp_path / "d", metadata_url="memory://", ledger_dir=tmp_path / "big"
+    ).bookie_config()
+    assert (moved.journal_dir, moved.ledger_dir) == (
+        tmp_path / "fast" / "journal",
+        tmp_path / "big",
+    )
+
+
+@pytest.mark.parametrize(
+    ("journal", "ledgers", "problem"),
+    [
+        ("j", "j", "the journal dir and the ledger dir are the same"),
+        ("l/entrylogs", "l", "the journal dir .* lies inside the ledger dir"),
+        ("j", "j/ledgers", "the ledger dir .* lies inside the journal dir"),
+        ("d", None, "the journal dir is the data dir itself"),
+        ("", None, "the data dir .* lies inside the journal dir"),
+    ],
+)
+def test_a_layout_that_cannot_work_is_refused_saying_why(
+    tmp_path: Path, journal: str, ledgers: str | None, problem: str
+) -> None:
+    with pytest.raises(ValidationError, match=problem):
+        BookieSettings(
+            data_dir=tmp_path / "d",
+            metadata_url="memory://",
+            journal_dir=tmp_path / journal,
+            ledger_dir=None if ledgers is None else tmp_path / ledgers,
+        )

@@ -30,3 +30,18 @@ def test_the_standalone_bookie_reads_the_same_settings_under_its_own_prefix(
         journal=JournalConfig(sync=True, max_group_wait_ms=0.0),
         entry_log_size_limit=8 << 20,
     )
+
+
+def test_the_standalone_bookie_dirs_may_move_but_never_into_the_metadata_dir(
+    tmp_path: Path,
+) -> None:
+    config = StandaloneSettings(
+        data_dir=tmp_path / "d", journal_dir=tmp_path / "j"
+    ).bookie_storage_config()
+    assert (config.journal_dir, config.ledger_dir) == (
+        tmp_path / "j",
+        tmp_path / "d" / "bookie" / "ledgers",
+    )
+    # RocksDB's own numbered *.log files there would look like journal segments.
+    with pytest.raises(ValidationError, match="overlaps the metadata dir"):
+        StandaloneSettings(data_dir=tmp_path / "d", journal_dir=tmp_path / "d" / "metadata")

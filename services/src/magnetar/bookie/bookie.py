@@ -47,6 +47,7 @@ from magnetar.bookie.bookie_protocol import (
 )
 from magnetar.bookie.bookie_stats import BookieStats
 from magnetar.bookie.config import BookieConfig
+from magnetar.bookie.directories import ensure_writable
 from magnetar.bookie.disk_monitor import DiskMonitor, DiskUsage, disk_usage
 from magnetar.bookie.errors import BookieClosed, BookieError
 from magnetar.bookie.journal import Journal
@@ -91,9 +92,15 @@ class Bookie:
 
     @classmethod
     async def open(cls, config: BookieConfig) -> Bookie:
-        """Open storage, replay the journal into it, load ledger state, start background loops."""
+        """Check that its dirs are writable (:class:`StorageUnavailable` if not), open storage,
+        replay the journal into it, load ledger state, start background loops."""
         loop = asyncio.get_running_loop()
-        config.data_dir.mkdir(parents=True, exist_ok=True)
+        for what, directory in (
+            ("data", config.data_dir),
+            ("journal", config.journal_dir),
+            ("ledger", config.ledger_dir),
+        ):
+            await loop.run_in_executor(None, ensure_writable, directory, what)
         open_storage = functools.partial(
             LedgerStorage, config.ledger_dir, entry_log_bytes=config.entry_log_size_limit
         )
@@ -157,10 +164,17 @@ class Bookie:
     async def check_disk(self) -> None:
         """Measure free disk, switch read-only mode on or off (with hysteresis), tell listeners.
 
-        Also announces a journal failure, which makes the bookie read-only for good.
+        The volumes of the ledger dir and of the journal dir are measured (one volume, or two
+        when the journal has its own); the one with the smaller free share counts, since
+        either filling up stops adds. Also announces a journal failure, which makes the
+        bookie read-only for good.
         """
         loop = asyncio.get_running_loop()
-        usage = await loop.run_in_executor(None, self.disk_usage_probe, self.config.data_dir)
+        usages = [
+            await loop.run_in_executor(None, self.disk_usage_probe, directory)
+            for directory in (self.config.ledger_dir, self.config.journal_dir)
+        ]
+        usage = min(usages, key=lambda u: u.free_bytes / u.total_bytes if u.total_bytes else 1.0)
         self._disk.observe(usage)
         self._disk.announce(self.read_only)
 
@@ -172,11 +186,11 @@ class Bookie:
         """
         statuses, records = self._accept(ops)
         if not records:
-            return PendingAdds(statuses, None)
-        future = self._journal.enqueue_many_nowait(records)
-        if future is None:
+            return PendingAdds(statuses, durable=False)
+        pending = PendingAdds(statuses, durable=True)
+        if not self._journal.enqueue_callback_nowait(records, self._on_durable(records, pending)):
             return None
-        return self._journalled(statuses, records, future)
+        return pending
 
     async def submit_adds(self, ops: Sequence[AddFields]) -> PendingAdds:
         """Check and journal ``ops`` in order; returns once all are queued (not yet durable).
@@ -188,9 +202,10 @@ class Bookie:
             return pending
         statuses, records = self._accept(ops)
         if not records:
-            return PendingAdds(statuses, None)
-        future = await self._journal.enqueue_many(records)
-        return self._journalled(statuses, records, future)
+            return PendingAdds(statuses, durable=False)
+        pending = PendingAdds(statuses, durable=True)
+        await self._journal.enqueue_callback(records, self._on_durable(records, pending))
+        return pending
 
     def _accept(self, ops: Sequence[AddFields]) -> tuple[list[Status], list[JournalRecord]]:
         """Each op's status, and the journal records of the accepted ones, in order."""
@@ -216,11 +231,18 @@ class Bookie:
                 )
         return statuses, records
 
-    def _journalled(
-        self, statuses: list[Status], records: list[JournalRecord], future: asyncio.Future[None]
-    ) -> PendingAdds:
-        future.add_done_callback(functools.partial(self._adds_completed, records))
-        return PendingAdds(statuses, future)
+    def _on_durable(
+        self, records: list[JournalRecord], pending: PendingAdds
+    ) -> Callable[[BaseException | None], None]:
+        """The journal's callback for ``records``: advance the ledgers, then tell ``pending``
+        (so a client told OK reads the LAC it carried)."""
+
+        def durable(error: BaseException | None) -> None:
+            if error is None:
+                self._adds_completed(records)
+            pending.complete(error)
+
+        return durable
 
     async def add(self, op: AddOp) -> Status:
         """One add, waiting until durable."""
@@ -243,12 +265,8 @@ class Bookie:
             return Status.FENCED
         return Status.OK
 
-    def _adds_completed(
-        self, records: Sequence[JournalRecord], future: asyncio.Future[None]
-    ) -> None:
+    def _adds_completed(self, records: Sequence[JournalRecord]) -> None:
         """The journal made ``records`` durable: advance their ledgers' last entry and LAC."""
-        if future.cancelled() or future.exception() is not None:
-            return
         self.stats.entries_added += len(records)
         ledger_id = -1
         state: _LedgerState | None = None

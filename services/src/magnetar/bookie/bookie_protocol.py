@@ -20,7 +20,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-from magnetar.bookie.errors import BookieError
 from magnetar.bookie.ledger_storage import StoredEntry
 
 
@@ -94,37 +93,48 @@ class LedgerListing:
 class PendingAdds:
     """Adds of one batch, submitted in order; :meth:`wait` gives their statuses in order.
 
-    ``statuses`` holds the check result of every op; the OK ones share ``durable``, the
-    journal's future for the whole batch.
+    ``statuses`` holds the check result of every op. The OK ones went to the journal as one
+    unit: the bookie calls :meth:`complete` when the journal reports that unit's outcome (on
+    the loop, inside the journal's delivery), and the callbacks run there, synchronously. A
+    batch with nothing accepted (``durable`` False) is complete at once.
     """
 
-    def __init__(self, statuses: list[Status], durable: asyncio.Future[None] | None) -> None:
+    __slots__ = ("_callbacks", "_result", "_statuses")
+
+    def __init__(self, statuses: list[Status], *, durable: bool) -> None:
         self._statuses = statuses
-        self._durable = durable
+        self._result: list[Status] | None = None if durable else statuses
+        self._callbacks: list[Callable[[list[Status]], None]] = []
+
+    def complete(self, error: BaseException | None) -> None:
+        """The journal's outcome for the accepted adds (None: durable and applied)."""
+        if self._result is not None:
+            return
+        statuses = self._statuses
+        if error is not None:
+            statuses = [Status.INTERNAL if s is Status.OK else s for s in statuses]
+        self._result = statuses
+        callbacks, self._callbacks = self._callbacks, []
+        for callback in callbacks:
+            callback(list(statuses))
 
     def add_done_callback(self, callback: Callable[[list[Status]], None]) -> None:
-        """Call ``callback(statuses)`` once durable (soon, on the loop, if nothing was accepted).
-
-        A failed or cancelled journal write turns every OK into ``INTERNAL``, as :meth:`wait`.
-        """
-        statuses = self._statuses
-        if self._durable is None:
-            asyncio.get_running_loop().call_soon(callback, list(statuses))
+        """Call ``callback(statuses)`` once durable: inside the journal's delivery, or soon (on
+        the loop) if already complete. A failed journal write turns every OK into
+        ``INTERNAL``, as :meth:`wait`."""
+        if self._result is not None:
+            asyncio.get_running_loop().call_soon(callback, list(self._result))
             return
-
-        def done(future: asyncio.Future[None]) -> None:
-            if future.cancelled() or future.exception() is not None:
-                callback([Status.INTERNAL if s is Status.OK else s for s in statuses])
-            else:
-                callback(list(statuses))
-
-        self._durable.add_done_callback(done)
+        self._callbacks.append(callback)
 
     async def wait(self) -> list[Status]:
-        if self._durable is None:
-            return list(self._statuses)
-        try:
-            await self._durable
-        except BookieError:
-            return [Status.INTERNAL if s is Status.OK else s for s in self._statuses]
-        return list(self._statuses)
+        if self._result is None:
+            done: asyncio.Future[list[Status]] = asyncio.get_running_loop().create_future()
+
+            def settle(statuses: list[Status]) -> None:
+                if not done.done():  # the waiter may have been cancelled
+                    done.set_result(statuses)
+
+            self._callbacks.append(settle)
+            return await done
+        return list(self._result)

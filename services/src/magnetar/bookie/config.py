@@ -1,9 +1,11 @@
 """The bookie core's configuration: one frozen value built once per process.
 
 :class:`BookieConfig` carries what :class:`magnetar.bookie.bookie.Bookie` needs: its data dir
-(the journal and the ledger storage sit under it), the journal's tuning, the read-only rules
-and the intervals of the background loops (checkpoint, GC, disk check). Defaults follow
-BookKeeper's where it has one (``logSizeLimit``, ``compactionRateByBytes``).
+(the journal and the ledger storage sit under it unless ``journal_location`` /
+``ledger_location`` put them elsewhere: :mod:`magnetar.bookie.directories`), the journal's
+tuning, the read-only rules and the intervals of the background loops (checkpoint, GC, disk
+check). Defaults follow BookKeeper's where it has one (``logSizeLimit``,
+``compactionRateByBytes``).
 
 Who builds it: the process settings (:mod:`magnetar.bookie.settings`) for ``magnetar bookie``
 and for the standalone's in-process bookie, and tests directly. Read on the loop; never
@@ -15,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from magnetar.bookie.directories import JOURNAL_SUBDIR, LEDGERS_SUBDIR
 from magnetar.bookie.journal import JournalConfig
 from magnetar.bookie.ledger_storage import (
     COMPACTION_BYTES_PER_S,
@@ -36,11 +39,13 @@ class BookieConfig:
     entry_log_size_limit: int = ENTRY_LOG_SIZE_LIMIT  # BookKeeper's logSizeLimit
     compaction_threshold: float = COMPACTION_THRESHOLD
     compaction_rate_by_bytes: float = COMPACTION_BYTES_PER_S  # compactionRateByBytes
+    journal_location: Path | None = None  # None: DATA/journal (BookKeeper's journalDirectories)
+    ledger_location: Path | None = None  # None: DATA/ledgers (ledgerDirectories)
 
     @property
     def journal_dir(self) -> Path:
-        return self.data_dir / "journal"
+        return self.journal_location or self.data_dir / JOURNAL_SUBDIR
 
     @property
     def ledger_dir(self) -> Path:
-        return self.data_dir / "ledgers"
+        return self.ledger_location or self.data_dir / LEDGERS_SUBDIR

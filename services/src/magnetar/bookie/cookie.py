@@ -9,6 +9,12 @@ with the current configuration. This catches, before any data is served:
   clients must not count it as holding them),
 * a data dir that belongs to another bookie id or another cluster.
 
+* a journal dir or ledger dir (often a volume of its own) that was wiped or replaced: as
+  BookKeeper does, each holds a copy of the cookie, which must match; an empty one is refused
+  (a bookie whose journal volume came back empty after a crash would otherwise lose the
+  acknowledged entries only its journal held). A dir that holds data but no copy was set up
+  by an earlier release, which wrote none: it gets its copy at that start.
+
 The cluster instance id lives at ``keys.CLUSTER_INSTANCE_ID`` (created if absent with a uuid).
 
 Concurrency: called once from the entry point before the bookie serves; file I/O is small and
@@ -22,7 +28,7 @@ import contextlib
 import uuid
 from pathlib import Path
 
-from magnetar.bookie.errors import CookieMismatch
+from magnetar.bookie.errors import CookieMismatch, StorageUnavailable
 from magnetar.bookie.fileio import replace_durably
 from magnetar.ids import BookieId
 from magnetar.metadata import KeyExists, MetadataStore, keys
@@ -58,8 +64,14 @@ def _read_local(path: Path) -> ledger_pb2.BookieCookie | None:
 
 
 def _write_local(path: Path, cookie: ledger_pb2.BookieCookie) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    replace_durably(path, cookie.SerializeToString())
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        replace_durably(path, cookie.SerializeToString())
+    except OSError as exc:
+        raise StorageUnavailable(
+            f"cannot write the bookie cookie {path} ({exc.strerror or exc}): check the dir, "
+            "its volume (mounted? read-only? full?) and the process's permissions"
+        ) from exc
 
 
 def _describe(cookie: ledger_pb2.BookieCookie) -> str:
@@ -67,6 +79,44 @@ def _describe(cookie: ledger_pb2.BookieCookie) -> str:
         f"bookie id {cookie.bookie_id!r}, cluster instance {cookie.instance_id!r}, "
         f"journal dir {cookie.journal_dir!r}, ledger dirs {list(cookie.ledger_dirs)!r}"
     )
+
+
+def _storage_dirs(journal_dir: Path, ledger_dir: Path) -> list[tuple[str, Path]]:
+    return [("journal", journal_dir), ("ledger", ledger_dir)]
+
+
+def _holds_anything(directory: Path) -> bool:
+    """Whether ``directory`` holds anything but what a fresh file system has (``lost+found``
+    at the root of an ext4 volume)."""
+    try:
+        return any(path.name != "lost+found" for path in directory.iterdir())
+    except FileNotFoundError:
+        return False
+
+
+async def _verify_copy(
+    what: str, directory: Path, cookie: ledger_pb2.BookieCookie, bookie_id: BookieId
+) -> None:
+    """The copy in ``directory`` must be ``cookie``. A dir that holds files but no copy was
+    set up before copies were written: it gets one now."""
+    loop = asyncio.get_running_loop()
+    copy = await loop.run_in_executor(None, _read_local, directory / COOKIE_FILE)
+    if copy is None:
+        if not await loop.run_in_executor(None, _holds_anything, directory):
+            raise CookieMismatch(
+                f"the {what} dir {directory} is empty (no cookie, no data), but bookie "
+                f"{bookie_id!r} was set up with it ({_describe(cookie)}): the dir was wiped, "
+                "replaced or is not mounted, and entries only it held may be lost. Mount the "
+                "bookie's original volume there; if its data is truly lost, decommission the "
+                "bookie id and start under a new --bookie-id with empty dirs."
+            )
+        await loop.run_in_executor(None, _write_local, directory / COOKIE_FILE, cookie)
+        log.info("bookie_cookie_copy_written", directory=str(directory))
+    elif copy != cookie:
+        raise CookieMismatch(
+            f"the cookie in the {what} dir {directory} ({_describe(copy)}) is not this "
+            f"bookie's ({_describe(cookie)}): the dir belongs to another bookie."
+        )
 
 
 async def verify_or_create_cookie(
@@ -80,7 +130,8 @@ async def verify_or_create_cookie(
 
     Pass absolute directories: they are recorded and compared as given.
 
-    Raises :class:`CookieMismatch` with what is wrong and how to fix it.
+    Raises :class:`CookieMismatch` with what is wrong and how to fix it, and
+    :class:`StorageUnavailable` when a cookie cannot be written.
     """
     loop = asyncio.get_running_loop()
     instance_id = await cluster_instance_id(store)
@@ -139,6 +190,8 @@ async def verify_or_create_cookie(
                 f"bookie {bookie_id!r} was set up with {_describe(local)}, now started with "
                 f"{_describe(expected)}: its directories moved. Start it on its original paths."
             )
+        for what, directory in _storage_dirs(journal_dir, ledger_dir):
+            await _verify_copy(what, directory, local, bookie_id)
         log.info("bookie_cookie_verified", bookie_id=bookie_id, instance_id=instance_id)
         return local
 
@@ -149,6 +202,8 @@ async def verify_or_create_cookie(
             f"another bookie with id {bookie_id!r} registered a cookie at {key} while this one "
             "was starting: bookie ids must be unique."
         ) from exc
-    await loop.run_in_executor(None, _write_local, path, expected)
+    for _, directory in _storage_dirs(journal_dir, ledger_dir):
+        await loop.run_in_executor(None, _write_local, directory / COOKIE_FILE, expected)
+    await loop.run_in_executor(None, _write_local, path, expected)  # last: the dirs are set up
     log.info("bookie_cookie_created", bookie_id=bookie_id, instance_id=instance_id)
     return expected

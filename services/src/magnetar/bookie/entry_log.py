@@ -14,7 +14,9 @@ all big-endian; the CRC covers the first three fields and the payload, so a read
 it got and a scan stops at a torn or zeroed tail. ``<dir>/<n>.ledgers`` is a sealed log's
 summary (bytes per ledger, for GC), written once the log is synced; a log without one is
 scanned at open. A log is sealed when it reaches ``roll_bytes``, and at every open: appends
-always go to a log created by this process, so a torn tail is never appended to.
+always go to a log created by this process, so a torn tail is never appended to. A log being
+removed is first renamed ``<n>.log.removed``; a removal cut short (the bookie stopping) leaves
+that file, which the next open unlinks before anything else.
 
 Durability: appends are not synced one by one; the journal holds every record until
 :meth:`EntryLog.sync` (called by the storage's flush, before the journal's mark moves) has
@@ -62,6 +64,7 @@ _USAGE_HEAD = struct.Struct(">I")
 _USAGE_ITEM = struct.Struct(">QQ")
 _LOG_SUFFIX = ".log"
 _USAGE_SUFFIX = ".ledgers"
+_REMOVED_SUFFIX = ".removed"  # appended to a log's name when its removal starts
 _SCAN_CHUNK = 4 << 20
 _MAX_READ_FDS = 64
 _MAX_PAYLOAD = 64 << 20  # a longer length field is a torn or corrupt header
@@ -141,6 +144,8 @@ class EntryLog:
         self._readers: OrderedDict[int, _Reader] = OrderedDict()
         self._state = _State()
         self._closed = False
+        for path in directory.glob(f"*{_LOG_SUFFIX}{_REMOVED_SUFFIX}"):
+            path.unlink(missing_ok=True)  # a removal a stop cut short: finish it at once
         for log_id in self.list_logs():
             usage = self._read_usage(log_id)
             if usage is None:
@@ -391,12 +396,14 @@ class EntryLog:
             state = self._state
             return {log_id: dict(state.usage[log_id]) for log_id in state.summarized}
 
-    def remove(self, log_id: int) -> None:
+    def remove(self, log_id: int, stop: threading.Event | None = None) -> None:
         """Delete a sealed log whose entries no index entry points to any more (durably).
-        Blocking for a few seconds: the file is shrunk gradually (see
-        :func:`~magnetar.bookie.fileio.remove_gradually`), unless a reader still has it open
-        (it read through an index entry that was current when it looked), which keeps its data
-        until it is done."""
+        Blocking for a few seconds: the file is renamed ``<n>.log.removed`` (durably), then
+        shrunk gradually (see :func:`~magnetar.bookie.fileio.remove_gradually`), unless a
+        reader still has it open (it read through an index entry that was current when it
+        looked), which keeps its data until it is done. Once ``stop`` is set the shrinking
+        gives up at its next step: the renamed file is no log any more, and the next open
+        unlinks it."""
         with self._lock:
             state = self._state
             if log_id not in state.summarized:
@@ -410,10 +417,20 @@ class EntryLog:
                 if not in_use:
                     os.close(reader.fd)
         _usage_path(self._dir, log_id).unlink(missing_ok=True)
+        path = _log_path(self._dir, log_id)
         if in_use:
-            _log_path(self._dir, log_id).unlink(missing_ok=True)
+            path.unlink(missing_ok=True)
         else:
-            remove_gradually(_log_path(self._dir, log_id))
+            removed = path.with_name(path.name + _REMOVED_SUFFIX)
+            try:
+                os.replace(path, removed)
+            except FileNotFoundError:
+                pass
+            else:
+                fsync_dir(self._dir)
+                if not remove_gradually(removed, stop=stop):
+                    log.info("entry_log_removal_deferred", log_id=log_id)
+                    return
         log.info("entry_log_removed", log_id=log_id)
 
     def list_logs(self) -> list[int]:

@@ -13,7 +13,7 @@ from typing import cast
 _IOV_MAX = 1024  # buffers per writev call (Linux's limit)
 _WRITEV_MIN_PART = 8192  # mean bytes per buffer from which writev beats one join + write
 _REMOVE_STEP_BYTES = 4 << 20
-_REMOVE_PAUSE_S = 0.05
+REMOVE_PAUSE_S = 0.05  # remove_gradually's default pause between steps
 
 
 def write_all(fd: int, parts: list[bytes]) -> int:
@@ -96,7 +96,7 @@ def start_writeback(fd: int) -> None:
 def remove_gradually(
     path: Path,
     step_bytes: int = _REMOVE_STEP_BYTES,
-    pause_s: float = _REMOVE_PAUSE_S,
+    pause_s: float = REMOVE_PAUSE_S,
     stop: threading.Event | None = None,
 ) -> bool:
     """Delete a big file by shrinking it ``step_bytes`` at a time, pausing between steps.

@@ -26,9 +26,12 @@ posts the outcome back to the loop and at once takes the next group: the disk ne
 the loop to get round to starting a write (what that wait cost: docs/benchmarks.md, broker
 round 4, "Journal writer thread"; BookKeeper's journal thread works the same way). Completions
 posted while the loop is busy are delivered together by one callback. Appenders await a future
-per enqueued unit. :meth:`Journal.checkpoint` runs on the loop (its flush in the default
-executor) concurrently with writes. Call everything but the writer thread from the loop that
-opened the journal: the bookie core (:mod:`magnetar.bookie.bookie`) does.
+per enqueued unit, or (:meth:`Journal.enqueue_callback_nowait`) are called back inside that
+delivery: a group's completions then reach the ledger client, the managed ledger and the
+receipts in that one loop callback, with no future and no scheduled callback per unit.
+:meth:`Journal.checkpoint` runs on the loop (its flush in the default executor) concurrently with
+writes. Call everything but the writer thread from the loop that opened the journal: the bookie
+core (:mod:`magnetar.bookie.bookie`) does.
 """
 
 from __future__ import annotations
@@ -39,15 +42,16 @@ import os
 import queue
 import threading
 import time
+import typing
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
 from magnetar.bookie.bookie_stats import JournalStats
 from magnetar.bookie.errors import JournalClosed, JournalFailed
-from magnetar.bookie.fileio import fsync_dir, remove_gradually, write_all
+from magnetar.bookie.fileio import REMOVE_PAUSE_S, fsync_dir, remove_gradually, write_all
 from magnetar.bookie.journal_record import JournalRecord, JournalSink, framed_size
 from magnetar.bookie.journal_replay import (
     JournalPosition,
@@ -76,11 +80,17 @@ class JournalConfig:
     queue_bytes: int = 64 * 1024 * 1024
 
 
+# Told the outcome of an enqueued unit on the loop, inside the journal's delivery: None once
+# durable and applied, else the error (JournalClosed, JournalFailed).
+DurableCallback = Callable[[BaseException | None], None]
+
+
 @dataclass(slots=True)
 class _Pending:
     records: Sequence[JournalRecord]
     size: int  # framed bytes
-    future: asyncio.Future[None]
+    future: asyncio.Future[None] | None  # exactly one of future and callback is set
+    callback: DurableCallback | None = None
 
 
 class _Written(NamedTuple):
@@ -162,17 +172,21 @@ class Journal:
 
     def _delete_before(self, segment: int, *, gradually: bool = True) -> None:
         """Delete the segments before ``segment``. ``gradually`` (while the journal runs):
-        blocking, about a second per full segment (see :func:`remove_gradually`), given up once
-        the journal is closing. Not gradually (on open, before the writer starts, when no
-        fdatasync of ours can stall): one unlink each, so a start after a stop that left
-        segments behind does not pay a second per segment either."""
-        for number in list_segments(self._dir):
-            if number >= segment:
-                continue
+        blocking, shrinking each a step at a time (see :func:`remove_gradually`), given up once
+        the journal is closing; the pause between steps is divided by the number of segments
+        waiting, so that the whole backlog goes in about the time one segment takes (about
+        0.8 s per 64 MiB) and deletion keeps pace with the journal at any write rate (with a
+        fixed pause it managed about 80 MB/s, and under a faster load the segments piled up).
+        Not gradually (on open, before the writer starts, when no fdatasync of ours can
+        stall): one unlink each, so a start after a stop that left segments behind does not
+        pay a second per segment either."""
+        old = [number for number in list_segments(self._dir) if number < segment]
+        pause_s = REMOVE_PAUSE_S / max(1, len(old))
+        for number in old:
             path = segment_path(self._dir, number)
             if not gradually:
                 path.unlink(missing_ok=True)
-            elif not remove_gradually(path, stop=self._stopping):
+            elif not remove_gradually(path, pause_s=pause_s, stop=self._stopping):
                 return
 
     @property
@@ -209,6 +223,36 @@ class Journal:
         future = self.enqueue_many_nowait(records)
         if future is not None:
             return future
+        size = await self._wait_for_room(records)
+        return self._hand_off(records, size)
+
+    def enqueue_callback_nowait(
+        self, records: Sequence[JournalRecord], callback: DurableCallback
+    ) -> bool:
+        """:meth:`enqueue_many_nowait` with a callback instead of a future: False (nothing
+        queued) when it would have to wait for room. ``callback(None)`` (or ``callback(error)``)
+        runs on the loop inside the delivery of the unit's group, synchronously and in write
+        order, so completions reach the caller without a loop iteration and a scheduled
+        callback per unit; it must be quick and should not raise (a raise is logged)."""
+        self._check_open()
+        size = framed_size(records)
+        if self._blocked or not self._has_room(size):
+            return False
+        self._hand_off(records, size, callback)
+        return True
+
+    async def enqueue_callback(
+        self, records: Sequence[JournalRecord], callback: DurableCallback
+    ) -> None:
+        """:meth:`enqueue_callback_nowait`, waiting (in call order) while the queue is full."""
+        if self.enqueue_callback_nowait(records, callback):
+            return
+        size = await self._wait_for_room(records)
+        self._hand_off(records, size, callback)
+
+    async def _wait_for_room(self, records: Sequence[JournalRecord]) -> int:
+        """Wait, after earlier waiters, until ``records`` fit; their framed size. The caller
+        hands them off at once (nothing may run in between)."""
         self._blocked += 1
         try:
             async with self._enqueue_order:
@@ -217,7 +261,7 @@ class Journal:
                     self._space.clear()
                     await self._space.wait()
                     self._check_open()
-                return self._hand_off(records, size)
+                return size
         finally:
             self._blocked -= 1
 
@@ -233,10 +277,25 @@ class Journal:
             queued == 0 or queued + size <= self._config.queue_bytes
         )
 
-    def _hand_off(self, records: Sequence[JournalRecord], size: int) -> asyncio.Future[None]:
+    @typing.overload
+    def _hand_off(
+        self, records: Sequence[JournalRecord], size: int, callback: None = None
+    ) -> asyncio.Future[None]: ...
+
+    @typing.overload
+    def _hand_off(
+        self, records: Sequence[JournalRecord], size: int, callback: DurableCallback
+    ) -> None: ...
+
+    def _hand_off(
+        self, records: Sequence[JournalRecord], size: int, callback: DurableCallback | None = None
+    ) -> asyncio.Future[None] | None:
         self._queued_items += 1
         self._queued_bytes += size
         self._idle.clear()
+        if callback is not None:
+            self._handoff.put(_Pending(records, size, None, callback))
+            return None
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._handoff.put(_Pending(records, size, future))
         return future
@@ -319,8 +378,11 @@ class Journal:
                 if rolled:
                     self.rolled.set()
                 for item in group:
-                    if not item.future.done():
-                        item.future.set_result(None)
+                    future = item.future
+                    if future is None:
+                        self._call_back(item, None)
+                    elif not future.done():
+                        future.set_result(None)
             else:
                 if isinstance(error, JournalClosed):
                     failed: Exception = JournalClosed("the journal was closed")
@@ -332,13 +394,25 @@ class Journal:
                         self._failure = error
                     failed = JournalFailed(f"journal write failed: {error!r}")
                 for item in group:
-                    if not item.future.done():
-                        item.future.set_exception(failed)
+                    future = item.future
+                    if future is None:
+                        self._call_back(item, failed)
+                    elif not future.done():
+                        future.set_exception(failed)
             self._queued_items -= len(group)
             self._queued_bytes -= size
         self._space.set()
         if self._queued_items == 0:
             self._idle.set()
+
+    def _call_back(self, item: _Pending, error: BaseException | None) -> None:
+        """Loop: tell a callback unit its outcome; its own failure must not stop the delivery
+        of the rest (nor the accounting after it)."""
+        assert item.callback is not None
+        try:
+            item.callback(error)
+        except Exception:
+            log.exception("journal_callback_failed", directory=str(self._dir))
 
     def _write_group(self, group: Sequence[_Pending]) -> tuple[JournalPosition, bool]:
         """Thread: frame and write the group, one fdatasync, then apply to the sink; maybe
@@ -398,6 +472,10 @@ class Journal:
             await asyncio.to_thread(thread.join)
             self._thread = None
             self._deliver()  # what the writer posted last, before its call reaches the loop
+            # Segments a checkpoint has not deleted yet (the next open unlinks them): more
+            # than a few means deletion fell behind the load.
+            segments = await asyncio.to_thread(list_segments, self._dir)
+            log.info("journal_closed", directory=str(self._dir), segments=len(segments))
         self._space.set()
 
     def _close_fd(self) -> None:

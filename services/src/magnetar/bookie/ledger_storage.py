@@ -398,8 +398,9 @@ class LedgerStorage:
         those whose live share is below ``threshold``. Live: of a ledger that is not both
         deleted and collected (collected ledgers have no index entries left). Copies run at
         ``bytes_per_s`` at most. :meth:`close` waits for a running compaction, which stops
-        early (removing nothing) when it sees the close coming: entries it already copied are
-        then simply stored twice."""
+        early when it sees the close coming: while copying it removes nothing (entries it
+        already copied are then simply stored twice); while removing, the log being removed
+        is left for the next open to unlink."""
         with self._compacting:
             if self._closing.is_set():
                 return CompactionResult()
@@ -437,7 +438,8 @@ class LedgerStorage:
         # The index no longer points into these logs; make that durable before they go.
         self.flush()
         for log_id in empty + sparse:
-            self._log.remove(log_id)
+            # A stop cuts a removal short (the next open finishes it): never waited on.
+            self._log.remove(log_id, stop=self._closing)
         result = CompactionResult(len(empty), len(sparse), moved)
         log.info(
             "entry_logs_compacted",

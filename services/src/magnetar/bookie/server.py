@@ -6,9 +6,10 @@ locked by another process on the same data dir ends it with exit code 3) -> serv
 (``http_server_port``: /metrics, /api/v1/bookie/state, /api/v1/bookie/is_ready) -> serve gRPC
 -> register (the bookie is ready from here; a decommission request in the metadata store turns it
 read-only, :mod:`magnetar.bookie.decommission`) -> print the ready line. SIGTERM/SIGINT stop it in
-order, each step under a timeout: report shutting down (not ready), stop accepting calls
-(in-flight batches get a short grace), unregister, drain the journal and close storage, stop the
-HTTP server, close the metadata store.
+order, each step under a timeout: report shutting down (not ready), stop accepting calls (each
+add stream answers the batches it already journalled once they are durable, then ends with
+UNAVAILABLE so that its client changes ensemble at once; other calls get a short grace),
+unregister, drain the journal and close storage, stop the HTTP server, close the metadata store.
 
 Concurrency: everything runs on one loop inside one ``asyncio.TaskGroup`` built here; the
 registration loop is its long-lived task.
@@ -42,7 +43,7 @@ log = get_logger(__name__)
 READY_LINE = "magnetar bookie ready"
 EXIT_COOKIE_MISMATCH = 2
 EXIT_STORAGE_UNAVAILABLE = 3
-_GRACE_S = 2.0
+_GRACE_S = 1.0  # for calls other than add streams, which drain() ends
 
 
 def _refuse(event: str, bookie_id: BookieId, problem: Exception, code: int) -> int:
@@ -80,6 +81,8 @@ async def serve(settings: BookieSettings, guard: CallGuard | None = None) -> int
             )
         except CookieMismatch as exc:
             return _refuse("bookie_cookie_mismatch", bookie_id, exc, EXIT_COOKIE_MISMATCH)
+        except (StorageUnavailable, OSError) as exc:  # the data dir cannot be made
+            return _refuse("bookie_storage_unavailable", bookie_id, exc, EXIT_STORAGE_UNAVAILABLE)
         try:
             bookie = await Bookie.open(config)
         except StorageUnavailable as exc:
@@ -118,6 +121,7 @@ async def serve(settings: BookieSettings, guard: CallGuard | None = None) -> int
                 await stop.wait()
                 log.info("bookie_stopping", bookie_id=bookie_id)
                 http.shutting_down = True
+                servicer.drain()  # add streams answer what they hold, then end
                 await shutdown_step("stop_accepting", server.stop(_GRACE_S), timeout)
                 server = None
                 registering.cancel()

@@ -11,6 +11,12 @@ waiter task per batch sends that batch's response once all its entries are durab
 may therefore overtake each other; clients match them by ``batch_id``. The number of batches
 in flight per stream is bounded, which also bounds the response queue.
 
+A stop (:meth:`BookieServicer.drain`) ends every add stream without waiting for its client:
+each stream stops reading requests, sends the responses of the batches it already submitted
+once they are durable (nothing is acknowledged before its journal fsync), then ends with
+``UNAVAILABLE``, so the client changes its ensemble at once instead of the server's grace
+period running out on streams that never end by themselves; new add streams are refused.
+
 Concurrency: grpc.aio runs each call as a task on the loop; the servicer keeps no shared state
 besides the bookie.
 """
@@ -33,7 +39,7 @@ from magnetar.bookie.call_auth import (
     RoleNotAllowed,
     bearer_token,
 )
-from magnetar.bookie.errors import BookieError
+from magnetar.bookie.errors import BookieClosed, BookieError
 from magnetar.bookie.local import WIRE_STATUS, LocalBookie, add_op
 from magnetar.tasks import TaskSet
 from magnetar.telemetry import get_logger
@@ -54,10 +60,21 @@ class BookieServicer(pb_grpc.BookieServicer):
         self._local = LocalBookie(bookie)
         self._bookie_id = bookie_id
         self._max_inflight = max_inflight_batches
+        self._draining = False
+        self._readers: set[asyncio.Task[None]] = set()  # each add stream's request reader
+
+    def drain(self) -> None:
+        """Stop: every add stream stops reading, answers what it submitted, then ends with
+        ``UNAVAILABLE``; later add streams are refused. Call before the server's ``stop``."""
+        self._draining = True
+        for reader in self._readers:
+            reader.cancel()
 
     async def AddEntries(
         self, request_iterator: AsyncIterator[pb.AddRequest], context: Context
     ) -> AsyncIterator[pb.AddResponse]:
+        if self._draining:
+            await context.abort(grpc.StatusCode.UNAVAILABLE, "bookie unavailable: stopping")
         responses: asyncio.Queue[pb.AddResponse | None] = asyncio.Queue(self._max_inflight)
         permits = asyncio.Semaphore(self._max_inflight)
         waiters = TaskSet("bookie-add-responses")
@@ -80,21 +97,30 @@ class BookieServicer(pb_grpc.BookieServicer):
 
         async def read_requests() -> None:
             try:
-                async for request in request_iterator:
-                    await permits.acquire()
-                    ops = [add_op(add) for add in request.entries]
-                    try:
-                        pending = await self._bookie.submit_adds(ops)
-                    except BookieError as exc:
-                        permits.release()
-                        closing.append(exc)
-                        break
-                    waiters.spawn(finish(request, pending), name="bookie-add-response")
+                try:
+                    async for request in request_iterator:
+                        await permits.acquire()
+                        ops = [add_op(add) for add in request.entries]
+                        try:
+                            pending = await self._bookie.submit_adds(ops)
+                        except BookieError as exc:
+                            permits.release()
+                            closing.append(exc)
+                            break
+                        waiters.spawn(finish(request, pending), name="bookie-add-response")
+                except asyncio.CancelledError:
+                    # drain()'s cancel (and no other) is this stream's end, not the caller's.
+                    task = asyncio.current_task()
+                    if not self._draining or task is None or task.uncancel() > 0:
+                        raise
+                    closing.append(BookieClosed("the bookie is stopping"))
                 await waiters.join()
             finally:
                 await responses.put(None)
 
         reader = asyncio.create_task(read_requests(), name="bookie-add-stream")
+        self._readers.add(reader)
+        reader.add_done_callback(self._readers.discard)
         try:
             while (response := await responses.get()) is not None:
                 yield response

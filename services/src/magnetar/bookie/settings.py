@@ -11,10 +11,11 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from pydantic import Field
+from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from magnetar.bookie.config import BookieConfig
+from magnetar.bookie.directories import layout_problem
 from magnetar.bookie.journal import JournalConfig
 from magnetar.bookie.ledger_storage import (
     COMPACTION_BYTES_PER_S,
@@ -37,11 +38,22 @@ class BookieStorageSettings(BaseSettings):
     # A sealed entry log with less than this share of live bytes is compacted.
     compaction_threshold: float = Field(default=COMPACTION_THRESHOLD, ge=0, le=1)
     compaction_rate_by_bytes: int = Field(default=COMPACTION_BYTES_PER_S, gt=0)  # bytes per second
+    # The journal's and the ledger storage's own dirs, e.g. the journal on its own volume
+    # (BookKeeper's journalDirectories, ledgerDirectories); default: under the data dir.
+    journal_dir: Path | None = None
+    ledger_dir: Path | None = None
 
-    def storage_config(self, data_dir: Path) -> BookieConfig:
-        """A bookie config with these settings (the rest at their defaults)."""
-        return BookieConfig(
+    def storage_config(
+        self, data_dir: Path, reserved: tuple[tuple[str, Path], ...] = ()
+    ) -> BookieConfig:
+        """A bookie config with these settings (the rest at their defaults); a layout whose
+        dirs cannot work together (:func:`~magnetar.bookie.directories.layout_problem`, which
+        ``reserved`` is passed to) raises ``ValueError`` saying why."""
+        data_dir = data_dir.absolute()
+        config = BookieConfig(
             data_dir=data_dir,
+            journal_location=self.journal_dir.absolute() if self.journal_dir else None,
+            ledger_location=self.ledger_dir.absolute() if self.ledger_dir else None,
             journal=JournalConfig(
                 sync=self.journal_sync, max_group_wait_ms=self.journal_max_group_wait_ms
             ),
@@ -49,6 +61,10 @@ class BookieStorageSettings(BaseSettings):
             compaction_threshold=self.compaction_threshold,
             compaction_rate_by_bytes=self.compaction_rate_by_bytes,
         )
+        problem = layout_problem(data_dir, config.journal_dir, config.ledger_dir, reserved)
+        if problem is not None:
+            raise ValueError(problem)
+        return config
 
 
 class BookieSettings(BookieStorageSettings, MetadataStoreTlsSettings):
@@ -83,6 +99,11 @@ class BookieSettings(BookieStorageSettings, MetadataStoreTlsSettings):
     tls_trust_store: str = ""
     tls_client_authentication: bool = False
     tls_cert_refresh_check_duration_sec: float = Field(default=300.0, ge=0)
+
+    @model_validator(mode="after")
+    def _check_layout(self) -> BookieSettings:
+        self.bookie_config()  # raises ValueError naming what is wrong with the dirs
+        return self
 
     def server_tls(self) -> PemServerTls | None:
         if not self.tls_certificate_path and not self.tls_key_store:

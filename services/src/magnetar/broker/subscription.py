@@ -50,7 +50,6 @@ synchronously, then wait for the cursor's persistence.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from collections.abc import Callable, Sequence
 from typing import TypeAlias
@@ -154,6 +153,7 @@ class PersistentSubscription:
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._unlisten: Callable[[], None] | None = None  # new entries set _wake
+        self._backstop: asyncio.TimerHandle | None = None  # sets _wake (see _wait_wake)
         self._closed = False
         self.rate_expired = RateMeter()  # fed by whoever expires messages (TTL, admin)
         self.out_of_removed = OutTotals()  # what departed consumers dispatched
@@ -277,17 +277,34 @@ class PersistentSubscription:
 
     async def _wait_wake(self) -> None:
         """Until new entries, permits or a change (all set ``_wake``), the next delayed entry's
-        due time, or a timeout."""
-        if self._wake.is_set():
+        due time, or at most ``_WAIT_NEW_ENTRIES_S``.
+
+        The last bound is a periodic timer that sets ``_wake`` (a spurious wake only runs a
+        step), armed once per period rather than per wait: at a paced rate the dispatcher waits
+        once per journal group, and a timeout scope per wait was a timer scheduled and
+        cancelled each time."""
+        wake = self._wake
+        if wake.is_set():
             return
-        wait_s = _WAIT_NEW_ENTRIES_S
         due = self._delayed.next_due_time()
         if due is not None and len(self._replay) < _RELEASE_BATCH:
             # (With the queue full, what was released waits for permits: FLOW sets _wake.)
-            wait_s = min(wait_s, max(0.0, (due - _now_ms()) / 1000))
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(wait_s):
-                await self._wake.wait()
+            wait_s = min(_WAIT_NEW_ENTRIES_S, max(0.0, (due - _now_ms()) / 1000))
+            timer = asyncio.get_running_loop().call_later(wait_s, wake.set)
+            try:
+                await wake.wait()
+            finally:
+                timer.cancel()
+            return
+        if self._backstop is None:
+            self._backstop = asyncio.get_running_loop().call_later(
+                _WAIT_NEW_ENTRIES_S, self._backstop_fired
+            )
+        await wake.wait()
+
+    def _backstop_fired(self) -> None:
+        self._backstop = None
+        self._wake.set()
 
     def _read_budget(self) -> int:
         permits = sum(max(0, c.permits) for c in self.consumers if self._can_take(c))
@@ -656,6 +673,9 @@ class PersistentSubscription:
         if self._unlisten is not None:
             self._unlisten()
             self._unlisten = None
+        if self._backstop is not None:
+            self._backstop.cancel()
+            self._backstop = None
         if self._task is not None:
             self._task.cancel()
             await asyncio.wait([self._task])

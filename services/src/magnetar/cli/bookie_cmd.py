@@ -42,6 +42,14 @@ def bookie(
         bool | None,
         typer.Option("--journal-sync/--no-journal-sync", help="fdatasync each journal group."),
     ] = None,
+    journal_dir: Annotated[
+        Path | None,
+        typer.Option(help="The journal's own dir, e.g. on a volume (default DATA_DIR/journal)."),
+    ] = None,
+    ledger_dir: Annotated[
+        Path | None,
+        typer.Option(help="Entry logs and their index (default DATA_DIR/ledgers)."),
+    ] = None,
     read_only: Annotated[bool | None, typer.Option("--read-only", help="Refuse adds.")] = None,
     min_free_disk_fraction: Annotated[
         float | None, typer.Option(help="Go read-only when the free disk share drops below.")
@@ -106,6 +114,8 @@ def bookie(
         "bind_address": bind_address,
         "rack": rack,
         "journal_sync": journal_sync,
+        "journal_dir": journal_dir,
+        "ledger_dir": ledger_dir,
         "read_only": read_only,
         "min_free_disk_fraction": min_free_disk_fraction,
         "session_timeout_s": session_timeout_s,

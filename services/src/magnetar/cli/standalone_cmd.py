@@ -51,6 +51,16 @@ def standalone(
         bool | None,
         typer.Option("--journal-sync/--no-journal-sync", help="fdatasync each journal group."),
     ] = None,
+    journal_dir: Annotated[
+        Path | None,
+        typer.Option(
+            help="The journal's own dir, e.g. on a volume (default DATA_DIR/bookie/journal)."
+        ),
+    ] = None,
+    ledger_dir: Annotated[
+        Path | None,
+        typer.Option(help="Entry logs and their index (default DATA_DIR/bookie/ledgers)."),
+    ] = None,
     log_level: Annotated[str | None, typer.Option(help="debug, info, warning, error.")] = None,
     authentication_enabled: AuthenticationEnabledOpt = None,
     authentication_providers: AuthenticationProvidersOpt = None,
@@ -82,6 +92,8 @@ def standalone(
         "advertised_listeners": advertised_listeners,
         "bind_address": bind_address,
         "journal_sync": journal_sync,
+        "journal_dir": journal_dir,
+        "ledger_dir": ledger_dir,
         "log_level": log_level,
         "cluster_name": cluster_name,
         **tls_flags(

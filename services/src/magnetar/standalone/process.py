@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 
 from magnetar.bookie.bookie import Bookie
@@ -49,6 +50,14 @@ STANDALONE_BOOKIE_ID = BookieId("standalone-bookie")
 EXIT_REFUSED = 2
 
 
+async def _stop_server(
+    servicer: BookieServicer, stop: Callable[[float], Awaitable[object]]
+) -> None:
+    """End the add streams (answered, then UNAVAILABLE), then stop the gRPC server."""
+    servicer.drain()
+    await stop(1.0)
+
+
 async def serve_standalone(
     settings: StandaloneSettings,
     app_factory: AppFactory | None = None,
@@ -67,14 +76,14 @@ async def serve_standalone(
             f"rocksdb://{settings.metadata_dir}", session_timeout_s=settings.session_timeout_s
         )
         stack.push_async_callback(shutdown_step, "close_metadata", store.close(), timeout)
-        config = settings.storage_config(settings.bookie_dir)
+        config = settings.bookie_storage_config()
         try:
             config.data_dir.mkdir(parents=True, exist_ok=True)
             await verify_or_create_cookie(
                 store, STANDALONE_BOOKIE_ID, config.data_dir, config.journal_dir, config.ledger_dir
             )
             bookie = await Bookie.open(config)
-        except (CookieMismatch, StorageUnavailable) as exc:
+        except (CookieMismatch, StorageUnavailable, OSError) as exc:
             print(f"magnetar standalone: refusing to start: {exc}", file=sys.stderr, flush=True)
             return EXIT_REFUSED
         if metrics is not None:
@@ -82,11 +91,10 @@ async def serve_standalone(
         stack.push_async_callback(
             shutdown_step, "close_bookie", bookie.close(drain_timeout_s=timeout), timeout * 2
         )
-        grpc_server, bookie_port = await start_server(
-            BookieServicer(bookie, STANDALONE_BOOKIE_ID), "127.0.0.1:0"
-        )
+        servicer = BookieServicer(bookie, STANDALONE_BOOKIE_ID)
+        grpc_server, bookie_port = await start_server(servicer, "127.0.0.1:0")
         stack.push_async_callback(
-            shutdown_step, "stop_bookie_server", grpc_server.stop(1.0), timeout
+            shutdown_step, "stop_bookie_server", _stop_server(servicer, grpc_server.stop), timeout
         )
         registration = Registration(store, STANDALONE_BOOKIE_ID, f"127.0.0.1:{bookie_port}")
         stack.push_async_callback(shutdown_step, "unregister", registration.unregister(), timeout)
