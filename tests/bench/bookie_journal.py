@@ -21,12 +21,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import functools
 import os
 import tempfile
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 
 from magnetar.bookie.bookie import Bookie
@@ -39,6 +40,7 @@ from magnetar.bookie.registration import Registration
 from magnetar.ids import BookieId
 from magnetar.ledger.client import BookKeeper
 from magnetar.ledger.config import LedgerClientConfig
+from magnetar.ledger.write_handle import WriteHandle
 from magnetar.metadata.factory import open_store
 from tests.bench.report import header, percentile
 
@@ -86,17 +88,7 @@ async def run_case(directory: Path, size: int, seconds: float, inflight: int, sy
 async def run_handle_case(
     directory: Path, size: int, seconds: float, inflight: int, callback: bool
 ) -> str:
-    bookie = await Bookie.open(BookieConfig(data_dir=directory, journal=JournalConfig(sync=True)))
-    store = await open_store(f"memory://{uuid.uuid4().hex}", session_timeout_s=5.0)
-    bookie_id = BookieId("bench-local")
-    registration = Registration(store, bookie_id, "127.0.0.1:9")  # never dialled
-    registering = asyncio.create_task(registration.run())
-    try:
-        await registration.wait_registered()
-        bk = await BookKeeper.start(
-            store, LedgerClientConfig(), local_bookies={bookie_id: LocalBookie(bookie)}
-        )
-        handle = await bk.create_ledger(1, 1, 1)
+    async with _local_ledger(directory) as (_, handle):
         payload = os.urandom(size)
         finished = asyncio.Event()
         deadline = time.monotonic() + seconds
@@ -124,14 +116,6 @@ async def run_handle_case(
         await finished.wait()
         elapsed = time.monotonic() - start
         loop_cpu, cpu = time.thread_time() - loop_cpu, time.process_time() - cpu
-        await handle.close()
-        await bk.close()
-    finally:
-        registering.cancel()
-        await asyncio.gather(registering, return_exceptions=True)
-        await registration.unregister()
-        await store.close()
-        await bookie.close()
     adds = counts["done"]
     return (
         f"handle entry={size // 1024:>3} KiB inflight={inflight:>4} "
@@ -146,20 +130,10 @@ async def run_paced_case(directory: Path, size: int, seconds: float, rate: float
     every half millisecond as they fall due): add -> confirmed latency percentiles, journal
     groups and fdatasync latency, CPU per add. Isolates the journal and its completion path
     from the broker's sockets and dispatch."""
-    bookie = await Bookie.open(BookieConfig(data_dir=directory, journal=JournalConfig(sync=True)))
     syncs: list[float] = []
-    bookie.stats.journal.sync_latency = _Samples(syncs)
-    store = await open_store(f"memory://{uuid.uuid4().hex}", session_timeout_s=5.0)
-    bookie_id = BookieId("bench-local")
-    registration = Registration(store, bookie_id, "127.0.0.1:9")  # never dialled
-    registering = asyncio.create_task(registration.run())
     latencies: list[float] = []
-    try:
-        await registration.wait_registered()
-        bk = await BookKeeper.start(
-            store, LedgerClientConfig(), local_bookies={bookie_id: LocalBookie(bookie)}
-        )
-        handle = await bk.create_ledger(1, 1, 1)
+    async with _local_ledger(directory) as (bookie, handle):
+        bookie.stats.journal.sync_latency = _Samples(syncs)
         payload = os.urandom(size)
 
         def on_added(sent_at: float, _: object) -> None:
@@ -187,14 +161,6 @@ async def run_paced_case(directory: Path, size: int, seconds: float, rate: float
             await asyncio.sleep(0.0005)
         loop_cpu, cpu = time.thread_time() - loop_cpu, time.process_time() - cpu
         adds, groups = sent - measured0, bookie.stats.journal.syncs - groups0
-        await handle.close()
-        await bk.close()
-    finally:
-        registering.cancel()
-        await asyncio.gather(registering, return_exceptions=True)
-        await registration.unregister()
-        await store.close()
-        await bookie.close()
     lat = sorted(latencies)
     sync = sorted(syncs)
     return (
@@ -206,6 +172,32 @@ async def run_paced_case(directory: Path, size: int, seconds: float, rate: float
         f"loop {loop_cpu / adds * 1e6:.1f} us/add, other threads "
         f"{(cpu - loop_cpu) / adds * 1e6:.1f} us/add"
     )
+
+
+@contextlib.asynccontextmanager
+async def _local_ledger(directory: Path) -> AsyncIterator[tuple[Bookie, WriteHandle]]:
+    """A bookie in ``directory`` (journal fdatasync on), registered in an in-memory store, and
+    a ledger (ensemble 1) written through the in-process path: the broker's own, less sockets."""
+    bookie = await Bookie.open(BookieConfig(data_dir=directory, journal=JournalConfig(sync=True)))
+    store = await open_store(f"memory://{uuid.uuid4().hex}", session_timeout_s=5.0)
+    bookie_id = BookieId("bench-local")
+    registration = Registration(store, bookie_id, "127.0.0.1:9")  # never dialled
+    registering = asyncio.create_task(registration.run())
+    try:
+        await registration.wait_registered()
+        bk = await BookKeeper.start(
+            store, LedgerClientConfig(), local_bookies={bookie_id: LocalBookie(bookie)}
+        )
+        handle = await bk.create_ledger(1, 1, 1)
+        yield bookie, handle
+        await handle.close()
+        await bk.close()
+    finally:
+        registering.cancel()
+        await asyncio.gather(registering, return_exceptions=True)
+        await registration.unregister()
+        await store.close()
+        await bookie.close()
 
 
 class _Samples:

@@ -15,6 +15,7 @@ at-least-once). And the layout: the journal's segments and the entry logs are wh
 
 from __future__ import annotations
 
+import random
 import time
 from pathlib import Path
 
@@ -46,16 +47,7 @@ def test_sigterm_under_load_keeps_every_acknowledged_message(tmp_path: Path) -> 
     with running(sa) as process:
         client = official_client(process, operation_timeout_s=30)
         try:
-            # Created first and never acknowledging, so it holds everything stored.
-            client.subscribe(topic, "all", initial_position=pulsar.InitialPosition.Earliest).close()
-            publishers = [
-                Publisher(client, topic, "batched", batched=True, rng=rng, rate=4000.0),
-                Publisher(client, topic, "unbatched", batched=False, rng=rng, rate=1500.0),
-            ]
-            for publisher in publishers:
-                publisher.start()
-            for publisher in publishers:
-                publisher.wait_acked(ACKED_BEFORE_STOP, timeout_s=60)
+            publishers = _loaded(client, topic, rng, batched_rate=4000.0, unbatched_rate=1500.0)
 
             stopping = time.monotonic()
             code = process.stop()
@@ -107,15 +99,7 @@ def test_sigterm_of_a_loaded_bookie_keeps_every_acknowledged_message(tmp_path: P
     with cluster.running():
         client = cluster.client()
         try:
-            client.subscribe(topic, "all", initial_position=pulsar.InitialPosition.Earliest).close()
-            publishers = [
-                Publisher(client, topic, "batched", batched=True, rng=rng, rate=2000.0),
-                Publisher(client, topic, "unbatched", batched=False, rng=rng, rate=1000.0),
-            ]
-            for publisher in publishers:
-                publisher.start()
-            for publisher in publishers:
-                publisher.wait_acked(ACKED_BEFORE_STOP, timeout_s=60)
+            publishers = _loaded(client, topic, rng, batched_rate=2000.0, unbatched_rate=1000.0)
             target = max(cluster.bookies, key=_entry_log_bytes)  # one the ledger writes to
             assert _entry_log_bytes(target) > 0, f"seed {seed}: no bookie holds entries"
             stopping = time.monotonic()
@@ -134,6 +118,29 @@ def test_sigterm_of_a_loaded_bookie_keeps_every_acknowledged_message(tmp_path: P
         got = stored.get(name, [])
         check_holds(got, indexes, name, seed)
         check_in_order(got, name, seed)
+
+
+def _loaded(
+    client: pulsar.Client,
+    topic: str,
+    rng: random.Random,
+    *,
+    batched_rate: float,
+    unbatched_rate: float,
+) -> list[Publisher]:
+    """A batching and a non-batching producer on ``topic``, running, each past
+    ``ACKED_BEFORE_STOP`` acknowledged sends; first a subscription that never acknowledges, so
+    it holds everything stored."""
+    client.subscribe(topic, "all", initial_position=pulsar.InitialPosition.Earliest).close()
+    publishers = [
+        Publisher(client, topic, "batched", batched=True, rng=rng, rate=batched_rate),
+        Publisher(client, topic, "unbatched", batched=False, rng=rng, rate=unbatched_rate),
+    ]
+    for publisher in publishers:
+        publisher.start()
+    for publisher in publishers:
+        publisher.wait_acked(ACKED_BEFORE_STOP, timeout_s=60)
+    return publishers
 
 
 def _entry_log_bytes(bookie: BookieProcess) -> int:
