@@ -38,11 +38,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import os
 import queue
 import threading
 import time
-import typing
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -89,8 +89,16 @@ DurableCallback = Callable[[BaseException | None], None]
 class _Pending:
     records: Sequence[JournalRecord]
     size: int  # framed bytes
-    future: asyncio.Future[None] | None  # exactly one of future and callback is set
-    callback: DurableCallback | None = None
+    callback: DurableCallback  # the unit's outcome (a future's unit: _settle)
+
+
+def _settle(future: asyncio.Future[None], error: BaseException | None) -> None:
+    """The callback of a unit enqueued for a future: settle it (unless cancelled)."""
+    if not future.done():
+        if error is None:
+            future.set_result(None)
+        else:
+            future.set_exception(error)
 
 
 class _Written(NamedTuple):
@@ -212,7 +220,7 @@ class Journal:
         size = framed_size(records)
         if self._blocked or not self._has_room(size):
             return None
-        return self._hand_off(records, size)
+        return self._hand_off_future(records, size)
 
     async def enqueue_many(self, records: Sequence[JournalRecord]) -> asyncio.Future[None]:
         """Queue ``records`` as one unit in order; one future for all of them.
@@ -224,7 +232,7 @@ class Journal:
         if future is not None:
             return future
         size = await self._wait_for_room(records)
-        return self._hand_off(records, size)
+        return self._hand_off_future(records, size)
 
     def enqueue_callback_nowait(
         self, records: Sequence[JournalRecord], callback: DurableCallback
@@ -277,27 +285,17 @@ class Journal:
             queued == 0 or queued + size <= self._config.queue_bytes
         )
 
-    @typing.overload
-    def _hand_off(
-        self, records: Sequence[JournalRecord], size: int, callback: None = None
-    ) -> asyncio.Future[None]: ...
-
-    @typing.overload
     def _hand_off(
         self, records: Sequence[JournalRecord], size: int, callback: DurableCallback
-    ) -> None: ...
-
-    def _hand_off(
-        self, records: Sequence[JournalRecord], size: int, callback: DurableCallback | None = None
-    ) -> asyncio.Future[None] | None:
+    ) -> None:
         self._queued_items += 1
         self._queued_bytes += size
         self._idle.clear()
-        if callback is not None:
-            self._handoff.put(_Pending(records, size, None, callback))
-            return None
+        self._handoff.put(_Pending(records, size, callback))
+
+    def _hand_off_future(self, records: Sequence[JournalRecord], size: int) -> asyncio.Future[None]:
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._handoff.put(_Pending(records, size, future))
+        self._hand_off(records, size, functools.partial(_settle, future))
         return future
 
     async def append(self, record: JournalRecord) -> None:
@@ -365,7 +363,7 @@ class Journal:
             self._loop.call_soon_threadsafe(self._deliver)
 
     def _deliver(self) -> None:
-        """Loop: settle every posted group's futures, in write order. The flag is cleared
+        """Loop: tell every posted group's units their outcome, in write order. The flag is cleared
         before draining, so an outcome posted meanwhile is either drained now or scheduled
         anew (a delivery may then find nothing left: harmless)."""
         self._delivery_scheduled = False
@@ -378,11 +376,7 @@ class Journal:
                 if rolled:
                     self.rolled.set()
                 for item in group:
-                    future = item.future
-                    if future is None:
-                        self._call_back(item, None)
-                    elif not future.done():
-                        future.set_result(None)
+                    self._call_back(item, None)
             else:
                 if isinstance(error, JournalClosed):
                     failed: Exception = JournalClosed("the journal was closed")
@@ -394,11 +388,7 @@ class Journal:
                         self._failure = error
                     failed = JournalFailed(f"journal write failed: {error!r}")
                 for item in group:
-                    future = item.future
-                    if future is None:
-                        self._call_back(item, failed)
-                    elif not future.done():
-                        future.set_exception(failed)
+                    self._call_back(item, failed)
             self._queued_items -= len(group)
             self._queued_bytes -= size
         self._space.set()
@@ -406,9 +396,8 @@ class Journal:
             self._idle.set()
 
     def _call_back(self, item: _Pending, error: BaseException | None) -> None:
-        """Loop: tell a callback unit its outcome; its own failure must not stop the delivery
+        """Loop: tell a unit its outcome; a callback's own failure must not stop the delivery
         of the rest (nor the accounting after it)."""
-        assert item.callback is not None
         try:
             item.callback(error)
         except Exception:
