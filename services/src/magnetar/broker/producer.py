@@ -172,15 +172,12 @@ class Producer:
         when the fast path is not open, take :meth:`publish`'s path one by one."""
         runs = [_Send(*args) for args in sends]
         group = self.group_publisher
-        dedup = self.deduplication
-        previous_dispatch = self._dispatched
         reserved = 0
         if (
             len(runs) > 1
             and group is not None
             and self.publish_nowait is not None
-            and (previous_dispatch is None or previous_dispatch.done())
-            and (dedup is None or dedup.status is not Status.RECOVERING)
+            and self._fast_path_open()
         ):
             try:
                 reserved = group.reserve_publish(len(runs))
@@ -193,17 +190,13 @@ class Producer:
 
     def _publish_reserved(self, group: GroupPublisher, sends: list[_Send], slots: int) -> None:
         """The fast path of :meth:`publish_many` for ``sends``, which hold ``slots`` slots."""
-        dedup = self.deduplication
         pending = self._pending
         added = self._added
         adds: list[tuple[bytes, int, Published]] = []
         for send in sends:
             pending.append(send)
-            if dedup is not None:
-                send.verdict = dedup.check(*self._key(send), send.chunk)
-                if send.verdict.status is not DupStatus.NOT_DUP:
-                    self._finish(send)
-                    continue
+            if self._duplicate(send):
+                continue
             try:
                 group.check_publish(send.stored)
             except MagnetarError as exc:
@@ -214,31 +207,40 @@ class Producer:
 
     def _publish_one(self, send: _Send) -> None:
         self._pending.append(send)
-        stored = send.stored
-        num_messages = send.num_messages
-        chunk = send.chunk
         nowait = self.publish_nowait
-        dedup = self.deduplication
-        previous_dispatch = self._dispatched
-        if (
-            nowait is not None
-            and (previous_dispatch is None or previous_dispatch.done())
-            and (dedup is None or dedup.status is not Status.RECOVERING)
-        ):
-            if dedup is not None:
-                send.verdict = dedup.check(*self._key(send), chunk)
-                if send.verdict.status is not DupStatus.NOT_DUP:
-                    self._finish(send)
-                    return
+        if nowait is not None and self._fast_path_open():
+            if self._duplicate(send):
+                return
             try:
-                if nowait(stored, num_messages, functools.partial(self._added, send)):
+                if nowait(send.stored, send.num_messages, functools.partial(self._added, send)):
                     return
             except MagnetarError as exc:
                 self._added(send, None, exc)
                 return
             self._start_task(send, None, checked=True)  # no free add slot: wait in a task
             return
-        self._start_task(send, previous_dispatch, checked=False)
+        self._start_task(send, self._dispatched, checked=False)
+
+    def _fast_path_open(self) -> bool:
+        """Whether a SEND may be checked and added now, without a task: no earlier SEND is
+        still on its way to the add queue, and deduplication is not recovering."""
+        previous = self._dispatched
+        dedup = self.deduplication
+        return (previous is None or previous.done()) and (
+            dedup is None or dedup.status is not Status.RECOVERING
+        )
+
+    def _duplicate(self, send: _Send) -> bool:
+        """Give ``send`` its deduplication verdict (on the fast path); a duplicate is finished
+        here (answered in order) and True is returned."""
+        dedup = self.deduplication
+        if dedup is None:
+            return False
+        send.verdict = dedup.check(*self._key(send), send.chunk)
+        if send.verdict.status is DupStatus.NOT_DUP:
+            return False
+        self._finish(send)
+        return True
 
     def _start_task(
         self, send: _Send, previous_dispatch: asyncio.Future[None] | None, *, checked: bool
