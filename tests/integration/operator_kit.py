@@ -6,7 +6,8 @@ test's loop it would wait 5 s for the fixture's teardown task) and stops it thro
 flag. :class:`FakeBookieAdmin`
 serves the bookie admin REST contract on loopback (the real one lives with autorecovery in
 another branch): bookie list, under-replicated count, decommission requests and their state,
-each settable by the test.
+each settable by the test. :func:`resource` and :func:`wait_ready` write the custom
+resources and wait on their ``Ready`` condition.
 """
 
 from __future__ import annotations
@@ -31,7 +32,37 @@ from magnetar_operator.handlers.resync import register as register_resync
 from magnetar_operator.kube import Kube
 from magnetar_operator.main import run_operator
 from magnetar_operator.settings import OperatorSettings
-from tests.kit.kube_mock import kube_api
+from tests.kit.kube_mock import KubeView, kube_api
+
+API = "pulsar.magnetar.dev/v1alpha1"
+PC = (API, "pulsarclusters")
+TENANTS = (API, "tenants")
+NAMESPACES = (API, "namespaces")
+TOPICS = (API, "topics")
+
+
+def resource(kind: str, name: str, spec: dict[str, Any]) -> dict[str, Any]:
+    return {"apiVersion": API, "kind": kind, "metadata": {"name": name}, "spec": spec}
+
+
+async def ready(view: KubeView, kind: tuple[str, str], name: str) -> dict[str, Any] | None:
+    """The object's ``Ready`` condition, or None (no object, or no such condition yet)."""
+    obj = await view.get(*kind, name)
+    for cond in ((obj or {}).get("status") or {}).get("conditions") or []:
+        if cond["type"] == "Ready":
+            return dict(cond)
+    return None
+
+
+async def wait_ready(view: KubeView, kind: tuple[str, str], name: str, reason: str = "") -> Any:
+    """Wait for Ready=True, or with ``reason`` for Ready=False with that reason; the condition."""
+
+    async def probe() -> dict[str, Any] | None:
+        cond = await ready(view, kind, name)
+        ok = cond is not None and cond["status"] == ("False" if reason else "True")
+        return cond if ok and (not reason or cond["reason"] == reason) else None  # type: ignore[index]
+
+    return await view.wait_for(f"{name} Ready {reason or 'True'}", probe)
 
 
 @dataclass

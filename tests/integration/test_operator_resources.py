@@ -17,20 +17,19 @@ from magnetar.client.admin import AdminClient
 from magnetar.client.admin_errors import NotFound
 from magnetar.policies import ClusterData, PersistencePolicies, RetentionPolicies
 from magnetar_operator import annotations as ann
-from tests.integration.operator_kit import running_operator
+from tests.integration.operator_kit import (
+    NAMESPACES,
+    PC,
+    TENANTS,
+    TOPICS,
+    resource,
+    running_operator,
+    wait_ready,
+)
 from tests.kit.kube_mock import KubeView
 from tests.kit.standalone import StandaloneProcess
 
 NS = "team"
-API = "pulsar.magnetar.dev/v1alpha1"
-PC = (API, "pulsarclusters")
-TENANTS = (API, "tenants")
-NAMESPACES = (API, "namespaces")
-TOPICS = (API, "topics")
-
-
-def resource(kind: str, name: str, spec: dict[str, Any]) -> dict[str, Any]:
-    return {"apiVersion": API, "kind": kind, "metadata": {"name": name}, "spec": spec}
 
 
 @pytest.fixture
@@ -59,23 +58,6 @@ async def env(
         finally:
             await admin.aclose()
             await view.close()
-
-
-async def ready(view: KubeView, kind: tuple[str, str], name: str) -> dict[str, Any] | None:
-    obj = await view.get(*kind, name)
-    for cond in ((obj or {}).get("status") or {}).get("conditions") or []:
-        if cond["type"] == "Ready":
-            return dict(cond)
-    return None
-
-
-async def wait_ready(view: KubeView, kind: tuple[str, str], name: str, reason: str = "") -> Any:
-    async def probe() -> dict[str, Any] | None:
-        cond = await ready(view, kind, name)
-        ok = cond is not None and cond["status"] == ("False" if reason else "True")
-        return cond if ok and (not reason or cond["reason"] == reason) else None  # type: ignore[index]
-
-    return await view.wait_for(f"{name} Ready {reason or 'True'}", probe)
 
 
 async def test_a_topic_waits_for_its_namespace_then_everything_is_created(

@@ -28,7 +28,15 @@ from magnetar_operator.kube import Kube
 from magnetar_operator.manifests.brokers import broker_config
 from magnetar_operator.manifests.security import OPERATOR_ROLE, PROXY_ROLE
 from magnetar_operator.spec import ClusterSpec
-from tests.integration.operator_kit import running_operator
+from tests.integration.operator_kit import (
+    NAMESPACES,
+    PC,
+    TENANTS,
+    TOPICS,
+    resource,
+    running_operator,
+    wait_ready,
+)
 from tests.kit.kube_mock import KubeView, kube_api
 from tests.kit.ports import free_port
 from tests.kit.process import running
@@ -37,16 +45,7 @@ from tests.kit.standalone import StandaloneProcess
 from tests.kit.tls import TestPki
 
 NS = "secure"
-API = "pulsar.magnetar.dev/v1alpha1"
-PC = (API, "pulsarclusters")
-TENANTS = (API, "tenants")
-NAMESPACES = (API, "namespaces")
-TOPICS = (API, "topics")
 SECRETS = ("v1", "secrets")
-
-
-def resource(kind: str, name: str, spec: dict[str, Any]) -> dict[str, Any]:
-    return {"apiVersion": API, "kind": kind, "metadata": {"name": name}, "spec": spec}
 
 
 def cluster_spec(**extra: Any) -> dict[str, Any]:
@@ -153,23 +152,6 @@ async def test_a_missing_or_wrong_user_key_secret_is_a_clear_error(kube: Kube) -
         await ensure_credentials(kube, spec, lambda _: None)
     assert invalid.value.reason == "TokenKeyInvalid"
     assert "'signing-key'" in str(invalid.value)
-
-
-async def _condition(view: KubeView, kind: tuple[str, str], name: str) -> dict[str, Any] | None:
-    obj = await view.get(*kind, name)
-    for cond in ((obj or {}).get("status") or {}).get("conditions") or []:
-        if cond["type"] == "Ready":
-            return dict(cond)
-    return None
-
-
-async def wait_ready(view: KubeView, kind: tuple[str, str], name: str, reason: str = "") -> Any:
-    async def probe() -> dict[str, Any] | None:
-        cond = await _condition(view, kind, name)
-        ok = cond is not None and cond["status"] == ("False" if reason else "True")
-        return cond if ok and (not reason or cond["reason"] == reason) else None  # type: ignore[index]
-
-    return await view.wait_for(f"{name} Ready {reason or 'True'}", probe)
 
 
 async def test_the_cluster_handler_makes_the_certificate_and_secrets_and_hides_them(
