@@ -30,17 +30,18 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from tests.bench.broker_official_client import (
-    _CTX,
     _child,
     magnetar_produce,
     official_client_missing,
     producer_main,
 )
+from tests.bench.load_window import CTX
 from tests.bench.report import bench_json, header, machine
 from tests.kit.process import ServerProcess
 from tests.kit.standalone import StandaloneProcess
@@ -72,11 +73,11 @@ def _start_load(service_url: str, scenario: str, size: int, args: argparse.Names
         "client": args.client,
         "rate": 0.0,
     }
-    window = _CTX.Array("d", [0.0, 0.0], lock=False)
-    out = _CTX.Queue()
+    window = CTX.Array("d", [0.0, 0.0], lock=False)
+    out = CTX.Queue()
     producers = []
     for _ in range(args.producers):
-        ready = _CTX.Event()
+        ready = CTX.Event()
         proc = _child(args.client, producer_main, magnetar_produce, (spec, ready, window, out))
         proc.start()
         producers.append((proc, ready))
@@ -146,26 +147,11 @@ def run_standalone(args: argparse.Namespace, base: Path) -> list[dict[str, Any]]
     sa = StandaloneProcess(
         data_dir=base / "data", journal_sync=True, log_level="info", extra_args=extra
     )
-    runs: list[dict[str, Any]] = []
     sa.start()
     try:
-        for scenario, size in _cases(args):
-            producers = _start_load(sa.service_url, scenario, size, args)
-            try:
-                time.sleep(args.load_s)
-                stop_s, code, steps = _timed_stop(sa)
-            finally:
-                _end_load(producers)
-            starting = time.monotonic()
-            sa.start()
-            run = {"target": "standalone", "scenario": scenario, "size": size,
-                   "load_s": args.load_s, "stop_s": round(stop_s, 2), "code": code,
-                   "start_s": round(time.monotonic() - starting, 2), "steps": steps}  # fmt: skip
-            _report(run)
-            runs.append(run)
+        return _stop_under_each_load(args, "standalone", sa.service_url, lambda: sa)
     finally:
         sa.stop()
-    return runs
 
 
 def run_bookie(args: argparse.Namespace, base: Path) -> list[dict[str, Any]]:
@@ -186,23 +172,33 @@ def run_bookie(args: argparse.Namespace, base: Path) -> list[dict[str, Any]]:
     if args.journal_dir:
         for i, bookie in enumerate(cluster.bookies):
             bookie.extra_args += ["--journal-dir", str(_journal_dir(args, f"bookie-{i}"))]
-    runs: list[dict[str, Any]] = []
     with cluster.running():
-        for scenario, size in _cases(args):
-            producers = _start_load(cluster.service_url, scenario, size, args)
-            try:
-                time.sleep(args.load_s)
-                target = _busiest(cluster.bookies)
-                stop_s, code, steps = _timed_stop(target)
-            finally:
-                _end_load(producers)
-            starting = time.monotonic()
-            target.start()
-            run = {"target": "bookie", "scenario": scenario, "size": size,
-                   "load_s": args.load_s, "stop_s": round(stop_s, 2), "code": code,
-                   "start_s": round(time.monotonic() - starting, 2), "steps": steps}  # fmt: skip
-            _report(run)
-            runs.append(run)
+        return _stop_under_each_load(
+            args, "bookie", cluster.service_url, lambda: _busiest(cluster.bookies)
+        )
+
+
+def _stop_under_each_load(
+    args: argparse.Namespace, name: str, service_url: str, pick: Callable[[], Any]
+) -> list[dict[str, Any]]:
+    """For each case: load ``service_url``, SIGTERM the process ``pick()`` names while the load
+    runs, time the stop, end the load, start the process again (timed too)."""
+    runs: list[dict[str, Any]] = []
+    for scenario, size in _cases(args):
+        producers = _start_load(service_url, scenario, size, args)
+        try:
+            time.sleep(args.load_s)
+            target = pick()
+            stop_s, code, steps = _timed_stop(target)
+        finally:
+            _end_load(producers)
+        starting = time.monotonic()
+        target.start()
+        run = {"target": name, "scenario": scenario, "size": size,
+               "load_s": args.load_s, "stop_s": round(stop_s, 2), "code": code,
+               "start_s": round(time.monotonic() - starting, 2), "steps": steps}  # fmt: skip
+        _report(run)
+        runs.append(run)
     return runs
 
 
