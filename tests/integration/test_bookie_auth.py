@@ -7,7 +7,7 @@ bookie's log."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import grpc
@@ -16,7 +16,6 @@ import pytest
 from magnetar.ledger import BookKeeper, LedgerClientConfig
 from magnetar.ledger.errors import LedgerError
 from magnetar.metadata import MetadataStore
-from magnetar.metadata.factory import open_store
 from magnetar.wire import bookie_pb2 as pb
 from magnetar.wire import bookie_pb2_grpc as pb_grpc
 from tests.kit.bookie import BookieProcess, client_seeing, written_and_read
@@ -32,11 +31,6 @@ BOOKIE_ROLE = "broker"
 
 
 @pytest.fixture(scope="module")
-def keys(tmp_path_factory: pytest.TempPathFactory) -> TokenKeys:
-    return TokenKeys.hmac(tmp_path_factory.mktemp("bookie-auth-keys"))
-
-
-@pytest.fixture(scope="module")
 def auth_bookie(
     etcd_server: EtcdServer, tmp_path_factory: pytest.TempPathFactory, keys: TokenKeys
 ) -> Iterator[BookieProcess]:
@@ -49,13 +43,6 @@ def auth_bookie(
     )
     with running(process) as started:
         yield started
-
-
-@pytest.fixture
-async def store(etcd_server: EtcdServer) -> AsyncIterator[MetadataStore]:
-    s = await open_store(etcd_server.url, session_timeout_s=2)
-    yield s
-    await s.close()
 
 
 async def _info(bookie: BookieProcess, token: str | None) -> pb.BookieInfo:

@@ -24,11 +24,6 @@ pytestmark = pytest.mark.etcd
 
 
 @pytest.fixture(scope="module")
-def keys(tmp_path_factory: pytest.TempPathFactory) -> TokenKeys:
-    return TokenKeys.hmac(tmp_path_factory.mktemp("keys"))
-
-
-@pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory, keys: TokenKeys) -> Iterator[Cluster]:
     base: Path = tmp_path_factory.mktemp("bkauth")
     (base / "broker.token").write_text(keys.token("broker-svc"))

@@ -7,14 +7,13 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 
 import pytest
 
 from magnetar.ledger import BookKeeper, LedgerClientConfig
 from magnetar.ledger.errors import LedgerError
 from magnetar.metadata import MetadataStore
-from magnetar.metadata.factory import open_store
 from magnetar.tls import PemFiles, read_pem_files
 from tests.kit.bookie import BookieProcess, client_seeing, written_and_read
 from tests.kit.etcd import EtcdServer
@@ -24,11 +23,6 @@ from tests.kit.tls import TestPki, bookie_tls_args, served_serial
 pytestmark = pytest.mark.etcd
 
 QUICK = {"add_timeout_s": 2.0, "read_timeout_s": 2.0, "ensemble_change_timeout_s": 2.0}
-
-
-@pytest.fixture(scope="module")
-def pki(tmp_path_factory: pytest.TempPathFactory) -> TestPki:
-    return TestPki.create(tmp_path_factory.mktemp("bookie-pki"))
 
 
 @pytest.fixture(scope="module")
@@ -44,13 +38,6 @@ def tls_bookie(
     )
     with running(process) as started:
         yield started
-
-
-@pytest.fixture
-async def store(etcd_server: EtcdServer) -> AsyncIterator[MetadataStore]:
-    s = await open_store(etcd_server.url, session_timeout_s=2)
-    yield s
-    await s.close()
 
 
 async def _client(store: MetadataStore, bookie: BookieProcess, tls: PemFiles | None) -> BookKeeper:

@@ -15,7 +15,7 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -59,13 +59,6 @@ def bookies(
     finally:
         for proc in procs:
             proc.stop()
-
-
-@pytest.fixture
-async def store(etcd_server: EtcdServer) -> AsyncIterator[MetadataStore]:
-    s = await open_store(etcd_server.url, session_timeout_s=2)
-    yield s
-    await s.close()
 
 
 async def _client(store: MetadataStore, bookies: list[BookieProcess]) -> BookKeeper:

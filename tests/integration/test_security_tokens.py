@@ -31,11 +31,6 @@ LOGGER = pulsar.ConsoleLogger(pulsar.LoggerLevel.Error)
 
 
 @pytest.fixture(scope="module")
-def keys(tmp_path_factory: pytest.TempPathFactory) -> TokenKeys:
-    return TokenKeys.hmac(tmp_path_factory.mktemp("keys"))
-
-
-@pytest.fixture(scope="module")
 def secured(
     tmp_path_factory: pytest.TempPathFactory, keys: TokenKeys
 ) -> Iterator[StandaloneProcess]:
