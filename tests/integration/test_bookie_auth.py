@@ -7,8 +7,7 @@ bookie's log."""
 from __future__ import annotations
 
 import asyncio
-import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import grpc
@@ -17,24 +16,18 @@ import pytest
 from magnetar.ledger import BookKeeper, LedgerClientConfig
 from magnetar.ledger.errors import LedgerError
 from magnetar.metadata import MetadataStore
-from magnetar.metadata.factory import open_store
 from magnetar.wire import bookie_pb2 as pb
 from magnetar.wire import bookie_pb2_grpc as pb_grpc
-from tests.kit.bookie import BookieProcess
+from tests.kit.bookie import BookieProcess, client_seeing, written_and_read
 from tests.kit.etcd import EtcdServer
 from tests.kit.process import running
 from tests.kit.security import TokenKeys
-from tests.kit.tls import TestPki
+from tests.kit.tls import TestPki, bookie_tls_args
 
 pytestmark = pytest.mark.etcd
 
 QUICK = {"add_timeout_s": 2.0, "read_timeout_s": 2.0, "ensemble_change_timeout_s": 2.0}
 BOOKIE_ROLE = "broker"
-
-
-@pytest.fixture(scope="module")
-def keys(tmp_path_factory: pytest.TempPathFactory) -> TokenKeys:
-    return TokenKeys.hmac(tmp_path_factory.mktemp("bookie-auth-keys"))
 
 
 @pytest.fixture(scope="module")
@@ -50,13 +43,6 @@ def auth_bookie(
     )
     with running(process) as started:
         yield started
-
-
-@pytest.fixture
-async def store(etcd_server: EtcdServer) -> AsyncIterator[MetadataStore]:
-    s = await open_store(etcd_server.url, session_timeout_s=2)
-    yield s
-    await s.close()
 
 
 async def _info(bookie: BookieProcess, token: str | None) -> pb.BookieInfo:
@@ -116,14 +102,8 @@ async def test_add_stream_refused_without_token(auth_bookie: BookieProcess) -> N
 
 async def _client(store: MetadataStore, bookie: BookieProcess, token: str) -> BookKeeper:
     """A client whose registry holds exactly this bookie (other tests' bookies expire)."""
-    bk = await BookKeeper.start(
-        store, LedgerClientConfig(auth_token=token, bookie_wait_s=15, **QUICK)
-    )
-    deadline = time.monotonic() + 15
-    while bk.registry.writable() != {bookie.bookie_id}:
-        assert time.monotonic() < deadline, f"registry {bk.registry.writable()}"
-        await asyncio.sleep(0.1)
-    return bk
+    config = LedgerClientConfig(auth_token=token, bookie_wait_s=15, **QUICK)
+    return await client_seeing(store, config, {bookie.bookie_id})
 
 
 async def test_ledger_written_and_read_with_the_token(
@@ -132,13 +112,8 @@ async def test_ledger_written_and_read_with_the_token(
     token = keys.token(BOOKIE_ROLE)
     bk = await _client(store, auth_bookie, token)
     try:
-        wh = await bk.create_ledger(1, 1, 1)
-        for i in range(5):
-            assert await wh.append(b"auth-%d" % i) == i
-        await wh.close()
-        rh = await bk.open_ledger(wh.ledger_id)
-        entries = await asyncio.wait_for(rh.read(0, 4), 10)
-        assert [e.payload for e in entries] == [b"auth-%d" % i for i in range(5)]
+        payloads = [b"auth-%d" % i for i in range(5)]
+        assert await written_and_read(bk, payloads) == payloads
     finally:
         await bk.close()
     assert token not in auth_bookie.log_text()
@@ -163,12 +138,8 @@ def mtls_bookie(
     etcd_server: EtcdServer, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[BookieProcess, TestPki]]:
     pki = TestPki.create(tmp_path_factory.mktemp("bookie-auth-pki"))
-    cert = pki.issue("bookie")
     args = [
-        "--tls-certificate-path", str(cert.cert_file),
-        "--tls-key-store", str(cert.key_file),
-        "--tls-trust-store", str(pki.ca_file),
-        "--tls-client-authentication",
+        *bookie_tls_args(pki, pki.issue("bookie")),
         "--authentication-enabled", "--authentication-providers", "tls",
         "--bookie-allowed-roles", BOOKIE_ROLE,
     ]  # fmt: skip

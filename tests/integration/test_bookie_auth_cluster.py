@@ -18,14 +18,9 @@ from magnetar.ledger.metadata import LedgerMetadataView
 from magnetar.metadata import keys as metadata_keys
 from magnetar.metadata.factory import open_store
 from tests.kit.cluster import Cluster, fresh_topic, wait_for
-from tests.kit.security import TokenKeys, http_as
+from tests.kit.security import TokenKeys, http_as, token_client
 
 pytestmark = pytest.mark.etcd
-
-
-@pytest.fixture(scope="module")
-def keys(tmp_path_factory: pytest.TempPathFactory) -> TokenKeys:
-    return TokenKeys.hmac(tmp_path_factory.mktemp("keys"))
 
 
 @pytest.fixture(scope="module")
@@ -68,12 +63,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory, keys: TokenKeys) -> Iterat
 
 
 def _client(cluster: Cluster, token: str) -> pulsar.Client:
-    return pulsar.Client(
-        cluster.service_url,
-        authentication=pulsar.AuthenticationToken(token),
-        operation_timeout_seconds=20,
-        logger=pulsar.ConsoleLogger(pulsar.LoggerLevel.Error),
-    )
+    return token_client(cluster.service_url, token, timeout_s=20)
 
 
 def _ledgers_naming(cluster: Cluster, bookie_id: str) -> list[int]:

@@ -7,19 +7,18 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 
 import pytest
 
 from magnetar.ledger import BookKeeper, LedgerClientConfig
 from magnetar.ledger.errors import LedgerError
 from magnetar.metadata import MetadataStore
-from magnetar.metadata.factory import open_store
 from magnetar.tls import PemFiles, read_pem_files
-from tests.kit.bookie import BookieProcess
+from tests.kit.bookie import BookieProcess, client_seeing, written_and_read
 from tests.kit.etcd import EtcdServer
 from tests.kit.process import running
-from tests.kit.tls import TestPki, served_serial
+from tests.kit.tls import TestPki, bookie_tls_args, served_serial
 
 pytestmark = pytest.mark.etcd
 
@@ -27,49 +26,25 @@ QUICK = {"add_timeout_s": 2.0, "read_timeout_s": 2.0, "ensemble_change_timeout_s
 
 
 @pytest.fixture(scope="module")
-def pki(tmp_path_factory: pytest.TempPathFactory) -> TestPki:
-    return TestPki.create(tmp_path_factory.mktemp("bookie-pki"))
-
-
-@pytest.fixture(scope="module")
 def tls_bookie(
     etcd_server: EtcdServer, tmp_path_factory: pytest.TempPathFactory, pki: TestPki
 ) -> Iterator[BookieProcess]:
-    cert = pki.issue("bookie")
-    tls_args = [
-        "--tls-certificate-path", str(cert.cert_file),
-        "--tls-key-store", str(cert.key_file),
-        "--tls-trust-store", str(pki.ca_file),
-        "--tls-client-authentication",
-    ]  # fmt: skip
     process = BookieProcess(
         tmp_path_factory.mktemp("tls-bookie") / "data",
         etcd_server.url,
         journal_sync=False,
-        extra_args=tls_args,
+        extra_args=bookie_tls_args(pki, pki.issue("bookie")),
         env={"MAGNETAR_BOOKIE_TLS_CERT_REFRESH_CHECK_DURATION_SEC": "0"},
     )
     with running(process) as started:
         yield started
 
 
-@pytest.fixture
-async def store(etcd_server: EtcdServer) -> AsyncIterator[MetadataStore]:
-    s = await open_store(etcd_server.url, session_timeout_s=2)
-    yield s
-    await s.close()
-
-
 async def _client(store: MetadataStore, bookie: BookieProcess, tls: PemFiles | None) -> BookKeeper:
     """A client whose registry holds exactly the TLS bookie (the session's etcd may have
     registrations of other tests' bookies: only this one is live here, the rest expire)."""
     config = LedgerClientConfig(tls=tls, bookie_wait_s=15, **QUICK)
-    bk = await BookKeeper.start(store, config)
-    deadline = time.monotonic() + 15
-    while bk.registry.writable() != {bookie.bookie_id}:
-        assert time.monotonic() < deadline, f"registry {bk.registry.writable()}"
-        await asyncio.sleep(0.1)
-    return bk
+    return await client_seeing(store, config, {bookie.bookie_id})
 
 
 async def test_ledger_written_and_read_over_mutual_tls(
@@ -79,13 +54,8 @@ async def test_ledger_written_and_read_over_mutual_tls(
     tls = read_pem_files(str(pki.ca_file), str(broker.cert_file), str(broker.key_file))
     bk = await _client(store, tls_bookie, tls)
     try:
-        wh = await bk.create_ledger(1, 1, 1)
-        for i in range(5):
-            assert await wh.append(b"tls-%d" % i) == i
-        await wh.close()
-        rh = await bk.open_ledger(wh.ledger_id)
-        entries = await asyncio.wait_for(rh.read(0, 4), 10)
-        assert [e.payload for e in entries] == [b"tls-%d" % i for i in range(5)]
+        payloads = [b"tls-%d" % i for i in range(5)]
+        assert await written_and_read(bk, payloads) == payloads
     finally:
         await bk.close()
 

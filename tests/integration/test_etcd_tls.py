@@ -21,11 +21,6 @@ pytestmark = pytest.mark.etcd
 
 
 @pytest.fixture(scope="module")
-def pki(tmp_path_factory: pytest.TempPathFactory) -> TestPki:
-    return TestPki.create(tmp_path_factory.mktemp("etcd-pki"))
-
-
-@pytest.fixture(scope="module")
 def tls_etcd(tmp_path_factory: pytest.TempPathFactory, pki: TestPki) -> Iterator[TlsEtcdServer]:
     if etcd_binary() is None:
         pytest.fail("etcd is not installed: run `make setup` (installs Debian's etcd-server)")

@@ -17,7 +17,7 @@ import pytest
 
 from tests.kit.geo import cluster_name_args
 from tests.kit.process import MAGNETAR_CLI, running
-from tests.kit.security import TokenKeys, http_as
+from tests.kit.security import TokenKeys, http_as, token_client
 from tests.kit.standalone import StandaloneProcess
 
 REPLICATOR = "replicator"
@@ -61,12 +61,7 @@ def admin(process: StandaloneProcess, token: str, *args: str) -> subprocess.Comp
 
 
 def client(process: StandaloneProcess, token: str) -> pulsar.Client:
-    return pulsar.Client(
-        process.service_url,
-        authentication=pulsar.AuthenticationToken(token),
-        operation_timeout_seconds=20,
-        logger=pulsar.ConsoleLogger(pulsar.LoggerLevel.Error),
-    )
+    return token_client(process.service_url, token, timeout_s=20)
 
 
 def test_replicator_uses_the_remote_clusters_credential(

@@ -15,7 +15,7 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -33,7 +33,7 @@ from magnetar.ledger import (
 from magnetar.ledger.writer_liveness import writer_of
 from magnetar.metadata import MetadataStore
 from magnetar.metadata.factory import open_store
-from tests.kit.bookie import BookieProcess
+from tests.kit.bookie import BookieProcess, client_seeing
 from tests.kit.etcd import EtcdServer
 
 pytestmark = pytest.mark.etcd
@@ -61,22 +61,9 @@ def bookies(
             proc.stop()
 
 
-@pytest.fixture
-async def store(etcd_server: EtcdServer) -> AsyncIterator[MetadataStore]:
-    s = await open_store(etcd_server.url, session_timeout_s=2)
-    yield s
-    await s.close()
-
-
 async def _client(store: MetadataStore, bookies: list[BookieProcess]) -> BookKeeper:
     """A client whose registry sees exactly the live test bookies (stale ones expired)."""
-    bk = await BookKeeper.start(store, CONFIG)
-    live = {b.bookie_id for b in bookies if b.running}
-    deadline = time.monotonic() + 15
-    while bk.registry.writable() != live:
-        assert time.monotonic() < deadline, f"registry {bk.registry.writable()} != {live}"
-        await asyncio.sleep(0.1)
-    return bk
+    return await client_seeing(store, CONFIG, {b.bookie_id for b in bookies if b.running})
 
 
 async def test_writes_continue_when_an_ensemble_bookie_is_killed(

@@ -34,11 +34,6 @@ RECEIVE_MS = 10_000
 
 
 @pytest.fixture(scope="module")
-def pki(tmp_path_factory: pytest.TempPathFactory) -> TestPki:
-    return TestPki.create(tmp_path_factory.mktemp("proxy-pki"))
-
-
-@pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory, pki: TestPki) -> Iterator[Cluster]:
     broker = pki.issue("broker")  # both brokers serve it: it names 127.0.0.1
     env = {

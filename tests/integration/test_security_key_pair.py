@@ -14,11 +14,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import pulsar
 import pytest
 
 from magnetar.client import AuthenticationToken, Client
 from tests.kit.process import MAGNETAR_CLI, running
+from tests.kit.security import token_client
 from tests.kit.standalone import StandaloneProcess, topic_name
 
 
@@ -87,12 +87,7 @@ def test_tokens_cli_shows_and_validates_in_pulsars_format(made: Made) -> None:
 
 def test_official_client_with_an_es256_token(keyed: StandaloneProcess, made: Made) -> None:
     topic = topic_name("es256")
-    client = pulsar.Client(
-        keyed.service_url,
-        authentication=pulsar.AuthenticationToken(made.token),
-        operation_timeout_seconds=10,
-        logger=pulsar.ConsoleLogger(pulsar.LoggerLevel.Error),
-    )
+    client = token_client(keyed.service_url, made.token)
     try:
         consumer = client.subscribe(topic, "s")
         client.create_producer(topic).send(b"signed")

@@ -23,11 +23,6 @@ from tests.kit.standalone import StandaloneProcess, topic_name
 from tests.kit.tls import IssuedCert, TestPki, client_context, tls_server_args
 
 
-@pytest.fixture(scope="module")
-def pki(tmp_path_factory: pytest.TempPathFactory) -> TestPki:
-    return TestPki.create(tmp_path_factory.mktemp("pki"))
-
-
 class MtlsStandalone(StandaloneProcess):
     tls_port: int
     web_tls_port: int

@@ -17,14 +17,9 @@ import pulsar
 import pytest
 
 from tests.kit.cluster import Cluster
-from tests.kit.security import TokenKeys, http_as, log_mark, wait_for_log
+from tests.kit.security import TokenKeys, http_as, log_mark, token_client, wait_for_log
 
 pytestmark = pytest.mark.etcd
-
-
-@pytest.fixture(scope="module")
-def keys(tmp_path_factory: pytest.TempPathFactory) -> TokenKeys:
-    return TokenKeys.hmac(tmp_path_factory.mktemp("keys"))
 
 
 @pytest.fixture(scope="module")
@@ -59,12 +54,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory, keys: TokenKeys) -> Iterat
 
 
 def through_proxy(cluster: Cluster, token: str | None, timeout_s: int = 10) -> pulsar.Client:
-    return pulsar.Client(
-        cluster.the_proxy.service_url,
-        authentication=None if token is None else pulsar.AuthenticationToken(token),
-        operation_timeout_seconds=timeout_s,
-        logger=pulsar.ConsoleLogger(pulsar.LoggerLevel.Error),
-    )
+    return token_client(cluster.the_proxy.service_url, token, timeout_s=timeout_s)
 
 
 def fresh(prefix: str) -> str:

@@ -24,15 +24,8 @@ from magnetar.authentication.jwt_tokens import create_token, signing_key
 from magnetar.client import AuthenticationError, AuthenticationToken, AuthorizationError, Client
 from tests.kit.process import MAGNETAR_CLI, running
 from tests.kit.scrape import scrape, value
-from tests.kit.security import TokenKeys, http_as, log_mark, wait_for_log
+from tests.kit.security import TokenKeys, http_as, log_mark, token_client, wait_for_log
 from tests.kit.standalone import StandaloneProcess, topic_name
-
-LOGGER = pulsar.ConsoleLogger(pulsar.LoggerLevel.Error)
-
-
-@pytest.fixture(scope="module")
-def keys(tmp_path_factory: pytest.TempPathFactory) -> TokenKeys:
-    return TokenKeys.hmac(tmp_path_factory.mktemp("keys"))
 
 
 @pytest.fixture(scope="module")
@@ -53,13 +46,7 @@ def secured(
 def pulsar_client(
     process: StandaloneProcess, token: object = None, *, timeout_s: int = 10
 ) -> pulsar.Client:
-    auth = None if token is None else pulsar.AuthenticationToken(token)
-    return pulsar.Client(
-        process.service_url,
-        authentication=auth,
-        operation_timeout_seconds=timeout_s,
-        logger=LOGGER,
-    )
+    return token_client(process.service_url, token, timeout_s=timeout_s)
 
 
 def http(

@@ -33,11 +33,6 @@ TIMEOUT_MS = 10_000
 
 
 @pytest.fixture(scope="module")
-def pki(tmp_path_factory: pytest.TempPathFactory) -> TestPki:
-    return TestPki.create(tmp_path_factory.mktemp("pki"))
-
-
-@pytest.fixture(scope="module")
 def other_pki(tmp_path_factory: pytest.TempPathFactory) -> TestPki:
     """A second CA, which the standalones do not know."""
     return TestPki.create(tmp_path_factory.mktemp("other-pki"), "other-ca")

@@ -14,15 +14,20 @@
         results = await client.add([entry(1, 0, b"x")], master_key=b"mk")   # one batch, acked
         response = await client.read_entry(1, 0)
 
+    ledgers = await client_seeing(store, config, {bk.bookie_id})   # a BookKeeper seeing only bk
+    assert await written_and_read(ledgers, [b"a", b"b"]) == [b"a", b"b"]   # one ledger
+
 The process's stdout and stderr go to ``<data_dir>.log`` beside the data dir (appended across
 restarts); :meth:`BookieProcess.log_text` returns it for assertions and failure messages.
 """
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import struct
 import subprocess
+import time
 import uuid
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
@@ -33,6 +38,8 @@ from typing import ClassVar
 import crc32c
 import grpc
 
+from magnetar.ledger import BookKeeper, LedgerClientConfig
+from magnetar.metadata import MetadataStore
 from magnetar.wire import bookie_pb2 as pb
 from magnetar.wire import bookie_pb2_grpc as pb_grpc
 from tests.kit.ports import free_port
@@ -191,3 +198,28 @@ class BookieClient:
     async def list_ledgers(self, include_ranges: bool = True) -> list[pb.LedgerListing]:
         request = pb.ListLedgersRequest(include_ranges=include_ranges)
         return [r async for r in self.stub.ListLedgers(request, timeout=self.timeout)]
+
+
+async def client_seeing(
+    store: MetadataStore, config: LedgerClientConfig, bookie_ids: set[str]
+) -> BookKeeper:
+    """A BookKeeper client whose registry holds exactly ``bookie_ids`` as writable (the
+    session's etcd may hold registrations of other tests' bookies: they expire)."""
+    bk = await BookKeeper.start(store, config)
+    deadline = time.monotonic() + 15
+    while bk.registry.writable() != bookie_ids:
+        assert time.monotonic() < deadline, f"registry {bk.registry.writable()} != {bookie_ids}"
+        await asyncio.sleep(0.1)
+    return bk
+
+
+async def written_and_read(bk: BookKeeper, payloads: Sequence[bytes]) -> list[bytes]:
+    """Write ``payloads`` to a new 1/1/1 ledger (each acked at its entry id), close it, and
+    return what reading it back gives."""
+    wh = await bk.create_ledger(1, 1, 1)
+    for i, payload in enumerate(payloads):
+        assert await wh.append(payload) == i
+    await wh.close()
+    rh = await bk.open_ledger(wh.ledger_id)
+    entries = await asyncio.wait_for(rh.read(0, len(payloads) - 1), 10)
+    return [e.payload for e in entries]

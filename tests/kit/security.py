@@ -8,6 +8,7 @@
     mark = log_mark(process)
     wait_for_log(process, "authentication_refreshed", since=mark)   # deadline-bound poll
     http_as(web_url, "GET", "/admin/v2/tenants", token)  # (status, decoded body), never raises
+    token_client(service_url, token, timeout_s=10)      # an official pulsar.Client with it
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from magnetar.authentication.jwt_tokens import (
     SigningKey,
@@ -28,6 +29,9 @@ from magnetar.authentication.jwt_tokens import (
     signing_key,
 )
 from tests.kit.process import ServerProcess
+
+if TYPE_CHECKING:
+    import pulsar
 
 
 @dataclass(frozen=True)
@@ -108,3 +112,16 @@ def http_as(
         return status, json.loads(raw) if raw else None
     except ValueError:
         return status, raw.decode()
+
+
+def token_client(service_url: str, token: object = None, *, timeout_s: int = 10) -> pulsar.Client:
+    """An official ``pulsar.Client`` on ``service_url`` presenting ``token`` (a string or a
+    supplier; none when ``None``), logging errors only; close it."""
+    import pulsar  # the official client; imported here so the kit loads without it
+
+    return pulsar.Client(
+        service_url,
+        authentication=None if token is None else pulsar.AuthenticationToken(token),
+        operation_timeout_seconds=timeout_s,
+        logger=pulsar.ConsoleLogger(pulsar.LoggerLevel.Error),
+    )

@@ -213,6 +213,17 @@ def tls_server_args(
     return args
 
 
+def bookie_tls_args(pki: TestPki, server: IssuedCert) -> list[str]:
+    """``magnetar bookie`` options serving ``server`` over TLS and requiring a client
+    certificate ``pki`` issued."""
+    return [
+        "--tls-certificate-path", str(server.cert_file),
+        "--tls-key-store", str(server.key_file),
+        "--tls-trust-store", str(pki.ca_file),
+        "--tls-client-authentication",
+    ]  # fmt: skip
+
+
 @dataclass
 class TlsEtcdServer(EtcdServer):
     """A real etcd serving its clients over TLS only, with ``--client-cert-auth`` (every client
