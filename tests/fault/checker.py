@@ -163,6 +163,14 @@ def check_holds(got: list[int], acked: set[int], what: str, seed: int) -> None:
     assert not lost, f"seed {seed}: {what} lost {len(lost)} acknowledged, first {lost[:5]}"
 
 
+def check_stored(stored: dict[str, list[int]], acked: dict[str, set[int]], seed: int) -> None:
+    """Per producer: every acknowledged index is stored, and first seen in send order."""
+    for name, indexes in acked.items():
+        got = stored.get(name, [])
+        check_holds(got, indexes, name, seed)
+        check_in_order(got, name, seed)
+
+
 def describe_order(first: list[int]) -> str:
     for position in range(1, len(first)):
         if first[position] < first[position - 1]:
