@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Iterator
 from typing import Generic, Protocol, TypeVar
 
 
@@ -30,6 +31,10 @@ class OpenConnections(Generic[C]):
 
     def __len__(self) -> int:
         return len(self._open)
+
+    def __iter__(self) -> Iterator[C]:
+        """The open connections (a copy: one may finish while the caller iterates)."""
+        return iter(list(self._open))
 
     def add(self, cnx: C) -> None:
         self._open.add(cnx)

@@ -27,6 +27,13 @@ ProducerRequests); beyond that the reader stops reading (TCP backpressure on the
 Keep-alive: a PING after an idle interval, and the connection is closed when the client stays
 silent for two intervals.
 
+Stop (:meth:`ServerCnx.finish`, from a stopping broker's listener): the connection takes no
+further frame (what the client sends from then on is read and dropped: it resends what is not
+acknowledged), waits until every SEND it took has been answered — its entry may already be
+stored, and a stored entry the client does not hear about is resent and stored twice (for a
+chunk, the C++ consumer then drops the whole message) — writes the answers, half-closes (FIN
+after the answers) and ends when the client closes its side; the caller bounds it in time.
+
 Security (with ``authentication_enabled``): CONNECT is authenticated by
 :class:`~magnetar.broker.connection_auth.ConnectionAuth` (``ERROR(AuthenticationError)`` and
 close on failure, as Pulsar's broker does), a refresh task challenges expired credentials, and
@@ -105,6 +112,8 @@ class ServerCnx:
         self._decoder = FrameDecoder(max_frame_size=config.max_message_size + FRAME_SIZE_PADDING)
         self._features: PeerFeatures | None = None
         self._open = True
+        self._taking = True  # frames are handled; False once closed or finishing
+        self._read_ended = asyncio.Event()
         self._tasks = TaskSet(f"connection {self._address}")  # logs a task's unexpected error
         self._task_slots = asyncio.Semaphore(_MAX_TASKS)
         self._last_received = self._loop.time()
@@ -213,6 +222,7 @@ class ServerCnx:
         except (ConnectionError, asyncio.IncompleteReadError):
             pass
         finally:
+            self._read_ended.set()
             for timer in timers:
                 timer.cancel()
             await asyncio.wait(timers)
@@ -224,13 +234,15 @@ class ServerCnx:
             if not data:
                 return
             self._last_received = self._loop.time()
+            if not self._taking:
+                continue  # finishing: dropped unanswered (the client resends it)
             try:
                 self._decoder.feed(data)
             except ProtocolError as exc:
                 self._fatal(exc)
                 return
             producers = self._producers
-            while self._open:
+            while self._taking:
                 try:
                     for frame in self._decoder.frames():
                         # A SEND with a free slot is handled without a coroutine per frame;
@@ -244,9 +256,11 @@ class ServerCnx:
                         else:
                             producers.flush_sends()
                             await self._handle(frame)
-                        if not self.is_open:
+                        if not self._takes_frames():  # closed, or finishing
                             producers.flush_sends()
-                            return
+                            if not self.is_open:
+                                return
+                            break
                     producers.flush_sends()
                     break
                 except ProtocolError as exc:
@@ -278,7 +292,26 @@ class ServerCnx:
             return
         self._flush()  # frames written before close (e.g. an error reply) still go out
         self._open = False
+        self._taking = False
         self._writer.close()
+
+    def _takes_frames(self) -> bool:
+        # A method, not the attribute: the reader's awaits may change it (mypy would narrow).
+        return self._taking
+
+    async def finish(self) -> None:
+        """A stopping broker's close, up to the client's: take no further frame, answer every
+        SEND taken, send the answers, half-close, and return when the client has closed its
+        side (the caller bounds the wait and then calls :meth:`close`)."""
+        if not self._open:
+            return
+        self._taking = False
+        self._producers.stop_taking()
+        await self._producers.answered()
+        await self.drain()
+        if self._open and self._writer.can_write_eof():  # not over TLS: it has no half-close
+            self._writer.write_eof()
+            await self._read_ended.wait()
 
     async def _cleanup(self) -> None:
         self.close()

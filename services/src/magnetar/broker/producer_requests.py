@@ -19,6 +19,11 @@ joins the topic, and PRODUCER_SUCCESS carries it; a refused schema is ERROR(Inco
 Bounds: at most ``max_pending_sends_per_connection`` SENDs in flight; :meth:`handle` waits for
 a slot before the next SEND, so the reader stops reading (TCP backpressure on the producer).
 
+Stop: :meth:`ProducerRequests.stop_taking` (a stopping broker) publishes no further SEND, not
+even one waiting for a slot, and :meth:`ProducerRequests.answered` returns once every SEND
+taken has been answered, so that the connection closes only after the receipts of what was
+stored (an entry stored but unanswered is resent by the client: stored twice).
+
 Concurrency: on the broker's loop; :meth:`release_all` runs once, after the connection's
 tasks are done.
 """
@@ -71,6 +76,8 @@ class ProducerRequests:
         # SENDs queued by queue_send (one producer's, in frame order) until flush_sends
         self._run: list[SendArgs] = []
         self._run_producer: Producer | None = None
+        self._taking = True  # False once the broker stops: no further SEND is published
+        self._answered: asyncio.Future[None] | None = None  # answered() waiting for _sends == 0
 
     @property
     def has_send_room(self) -> bool:
@@ -189,7 +196,8 @@ class ProducerRequests:
                 await room
             finally:
                 self._send_room = None
-        self.send_now(frame)
+        if self._taking:  # else dropped unanswered: the client resends it to the next broker
+            self.send_now(frame)
 
     def send_now(self, frame: Frame) -> None:
         """Hand a SEND to its producer (call with a free slot, in frame order)."""
@@ -247,6 +255,22 @@ class ProducerRequests:
         room = self._send_room
         if room is not None and not room.done():
             room.set_result(None)
+        answered = self._answered
+        if answered is not None and not self._sends and not answered.done():
+            answered.set_result(None)
+
+    # ------------------------------------------------------------------ stop
+    def stop_taking(self) -> None:
+        """The broker is stopping: publish no further SEND (the reader takes no further frame;
+        one waiting for a slot is dropped, unanswered, and the client resends it)."""
+        self._taking = False
+
+    async def answered(self) -> None:
+        """Return once every SEND taken has been answered (its receipt or error written)."""
+        while self._sends:
+            if self._answered is None or self._answered.done():
+                self._answered = asyncio.get_running_loop().create_future()
+            await self._answered
 
     # ------------------------------------------------------------------ CLOSE_PRODUCER
     async def _close_producer(self, request: pb.CommandCloseProducer) -> None:

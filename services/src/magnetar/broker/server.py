@@ -3,8 +3,11 @@
 ``BrokerServer.start()`` binds (with a :class:`~magnetar.tls.ServerTls`, the TLS port:
 each handshake gets the newest certificate, and one not done within the handshake timeout
 drops the socket); every accepted connection is served by a task the server
-keeps; ``close()`` stops accepting, closes every connection and waits (bounded) for their
-clean-up, before the service closes its topics.
+keeps; ``close()`` stops accepting, lets every connection finish
+(:meth:`~magnetar.broker.connection.ServerCnx.finish`: no further frame is taken, every SEND
+taken is answered, the answers are sent before a half-close) for at most ``FINISH_S``, then
+closes what is left and waits (bounded) for their clean-up, before the service closes its
+topics — whose managed ledgers must still be open for the adds in flight to complete.
 
 Concurrency: on the broker's loop.
 """
@@ -12,6 +15,8 @@ Concurrency: on the broker's loop.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import time
 
 from magnetar.broker.connection import ServerCnx
 from magnetar.broker.service import BrokerService
@@ -26,6 +31,9 @@ log = get_logger(__name__)
 # many reads under load. 1 MiB bounds a connection's unread bytes at 2 MiB.
 _STREAM_LIMIT = 1024 * 1024
 TLS_HANDSHAKE_TIMEOUT_S = 10.0
+# How long a stop lets the connections finish: the adds in flight complete within a journal
+# fsync or two, and the official client closes its side as soon as it reads the half-close.
+FINISH_S = 1.0
 
 
 class BrokerServer:
@@ -66,9 +74,20 @@ class BrokerServer:
     def connections(self) -> int:
         return len(self._connections)
 
-    async def close(self, timeout_s: float = 10.0) -> None:
+    async def close(self, timeout_s: float = 10.0, finish_s: float = FINISH_S) -> None:
+        """Stop accepting; let the connections finish (at most ``finish_s``), then close them
+        and wait for their clean-up (at most ``timeout_s``)."""
         if self._server is None:
             return
         server, self._server = self._server, None
+        server.close()
+        finishing = [cnx.finish() for cnx in self._connections]
+        if finishing:
+            start = time.monotonic()
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(min(finish_s, timeout_s)):
+                    await asyncio.gather(*finishing)
+            log.info("broker_connections_finished", port=self.port, connections=len(finishing),
+                     seconds=round(time.monotonic() - start, 3))  # fmt: skip
         await self._connections.close(server, timeout_s)
         log.info("broker_stopped", port=self.port, tls=self.tls is not None)
