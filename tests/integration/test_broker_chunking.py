@@ -189,18 +189,7 @@ def test_chunking_with_batching_is_refused() -> None:
         ProducerOptions(chunking_enabled=True, batching_enabled=True).validate()
 
 
-# Without deduplication the case fails in about 2 runs of 5 since the fast stop of issue 17
-# (bisected to the perf-ops merge, 005df8c: 5 of 5 pass at ce2ed41, 2 of 5 fail at 005df8c; not
-# the os._exit exit): a chunked message acknowledged Ok is missing on the consumer side, most
-# likely its chunks resent after the stop arriving as duplicates the consumer cannot
-# reassemble. Not strict, so CI stays green while it is found; the assertion is unchanged.
-_RESEND_WITHOUT_DEDUP = pytest.mark.xfail(
-    reason="a chunked message resent across a fast stop, without deduplication, can be missing",
-    strict=False,
-)
-
-
-@pytest.mark.parametrize("deduplication", [True, pytest.param(False, marks=_RESEND_WITHOUT_DEDUP)])
+@pytest.mark.parametrize("deduplication", [True, False])
 def test_a_broker_restart_mid_stream_loses_and_corrupts_nothing(
     standalone: StandaloneProcess, deduplication: bool
 ) -> None:

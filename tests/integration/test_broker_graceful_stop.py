@@ -1,0 +1,100 @@
+"""A clean stop (SIGTERM) of a standalone while a producer sends flat out.
+
+The stop lets each connection finish (:meth:`magnetar.broker.connection.ServerCnx.finish`):
+every SEND the broker took is answered before the connection closes, so the official client
+resends only what was never stored. Without deduplication, then, every message is stored
+exactly once and in order. A stop that dropped the receipts of stored entries (closing the
+connection while their adds were in flight) makes the client resend them: stored twice — and
+a chunk stored twice makes the C++ consumer drop its whole message
+(``test_broker_chunking.py``'s restart test).
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pulsar
+
+from tests.kit.process import running
+from tests.kit.standalone import StandaloneProcess, official_client, read_from_start, topic_name
+
+ACKED_BEFORE_STOP = 500
+ACKED_AFTER_RESTART = 200  # more, once restarted
+PAD = b"." * 1024
+
+
+class Sender:
+    """One producer sending ``i`` (padded) for i = 0, 1, ... from a thread until stopped."""
+
+    def __init__(self, producer: Any) -> None:
+        self.producer = producer
+        self.sent = 0
+        self.results: list[Any] = []
+        self._lock = threading.Condition()
+        self._stopping = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        for i in itertools.count():
+            if self._stopping.is_set():
+                return
+            self.producer.send_async(b"%d" % i + PAD, self._done)  # blocks while the queue is full
+            self.sent = i + 1
+
+    def _done(self, result: Any, _message_id: Any) -> None:
+        with self._lock:
+            self.results.append(result)
+            self._lock.notify_all()
+
+    def answered(self) -> int:
+        with self._lock:
+            return len(self.results)
+
+    def wait_answered(self, count: int, timeout_s: float = 60) -> None:
+        with self._lock:
+            assert self._lock.wait_for(lambda: len(self.results) >= count, timeout_s), (
+                f"{len(self.results)} of {count} sends answered"
+            )
+
+    def stop(self) -> None:
+        self._stopping.set()
+        self._thread.join(30)
+        self.producer.flush()
+        self.wait_answered(self.sent)
+
+
+def test_a_clean_stop_answers_every_send_it_stored(tmp_path: Path) -> None:
+    # journal_sync: each add waits for an fsync, so adds are in flight when the SIGTERM comes.
+    with running(StandaloneProcess(data_dir=tmp_path / "data", journal_sync=True)) as sa:
+        topic = topic_name("graceful-stop")
+        client = official_client(sa, operation_timeout_s=30)
+        try:
+            client.subscribe(topic, "s").close()  # keeps everything stored from here
+            producer = client.create_producer(
+                topic,
+                batching_enabled=False,
+                max_pending_messages=500,
+                block_if_queue_full=True,
+                send_timeout_millis=60_000,
+            )
+            sender = Sender(producer)
+            sender.wait_answered(ACKED_BEFORE_STOP)
+            assert sa.stop() == 0, sa.log_text()[-3000:]
+            sent_at_stop, answered_at_stop = sender.sent, sender.answered()
+            assert sent_at_stop > answered_at_stop, "no send in flight at the stop: nothing tested"
+            sa.start()
+            sender.wait_answered(sent_at_stop + ACKED_AFTER_RESTART)
+            sender.stop()
+            assert set(sender.results) == {pulsar.Result.Ok}, Counter(sender.results)
+            stored = [int(p[: -len(PAD)]) for p in read_from_start(client, topic, wait_ms=2000)]
+        finally:
+            client.close()
+    twice = sorted(i for i, count in Counter(stored).items() if count > 1)
+    assert stored == list(range(sender.sent)), (
+        f"{len(stored)} stored for {sender.sent} sent; stored twice: {twice[:20]}"
+    )
