@@ -20,7 +20,13 @@ from typing import Any
 import pulsar
 
 from tests.kit.process import running
-from tests.kit.standalone import StandaloneProcess, official_client, read_from_start, topic_name
+from tests.kit.standalone import (
+    StandaloneProcess,
+    admin_call,
+    official_client,
+    read_from_start,
+    topic_name,
+)
 
 ACKED_BEFORE_STOP = 500
 ACKED_AFTER_RESTART = 200  # more, once restarted
@@ -89,6 +95,37 @@ def test_a_clean_stop_answers_every_send_it_stored(tmp_path: Path) -> None:
             assert sent_at_stop > answered_at_stop, "no send in flight at the stop: nothing tested"
             sa.start()
             sender.wait_answered(sent_at_stop + ACKED_AFTER_RESTART)
+            sender.stop()
+            assert set(sender.results) == {pulsar.Result.Ok}, Counter(sender.results)
+            stored = [int(p[: -len(PAD)]) for p in read_from_start(client, topic, wait_ms=2000)]
+        finally:
+            client.close()
+    twice = sorted(i for i, count in Counter(stored).items() if count > 1)
+    assert stored == list(range(sender.sent)), (
+        f"{len(stored)} stored for {sender.sent} sent; stored twice: {twice[:20]}"
+    )
+
+
+def test_an_unload_answers_every_send_it_stored(tmp_path: Path) -> None:
+    """The topic's close (an unload, and a cluster broker's stop hands its bundles over so)
+    answers the publishes in flight before it tells the producer to reconnect."""
+    with running(StandaloneProcess(data_dir=tmp_path / "data", journal_sync=True)) as sa:
+        topic = topic_name("unload")
+        client = official_client(sa, operation_timeout_s=30)
+        try:
+            client.subscribe(topic, "s").close()
+            producer = client.create_producer(
+                topic,
+                batching_enabled=False,
+                max_pending_messages=500,
+                block_if_queue_full=True,
+                send_timeout_millis=60_000,
+            )
+            sender = Sender(producer)
+            for round_ in range(1, 4):
+                sender.wait_answered(round_ * ACKED_BEFORE_STOP)
+                admin_call(sa, "PUT", f"/admin/v2/{topic.replace('://', '/')}/unload")
+            sender.wait_answered(sender.sent + ACKED_AFTER_RESTART)
             sender.stop()
             assert set(sender.results) == {pulsar.Result.Ok}, Counter(sender.results)
             stored = [int(p[: -len(PAD)]) for p in read_from_start(client, topic, wait_ms=2000)]

@@ -60,6 +60,7 @@ log = get_logger(__name__)
 
 _SCAN_BATCH = 200
 _TERMINATE_DRAIN_S = 10.0  # in-flight publishes a terminate waits for
+_CLOSE_DRAIN_S = 1.0  # and a close (an unload, a broker's stop): adds take a journal fsync
 
 
 class PersistentTopic:
@@ -421,9 +422,14 @@ class PersistentTopic:
         """Tell producers and consumers to reconnect, stop dispatching, close the ledger."""
         if self._closing:
             return
-        self._closing = True
+        self._closing = True  # no publish from here on (unanswered: the client resends it)
         self.access.close()
-        for producer in list(self.producers.values()):
+        producers = list(self.producers.values())
+        if disconnect_clients and producers:
+            # The receipts of the publishes in flight go out before CLOSE_PRODUCER: a client
+            # told to reconnect first resends them, and they are stored twice.
+            await asyncio.gather(*(p.flush(_CLOSE_DRAIN_S) for p in producers))
+        for producer in list(self.producers.values()):  # less any the client closed meanwhile
             if disconnect_clients:
                 producer.close_by_broker()
         self.producers.clear()

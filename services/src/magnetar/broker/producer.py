@@ -29,7 +29,8 @@ otherwise. Every add's outcome is recorded with the deduplication even after the
 
 A receipt is written only after the entry is durable. A failed publish answers SEND_ERROR with
 the error's ServerError code; the C++ client then reconnects and resends what was not
-acknowledged.
+acknowledged. One refused because its topic is closing (TopicClosed) is not answered, as in
+Pulsar: the close tells the client with CLOSE_PRODUCER, and the client resends it.
 
 Concurrency: on the broker's loop. The producer owns its publish tasks and cancels them on
 close; ``on_done`` (the connection's pending-send slot) is called once per SEND.
@@ -53,6 +54,7 @@ from magnetar.broker.deduplication import (
     Status,
     Verdict,
 )
+from magnetar.broker.errors import TopicClosed
 from magnetar.broker.replication.names import is_replicator
 from magnetar.broker.stats import RateMeter
 from magnetar.broker.topic import ClientCnx
@@ -303,6 +305,8 @@ class Producer:
     def _answer(self, send: _Send) -> None:
         if send.verdict.status is not DupStatus.NOT_DUP:
             self._answer_duplicate(send)
+        elif isinstance(send.error, TopicClosed):
+            pass  # as Pulsar: the topic's close tells the client (CLOSE_PRODUCER); it resends
         elif send.error is not None:
             log.warning("publish_failed", topic=self.topic, producer=self.name,
                         error=repr(send.error))  # fmt: skip
