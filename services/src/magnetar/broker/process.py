@@ -9,8 +9,10 @@ shedding) and the load reporter (:mod:`.load_reporter`), started once registered
 automatic bundle split (:mod:`.bundle_splitter`).
 SIGTERM/SIGINT stop it in order, each step under a timeout: (cluster) stop splitting, stop the
 load reporter, resign the load manager's leadership and unregister, then unload every owned
-bundle while the listeners still answer lookups (clients move to other brokers), stop the web
-service and the listener (closing client connections), close topics (managed ledgers), the
+bundle while the listeners still answer lookups (clients move to other brokers), close the
+listeners (each connection first finishes: every SEND it took is answered, see
+:meth:`~magnetar.broker.server.BrokerServer.close`), stop the web service, close topics
+(managed ledgers: still open while the connections finish, for their adds in flight), the
 factory, then the BookKeeper client and the metadata store.
 
 ``magnetar broker`` runs as a cluster member (:class:`~magnetar.broker.ownership.BundleOwnership`
