@@ -12,6 +12,7 @@ a chunk stored twice makes the C++ consumer drop its whole message
 from __future__ import annotations
 
 import itertools
+import socket
 import threading
 from collections import Counter
 from pathlib import Path
@@ -19,6 +20,8 @@ from typing import Any
 
 import pulsar
 
+from magnetar.protocol import client_commands
+from magnetar.protocol.frame import encode_command
 from tests.kit.process import running
 from tests.kit.standalone import (
     StandaloneProcess,
@@ -135,3 +138,15 @@ def test_an_unload_answers_every_send_it_stored(tmp_path: Path) -> None:
     assert stored == list(range(sender.sent)), (
         f"{len(stored)} stored for {sender.sent} sent; stored twice: {twice[:20]}"
     )
+
+
+def test_a_client_that_ignores_the_half_close_does_not_hold_the_stop(tmp_path: Path) -> None:
+    """The finish is bounded: a connection whose client never closes its side is closed by the
+    broker, and the stop ends cleanly."""
+    with running(StandaloneProcess(data_dir=tmp_path / "data"), clean_exit=False) as sa:
+        with socket.create_connection(("127.0.0.1", sa.broker_port), timeout=10) as sock:
+            sock.sendall(encode_command(client_commands.connect(client_version="ignores-fin")))
+            assert sock.recv(65536), "no CONNECTED"
+            assert sa.stop() == 0, sa.log_text()[-3000:]  # the socket stays open meanwhile
+            assert sock.recv(65536) == b""  # the broker's FIN
+        assert "in_time=False" in sa.log_text(since_start=True)

@@ -15,7 +15,6 @@ Concurrency: on the broker's loop.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 
 from magnetar.broker.connection import ServerCnx
@@ -84,10 +83,19 @@ class BrokerServer:
         finishing = [cnx.finish() for cnx in self._connections]
         if finishing:
             start = time.monotonic()
-            with contextlib.suppress(TimeoutError):
+            in_time = True
+            try:
                 async with asyncio.timeout(min(finish_s, timeout_s)):
-                    await asyncio.gather(*finishing)
-            log.info("broker_connections_finished", port=self.port, connections=len(finishing),
-                     seconds=round(time.monotonic() - start, 3))  # fmt: skip
+                    outcomes = await asyncio.gather(*finishing, return_exceptions=True)
+            except TimeoutError:
+                in_time = False  # what is left is closed below: its unanswered SENDs are resent
+            else:
+                for outcome in outcomes:
+                    if isinstance(outcome, Exception):
+                        log.warning("broker_connection_finish_failed", error=repr(outcome))
+            (log.info if in_time else log.warning)(
+                "broker_connections_finished", port=self.port, connections=len(finishing),
+                in_time=in_time, seconds=round(time.monotonic() - start, 3),
+            )  # fmt: skip
         await self._connections.close(server, timeout_s)
         log.info("broker_stopped", port=self.port, tls=self.tls is not None)
