@@ -8,8 +8,9 @@ repeats a run), still sending when the SIGTERM comes and through the restart (th
 resends what was pending). Fault: SIGTERM under that load; the stop must exit 0, and its time
 is printed (not asserted: the machine is shared). Checker (:mod:`tests.fault.checker`): every
 message acknowledged before the stop, during it or after the restart is stored, first
-occurrences in send order (a send whose receipt the stop cut off may be stored twice:
-at-least-once). And the layout: the journal's segments and the entry logs are where
+occurrences in send order (the stop answers the sends it stored, but only within a bound:
+past it, a send may be stored twice, at-least-once; test_broker_graceful_stop.py checks the
+exactly-once case). And the layout: the journal's segments and the entry logs are where
 ``--journal-dir`` and ``--ledger-dir`` said, nothing of them under the data dir.
 """
 
