@@ -14,7 +14,11 @@ group size.
 event-loop thread and of every other thread (journal, RocksDB); the loop figure is the one the
 broker pays. ``--rate N``: that path at a steady N adds/s of 1 KiB (the broker's paced case
 without its sockets): add -> confirmed p50/p99/p99.9, journal groups per second and their
-fdatasync latency, CPU per add. Compare runs alternately: the box is shared.
+fdatasync latency, CPU per add, and (where the journal records them) each group's stages at
+p50/p99: ``queue`` (first unit's hand-off -> its group's write starts: the group wait, the
+previous group, the GIL), the sync (``fdatasync``), ``apply`` (to ledger storage) and
+``handback`` (the writer's post -> the loop's delivery). Compare runs alternately: the box is
+shared.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import asyncio
 import contextlib
 import functools
 import os
+import sys
 import tempfile
 import time
 import uuid
@@ -132,8 +137,14 @@ async def run_paced_case(directory: Path, size: int, seconds: float, rate: float
     from the broker's sockets and dispatch."""
     syncs: list[float] = []
     latencies: list[float] = []
+    stages: dict[str, list[float]] = {"queue": [], "apply": [], "handback": []}
     async with _local_ledger(directory) as (bookie, handle):
-        bookie.stats.journal.sync_latency = _Samples(syncs)
+        journal_stats = bookie.stats.journal
+        journal_stats.sync_latency = _Samples(syncs)
+        if hasattr(journal_stats, "queue_wait"):  # the per-stage recorders (issue 17, s10)
+            journal_stats.queue_wait = _Samples(stages["queue"])
+            journal_stats.apply_latency = _Samples(stages["apply"])
+            journal_stats.handback_latency = _Samples(stages["handback"])
         payload = os.urandom(size)
 
         def on_added(sent_at: float, _: object) -> None:
@@ -150,6 +161,8 @@ async def run_paced_case(directory: Path, size: int, seconds: float, rate: float
             await asyncio.sleep(0.0005)
         latencies.clear()
         syncs.clear()
+        for samples in stages.values():
+            samples.clear()
         groups0 = bookie.stats.journal.syncs
         measured0, loop_cpu, cpu = sent, time.thread_time(), time.process_time()
         begin = time.perf_counter()
@@ -163,6 +176,12 @@ async def run_paced_case(directory: Path, size: int, seconds: float, rate: float
         adds, groups = sent - measured0, bookie.stats.journal.syncs - groups0
     lat = sorted(latencies)
     sync = sorted(syncs)
+    staged = "".join(
+        f"; {name} p50 {percentile(sorted(samples), 0.5) * 1e3:.2f} ms p99 "
+        f"{percentile(sorted(samples), 0.99) * 1e3:.2f} ms"
+        for name, samples in stages.items()
+        if samples
+    )
     return (
         f"paced entry={size // 1024} KiB rate={rate:.0f}/s: add->confirmed p50 "
         f"{percentile(lat, 0.5) * 1e3:.2f} ms p99 {percentile(lat, 0.99) * 1e3:.2f} ms p99.9 "
@@ -170,7 +189,7 @@ async def run_paced_case(directory: Path, size: int, seconds: float, rate: float
         f"({adds / max(groups, 1):.1f} adds each), fdatasync p50 "
         f"{percentile(sync, 0.5) * 1e3:.2f} ms p99 {percentile(sync, 0.99) * 1e3:.2f} ms; "
         f"loop {loop_cpu / adds * 1e6:.1f} us/add, other threads "
-        f"{(cpu - loop_cpu) / adds * 1e6:.1f} us/add"
+        f"{(cpu - loop_cpu) / adds * 1e6:.1f} us/add{staged}"
     )
 
 
@@ -218,7 +237,15 @@ async def main() -> None:
     parser.add_argument("--handle", action="store_true", help="whole in-process add path")
     parser.add_argument("--callback", action="store_true", help="--handle with append_callback")
     parser.add_argument("--rate", type=float, default=0.0, help="paced adds/s (1 KiB, latency)")
+    parser.add_argument(
+        "--switch-interval-ms",
+        type=float,
+        default=0.0,
+        help="sys.setswitchinterval for the run (default: Python's 5 ms)",
+    )
     args = parser.parse_args()
+    if args.switch_interval_ms:
+        sys.setswitchinterval(args.switch_interval_ms / 1000)
     print(header(vars(args)), flush=True)
     if args.rate:
         with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
