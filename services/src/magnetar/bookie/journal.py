@@ -86,6 +86,10 @@ class JournalConfig:
     # With sync on: write each group through an O_DSYNC descriptor (one system call) instead
     # of write + fdatasync (two). The same guarantee (Journal._open_segment); off: the old way.
     dsync_writes: bool = True
+    # Whether the process wiring exports the per-group stage recorders of JournalStats
+    # (queue_wait, apply_latency, handback_latency) as histograms; the journal records into
+    # whatever recorders are in place either way (by default they discard).
+    stage_metrics: bool = False
 
 
 # Told the outcome of an enqueued unit on the loop, inside the journal's delivery: None once
