@@ -166,6 +166,7 @@ async def run_paced_case(directory: Path, size: int, seconds: float, rate: float
             samples.clear()
         groups0 = bookie.stats.journal.syncs
         threads0 = thread_cpu_s()
+        switches0 = writer_switches()
         measured0, loop_cpu, cpu = sent, time.thread_time(), time.process_time()
         begin = time.perf_counter()
         while (now := time.perf_counter()) - begin < seconds:
@@ -177,6 +178,7 @@ async def run_paced_case(directory: Path, size: int, seconds: float, rate: float
         loop_cpu, cpu = time.thread_time() - loop_cpu, time.process_time() - cpu
         adds, groups = sent - measured0, bookie.stats.journal.syncs - groups0
         threads1 = thread_cpu_s()
+        switches = writer_switches() - switches0
     per_thread: dict[str, float] = {}
     for key, used in threads1.items():
         name = key.split("#")[0]
@@ -198,8 +200,24 @@ async def run_paced_case(directory: Path, size: int, seconds: float, rate: float
         f"({adds / max(groups, 1):.1f} adds each), fdatasync p50 "
         f"{percentile(sync, 0.5) * 1e3:.2f} ms p99 {percentile(sync, 0.99) * 1e3:.2f} ms; "
         f"loop {loop_cpu / adds * 1e6:.1f} us/add, other threads "
-        f"{(cpu - loop_cpu) / adds * 1e6:.1f} us/add ({by_thread}){staged}"
+        f"{(cpu - loop_cpu) / adds * 1e6:.1f} us/add ({by_thread}); journal writer "
+        f"{switches / max(groups, 1):.1f} voluntary context switches a group{staged}"
     )
+
+
+def writer_switches() -> int:
+    """The journal writer thread's voluntary context switches so far (each a blocking call:
+    a wait for a record, the group wait, a write or sync, a wait for the GIL). Linux only."""
+    for thread in threading.enumerate():
+        if thread.name == "journal-writer":
+            try:
+                with open(f"/proc/self/task/{thread.native_id}/status") as f:
+                    for line in f:
+                        if line.startswith("voluntary_ctxt_switches:"):
+                            return int(line.split()[1])
+            except OSError:
+                return 0
+    return 0
 
 
 def thread_cpu_s() -> dict[str, float]:
@@ -230,7 +248,8 @@ def thread_cpu_s() -> dict[str, float]:
 async def _local_ledger(directory: Path) -> AsyncIterator[tuple[Bookie, WriteHandle]]:
     """A bookie in ``directory`` (journal fdatasync on), registered in an in-memory store, and
     a ledger (ensemble 1) written through the in-process path: the broker's own, less sockets."""
-    bookie = await Bookie.open(BookieConfig(data_dir=directory, journal=JournalConfig(sync=True)))
+    journal = JournalConfig(sync=True, **JOURNAL_OPTIONS)  # type: ignore[arg-type]
+    bookie = await Bookie.open(BookieConfig(data_dir=directory, journal=journal))
     store = await open_store(f"memory://{uuid.uuid4().hex}", session_timeout_s=5.0)
     bookie_id = BookieId("bench-local")
     registration = Registration(store, bookie_id, "127.0.0.1:9")  # never dialled
@@ -250,6 +269,10 @@ async def _local_ledger(directory: Path) -> AsyncIterator[tuple[Bookie, WriteHan
         await registration.unregister()
         await store.close()
         await bookie.close()
+
+
+# Journal options of the in-process bookie (--no-dsync-writes); filled in by main().
+JOURNAL_OPTIONS: dict[str, object] = {}
 
 
 class _Samples:
@@ -276,7 +299,14 @@ async def main() -> None:
         default=0.0,
         help="sys.setswitchinterval for the run (default: Python's 5 ms)",
     )
+    parser.add_argument(
+        "--no-dsync-writes",
+        action="store_true",
+        help="--handle/--rate: journal write + fdatasync instead of O_DSYNC writes",
+    )
     args = parser.parse_args()
+    if args.no_dsync_writes:
+        JOURNAL_OPTIONS["dsync_writes"] = False
     if args.switch_interval_ms:
         sys.setswitchinterval(args.switch_interval_ms / 1000)
     print(header(vars(args)), flush=True)
