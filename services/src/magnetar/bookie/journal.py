@@ -7,8 +7,9 @@ module writes them. A :class:`Journal` replays what lies after the log mark into
 
 Invariants:
 
-* An :meth:`Journal.append` completes only after its record is written, fdatasync'ed (unless
-  ``sync`` is off) and applied to the :class:`JournalSink` (ledger storage). So a record whose
+* An :meth:`Journal.append` completes only after its record is on stable storage (written
+  through an ``O_DSYNC`` descriptor, or written and fdatasync'ed; neither when ``sync`` is
+  off) and applied to the :class:`JournalSink` (ledger storage). So a record whose
   append completed survives ``kill -9`` and is readable at once.
 * Records are written, synced and applied in the order they were enqueued.
 * The queue between the loop and the writer is bounded in count and bytes
@@ -19,9 +20,10 @@ Invariants:
 
 Concurrency: appenders on the event loop hand records to one writer thread through a
 thread-safe queue bounded (on the loop side) in count and bytes. The thread takes everything
-queued as one group, frames it (records are encoded and checksummed there, not on the loop: for
-big payloads ``crc32c`` runs without the GIL), writes it (big payloads with ``writev``, never
-copied into one buffer), does one ``fdatasync`` for the group and applies it to the sink, then
+queued as one group, frames it with one call (records are encoded and checksummed there, not
+on the loop: for big payloads ``crc32c`` runs without the GIL), writes it durably (one ``write``
+to an ``O_DSYNC`` segment, or a write and one ``fdatasync``; big payloads with ``writev``, never
+copied into one buffer) and applies it to the sink, then
 posts the outcome back to the loop and at once takes the next group: the disk never waits for
 the loop to get round to starting a write (what that wait cost: docs/benchmarks.md, broker
 round 4, "Journal writer thread"; BookKeeper's journal thread works the same way). Completions
