@@ -14,7 +14,11 @@ group size.
 event-loop thread and of every other thread (journal, RocksDB); the loop figure is the one the
 broker pays. ``--rate N``: that path at a steady N adds/s of 1 KiB (the broker's paced case
 without its sockets): add -> confirmed p50/p99/p99.9, journal groups per second and their
-fdatasync latency, CPU per add. Compare runs alternately: the box is shared.
+fdatasync latency, CPU per add, and (where the journal records them) each group's stages at
+p50/p99: ``queue`` (first unit's hand-off -> its group's write starts: the group wait, the
+previous group, the GIL), the sync (``fdatasync``), ``apply`` (to ledger storage) and
+``handback`` (the writer's post -> the loop's delivery). Compare runs alternately: the box is
+shared.
 """
 
 from __future__ import annotations
@@ -24,7 +28,9 @@ import asyncio
 import contextlib
 import functools
 import os
+import sys
 import tempfile
+import threading
 import time
 import uuid
 from collections.abc import AsyncIterator, Sequence
@@ -132,8 +138,14 @@ async def run_paced_case(directory: Path, size: int, seconds: float, rate: float
     from the broker's sockets and dispatch."""
     syncs: list[float] = []
     latencies: list[float] = []
+    stages: dict[str, list[float]] = {"queue": [], "apply": [], "handback": []}
     async with _local_ledger(directory) as (bookie, handle):
-        bookie.stats.journal.sync_latency = _Samples(syncs)
+        journal_stats = bookie.stats.journal
+        journal_stats.sync_latency = _Samples(syncs)
+        if hasattr(journal_stats, "queue_wait"):  # the per-stage recorders (issue 17, s10)
+            journal_stats.queue_wait = _Samples(stages["queue"])
+            journal_stats.apply_latency = _Samples(stages["apply"])
+            journal_stats.handback_latency = _Samples(stages["handback"])
         payload = os.urandom(size)
 
         def on_added(sent_at: float, _: object) -> None:
@@ -150,7 +162,11 @@ async def run_paced_case(directory: Path, size: int, seconds: float, rate: float
             await asyncio.sleep(0.0005)
         latencies.clear()
         syncs.clear()
+        for samples in stages.values():
+            samples.clear()
         groups0 = bookie.stats.journal.syncs
+        threads0 = thread_cpu_s()
+        switches0 = writer_switches()
         measured0, loop_cpu, cpu = sent, time.thread_time(), time.process_time()
         begin = time.perf_counter()
         while (now := time.perf_counter()) - begin < seconds:
@@ -161,8 +177,22 @@ async def run_paced_case(directory: Path, size: int, seconds: float, rate: float
             await asyncio.sleep(0.0005)
         loop_cpu, cpu = time.thread_time() - loop_cpu, time.process_time() - cpu
         adds, groups = sent - measured0, bookie.stats.journal.syncs - groups0
+        threads1 = thread_cpu_s()
+        switches = writer_switches() - switches0
+    per_thread: dict[str, float] = {}
+    for key, used in threads1.items():
+        name = key.split("#")[0]
+        per_thread[name] = per_thread.get(name, 0.0) + used - threads0.get(key, 0.0)
+    busiest = sorted(per_thread.items(), key=lambda item: -item[1])[:5]
+    by_thread = ", ".join(f"{name} {used / adds * 1e6:.1f}" for name, used in busiest if used)
     lat = sorted(latencies)
     sync = sorted(syncs)
+    staged = "".join(
+        f"; {name} p50 {percentile(sorted(samples), 0.5) * 1e3:.2f} ms p99 "
+        f"{percentile(sorted(samples), 0.99) * 1e3:.2f} ms"
+        for name, samples in stages.items()
+        if samples
+    )
     return (
         f"paced entry={size // 1024} KiB rate={rate:.0f}/s: add->confirmed p50 "
         f"{percentile(lat, 0.5) * 1e3:.2f} ms p99 {percentile(lat, 0.99) * 1e3:.2f} ms p99.9 "
@@ -170,15 +200,56 @@ async def run_paced_case(directory: Path, size: int, seconds: float, rate: float
         f"({adds / max(groups, 1):.1f} adds each), fdatasync p50 "
         f"{percentile(sync, 0.5) * 1e3:.2f} ms p99 {percentile(sync, 0.99) * 1e3:.2f} ms; "
         f"loop {loop_cpu / adds * 1e6:.1f} us/add, other threads "
-        f"{(cpu - loop_cpu) / adds * 1e6:.1f} us/add"
+        f"{(cpu - loop_cpu) / adds * 1e6:.1f} us/add ({by_thread}); journal writer "
+        f"{switches / max(groups, 1):.1f} voluntary context switches a group{staged}"
     )
+
+
+def writer_switches() -> int:
+    """The journal writer thread's voluntary context switches so far (each a blocking call:
+    a wait for a record, the group wait, a write or sync, a wait for the GIL). Linux only."""
+    for thread in threading.enumerate():
+        if thread.name == "journal-writer":
+            try:
+                with open(f"/proc/self/task/{thread.native_id}/status") as f:
+                    for line in f:
+                        if line.startswith("voluntary_ctxt_switches:"):
+                            return int(line.split()[1])
+            except OSError:
+                return 0
+    return 0
+
+
+def thread_cpu_s() -> dict[str, float]:
+    """CPU seconds (user + system) of each of this process's threads, keyed by a name: the
+    Python thread's name where there is one, else the kernel's (RocksDB names its threads),
+    then ``#`` and the thread id. Linux only (empty elsewhere)."""
+    names = {thread.native_id: thread.name for thread in threading.enumerate()}
+    tick = os.sysconf("SC_CLK_TCK")
+    found: dict[str, float] = {}
+    try:
+        tids = os.listdir("/proc/self/task")
+    except OSError:
+        return found
+    for tid in tids:
+        try:
+            with open(f"/proc/self/task/{tid}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue  # the thread ended
+        comm = stat[stat.index("(") + 1 : stat.rindex(")")]
+        fields = stat[stat.rindex(")") + 2 :].split()
+        name = names.get(int(tid), comm)
+        found[f"{name}#{tid}"] = (int(fields[11]) + int(fields[12])) / tick
+    return found
 
 
 @contextlib.asynccontextmanager
 async def _local_ledger(directory: Path) -> AsyncIterator[tuple[Bookie, WriteHandle]]:
     """A bookie in ``directory`` (journal fdatasync on), registered in an in-memory store, and
     a ledger (ensemble 1) written through the in-process path: the broker's own, less sockets."""
-    bookie = await Bookie.open(BookieConfig(data_dir=directory, journal=JournalConfig(sync=True)))
+    journal = JournalConfig(sync=True, **JOURNAL_OPTIONS)  # type: ignore[arg-type]
+    bookie = await Bookie.open(BookieConfig(data_dir=directory, journal=journal))
     store = await open_store(f"memory://{uuid.uuid4().hex}", session_timeout_s=5.0)
     bookie_id = BookieId("bench-local")
     registration = Registration(store, bookie_id, "127.0.0.1:9")  # never dialled
@@ -200,6 +271,10 @@ async def _local_ledger(directory: Path) -> AsyncIterator[tuple[Bookie, WriteHan
         await bookie.close()
 
 
+# Journal options of the in-process bookie (--no-dsync-writes); filled in by main().
+JOURNAL_OPTIONS: dict[str, object] = {}
+
+
 class _Samples:
     """A journal sync-latency recorder that keeps every sample (the writer thread appends)."""
 
@@ -218,7 +293,22 @@ async def main() -> None:
     parser.add_argument("--handle", action="store_true", help="whole in-process add path")
     parser.add_argument("--callback", action="store_true", help="--handle with append_callback")
     parser.add_argument("--rate", type=float, default=0.0, help="paced adds/s (1 KiB, latency)")
+    parser.add_argument(
+        "--switch-interval-ms",
+        type=float,
+        default=0.0,
+        help="sys.setswitchinterval for the run (default: Python's 5 ms)",
+    )
+    parser.add_argument(
+        "--no-dsync-writes",
+        action="store_true",
+        help="--handle/--rate: journal write + fdatasync instead of O_DSYNC writes",
+    )
     args = parser.parse_args()
+    if args.no_dsync_writes:
+        JOURNAL_OPTIONS["dsync_writes"] = False
+    if args.switch_interval_ms:
+        sys.setswitchinterval(args.switch_interval_ms / 1000)
     print(header(vars(args)), flush=True)
     if args.rate:
         with tempfile.TemporaryDirectory(dir=args.dir) as tmp:

@@ -33,7 +33,11 @@ microseconds per published message, steadier than throughput on a shared machine
 entry-log threads, executors). ``loop lag p99 <=`` and ``journal sync p99 <=`` are read from
 the standalone's ``/metrics`` before and after the window (``magnetar_event_loop_lag_seconds``,
 ``bookie_journal_sync_latency_seconds``): the histogram bucket edge under which 99 % of the
-window's event-loop lags and journal group syncs fell, to set beside the publish p99.
+window's event-loop lags and journal group syncs fell, to set beside the publish p99. With
+``MAGNETAR_STANDALONE_JOURNAL_STAGE_METRICS=true`` in the environment the standalone exports
+the journal's per-group stages too, printed as bucket edges at p50 / p99: queue wait (first
+add's hand-off -> the group's write), sync, apply (to ledger storage), hand-back (the writer's
+post -> the loop's delivery).
 
 Both load generators follow the same spec: batched producers batch up to 1000 messages, 1 ms,
 128 KiB; ``--pending`` sends in flight; paced or flat out; every acknowledged send's latency is
@@ -139,6 +143,13 @@ class Target:
 
 LOOP_LAG = "magnetar_event_loop_lag_seconds"
 JOURNAL_SYNC = "bookie_journal_sync_latency_seconds"
+# Exported only when the standalone runs with MAGNETAR_STANDALONE_JOURNAL_STAGE_METRICS=true.
+JOURNAL_STAGES = {
+    "queue wait": "bookie_journal_queue_wait_seconds",
+    "sync": JOURNAL_SYNC,
+    "apply": "bookie_journal_apply_latency_seconds",
+    "hand-back": "bookie_journal_handback_latency_seconds",
+}
 Buckets = dict[str, dict[float, float]]
 
 
@@ -156,23 +167,33 @@ def histogram_buckets(target: Target) -> Buckets:
         return {}
     found: Buckets = {}
     for family in text_string_to_metric_families(text):
-        if family.name in (LOOP_LAG, JOURNAL_SYNC):
+        if family.name in (LOOP_LAG, JOURNAL_SYNC) or family.name in JOURNAL_STAGES.values():
             for sample in family.samples:
                 if sample.name.endswith("_bucket"):
                     found.setdefault(family.name, {})[float(sample.labels["le"])] = sample.value
     return found
 
 
-def p99_edge_ms(before: Buckets, after: Buckets, name: str) -> float:
-    """The bucket edge (ms) under which 99 % of ``name``'s observations between the two
-    scrapes fell (inf: above the last edge); 0 when there were none."""
+def p99_edge_ms(before: Buckets, after: Buckets, name: str, q: float = 0.99) -> float:
+    """The bucket edge (ms) under which ``q`` (99 %) of ``name``'s observations between the
+    two scrapes fell (inf: above the last edge); 0 when there were none."""
     end, start = after.get(name, {}), before.get(name, {})
     edges = sorted(end)
     counts = [end[edge] - start.get(edge, 0.0) for edge in edges]
     if not counts or counts[-1] <= 0:
         return 0.0
-    within = (edge for edge, count in zip(edges, counts, strict=True) if count >= 0.99 * counts[-1])
+    within = (edge for edge, count in zip(edges, counts, strict=True) if count >= q * counts[-1])
     return next(within) * 1000
+
+
+def journal_stages_line(before: Buckets, after: Buckets) -> str | None:
+    """The journal's per-group stages as bucket edges (ms) at p50 / p99, when exported."""
+    if JOURNAL_STAGES["queue wait"] not in after:
+        return None
+    return "journal stages (bucket edges, ms, p50 / p99): " + ", ".join(
+        f"{stage} {p99_edge_ms(before, after, name, 0.5):g} / {p99_edge_ms(before, after, name):g}"
+        for stage, name in JOURNAL_STAGES.items()
+    )
 
 
 def _admin(target: Target, method: str, path: str, body: Any = None) -> Any:
@@ -454,6 +475,9 @@ def run_scenario(target: Target, scenario: str, args: argparse.Namespace, rate: 
         journal_sync_p99_ms=p99_edge_ms(buckets_start, buckets_end, JOURNAL_SYNC),
     )
     print_result(result)
+    stages = journal_stages_line(buckets_start, buckets_end)
+    if stages:
+        print(f"  {stages}", flush=True)
     return result
 
 

@@ -4,15 +4,16 @@ Run: ``.venv/bin/python -m tests.bench.compiled_modules [--rounds 3] [-n 20000]`
 
 setup.py compiles the modules that pyproject.toml lists (``[tool.magnetar.mypyc]``); this
 script measures what that buys on the broker's per-message work in those modules: decoding a
-1 KiB SEND frame, the hand-encoded SEND_RECEIPT and MESSAGE frames, an entry's metadata peek,
-a pending ack added and acknowledged, acks filling a range set with gaps, a journal record
-framed, a ledger add tracked to its confirmation and an add's outcome reported. Each round runs
-two worker processes in turn, one that imports the compiled extensions (as the broker does) and
-one that imports the ``.py`` sources beside them (a finder placed first on ``sys.meta_path``),
-so no rebuild is needed; each worker times every case by CPU time (``time.process_time``, the
-best of 5 passes of ``-n`` operations). Prints, per case, the median over the rounds of CPU
-microseconds per operation for both and their ratio, and the sum: the saving per message on
-these paths (the broker's whole cost per message is in docs/benchmarks.md).
+1 KiB SEND frame, the hand-encoded SEND_RECEIPT and MESSAGE frames, an entry's metadata peek, a
+pending ack added and acknowledged, acks filling a range set with gaps, a journal record framed
+alone and in a group of 16 (per record), a ledger add tracked to its confirmation and an add's
+outcome reported. Each round runs two worker processes in turn, one that imports the compiled
+extensions (as the broker does) and one that imports the ``.py`` sources beside them (a finder
+placed first on ``sys.meta_path``), so no rebuild is needed; each worker times every case by
+CPU time (``time.process_time``, the best of 5 passes of ``-n`` operations). Prints, per case,
+the median over the rounds of CPU microseconds per operation for both and their ratio, and the
+sum: the saving per message on these paths (the broker's whole cost per message is in
+docs/benchmarks.md).
 
 Needs a compiled build (``make setup``); with ``MAGNETAR_PURE_PYTHON=1`` both sides are the
 sources. Figures go to docs/benchmarks.md.
@@ -57,7 +58,7 @@ class SourceFinder(importlib.abc.MetaPathFinder):
 
 def cases(n: int) -> dict[str, Callable[[], object]]:
     """The operations, each over ``n`` messages (imported here: after the finder is placed)."""
-    from magnetar.bookie.journal_record import JournalRecord, RecordKind
+    from magnetar.bookie.journal_record import JournalRecord, RecordKind, frame_records
     from magnetar.broker.dispatch.pending_acks import PendingAcks
     from magnetar.broker.entry import entry_info
     from magnetar.ids import BookieId
@@ -113,6 +114,11 @@ def cases(n: int) -> dict[str, Callable[[], object]]:
         for i in range(n):
             JournalRecord(RecordKind.ADD, 7, i, i - 1, 99, b"", stored).frame_into(parts)
 
+    def journal_group() -> None:
+        records = [JournalRecord(RecordKind.ADD, 7, i, i - 1, 99, b"", stored) for i in range(16)]
+        for _ in range(n // 16):
+            frame_records(records)
+
     def add_tracker() -> None:
         tracker = AddTracker((bookie,), 1, 1)
         for _ in range(n):
@@ -135,6 +141,7 @@ def cases(n: int) -> dict[str, Callable[[], object]]:
         "pending ack: add, then ack": pending_acks,
         "range set add (with gaps)": range_set,
         "journal record frame_into": journal_records,
+        "journal frame_records, 16 a group": journal_group,
         "ledger add: track to confirm": add_tracker,
         "add queue: resolve by callback": add_ops,
     }

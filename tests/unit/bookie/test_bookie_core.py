@@ -6,12 +6,15 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
 from magnetar.bookie.bookie import Bookie
+from magnetar.bookie.bookie_metrics import observe_bookie
 from magnetar.bookie.bookie_protocol import AddOp, Status
 from magnetar.bookie.config import BookieConfig
 from magnetar.bookie.disk_monitor import DiskUsage
 from magnetar.bookie.journal import JournalConfig
+from magnetar.telemetry.metrics import Metrics
 
 MK = b"key-1"
 
@@ -250,3 +253,29 @@ async def test_decommissioned_bookie_refuses_adds_but_serves_reads(bookie: Booki
     bookie.set_decommissioned(False)  # a cancelled decommission
     assert await bookie.add(op(9, 1)) is Status.OK
     assert heard == [True, False]
+
+
+@pytest.mark.parametrize("stage_metrics", [False, True])
+async def test_journal_stage_histograms_are_exported_when_asked(
+    tmp_path: Path, stage_metrics: bool
+) -> None:
+    """``journal_stage_metrics`` puts the journal's per-group stage recorders (queue wait,
+    apply, hand-back to the loop) on /metrics; off (the default) they are not exported."""
+    journal = JournalConfig(sync=True, stage_metrics=stage_metrics)
+    b = await Bookie.open(BookieConfig(data_dir=tmp_path, journal=journal))
+    try:
+        metrics = Metrics()
+        observe_bookie(metrics, b)
+        for i in range(3):
+            assert await b.add(op(1, i)) is Status.OK
+        exported = {
+            sample.name: sample.value
+            for family in text_string_to_metric_families(metrics.render().decode())
+            for sample in family.samples
+        }
+    finally:
+        await b.close()
+    assert exported["bookie_journal_sync_latency_seconds_count"] >= 1
+    for name in ("queue_wait", "apply_latency", "handback_latency"):
+        count = exported.get(f"bookie_journal_{name}_seconds_count")
+        assert (count is not None and count >= 1) if stage_metrics else count is None

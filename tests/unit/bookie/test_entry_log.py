@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from magnetar.bookie import entry_log, fileio
-from magnetar.bookie.entry_log import EntryLocation, EntryLog
+from magnetar.bookie.entry_log import RECORD_HEAD_SIZE, EntryLocation, EntryLog
 from magnetar.bookie.errors import StorageCorrupt
+from magnetar.bookie.journal_record import JournalRecord, RecordKind
 
 
 def payload(ledger: int, entry: int, size: int = 100) -> bytes:
@@ -217,7 +218,7 @@ def test_a_failed_write_does_not_shift_later_locations(
     try:
         (first,) = elog.append([(1, 0, b"a" * 100)])
 
-        def half_then_full(fd: int, parts: list[bytes]) -> int:
+        def half_then_full(fd: int, parts: list[bytes], total: int = -1) -> int:
             data = b"".join(parts)
             os.write(fd, data[: len(data) // 2])
             raise OSError(errno.ENOSPC, "No space left on device")
@@ -251,3 +252,30 @@ def test_a_log_that_cannot_be_created_leaves_the_current_one_in_use(tmp_path: Pa
         assert elog.read(1, 1, second) == b"b" * 10
     finally:
         elog.close()
+
+
+def test_append_records_lays_records_back_to_back_like_append(tmp_path: Path) -> None:
+    """The journal writer's append (records in, first offset out) writes what ``append``
+    writes: each record's location follows from the first offset and the payload lengths,
+    reads check them, and the bytes per ledger are counted for GC."""
+    elog = EntryLog(tmp_path)
+    try:
+        (before,) = elog.append([(9, 0, b"z" * 5)])
+        records = [
+            JournalRecord(RecordKind.ADD, 1, i, i - 1, 0, b"mk", bytes([i]) * (10 + i))
+            for i in range(4)
+        ] + [JournalRecord(RecordKind.ADD, 2, 0, -1, 0, b"mk", b"")]
+        log_id, offset = elog.append_records(records)
+        assert (log_id, offset) == (before.log_id, before.offset + RECORD_HEAD_SIZE + 5)
+        for record in records:
+            location = EntryLocation(log_id, offset, len(record.payload))
+            assert elog.read(record.ledger_id, record.entry_id, location) == record.payload
+            offset += RECORD_HEAD_SIZE + len(record.payload)
+    finally:
+        elog.close()
+    reopened = EntryLog(tmp_path)  # seals the log: its bytes per ledger are on disk now
+    try:
+        usage = reopened.sealed_usage()[log_id]
+        assert usage == {9: RECORD_HEAD_SIZE + 5, 1: 4 * RECORD_HEAD_SIZE + 46, 2: RECORD_HEAD_SIZE}
+    finally:
+        reopened.close()

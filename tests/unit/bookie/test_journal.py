@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import os
 import threading
 from collections.abc import Callable, Sequence
@@ -12,7 +13,14 @@ import pytest
 
 from magnetar.bookie.errors import JournalClosed, JournalFailed
 from magnetar.bookie.journal import Journal, JournalConfig
-from magnetar.bookie.journal_record import JournalRecord, RecordKind
+from magnetar.bookie.journal_record import (
+    JournalRecord,
+    RecordKind,
+    frame,
+    frame_records,
+    framed_size,
+    scan_segment,
+)
 from magnetar.bookie.journal_replay import list_segments
 
 
@@ -69,7 +77,8 @@ async def test_append_completes_only_after_fdatasync_returns(
 ) -> None:
     """The durability rule (docs/storage.md): no add is acknowledged before its group is
     fdatasync'd. A kill -9 test cannot show this (the page cache survives a process kill), so
-    the syscall is held here and the append must still be pending while it is."""
+    the syscall is held here and the append must still be pending while it is. This is the
+    write + fdatasync path (``dsync_writes`` off)."""
     real_fdatasync = os.fdatasync
     entered, release = threading.Event(), threading.Event()
 
@@ -79,8 +88,39 @@ async def test_append_completes_only_after_fdatasync_returns(
         real_fdatasync(fd)
 
     sink = ListSink()
-    journal = await Journal.open(tmp_path, sink)
+    journal = await Journal.open(tmp_path, sink, JournalConfig(dsync_writes=False))
     monkeypatch.setattr(os, "fdatasync", held_fdatasync)
+    await _assert_pending_while_held(journal, sink, entered, release)
+
+
+async def test_append_completes_only_after_its_dsync_write_returns(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same rule on the default path: the group goes out in one write to a descriptor
+    opened O_DSYNC (the write returns once the data is on stable storage); the append stays
+    pending while that write is held, and the write is made on an O_DSYNC descriptor."""
+    real_write = os.write
+    entered, release = threading.Event(), threading.Event()
+    flags: list[int] = []
+
+    def held_write(fd: int, data: bytes | memoryview) -> int:
+        if not entered.is_set():
+            flags.append(fcntl.fcntl(fd, fcntl.F_GETFL))
+            entered.set()
+            release.wait(10)
+        return real_write(fd, data)
+
+    sink = ListSink()
+    journal = await Journal.open(tmp_path, sink)
+    monkeypatch.setattr(os, "write", held_write)
+    await _assert_pending_while_held(journal, sink, entered, release)
+    assert flags
+    assert flags[0] & os.O_DSYNC
+
+
+async def _assert_pending_while_held(
+    journal: Journal, sink: ListSink, entered: threading.Event, release: threading.Event
+) -> None:
     try:
         appending = asyncio.create_task(journal.append(add(1, 0)))
         assert await asyncio.to_thread(entered.wait, 5)
@@ -315,3 +355,20 @@ async def test_callback_units_get_the_write_failure(tmp_path: Path) -> None:
     with pytest.raises(JournalFailed, match="failed earlier"):
         journal.enqueue_callback_nowait([add(1, 1)], told.set_result)
     await asyncio.wait_for(journal.close(), 5)
+
+
+def test_frame_records_is_each_records_frame_in_order() -> None:
+    """The group framing (one call per group) lays out exactly what framing each record on
+    its own does, so the scan (replay) reads it back unchanged."""
+    records = [
+        add(1, 0, b"a" * 10),
+        JournalRecord(RecordKind.FENCE, 1),
+        add(2, 5, b""),
+        JournalRecord(RecordKind.DELETE, 3, master_key=b""),
+        add(2, 6, os.urandom(70_000)),
+    ]
+    parts, size = frame_records(records)
+    expected = b"".join(frame(r.encode()) for r in records)
+    assert b"".join(parts) == expected
+    assert size == len(expected) == framed_size(records)
+    assert scan_segment(expected, 0) == (records, len(expected))

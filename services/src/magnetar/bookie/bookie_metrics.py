@@ -45,6 +45,10 @@ def observe_bookie(metrics: Metrics, bookie: Bookie) -> None:
         storage_size = await loop.run_in_executor(None, directory_size, ledger_dir)
 
     stats.journal.sync_latency = metrics.histogram(names.BOOKIE_JOURNAL_SYNC_LATENCY)
+    if bookie.config.journal.stage_metrics:
+        stats.journal.queue_wait = metrics.histogram(names.BOOKIE_JOURNAL_QUEUE_WAIT)
+        stats.journal.apply_latency = metrics.histogram(names.BOOKIE_JOURNAL_APPLY_LATENCY)
+        stats.journal.handback_latency = metrics.histogram(names.BOOKIE_JOURNAL_HANDBACK_LATENCY)
     metrics.add_refresh(measure_storage)
     metrics.observe(names.BOOKIE_JOURNAL_ADD_ENTRIES, lambda: [Sample(stats.entries_added)])
     metrics.observe(names.BOOKIE_JOURNAL_SYNCS, lambda: [Sample(stats.journal.syncs)])

@@ -53,11 +53,13 @@ from magnetar.bookie.fileio import (
     start_writeback,
     write_all,
 )
+from magnetar.bookie.journal_record import JournalRecord
 from magnetar.telemetry import get_logger
 
 log = get_logger(__name__)
 
 _HEAD = struct.Struct(">IQQI")
+RECORD_HEAD_SIZE = _HEAD.size  # bytes of a record before its payload
 _CRC_HEAD = struct.Struct(">QQI")  # the CRC covers ledger id, entry id, length, then the payload
 _LEN = struct.Struct(">I")
 _USAGE_HEAD = struct.Struct(">I")
@@ -165,13 +167,59 @@ class EntryLog:
         """Append (ledger id, entry id, payload) records in one write; return their locations.
         Not synced: see :meth:`sync`."""
         parts: list[bytes] = []
-        sizes: list[tuple[int, int]] = []
+        offsets: list[int] = []
+        usage: dict[int, int] = {}
+        offset = 0
+        pack_head = _HEAD.pack
+        pack_crc_head = _CRC_HEAD.pack
+        crc = crc32c.crc32c
         for ledger_id, entry_id, payload in entries:
-            parts += (
-                _HEAD.pack(len(payload), ledger_id, entry_id, _crc(ledger_id, entry_id, payload)),
-                payload,
-            )
-            sizes.append((ledger_id, len(payload)))
+            length = len(payload)
+            checksum = crc(payload, crc(pack_crc_head(ledger_id, entry_id, length)))
+            parts += (pack_head(length, ledger_id, entry_id, checksum), payload)
+            offsets.append(offset)
+            offset += _HEAD.size + length
+            usage[ledger_id] = usage.get(ledger_id, 0) + _HEAD.size + length
+        log_id, base = self._write(parts, offset, usage)
+        return [
+            EntryLocation(log_id, base + at, len(entry[2]))
+            for at, entry in zip(offsets, entries, strict=True)
+        ]
+
+    def append_records(self, records: Sequence[JournalRecord]) -> tuple[int, int]:
+        """Append the payloads of journalled adds (all ``RecordKind.ADD``) in one write, as
+        :meth:`append` does, without building a tuple and a location per entry (the journal
+        writer's path): return (log id, offset of the first record); the records lie back to
+        back from there, each ``RECORD_HEAD_SIZE`` bytes of header then its payload."""
+        parts: list[bytes] = []
+        usage: dict[int, int] = {}
+        total = 0
+        run_ledger = -1
+        run_bytes = 0
+        pack_head = _HEAD.pack
+        pack_crc_head = _CRC_HEAD.pack
+        crc = crc32c.crc32c
+        for record in records:
+            ledger_id = record.ledger_id
+            entry_id = record.entry_id
+            payload = record.payload
+            length = len(payload)
+            checksum = crc(payload, crc(pack_crc_head(ledger_id, entry_id, length)))
+            parts += (pack_head(length, ledger_id, entry_id, checksum), payload)
+            length += _HEAD.size
+            total += length
+            if ledger_id != run_ledger:  # a group is mostly runs of one ledger: one sum a run
+                if run_bytes:
+                    usage[run_ledger] = usage.get(run_ledger, 0) + run_bytes
+                run_ledger, run_bytes = ledger_id, 0
+            run_bytes += length
+        if run_bytes:
+            usage[run_ledger] = usage.get(run_ledger, 0) + run_bytes
+        return self._write(parts, total, usage)
+
+    def _write(self, parts: list[bytes], total: int, added: dict[int, int]) -> tuple[int, int]:
+        """Write encoded records (``total`` bytes; ``added``: bytes per ledger) to the current
+        log, rolling it first if it is full; return (log id, offset of the first byte)."""
         with self._lock:
             state = self._state
             if state.offset >= self._roll_bytes:
@@ -179,7 +227,7 @@ class EntryLog:
             log_id = state.current
             offset = state.offset
             try:
-                written = write_all(state.fd, parts)
+                written = write_all(state.fd, parts, total)
             except OSError:
                 # Part of it may be in the file: later records go after it (O_APPEND), so the
                 # offsets must follow the file, not this count.
@@ -187,18 +235,15 @@ class EntryLog:
                 raise
             state.offset += written
             usage = state.usage[log_id]
-            locations = []
-            for ledger_id, size in sizes:
-                locations.append(EntryLocation(log_id, offset, size))
-                offset += _HEAD.size + size
-                usage[ledger_id] = usage.get(ledger_id, 0) + _HEAD.size + size
+            for ledger_id, size in added.items():
+                usage[ledger_id] = usage.get(ledger_id, 0) + size
             state.written_since_kick += written
             kick = state.written_since_kick >= self._writeback_bytes
             if kick:
                 state.written_since_kick = 0
         if kick:
             self._kick.set()
-        return locations
+        return log_id, offset
 
     def _start_log(self, log_id: int) -> None:
         """Under ``_lock`` (or in the constructor): make ``log_id`` the current log. If the

@@ -16,11 +16,14 @@ _REMOVE_STEP_BYTES = 4 << 20
 REMOVE_PAUSE_S = 0.05  # remove_gradually's default pause between steps
 
 
-def write_all(fd: int, parts: list[bytes]) -> int:
+def write_all(fd: int, parts: list[bytes], total: int = -1) -> int:
     """Write ``parts`` in order; return the bytes written. Big parts (payloads of batched
     entries) go out with ``writev``, ``_IOV_MAX`` buffers a call, never copied into one buffer;
-    small ones are joined first (one copy is cheaper than many tiny iovecs)."""
-    total = sum(map(len, parts))
+    small ones are joined first (one copy is cheaper than many tiny iovecs), so that they take
+    one ``write`` (one sync on an ``O_DSYNC`` descriptor). ``total``: their summed length when
+    the caller knows it already (else counted here)."""
+    if total < 0:
+        total = sum(map(len, parts))
     if total < _WRITEV_MIN_PART * len(parts):
         _write_fully(fd, memoryview(b"".join(parts)))
         return total

@@ -15,7 +15,7 @@ undecodable head) and never returns a damaged record.
 
 Who calls it: the bookie core builds records on the event loop
 (:mod:`magnetar.bookie.bookie`); the journal's writer thread frames them
-(:meth:`JournalRecord.frame_into`); replay (:mod:`magnetar.bookie.journal_replay`) scans them,
+(:func:`frame_records`); replay (:mod:`magnetar.bookie.journal_replay`) scans them,
 in an executor thread; ledger storage applies them (:class:`JournalSink`).
 """
 
@@ -111,6 +111,28 @@ def framed_size(records: Sequence[JournalRecord]) -> int:
     """Bytes ``records`` take in a segment (frame headers included)."""
     size = sum([len(r.master_key) + len(r.payload) for r in records])
     return size + _RECORD_OVERHEAD * len(records)
+
+
+def frame_records(records: Sequence[JournalRecord]) -> tuple[list[bytes], int]:
+    """The on-disk form of ``records`` in order, as parts to write (``frame_into`` of each,
+    in one compiled loop: the writer thread frames a whole group with one call), and their
+    total size in bytes. Payloads are not copied."""
+    parts: list[bytes] = []
+    total = 0
+    pack_frame = _FRAME.pack
+    pack_record = _RECORD.pack
+    for record in records:
+        key = record.master_key
+        payload = record.payload
+        head = pack_record(
+            record.kind, record.ledger_id, record.entry_id, record.lac, record.digest, len(key)
+        )
+        if key:
+            head += key
+        length = len(head) + len(payload)
+        parts += (pack_frame(length, crc32c.crc32c(payload, crc32c.crc32c(head))), head, payload)
+        total += length + _FRAME.size
+    return parts, total
 
 
 def frame(payload: bytes) -> bytes:

@@ -42,7 +42,7 @@ from typing import NamedTuple
 
 from rocksdict import Options, Rdict, WriteBatch, WriteOptions
 
-from magnetar.bookie.entry_log import EntryLocation, EntryLog, ScannedEntry
+from magnetar.bookie.entry_log import RECORD_HEAD_SIZE, EntryLocation, EntryLog, ScannedEntry
 from magnetar.bookie.errors import StorageCorrupt, StorageUnavailable
 from magnetar.bookie.journal_record import JournalRecord, RecordKind
 from magnetar.telemetry import get_logger
@@ -54,6 +54,7 @@ _META_PREFIX = b"m"
 _INDEX = struct.Struct(">qIIQI")
 _META_HEAD = struct.Struct(">BqH")
 _U64 = struct.Struct(">Q")
+_ENTRY_KEY = struct.Struct(">cQQ")  # entry_key's layout, packed in one call
 _FENCED = 1
 _DELETED = 2
 _COLLECTED = 4
@@ -230,24 +231,40 @@ class LedgerStorage:
     # -- writes (journal sink) ------------------------------------------------------------
 
     def apply(self, records: Sequence[JournalRecord]) -> None:
-        """Write ``records`` (one RocksDB batch); each touched ledger's meta is merged once per
-        call, not rebuilt per record (an add raises the LAC nearly every time)."""
+        """Write ``records`` (one entry-log write, one RocksDB batch); each touched ledger's
+        meta is merged once per call, not rebuilt per record (an add raises the LAC nearly
+        every time). Adds are handled as runs of one ledger: one meta lookup per run."""
         batch = WriteBatch(raw_mode=True)
-        adds = [r for r in records if r.kind is RecordKind.ADD]
-        locations = iter(
-            self._log.append([(r.ledger_id, r.entry_id, r.payload) for r in adds]) if adds else ()
-        )
+        put = batch.put
+        if all(r.kind is RecordKind.ADD for r in records):
+            adds: Sequence[JournalRecord] = records
+        else:
+            adds = [r for r in records if r.kind is RecordKind.ADD]
+        if adds:
+            log_id, offset = self._log.append_records(adds)
         changes: dict[int, _MetaChange] = {}
+        pack_key = _ENTRY_KEY.pack
+        pack_index = _INDEX.pack
+        run_ledger = -1
+        change = _MetaChange(b"")
         for rec in records:
-            change = changes.get(rec.ledger_id)
-            if change is None:
-                change = changes[rec.ledger_id] = _MetaChange(rec.master_key)
-            elif not change.master_key:
+            ledger_id = rec.ledger_id
+            if ledger_id != run_ledger:
+                run_ledger = ledger_id
+                found = changes.get(ledger_id)
+                if found is None:
+                    found = changes[ledger_id] = _MetaChange(rec.master_key)
+                change = found
+            if not change.master_key:
                 change.master_key = rec.master_key
             kind = rec.kind
             if kind is RecordKind.ADD:
-                value = _encode_index(rec.lac, rec.digest, next(locations))
-                batch.put(entry_key(rec.ledger_id, rec.entry_id), value)
+                length = len(rec.payload)
+                put(
+                    pack_key(_ENTRY_PREFIX, ledger_id, rec.entry_id),
+                    pack_index(rec.lac, rec.digest, log_id, offset, length),
+                )
+                offset += RECORD_HEAD_SIZE + length
                 if rec.lac > change.lac:
                     change.lac = rec.lac
             elif kind is RecordKind.FENCE:
@@ -261,7 +278,7 @@ class LedgerStorage:
                 meta = change.merged(old)
                 if meta != old:
                     changed[ledger_id] = meta
-                    batch.put(meta_key(ledger_id), meta.encode())
+                    put(meta_key(ledger_id), meta.encode())
             self._db.write(batch, self._no_wal)
             self._metas.update(changed)
 

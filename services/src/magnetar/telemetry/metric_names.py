@@ -186,11 +186,34 @@ BOOKIE_READ_ONLY = MetricSpec(
     "bookie_read_only", Kind.GAUGE, "1 while the bookie refuses adds (read-only mode), else 0."
 )
 
+# Exported only with journal_stage_metrics on (bookie/bookie_stats.py: JournalStats).
+BOOKIE_JOURNAL_QUEUE_WAIT = MetricSpec(
+    "bookie_journal_queue_wait_seconds",
+    Kind.HISTOGRAM,
+    "Time from the hand-off of a journal group's first add to the start of the group's write.",
+    buckets=LATENCY_BUCKETS_S,
+)
+BOOKIE_JOURNAL_APPLY_LATENCY = MetricSpec(
+    "bookie_journal_apply_latency_seconds",
+    Kind.HISTOGRAM,
+    "Time to apply one synced journal group to ledger storage, in seconds.",
+    buckets=LATENCY_BUCKETS_S,
+)
+BOOKIE_JOURNAL_HANDBACK_LATENCY = MetricSpec(
+    "bookie_journal_handback_latency_seconds",
+    Kind.HISTOGRAM,
+    "Time from the journal thread posting a group's outcome to the event loop delivering it.",
+    buckets=LATENCY_BUCKETS_S,
+)
+
 BOOKIE_METRICS = (
     BOOKIE_JOURNAL_ADD_ENTRIES,
     BOOKIE_JOURNAL_SYNCS,
     BOOKIE_JOURNAL_WRITTEN_BYTES,
     BOOKIE_JOURNAL_SYNC_LATENCY,
+    BOOKIE_JOURNAL_QUEUE_WAIT,
+    BOOKIE_JOURNAL_APPLY_LATENCY,
+    BOOKIE_JOURNAL_HANDBACK_LATENCY,
     BOOKIE_READ_ENTRIES,
     BOOKIE_LEDGERS,
     BOOKIE_LEDGER_STORAGE_SIZE,
