@@ -33,7 +33,6 @@ tracked per ledger in :attr:`CurrentLedger.inflight` and awaited by
 from __future__ import annotations
 
 import asyncio
-import functools
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -82,6 +81,12 @@ class AddOwner(Protocol):
         ``lac_floor``: the writer's last-add-confirmed when the add was dispatched."""
         ...
 
+    def entries_confirmed(
+        self, ledger_id: LedgerId, first: EntryId, datas: list[bytes], lac_floor: int
+    ) -> list[Position]:
+        """:meth:`entry_confirmed` for consecutive entries from ``first`` on, at once."""
+        ...
+
 
 @dataclass(eq=False)
 class CurrentLedger:
@@ -95,11 +100,11 @@ class CurrentLedger:
     failed: bool = False
     # adds waiting in a task for room in the writer (each leaves the set when its task ends)
     inflight: TaskSet = field(default_factory=lambda: TaskSet("managed_ledger_adds"))
-    callbacks: int = 0  # adds dispatched with the writer's append_callback, not yet answered
+    callbacks: int = 0  # adds dispatched with the writer's append_run, not yet answered
     drained: asyncio.Future[None] | None = None  # set when ``callbacks`` falls to 0
 
-    def callback_answered(self) -> None:
-        self.callbacks -= 1
+    def callbacks_answered(self, count: int) -> None:
+        self.callbacks -= count
         if self.callbacks == 0 and self.drained is not None and not self.drained.done():
             self.drained.set_result(None)
 
@@ -115,6 +120,29 @@ class CurrentLedger:
     @property
     def ledger_id(self) -> LedgerId:
         return self.writer.ledger_id
+
+
+RUN_LIMIT = 1024
+"""Adds offered to the writer as one run at most (the writer takes up to its batch bound)."""
+
+
+class _Run:
+    """Adds dispatched together with the writer's ``append_run``: answered in order, in one
+    or more ranges (``settled`` of them so far)."""
+
+    __slots__ = ("cur", "dispatch", "lac_floor", "ops", "settled")
+
+    def __init__(self, cur: CurrentLedger, ops: list[AddOp], lac_floor: int) -> None:
+        self.cur = cur
+        self.ops = ops
+        self.lac_floor = lac_floor
+        self.settled = 0
+        self.dispatch: AddDispatch | None = None  # set once the writer took the run
+
+    def answered(self, first: int, count: int, error: BaseException | None) -> None:
+        dispatch = self.dispatch
+        assert dispatch is not None  # never answered before append_run returns
+        dispatch._run_settled(self, first, count, error)
 
 
 class AddDispatch:
@@ -178,47 +206,99 @@ class AddDispatch:
         queue = self.adds.ops
         while queue and self._owner.dispatching:
             cur = self.current
+            age = 0.0 if cur is None else time.monotonic() - cur.created
             if (
                 cur is None
                 or cur.failed
-                or self.policy.should_rollover(
-                    cur.dispatched, cur.dispatched_bytes, time.monotonic() - cur.created
-                )
+                or self.policy.should_rollover(cur.dispatched, cur.dispatched_bytes, age)
             ):
                 self._owner.start_rollover()
                 return
-            op = queue.popleft()
+            op = queue[0]
             if op.abandoned:  # the caller was cancelled before dispatch
+                queue.popleft()
                 self.adds.release_slot()
                 continue
-            cur.dispatched += 1
-            cur.dispatched_bytes += len(op.data)
-            if self._append_nowait(cur, op):
+            if not cur.inflight and self._append_run(cur, self._run_at_head(cur, age)):
                 continue
             # No room in the writer: a task waits for it. Later adds go the same way until
             # the waiting ones are done, so entry ids keep the queue's order.
+            queue.popleft()
+            cur.dispatched += 1
+            cur.dispatched_bytes += len(op.data)
             cur.inflight.spawn(self._append(cur, op))
 
-    def _append_nowait(self, cur: CurrentLedger, op: AddOp) -> bool:
-        """Hand ``op`` to the writer's ``append_callback`` (no task, no future per add) when
-        it has room; False if not done."""
-        if cur.inflight:
-            return False
-        answer = functools.partial(self._answered, cur, op, cur.writer.last_add_confirmed)
-        try:
-            if not cur.writer.append_callback(op.data, answer):
-                return False
-        except MagnetarError:  # the task path meets the same error and handles it
-            return False
-        cur.callbacks += 1
-        return True
+    def _run_at_head(self, cur: CurrentLedger, age: float) -> list[AddOp]:
+        """The adds at the head of the queue that may go to ``cur`` as one run (not popped):
+        not abandoned, within the rollover policy's room, at most :data:`RUN_LIMIT`."""
+        policy = self.policy
+        limit = min(policy.entry_room(cur.dispatched, age), RUN_LIMIT)
+        byte_room = policy.byte_room(cur.dispatched_bytes, age)
+        run: list[AddOp] = []
+        size = 0
+        for op in self.adds.ops:
+            if size >= byte_room or op.abandoned:
+                break
+            run.append(op)
+            if len(run) >= limit:
+                break
+            size += len(op.data)
+        return run
 
-    def _answered(
-        self, cur: CurrentLedger, op: AddOp, lac_floor: int, result: EntryId | BaseException
-    ) -> None:
-        """The writer's verdict on an add dispatched with ``append_callback``."""
-        cur.callback_answered()
-        self._settle(cur, op, lac_floor, result)
+    def _append_run(self, cur: CurrentLedger, ops: list[AddOp]) -> int:
+        """Hand the adds ``ops`` (the queue's head) to the writer's ``append_run`` as one run:
+        no task, no future, one callback per confirmed range. Pops and counts what the writer
+        took (a prefix, when it has room for only so much); 0: nothing done."""
+        if not ops:
+            return 0
+        lac_floor = cur.writer.last_add_confirmed
+        run = _Run(cur, ops, lac_floor)
+        try:
+            taken = cur.writer.append_run([op.data for op in ops], run.answered)
+        except MagnetarError:  # the task path meets the same error and handles it
+            return 0
+        if not taken:
+            return 0
+        if taken < len(ops):
+            del ops[taken:]
+        queue = self.adds.ops
+        size = 0
+        for op in ops:
+            queue.popleft()
+            size += len(op.data)
+        cur.dispatched += taken
+        cur.dispatched_bytes += size
+        cur.callbacks += taken
+        run.dispatch = self
+        return taken
+
+    def _run_settled(self, run: _Run, first: int, count: int, error: BaseException | None) -> None:
+        """The writer's verdict on ``count`` adds of ``run`` from entry ``first`` on (in id
+        order): confirmed together, or failed as :meth:`_settle` fails one."""
+        cur = run.cur
+        ops = run.ops
+        start = run.settled
+        run.settled = start + count
+        batch = ops if start == 0 and count == len(ops) else ops[start : start + count]
+        cur.callbacks_answered(count)
+        if error is not None:
+            for op in batch:
+                self._settle(cur, op, run.lac_floor, error)
+            return
+        datas = [op.data for op in batch]
+        try:
+            positions = self._owner.entries_confirmed(
+                cur.ledger_id, EntryId(first), datas, run.lac_floor
+            )
+            size = 0
+            for op, position, data in zip(batch, positions, datas, strict=True):
+                size += len(data)
+                op.resolve(position, None)
+            cur.confirmed_bytes += size
+        finally:
+            self.adds.release_slots(count)
+            if cur.failed:
+                self.pump()
 
     async def _append(self, cur: CurrentLedger, op: AddOp) -> None:
         """Dispatch ``op`` in a task that waits for room in the writer."""

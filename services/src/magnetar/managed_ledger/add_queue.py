@@ -132,6 +132,16 @@ class AddQueue:
                 self._granted += 1
                 waiter.set_result(None)
 
+    def release_slots(self, count: int) -> None:
+        """:meth:`release_slot` for ``count`` adds done at once (a run)."""
+        self._used -= count
+        while self._waiters and self._used < self.max_pending:
+            waiter = self._waiters.popleft()
+            if not waiter.done():
+                self._used += 1
+                self._granted += 1
+                waiter.set_result(None)
+
     def fail_all(self, error: BaseException) -> None:
         """Fail every queued (undispatched) add with ``error`` and free its slot."""
         ops = self.ops

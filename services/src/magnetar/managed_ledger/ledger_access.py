@@ -61,6 +61,10 @@ class LedgerWriter(Protocol):
         self, payload: bytes, callback: Callable[[EntryId | BaseException], None]
     ) -> bool: ...
 
+    def append_run(
+        self, payloads: Sequence[bytes], callback: Callable[[int, int, BaseException | None], None]
+    ) -> int: ...
+
     async def close(self) -> None: ...
 
 

@@ -40,6 +40,7 @@ import contextlib
 import enum
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import cast
 
 from magnetar.errors import MagnetarError
 from magnetar.ids import EntryId, LedgerId
@@ -450,6 +451,34 @@ class ManagedLedger:
             self._cache.evict_before(pinned)
         self._signal_new_entries()
         return pos
+
+    def entries_confirmed(
+        self, ledger_id: LedgerId, first: EntryId, datas: list[bytes], lac_floor: int
+    ) -> list[Position]:
+        """A run of adds is durable, entries ``first``.. in order (reported by
+        :mod:`.add_dispatch`): :meth:`entry_confirmed` for each, with the layout, the pin of
+        the cache and the readers' signal done once for the run."""
+        end = first + len(datas)
+        entry_ids = cast("Sequence[EntryId]", range(first, end))  # no NewType call per entry
+        positions = [Position(ledger_id, entry_id) for entry_id in entry_ids]
+        if self.layout.entries_of(ledger_id) < end:
+            self.layout.set_entries(ledger_id, end)
+        last = positions[-1]
+        if last > self._last_confirmed:
+            self._last_confirmed = last
+        # As entry_confirmed: entries above the highest LAC they carried stay cached.
+        pinned = self._cache.pinned_from
+        if lac_floor > self._last_confirmed_lac_floor or pinned is None or pinned[0] != ledger_id:
+            self._last_confirmed_lac_floor = max(self._last_confirmed_lac_floor, lac_floor)
+            pinned = Position(ledger_id, EntryId(self._last_confirmed_lac_floor + 1))
+            self._cache.pinned_from = pinned
+        insert = self._cache.insert
+        for pos, data in zip(positions, datas, strict=True):
+            insert(Entry(pos, data))
+        if not self._cursors and not self._non_durable:
+            self._cache.evict_before(pinned)
+        self._signal_new_entries()
+        return positions
 
     # ================================================================== rollover
     async def _rollover(self) -> None:
