@@ -38,9 +38,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import enum
+import functools
+import itertools
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import cast
 
 from magnetar.errors import MagnetarError
 from magnetar.ids import EntryId, LedgerId
@@ -68,6 +69,13 @@ from magnetar.metadata.store import MetadataStore, Versioned
 from magnetar.telemetry import get_logger
 
 log = get_logger(__name__)
+
+# A Position / an Entry from a (ledger_id, entry_id) / (position, data) pair without the
+# NamedTuple's Python-level ``__new__``: one each per added entry (entries_confirmed).
+_new_position: Callable[[tuple[LedgerId, int]], Position] = functools.partial(
+    tuple.__new__, Position
+)
+_new_entry: Callable[[tuple[Position, bytes]], Entry] = functools.partial(tuple.__new__, Entry)
 
 _TRIM_DRAIN_S = 10.0
 
@@ -459,8 +467,8 @@ class ManagedLedger:
         :mod:`.add_dispatch`): :meth:`entry_confirmed` for each, with the layout, the pin of
         the cache and the readers' signal done once for the run."""
         end = first + len(datas)
-        entry_ids = cast("Sequence[EntryId]", range(first, end))  # no NewType call per entry
-        positions = [Position(ledger_id, entry_id) for entry_id in entry_ids]
+        # Built by the C-level tuple constructor, not the NamedTuples' Python-level __new__.
+        positions = list(map(_new_position, zip(itertools.repeat(ledger_id), range(first, end))))
         if self.layout.entries_of(ledger_id) < end:
             self.layout.set_entries(ledger_id, end)
         last = positions[-1]
@@ -473,8 +481,8 @@ class ManagedLedger:
             pinned = Position(ledger_id, EntryId(self._last_confirmed_lac_floor + 1))
             self._cache.pinned_from = pinned
         insert = self._cache.insert
-        for pos, data in zip(positions, datas, strict=True):
-            insert(Entry(pos, data))
+        for entry in map(_new_entry, zip(positions, datas, strict=True)):
+            insert(entry)
         if not self._cursors and not self._non_durable:
             self._cache.evict_before(pinned)
         self._signal_new_entries()
