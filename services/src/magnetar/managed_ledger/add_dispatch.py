@@ -41,7 +41,7 @@ from typing import Protocol
 from magnetar.errors import MagnetarError
 from magnetar.ids import EntryId, LedgerId
 from magnetar.ledger.errors import LedgerFenced
-from magnetar.managed_ledger.add_queue import AddCallback, AddOp, AddQueue
+from magnetar.managed_ledger.add_queue import AddCallback, AddOp, AddQueue, RunAddCallback
 from magnetar.managed_ledger.errors import ManagedLedgerFenced
 from magnetar.managed_ledger.ledger_access import LedgerWriter
 from magnetar.managed_ledger.position import Position
@@ -196,6 +196,16 @@ class AddDispatch:
         self.adds.ops.extend([AddOp(data, None, callback) for data, callback in adds])
         self.pump()
 
+    def enqueue_run(self, datas: Sequence[bytes], callback: RunAddCallback, unused: int) -> None:
+        """:meth:`enqueue_callbacks` for a run of adds reporting to one ``callback`` (by
+        index in ``datas``, a range of durable adds per call)."""
+        for _ in range(unused):
+            self.adds.release_slot()
+        self.adds.ops.extend(
+            [AddOp(data, None, None, False, callback, index) for index, data in enumerate(datas)]
+        )
+        self.pump()
+
     def fail_all(self, error: BaseException) -> None:
         """Fail every queued (undispatched) add; dispatched ones get the writer's verdict."""
         self.adds.fail_all(error)
@@ -291,10 +301,10 @@ class AddDispatch:
                 cur.ledger_id, EntryId(first), datas, run.lac_floor
             )
             size = 0
-            for op, position, data in zip(batch, positions, datas, strict=True):
+            for data in datas:
                 size += len(data)
-                op.resolve(position, None)
             cur.confirmed_bytes += size
+            _report(batch, positions)
         finally:
             self.adds.release_slots(count)
             if cur.failed:
@@ -347,3 +357,28 @@ class AddDispatch:
         self.adds.release_slot()
         if cur.failed:
             self.pump()
+
+
+def _report(ops: list[AddOp], positions: list[Position]) -> None:
+    """Resolve ``ops`` (durable at ``positions``): one call per stretch of consecutive adds
+    of one run (:meth:`AddDispatch.enqueue_run`), else one per add."""
+    count = len(ops)
+    i = 0
+    while i < count:
+        op = ops[i]
+        callback = op.run
+        if callback is None:
+            op.resolve(positions[i], None)
+            i += 1
+            continue
+        j = i + 1
+        index = op.index
+        while j < count and ops[j].run is callback and ops[j].index == index + j - i:
+            j += 1
+        for k in range(i, j):
+            ops[k].resolved = True
+        try:
+            callback(index, positions[i:j], None)
+        except Exception as exc:
+            log.error("add_callback_failed", error=repr(exc))
+        i = j

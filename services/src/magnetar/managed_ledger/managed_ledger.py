@@ -47,7 +47,7 @@ from magnetar.errors import MagnetarError
 from magnetar.ids import EntryId, LedgerId
 from magnetar.ledger.errors import LedgerFenced, NoSuchEntry, NoSuchLedger
 from magnetar.managed_ledger.add_dispatch import AddDispatch, CurrentLedger
-from magnetar.managed_ledger.add_queue import AddCallback
+from magnetar.managed_ledger.add_queue import AddCallback, RunAddCallback
 from magnetar.managed_ledger.codec import decode_cursor_info
 from magnetar.managed_ledger.config import InitialPosition, ManagedLedgerConfig
 from magnetar.managed_ledger.cursor import ManagedCursor
@@ -425,6 +425,15 @@ class ManagedLedger:
         queued in order and dispatched in one pass; ``unused`` of the slots taken are not
         needed (a run's duplicates and refused entries) and are given back."""
         self._dispatch.enqueue_callbacks(adds, unused)
+
+    def add_reserved_run(
+        self, datas: Sequence[bytes], callback: RunAddCallback, unused: int = 0
+    ) -> None:
+        """:meth:`add_reserved` for a run of adds reporting to one ``callback``: ``(index,
+        positions, None)`` for each stretch of durable adds from ``datas[index]`` on, in order
+        (the whole run in one call when it is confirmed together), ``(index, None, error)``
+        for a failed add. Called from the writer's completion, never before this returns."""
+        self._dispatch.enqueue_run(datas, callback, unused)
 
     # ================================================================== add dispatch's owner
     @property
