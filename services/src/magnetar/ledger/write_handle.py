@@ -1,11 +1,17 @@
 """A ledger open for writing (BookKeeper's ``LedgerHandle`` add path).
 
 ``append()`` (or ``append_nowait()``, its task-free form when there is room, or
-``append_callback()``, its future-free form) assigns entry ids in
-call order (after a FIFO wait for room: pending adds are bounded in count and bytes), sends entry
-``e`` to the Wq bookies striped from position ``e mod E`` of the current ensemble over each
-bookie's add stream, and returns once the entry and every earlier one has Aq acks (the
-:class:`AddTracker` core decides). Each add carries the handle's last-add-confirmed.
+``append_callback()``, its future-free form, or ``append_run()`` for consecutive entries at
+once) assigns entry ids in call order (after a FIFO wait for room: pending adds are bounded in
+count and bytes), sends entry ``e`` to the Wq bookies striped from position ``e mod E`` of the
+current ensemble over each bookie's add stream, and reports once the entry and every earlier
+one has Aq acks (the :class:`AddTracker` core decides). Each add carries the handle's
+last-add-confirmed.
+
+Every call adds a *run* (a single append is a run of one): one pending record with its entry id
+range and payloads, one ``send_adds`` per bookie, one answer per bookie (the OKs before its first
+other status are acks, the rest takes the failure path), and completions as confirmed ranges
+(``callback(first, count, error)``), so the layers above settle a run with one call.
 
 A failed bookie (stream error, timeout, or a status other than OK/FENCED) triggers an ensemble
 change, run by one task at a time: confirmations freeze, a replacement is chosen, the ledger

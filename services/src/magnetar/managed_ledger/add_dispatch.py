@@ -2,10 +2,14 @@
 
 Pulsar's ``OpAddEntry`` path in ``ManagedLedgerImpl``. :class:`AddDispatch` takes an add's slot
 (:mod:`.add_queue`), queues the add in call order and :meth:`AddDispatch.pump` hands queued adds
-in order to the :class:`CurrentLedger` (the ledger being written): through the writer's
-``append_callback`` when it has room (no task, no future per add), else in a task that waits in
-``append``. The writer's verdict on each add comes back through :meth:`AddDispatch._settle`
-(both paths), which confirms it with the owner, or fails it, and frees its slot.
+in order to the :class:`CurrentLedger` (the ledger being written): the adds at the head of the
+queue go together as one run through the writer's ``append_run`` when it has room (no task, no
+future per add; the writer takes the prefix it has room for), else the head waits in a task in
+``append``. The writer's verdicts come back per confirmed range of a run
+(:meth:`AddDispatch._run_settled`: the owner confirms the range at once,
+:meth:`ManagedLedger.entries_confirmed`, and a run queued with :meth:`AddDispatch.enqueue_run`
+hears it in one call per stretch) or per add from a task (:meth:`AddDispatch._settle`), which
+confirms it with the owner, or fails it, and frees its slot.
 
 Invariants:
 
@@ -14,7 +18,8 @@ Invariants:
   writer assigns entry ids in the order its ``append`` coroutines start (docs/storage-api.md).
   A slot handed to a waiting add is its own until its task resumes (see :mod:`.add_queue`).
 * The rollover policy is asked before each dispatch, with the counts of adds *dispatched* to the
-  current ledger; when it says so, or no ledger is current, or an append failed on the current
+  current ledger, and a run is cut to the room it leaves (``entry_room``/``byte_room``), so a
+  run never overshoots a limit a single add would not; when it says so, or no ledger is current, or an append failed on the current
   one, dispatching stops and the owner starts a rollover, which waits for
   :meth:`CurrentLedger.settled` before it closes the ledger; it calls :meth:`AddDispatch.pump`
   again once the next ledger is current. Nothing is lost or reordered across a rollover.
