@@ -19,8 +19,9 @@ Invariants:
   A slot handed to a waiting add is its own until its task resumes (see :mod:`.add_queue`).
 * The rollover policy is asked before each dispatch, with the counts of adds *dispatched* to the
   current ledger, and a run is cut to the room it leaves (``entry_room``/``byte_room``), so a
-  run never overshoots a limit a single add would not; when it says so, or no ledger is current, or an append failed on the current
-  one, dispatching stops and the owner starts a rollover, which waits for
+  run never overshoots a limit a single add would not; when it says so, or no ledger is
+  current, or an append failed on the current one, dispatching stops and the owner starts a
+  rollover, which waits for
   :meth:`CurrentLedger.settled` before it closes the ledger; it calls :meth:`AddDispatch.pump`
   again once the next ledger is current. Nothing is lost or reordered across a rollover.
 * Every dispatched add frees its slot exactly once: on its verdict, or on the cancellation of
