@@ -22,7 +22,8 @@ Invariants:
   run never overshoots a limit a single add would not; when it says so, or no ledger is
   current, or an append failed on the current one, dispatching stops and the owner starts a
   rollover, which waits for :meth:`CurrentLedger.settled` before it closes the ledger; it calls
-  :meth:`AddDispatch.pump` again once the next ledger is current. Nothing is lost or reordered across a rollover.
+  :meth:`AddDispatch.pump` again once the next ledger is current. Nothing is lost or
+  reordered across a rollover.
 * Every dispatched add frees its slot exactly once: on its verdict, or on the cancellation of
   the task that waited for room. ``LedgerFenced`` fences the owner; any other ledger error marks
   the current ledger failed, so the queue rolls over.
