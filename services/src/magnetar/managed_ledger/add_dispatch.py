@@ -138,17 +138,17 @@ class _Run:
 
     __slots__ = ("cur", "dispatch", "lac_floor", "ops", "settled")
 
-    def __init__(self, cur: CurrentLedger, ops: list[AddOp], lac_floor: int) -> None:
+    def __init__(
+        self, dispatch: AddDispatch, cur: CurrentLedger, ops: list[AddOp], lac_floor: int
+    ) -> None:
+        self.dispatch = dispatch
         self.cur = cur
         self.ops = ops
         self.lac_floor = lac_floor
         self.settled = 0
-        self.dispatch: AddDispatch | None = None  # set once the writer took the run
 
     def answered(self, first: int, count: int, error: BaseException | None) -> None:
-        dispatch = self.dispatch
-        assert dispatch is not None  # never answered before append_run returns
-        dispatch._run_settled(self, first, count, error)
+        self.dispatch._run_settled(self, first, count, error)
 
 
 class AddDispatch:
@@ -268,7 +268,7 @@ class AddDispatch:
         if not ops:
             return 0
         lac_floor = cur.writer.last_add_confirmed
-        run = _Run(cur, ops, lac_floor)
+        run = _Run(self, cur, ops, lac_floor)
         try:
             taken = cur.writer.append_run([op.data for op in ops], run.answered)
         except MagnetarError:  # the task path meets the same error and handles it
@@ -285,7 +285,6 @@ class AddDispatch:
         cur.dispatched += taken
         cur.dispatched_bytes += size
         cur.callbacks += taken
-        run.dispatch = self
         return taken
 
     def _run_settled(self, run: _Run, first: int, count: int, error: BaseException | None) -> None:
