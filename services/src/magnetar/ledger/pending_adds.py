@@ -66,6 +66,7 @@ class PendingRun:
         "pending",
         "requests",
         "sent",
+        "single",
     )
 
     def __init__(self, first: int, payloads: list[bytes], last_add_confirmed: int) -> None:
@@ -79,6 +80,8 @@ class PendingRun:
         self.acked: dict[BookieId, int] = {}
         self.requests: list[AddRequest] = []
         self.callback: RunCallback | None = None
+        # A run of one added by ``append_callback``: its caller's callback, called directly.
+        self.single: Callable[[int | BaseException], None] | None = None
 
 
 class AddTracker:
@@ -198,6 +201,10 @@ class AddTracker:
         if not self._striped:  # every bookie holds every entry: the Aq-th highest ack
             if len(acked) < quorum:
                 return run.confirmed
+            if quorum == 1:
+                return min(max(acked.values()), run.last)
+            if quorum == len(acked):
+                return min(min(acked.values()), run.last)
             marks = sorted(acked.values(), reverse=True)
             return min(marks[quorum - 1], run.last)
         entry = run.confirmed

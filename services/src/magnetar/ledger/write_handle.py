@@ -157,7 +157,7 @@ class WriteHandle:
         size = len(payload)
         if not self._reserve_now(size):
             return False
-        self._start([payload], size, functools.partial(_entry_outcome, callback))
+        self._start([payload], size, None, callback)  # type: ignore[arg-type]  # EntryId is int
         return True
 
     def append_run(self, payloads: Sequence[bytes], callback: RunCallback) -> int:
@@ -200,12 +200,20 @@ class WriteHandle:
         self._start(list(payloads[:taken]), size, callback)
         return taken
 
-    def _start(self, payloads: list[bytes], size: int, callback: RunCallback) -> None:
+    def _start(
+        self,
+        payloads: list[bytes],
+        size: int,
+        callback: RunCallback | None,
+        single: Callable[[int | BaseException], None] | None = None,
+    ) -> None:
         """Assign the next entry ids to ``payloads`` (``size`` bytes, room reserved by the
-        caller) and send them as one run; ``callback`` gets its outcome."""
+        caller) and send them as one run; ``callback`` gets its outcome (or ``single``, for a
+        run of one from :meth:`append_callback`: no wrapper per add)."""
         tracker = self._tracker
         run = tracker.new_run(payloads, size)
         run.callback = callback
+        run.single = single
         ledger_id = self.ledger_id
         lac = run.last_add_confirmed
         key = self._master_key
@@ -372,6 +380,10 @@ class WriteHandle:
         if self._tracker.pending_count == 0:
             self._idle.set()
         for run, low, high, _nbytes in confirmed:
+            single = run.single
+            if single is not None:  # a run of one
+                single(low)
+                continue
             callback = run.callback
             assert callback is not None  # set by _start
             callback(low, high - low + 1, None)
@@ -389,6 +401,10 @@ class WriteHandle:
         if task is not None and task is not asyncio.current_task():
             task.cancel()
         for run in drained:
+            single = run.single
+            if single is not None:
+                single(error)
+                continue
             callback = run.callback
             assert callback is not None  # set by _start
             callback(run.confirmed + 1, run.last - run.confirmed, error)
@@ -529,16 +545,6 @@ class WriteHandle:
             if state is not self._expected_state:
                 raise LedgerFenced(self.ledger_id)
             self._meta = current
-
-
-def _entry_outcome(
-    callback: Callable[[EntryId | BaseException], None],
-    first: int,
-    count: int,
-    error: BaseException | None,
-) -> None:
-    """A run of one's outcome as :meth:`WriteHandle.append_callback` reports it."""
-    callback(EntryId(first) if error is None else error)
 
 
 def _future_outcome(
