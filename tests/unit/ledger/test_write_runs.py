@@ -25,7 +25,7 @@ from magnetar.bookie.registration import Registration
 from magnetar.ids import BookieId
 from magnetar.ledger.client import BookKeeper
 from magnetar.ledger.config import LedgerClientConfig
-from magnetar.ledger.errors import LedgerClosed
+from magnetar.ledger.errors import LedgerClosed, LedgerFenced
 from magnetar.managed_ledger import ManagedLedgerFactory, Position
 from magnetar.managed_ledger.config import InitialPosition, ManagedLedgerConfig
 from magnetar.metadata import MetadataStore
@@ -264,3 +264,30 @@ async def test_a_run_of_adds_crossing_the_writers_room_keeps_order(stack: _Stack
     finally:
         await factory.close()
         await bk.close()
+
+
+async def test_a_fenced_ledger_fails_the_whole_next_run(stack: _Stack) -> None:
+    """Another client recovers (fences) the ledger: the writer's next run is refused FENCED
+    by the bookies, reported failed with LedgerFenced for all of its entries, and the
+    recovered ledger ends at the last run confirmed before."""
+    writer_bk = await stack.bookkeeper(LedgerClientConfig())
+    recoverer = await stack.bookkeeper(LedgerClientConfig())
+    try:
+        handle = await writer_bk.create_ledger(2, 2, 2)
+        record = _Recorder()
+        assert handle.append_run([b"a", b"b", b"c"], record) == 3
+        await record.until(lambda: handle.last_add_confirmed == 2)
+        async with asyncio.timeout(20):
+            recovered = await recoverer.open_ledger(handle.ledger_id)
+        assert recovered.metadata.last_entry_id == 2
+        assert handle.append_run([b"d", b"e"], record) == 2
+        await record.until(lambda: len(record.ranges) == 2)
+        first, count, error = record.ranges[1]
+        assert (first, count) == (3, 2)
+        assert isinstance(error, LedgerFenced)
+        with pytest.raises(LedgerFenced):
+            handle.append_run([b"f"], record)
+        assert [e.payload for e in await recovered.read(0, 2)] == [b"a", b"b", b"c"]
+    finally:
+        await recoverer.close()
+        await writer_bk.close()
