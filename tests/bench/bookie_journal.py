@@ -10,7 +10,8 @@ group size.
 ``--handle``: the whole in-process add path as ``magnetar standalone`` runs it (a
 ``WriteHandle`` over a ``LocalBookieClient`` over a real ``Bookie``, memory metadata store), for
 1 KiB and 128 KiB entries, keeping ``--inflight`` adds in flight with ``append_nowait`` (or
-``append_callback`` with ``--callback``). Prints adds/s and CPU microseconds per add of the
+``append_callback`` with ``--callback``, or ``append_run`` in runs of N entries with
+``--run N``). Prints adds/s and CPU microseconds per add of the
 event-loop thread and of every other thread (journal, RocksDB); the loop figure is the one the
 broker pays. ``--rate N``: that path at a steady N adds/s of 1 KiB (the broker's paced case
 without its sockets): add -> confirmed p50/p99/p99.9, journal groups per second and their
@@ -92,15 +93,35 @@ async def run_case(directory: Path, size: int, seconds: float, inflight: int, sy
 
 
 async def run_handle_case(
-    directory: Path, size: int, seconds: float, inflight: int, callback: bool
+    directory: Path, size: int, seconds: float, inflight: int, callback: bool, run: int = 0
 ) -> str:
     async with _local_ledger(directory) as (_, handle):
         payload = os.urandom(size)
         finished = asyncio.Event()
         deadline = time.monotonic() + seconds
-        counts = {"sent": 0, "done": 0}
+        counts = {"sent": 0, "done": 0, "owed": 0}
+        payloads = [payload] * max(1, run)
+
+        def send_run() -> None:
+            taken = handle.append_run(payloads, on_range)
+            assert taken, "no room: lower --inflight"
+            counts["sent"] += taken
+            counts["owed"] -= taken
+
+        def on_range(_first: int, count: int, _error: BaseException | None) -> None:
+            counts["done"] += count
+            counts["owed"] += count
+            if time.monotonic() < deadline:
+                while counts["owed"] >= run:
+                    send_run()
+            elif counts["done"] == counts["sent"]:
+                finished.set()
 
         def send() -> None:
+            if run:
+                counts["owed"] += run
+                send_run()
+                return
             counts["sent"] += 1
             if callback:
                 assert handle.append_callback(payload, on_added)
@@ -117,15 +138,16 @@ async def run_handle_case(
                 finished.set()
 
         start, loop_cpu, cpu = time.monotonic(), time.thread_time(), time.process_time()
-        for _ in range(inflight):
+        for _ in range(inflight // run if run else inflight):
             send()
         await finished.wait()
         elapsed = time.monotonic() - start
         loop_cpu, cpu = time.thread_time() - loop_cpu, time.process_time() - cpu
     adds = counts["done"]
+    mode = f"append_run({run})" if run else "append_callback" if callback else "append_nowait"
     return (
         f"handle entry={size // 1024:>3} KiB inflight={inflight:>4} "
-        f"{'append_callback' if callback else 'append_nowait'}: {adds / elapsed:>9.0f} adds/s "
+        f"{mode}: {adds / elapsed:>9.0f} adds/s "
         f"loop {loop_cpu / adds * 1e6:6.2f} us/add, other threads "
         f"{(cpu - loop_cpu) / adds * 1e6:7.2f} us/add"
     )
@@ -292,6 +314,9 @@ async def main() -> None:
     parser.add_argument("--dir", type=Path, default=None, help="where to write (default: tmp)")
     parser.add_argument("--handle", action="store_true", help="whole in-process add path")
     parser.add_argument("--callback", action="store_true", help="--handle with append_callback")
+    parser.add_argument(
+        "--run", type=int, default=0, help="--handle with append_run, runs of this many entries"
+    )
     parser.add_argument("--rate", type=float, default=0.0, help="paced adds/s (1 KiB, latency)")
     parser.add_argument(
         "--switch-interval-ms",
@@ -319,7 +344,7 @@ async def main() -> None:
             with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
                 print(
                     await run_handle_case(
-                        Path(tmp), size, args.seconds, args.inflight, args.callback
+                        Path(tmp), size, args.seconds, args.inflight, args.callback, args.run
                     )
                 )
         return

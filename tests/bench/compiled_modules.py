@@ -62,6 +62,7 @@ def cases(n: int) -> dict[str, Callable[[], object]]:
     from magnetar.broker.dispatch.pending_acks import PendingAcks
     from magnetar.broker.entry import entry_info
     from magnetar.ids import BookieId
+    from magnetar.ledger.bookie_client import AddRequest
     from magnetar.ledger.pending_adds import AddTracker
     from magnetar.managed_ledger.add_queue import AddOp
     from magnetar.managed_ledger.position import Position, position
@@ -121,10 +122,11 @@ def cases(n: int) -> dict[str, Callable[[], object]]:
 
     def add_tracker() -> None:
         tracker = AddTracker((bookie,), 1, 1)
-        for _ in range(n):
-            add = tracker.new_entry(stored)
-            tracker.mark_sent(add, bookie)
-            tracker.on_ack(add.entry_id, bookie)
+        for _ in range(n):  # runs of one: the per-entry worst case
+            run = tracker.new_run([stored], len(stored))
+            run.requests = [AddRequest(7, run.first, -1, stored, 0, b"")]
+            for target, adds in tracker.sends(run, run.first):
+                tracker.on_acks(run, target, adds[-1].entry_id)
 
     def add_ops() -> None:
         def heard(_position: Position | None, _error: BaseException | None) -> None:

@@ -14,8 +14,8 @@ ratio. The alternatives are built here:
   ``Candidate``, ``PendingAck``, ``Message`` (through ``new_message``), ``JournalRecord``,
   ``EntryInfo`` (one per entry dispatched), ``PayloadSection`` (one per SEND received; built
   with ``tuple.__new__`` as the decoder does);
-- ``__slots__`` classes against the dataclass they would be: ``PendingAdd`` (two sets from
-  ``default_factory``), ``PendingMessage`` (eight defaults);
+- ``__slots__`` classes against the dataclass they would be: ``PendingRun`` (two dicts and a
+  list from ``default_factory``), ``PendingMessage`` (eight defaults);
 - ``unchecked_message_id`` against ``MessageId(...)`` with its range check;
 - the hand-encoded SEND_RECEIPT and MESSAGE frames against protobuf's ``BaseCommand``;
 - a batch's plain single-message metadata from one reused template, the ACK command filled
@@ -54,7 +54,7 @@ from magnetar.client.batch_builder import PendingMessage, encode_batch_payload
 from magnetar.client.message import Message, new_message
 from magnetar.client.receiver import _scan_single
 from magnetar.ledger.bookie_client import AddRequest
-from magnetar.ledger.pending_adds import PendingAdd
+from magnetar.ledger.pending_adds import PendingRun
 from magnetar.managed_ledger.position import Position
 from magnetar.protocol import client_commands, commands, hand_encoded
 from magnetar.protocol.frame import (
@@ -91,14 +91,13 @@ def mirror(value_type: type[Any], **options: bool) -> type[Any]:
 
 
 @dataclasses.dataclass
-class PendingAddDataclass:
-    entry_id: int
-    payload: bytes
+class PendingRunDataclass:
+    first: int
+    payloads: list[bytes]
     last_add_confirmed: int
-    sent: set[str] = dataclasses.field(default_factory=set)
-    acked: set[str] = dataclasses.field(default_factory=set)
-    request: object = None
-    future: object = None
+    sent: dict[str, int] = dataclasses.field(default_factory=dict)
+    acked: dict[str, int] = dataclasses.field(default_factory=dict)
+    requests: list[object] = dataclasses.field(default_factory=list)
     callback: object = None
 
 
@@ -158,9 +157,9 @@ def value_cases() -> list[Case]:
             lambda: rec_dc(RecordKind.ADD, 1, 2, 1, 0, b"k", b"p"),
         ),
         Case(
-            "PendingAdd: build (__slots__)",
-            lambda: PendingAdd(2, b"p", 1),
-            lambda: PendingAddDataclass(2, b"p", 1),
+            "PendingRun: build (__slots__)",
+            lambda: PendingRun(2, [b"p"], 1),
+            lambda: PendingRunDataclass(2, [b"p"], 1),
         ),
         Case(
             "PendingMessage: build (__slots__)",

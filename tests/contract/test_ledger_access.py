@@ -96,6 +96,32 @@ async def test_append_callback_reports_every_entry_in_id_order(access: LedgerAcc
     assert [e.payload for e in await reader.read(0, 29)] == [payload(i) for i in range(30)]
 
 
+async def test_append_run_reports_contiguous_ranges_in_id_order(access: LedgerAccess) -> None:
+    """Runs of consecutive entries (striped over three bookies), mixed with single appends:
+    every entry is reported once, ranges in id order, never inside the call."""
+    writer = await access.create_ledger(3, 2, 2)
+    ranges: list[tuple[int, int, BaseException | None]] = []
+    done = asyncio.Event()
+
+    def on_range(first: int, count: int, error: BaseException | None) -> None:
+        ranges.append((first, count, error))
+        if sum(n for _, n, _ in ranges) == 25:
+            done.set()
+
+    assert writer.append_run([payload(i) for i in range(10)], on_range) == 10
+    single = await asyncio.wait_for(writer.append(payload(10)), WAIT)
+    assert single == 10
+    assert writer.append_run([payload(i) for i in range(11, 26)], on_range) == 15
+    async with asyncio.timeout(WAIT):
+        await done.wait()
+    assert all(error is None for _, _, error in ranges)
+    covered = [e for first, count, _ in ranges for e in range(first, first + count)]
+    assert covered == [*range(10), *range(11, 26)]
+    await writer.close()
+    reader = await access.open_ledger(writer.ledger_id)
+    assert [e.payload for e in await reader.read(0, 25)] == [payload(i) for i in range(26)]
+
+
 async def test_reads_are_inclusive_and_bounded_by_the_last_entry(access: LedgerAccess) -> None:
     writer = await access.create_ledger(3, 3, 2)
     await write(writer, 3)

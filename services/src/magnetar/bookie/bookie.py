@@ -59,6 +59,13 @@ from magnetar.telemetry import get_logger
 log = get_logger(__name__)
 
 
+# A JournalRecord from its fields without the NamedTuple's Python-level ``__new__`` (one per
+# add on the loop); the same value as ``JournalRecord(*fields)``.
+_new_record: Callable[[tuple[RecordKind, int, int, int, int, bytes, bytes]], JournalRecord] = (
+    functools.partial(tuple.__new__, JournalRecord)
+)
+
+
 @dataclass(slots=True)
 class _LedgerState:
     master_key: bytes
@@ -208,25 +215,41 @@ class Bookie:
         return pending
 
     def _accept(self, ops: Sequence[AddFields]) -> tuple[list[Status], list[JournalRecord]]:
-        """Each op's status, and the journal records of the accepted ones, in order."""
+        """Each op's status, and the journal records of the accepted ones, in order.
+
+        A batch is mostly runs of one ledger: an op with the ledger, master key and recovery
+        flag of the one before it gets that one's status without a new check (nothing the
+        check reads changes within the batch once the first op of a ledger created its
+        state)."""
         if self._closed:
             raise BookieClosed("the bookie is closing")
         read_only = self.read_only  # once per batch: nothing in the loop below changes it
         statuses: list[Status] = []
         records: list[JournalRecord] = []
+        check = self._check_add
+        new_record = _new_record
+        add_kind = RecordKind.ADD
+        ok = Status.OK
+        ledger_id = -1
+        key = b""
+        recovery = False
+        status = Status.BAD_REQUEST
         for op in ops:
-            status = self._check_add(op, read_only)
+            if (
+                op.ledger_id != ledger_id
+                or op.entry_id < 0
+                or op.recovery is not recovery
+                or op.master_key != key
+            ):
+                status = check(op, read_only)
+                ledger_id = op.ledger_id
+                key = op.master_key
+                recovery = op.recovery
             statuses.append(status)
-            if status is Status.OK:
+            if status is ok:
                 records.append(
-                    JournalRecord(
-                        RecordKind.ADD,
-                        op.ledger_id,
-                        op.entry_id,
-                        op.lac,
-                        op.digest,
-                        op.master_key,
-                        op.payload,
+                    new_record(
+                        (add_kind, ledger_id, op.entry_id, op.lac, op.digest, key, op.payload)
                     )
                 )
         return statuses, records

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 from magnetar.broker.compaction import COMPACTION_CURSOR, TopicCompaction
 from magnetar.broker.consumer import Consumer
@@ -44,7 +44,7 @@ from magnetar.broker.errors import (
     TopicClosed,
     TopicTerminated,
 )
-from magnetar.broker.producer import Producer, Published
+from magnetar.broker.producer import Producer, Published, RunPublished
 from magnetar.broker.producer_access import EPOCH_PROPERTY, ProducerAccess, ProducerRequest
 from magnetar.broker.replication import ReplicationContext, TopicReplicators, is_replicator
 from magnetar.broker.subscription import PersistentSubscription
@@ -233,17 +233,39 @@ class PersistentTopic:
         """The per-entry checks of :meth:`publish_nowait` (NotAllowed: delivery delay)."""
         self._check_delivery_delay(stored)
 
-    def publish_reserved(self, adds: Sequence[tuple[bytes, int, Published]], unused: int) -> None:
-        """:meth:`publish_nowait` for each of ``adds`` (in order) on the slots
-        :meth:`reserve_publish` took, ``unused`` of which are given back."""
-        added = self._added
-        self.ml.add_reserved(
-            [
-                (stored, functools.partial(added, len(stored), num_messages, on_added))
-                for stored, num_messages, on_added in adds
-            ],
-            unused,
+    def publish_run(
+        self,
+        stored: list[bytes],
+        num_messages: list[int],
+        on_added: RunPublished,
+        unused: int,
+    ) -> None:
+        """:meth:`publish_nowait` for each of ``stored`` (in order) on the slots
+        :meth:`reserve_publish` took (``unused`` of them are given back), reporting to one
+        ``on_added``: ``(index, positions, None)`` per stretch of durable entries from
+        ``stored[index]`` on, ``(index, None, error)`` for a failed one (the managed ledger's
+        ``add_reserved_run``)."""
+        self.ml.add_reserved_run(
+            stored, functools.partial(self._run_added, stored, num_messages, on_added), unused
         )
+
+    def _run_added(
+        self,
+        stored: list[bytes],
+        num_messages: list[int],
+        on_added: RunPublished,
+        index: int,
+        positions: list[Position] | None,
+        error: BaseException | None,
+    ) -> None:
+        if positions is not None:
+            end = index + len(positions)
+            self.messages_in += sum(num_messages[index:end])
+            size = 0
+            for entry in stored[index:end]:
+                size += len(entry)
+            self.bytes_in += size
+        on_added(index, positions, error)
 
     def _added(
         self,

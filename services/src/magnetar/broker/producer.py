@@ -18,8 +18,10 @@ dispatches only after its predecessor did — nothing may suspend between that a
 
 Runs (:meth:`Producer.publish_many`): the SENDs of one socket read take their add slots at
 once, then each gets its duplicate check and the topic's checks in frame order, and the
-accepted ones reach the managed ledger in one call (one queueing, one dispatch pass); what
-found no slot, or a run when the fast path is closed, goes SEND by SEND as above.
+accepted ones reach the managed ledger in one call (one queueing, one dispatch pass) and come
+back as a run too (one callback per stretch of durable entries, recorded and answered with one
+walk of the queue's head); what found no slot, or a run when the fast path is closed, goes
+SEND by SEND as above.
 
 Deduplication (:mod:`.deduplication`, persistent topics only): right before its add each SEND
 asks the topic's :class:`~magnetar.broker.deduplication.MessageDeduplication` whether it is a
@@ -77,6 +79,9 @@ Stored = MessageId | Position
 Publish = Callable[[bytes, int], Awaitable[MessageId]]
 Published = Callable[[Stored | None, BaseException | None], None]
 PublishNowait = Callable[[bytes, int, Published], bool]
+# A run's outcome (GroupPublisher.publish_run): (index, positions, None) for the durable
+# entries index.. of the run, (index, None, error) for a failed one.
+RunPublished = Callable[[int, "list[Position] | None", "BaseException | None"], None]
 
 # (producer name, sequence id, highest sequence id) deduplication keys a SEND by.
 Origin = tuple[str, int, int | None]
@@ -93,8 +98,12 @@ class GroupPublisher(Protocol):
 
     def check_publish(self, stored: bytes) -> None: ...
 
-    def publish_reserved(
-        self, adds: Sequence[tuple[bytes, int, Published]], unused: int
+    def publish_run(
+        self,
+        stored: list[bytes],
+        num_messages: list[int],
+        on_added: RunPublished,
+        unused: int,
     ) -> None: ...
 
 
@@ -191,10 +200,10 @@ class Producer:
             self._publish_one(send)
 
     def _publish_reserved(self, group: GroupPublisher, sends: list[_Send], slots: int) -> None:
-        """The fast path of :meth:`publish_many` for ``sends``, which hold ``slots`` slots."""
+        """The fast path of :meth:`publish_many` for ``sends``, which hold ``slots`` slots:
+        the accepted ones go as one run whose outcomes come back per confirmed stretch."""
         pending = self._pending
-        added = self._added
-        adds: list[tuple[bytes, int, Published]] = []
+        accepted: list[_Send] = []
         for send in sends:
             pending.append(send)
             if self._duplicate(send):
@@ -202,10 +211,35 @@ class Producer:
             try:
                 group.check_publish(send.stored)
             except MagnetarError as exc:
-                added(send, None, exc)
+                self._added(send, None, exc)
                 continue
-            adds.append((send.stored, send.num_messages, functools.partial(added, send)))
-        group.publish_reserved(adds, slots - len(adds))
+            accepted.append(send)
+        group.publish_run(
+            [send.stored for send in accepted],
+            [send.num_messages for send in accepted],
+            functools.partial(self._run_added, accepted),
+            slots - len(accepted),
+        )
+
+    def _run_added(
+        self,
+        sends: list[_Send],
+        index: int,
+        positions: list[Position] | None,
+        error: BaseException | None,
+    ) -> None:
+        """Outcomes of a run's adds (see :data:`RunPublished`): a stretch of durable ones is
+        recorded and answered with one walk of the head of the queue."""
+        if positions is None:
+            self._added(sends[index], None, error)
+            return
+        dedup = self.deduplication
+        for send, position in zip(sends[index : index + len(positions)], positions, strict=True):
+            if dedup is not None and send.verdict.ticket is not None:
+                self._recorded(send, position)
+            send.message_id = position
+            send.finished = True
+        self._answer_head()
 
     def _publish_one(self, send: _Send) -> None:
         self._pending.append(send)
@@ -290,6 +324,10 @@ class Producer:
     def _finish(self, send: _Send) -> None:
         """``send``'s outcome is known: answer every finished SEND at the head, in order."""
         send.finished = True
+        self._answer_head()
+
+    def _answer_head(self) -> None:
+        """Answer every finished SEND at the head of the queue, in order."""
         pending = self._pending
         while pending and pending[0].finished:
             head = pending.popleft()

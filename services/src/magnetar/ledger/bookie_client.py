@@ -1,9 +1,10 @@
 """The gRPC client of one bookie: one long-lived ``AddEntries`` stream plus unary/stream calls.
 
-Adds: :meth:`BookieClient.send_add` queues an entry (bounded, non-blocking) with a callback. A
-sender task coalesces whatever is queued into one ``AddRequest`` while earlier batches are in
-flight (at most ``max_inflight_batches``); a receiver task matches ``AddResponse`` batches back
-and calls each entry's callback with its ``Status`` code. A watchdog fails the stream when a
+Adds: :meth:`BookieClient.send_adds` queues a run of entries (bounded, non-blocking) with one
+callback (:meth:`BookieClient.send_add`: a run of one). A sender task coalesces whole queued runs
+into one ``AddRequest`` while earlier batches are in flight (at most ``max_inflight_batches``); a
+receiver task matches ``AddResponse`` batches back and calls each run's callback with the
+``Status`` codes of its entries, in order. A watchdog fails the stream when a
 batch waits longer than ``add_timeout_s``. On any stream failure every in-flight and queued add
 gets a :class:`BookieUnavailable` callback, then the stream is reopened (with backoff) when the
 next add arrives. Callbacks run on the loop, from this client's tasks; they must not block.
@@ -20,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import functools
 import time
 from collections.abc import AsyncGenerator, Callable, Iterator
 from dataclasses import dataclass
@@ -40,6 +42,10 @@ log = get_logger(__name__)
 
 AddResultCallback = Callable[[int | BaseException], None]
 """Called once per add: a ``bookie_pb2.Status`` code, or the exception that failed it."""
+
+AddRunCallback = Callable[[list[int] | BaseException], None]
+"""Called once per run of adds: their ``bookie_pb2.Status`` codes in order, or the exception
+that failed them all."""
 
 _CHANNEL_OPTIONS = [
     ("grpc.keepalive_time_ms", 10_000),
@@ -83,59 +89,78 @@ def wire_add(add: AddRequest) -> bookie_pb2.AddEntry:
 
 
 class AddQueue:
-    """The bounded FIFO of adds in front of a bookie client's sender task (both clients).
+    """The bounded FIFO of runs of adds in front of a bookie client's sender task (both
+    clients). A run (consecutive adds of one ledger) is queued, batched and answered as one
+    unit: one callback with the statuses of its adds in order.
 
-    :meth:`offer` refuses (callback with :class:`BookieUnavailable`) beyond ``limit``; the
-    sender waits with :meth:`wait`, takes batches with :meth:`take`; :meth:`fail_all` empties
-    the queue failing every add. On the loop only."""
+    :meth:`offer` refuses (callback with :class:`BookieUnavailable`) once ``limit`` adds are
+    queued; the sender waits with :meth:`wait`, takes batches of whole runs with :meth:`take`;
+    :meth:`fail_all` empties the queue failing every run. On the loop only."""
 
     def __init__(self, bookie_id: BookieId, limit: int) -> None:
         self._bookie_id = bookie_id
         self._limit = limit
-        self._adds: collections.deque[tuple[AddRequest, AddResultCallback]] = collections.deque()
+        self._runs: collections.deque[tuple[list[AddRequest], AddRunCallback]] = collections.deque()
+        self._count = 0  # adds queued
         self._queued = asyncio.Event()
 
-    def offer(self, add: AddRequest, callback: AddResultCallback) -> bool:
-        if len(self._adds) >= self._limit:
+    def offer(self, adds: list[AddRequest], callback: AddRunCallback) -> bool:
+        if self._count >= self._limit:
             callback(BookieUnavailable(self._bookie_id, "add queue full"))
             return False
-        self._adds.append((add, callback))
+        self._runs.append((adds, callback))
+        self._count += len(adds)
         self._queued.set()
         return True
 
     async def wait(self) -> None:
-        """Return once at least one add is queued."""
-        while not self._adds:
+        """Return once at least one run is queued."""
+        while not self._runs:
             self._queued.clear()
             await self._queued.wait()
 
     def take(
         self, max_entries: int, max_bytes: int | None = None
-    ) -> list[tuple[AddRequest, AddResultCallback]]:
-        """The oldest adds, in order: at most ``max_entries``, and within ``max_bytes`` of
-        payload (but always at least one when any is queued)."""
-        if max_bytes is None:  # no byte bound: no per-add look at the payload
-            if len(self._adds) <= max_entries:
-                taken = list(self._adds)
-                self._adds.clear()
-                return taken
-            popleft = self._adds.popleft
-            return [popleft() for _ in range(max_entries)]
+    ) -> list[tuple[list[AddRequest], AddRunCallback]]:
+        """The oldest whole runs, in order: at most ``max_entries`` adds, and within
+        ``max_bytes`` of payload (but always at least one run when any is queued)."""
+        runs = self._runs
+        if max_bytes is None and self._count <= max_entries:  # everything, no per-add look
+            taken = list(runs)
+            runs.clear()
+            self._count = 0
+            return taken
         taken = []
+        entries = 0
         size = 0
-        while self._adds and len(taken) < max_entries:
-            add = self._adds[0][0]
-            if taken and size + len(add.payload) > max_bytes:
+        while runs:
+            adds = runs[0][0]
+            grown = entries + len(adds)
+            if taken and grown > max_entries:
                 break
-            taken.append(self._adds.popleft())
-            size += len(add.payload)
+            if max_bytes is not None:
+                run_bytes = 0
+                for add in adds:
+                    run_bytes += len(add.payload)
+                if taken and size + run_bytes > max_bytes:
+                    break
+                size += run_bytes
+            taken.append(runs.popleft())
+            entries = grown
+        self._count -= entries
         return taken
 
     def fail_all(self, error: BaseException) -> None:
-        queued = list(self._adds)
-        self._adds.clear()
+        queued = list(self._runs)
+        self._runs.clear()
+        self._count = 0
         for _, callback in queued:
             callback(error)
+
+
+def one_result(callback: AddResultCallback, result: list[int] | BaseException) -> None:
+    """A run of one's answer as an :data:`AddResultCallback` gets it."""
+    callback(result if isinstance(result, BaseException) else result[0])
 
 
 def _channel(address: str, tls: PemFiles | None) -> aio.Channel:
@@ -153,8 +178,7 @@ def _channel(address: str, tls: PemFiles | None) -> aio.Channel:
 
 @dataclass
 class _Batch:
-    entries: list[tuple[int, int]]  # (ledger_id, entry_id) in request order
-    callbacks: list[AddResultCallback]
+    runs: list[tuple[list[AddRequest], AddRunCallback]]  # in request order
     deadline: float
 
 
@@ -185,10 +209,16 @@ class BookieClient:
 
     def send_add(self, entry: AddRequest, callback: AddResultCallback) -> None:
         """Queue one add; ``callback`` gets its status (or error) later, from this client's task."""
+        self.send_adds([entry], functools.partial(one_result, callback))
+
+    def send_adds(self, adds: list[AddRequest], callback: AddRunCallback) -> None:
+        """Queue a run of adds (consecutive entries of one ledger, sent in order in one
+        request); ``callback`` gets their statuses (or the error) later, from this client's
+        task."""
         if self._closed:
             callback(BookieUnavailable(self.bookie_id, "client closed"))
             return
-        if not self._adds.offer(entry, callback):
+        if not self._adds.offer(adds, callback):
             return
         if self._runner is None or self._runner.done():
             self._runner = asyncio.get_running_loop().create_task(
@@ -217,12 +247,9 @@ class BookieClient:
         while True:
             await self._adds.wait()
             await slots.acquire()
-            entries: list[bookie_pb2.AddEntry] = []
-            batch = _Batch([], [], time.monotonic() + cfg.add_timeout_s)
-            for add, callback in self._adds.take(cfg.max_batch_entries, cfg.max_batch_bytes):
-                entries.append(wire_add(add))
-                batch.entries.append((add.ledger_id, add.entry_id))
-                batch.callbacks.append(callback)
+            runs = self._adds.take(cfg.max_batch_entries, cfg.max_batch_bytes)
+            entries = [wire_add(add) for adds, _ in runs for add in adds]
+            batch = _Batch(runs, time.monotonic() + cfg.add_timeout_s)
             self._next_batch_id += 1
             self._inflight[self._next_batch_id] = batch
             await call.write(bookie_pb2.AddRequest(batch_id=self._next_batch_id, entries=entries))
@@ -235,8 +262,9 @@ class BookieClient:
             slots.release()
             self._backoff.reset()
             by_id = {(r.ledger_id, r.entry_id): r.status for r in response.results}
-            for key, callback in zip(batch.entries, batch.callbacks, strict=True):
-                callback(by_id.get(key, bookie_pb2.INTERNAL))
+            internal = bookie_pb2.INTERNAL
+            for adds, callback in batch.runs:
+                callback([by_id.get((add.ledger_id, add.entry_id), internal) for add in adds])
         raise _StreamEnded("bookie closed the add stream")
 
     async def _watchdog(self) -> None:
@@ -253,7 +281,7 @@ class BookieClient:
         batches = list(self._inflight.values())
         self._inflight.clear()
         for batch in batches:
-            for callback in batch.callbacks:
+            for _, callback in batch.runs:
                 callback(error)
         self._adds.fail_all(error)
 

@@ -7,9 +7,10 @@ handles a :class:`LocalBookieClient` for the bookie ids it was told are in-proce
 package may not import the bookie (import contract): it takes any :class:`InProcessBookie`,
 which the standalone builds from its bookie (``magnetar.bookie.local.LocalBookie``).
 
-Adds keep :class:`BookieClient`'s contract: ``send_add`` queues (bounded) and returns; one
-sender task submits whatever is queued, in order, as one batch, and each add's callback gets
-its wire ``Status`` once the bookie has journalled it durably (never earlier; a failed journal
+Adds keep :class:`BookieClient`'s contract: ``send_adds`` queues a run (bounded) and returns;
+one sender task submits whatever runs are queued, in order, as one batch, and each run's
+callback gets the wire ``Status`` of its adds in one call once the bookie has journalled them
+durably (never earlier; a failed journal
 write is ``INTERNAL``), or :class:`BookieUnavailable` if the bookie refused the batch or this
 client closed. A batch is handed over without a coroutine when the journal has room. Calls other
 than adds go straight to the bookie; its errors become :class:`BookieUnavailable`.
@@ -28,7 +29,13 @@ from typing import Protocol
 
 from magnetar.errors import MagnetarError
 from magnetar.ids import BookieId
-from magnetar.ledger.bookie_client import AddQueue, AddRequest, AddResultCallback
+from magnetar.ledger.bookie_client import (
+    AddQueue,
+    AddRequest,
+    AddResultCallback,
+    AddRunCallback,
+    one_result,
+)
 from magnetar.ledger.config import LedgerClientConfig
 from magnetar.ledger.errors import BookieUnavailable
 from magnetar.wire import bookie_pb2
@@ -81,7 +88,7 @@ class LocalBookieClient:
         self._bookie = bookie
         self._config = config
         self._adds = AddQueue(bookie_id, config.max_queued_adds)
-        self._batches: dict[int, list[AddResultCallback]] = {}
+        self._batches: dict[int, list[tuple[list[AddRequest], AddRunCallback]]] = {}
         self._next_batch = 0
         self._runner: asyncio.Task[None] | None = None
         self._closed = False
@@ -90,10 +97,15 @@ class LocalBookieClient:
 
     def send_add(self, entry: AddRequest, callback: AddResultCallback) -> None:
         """Queue one add; ``callback`` gets its status (or error) later, on the loop."""
+        self.send_adds([entry], functools.partial(one_result, callback))
+
+    def send_adds(self, adds: list[AddRequest], callback: AddRunCallback) -> None:
+        """Queue a run of adds; ``callback`` gets their statuses (or the error) later, on the
+        loop, in one call."""
         if self._closed:
             callback(BookieUnavailable(self.bookie_id, "client closed"))
             return
-        if not self._adds.offer(entry, callback):
+        if not self._adds.offer(adds, callback):
             return
         if self._runner is None or self._runner.done():  # restarted if it ever died
             self._runner = asyncio.get_running_loop().create_task(
@@ -104,11 +116,15 @@ class LocalBookieClient:
         while True:
             await self._adds.wait()
             taken = self._adds.take(self._config.max_batch_entries)
-            adds = [add for add, _ in taken]
-            callbacks = [callback for _, callback in taken]
+            if len(taken) == 1:  # one run: its adds are the batch
+                adds = taken[0][0]
+            else:
+                adds = []
+                for run, _ in taken:
+                    adds += run
             self._next_batch += 1
             batch_id = self._next_batch
-            self._batches[batch_id] = callbacks
+            self._batches[batch_id] = taken
             try:
                 durable = self._bookie.submit_adds_nowait(adds)  # no coroutine chain per batch
                 if durable is None:  # the journal is full: wait for room
@@ -119,14 +135,20 @@ class LocalBookieClient:
             durable.add_done_callback(functools.partial(self._durable, batch_id))
 
     def _durable(self, batch_id: int, statuses: list[int]) -> None:
-        callbacks = self._batches.pop(batch_id, None)
-        if callbacks is None:  # failed by close() meanwhile
+        runs = self._batches.pop(batch_id, None)
+        if runs is None:  # failed by close() meanwhile
             return
-        for callback, status in zip(callbacks, statuses, strict=True):
-            callback(status)
+        if len(runs) == 1:
+            runs[0][1](statuses)
+            return
+        start = 0
+        for adds, callback in runs:
+            end = start + len(adds)
+            callback(statuses[start:end])
+            start = end
 
     def _finish(self, batch_id: int, error: BookieUnavailable) -> None:
-        for callback in self._batches.pop(batch_id, ()):
+        for _, callback in self._batches.pop(batch_id, ()):
             callback(error)
 
     # ------------------------------------------------------------------ other calls

@@ -1,11 +1,17 @@
 """A ledger open for writing (BookKeeper's ``LedgerHandle`` add path).
 
 ``append()`` (or ``append_nowait()``, its task-free form when there is room, or
-``append_callback()``, its future-free form) assigns entry ids in
-call order (after a FIFO wait for room: pending adds are bounded in count and bytes), sends entry
-``e`` to the Wq bookies striped from position ``e mod E`` of the current ensemble over each
-bookie's add stream, and returns once the entry and every earlier one has Aq acks (the
-:class:`AddTracker` core decides). Each add carries the handle's last-add-confirmed.
+``append_callback()``, its future-free form, or ``append_run()`` for consecutive entries at
+once) assigns entry ids in call order (after a FIFO wait for room: pending adds are bounded in
+count and bytes), sends entry ``e`` to the Wq bookies striped from position ``e mod E`` of the
+current ensemble over each bookie's add stream, and reports once the entry and every earlier
+one has Aq acks (the :class:`AddTracker` core decides). Each add carries the handle's
+last-add-confirmed.
+
+Every call adds a *run* (a single append is a run of one): one pending record with its entry id
+range and payloads, one ``send_adds`` per bookie, one answer per bookie (the OKs before its first
+other status are acks, the rest takes the failure path), and completions as confirmed ranges
+(``callback(first, count, error)``), so the layers above settle a run with one call.
 
 A failed bookie (stream error, timeout, or a status other than OK/FENCED) triggers an ensemble
 change, run by one task at a time: confirmations freeze, a replacement is chosen, the ledger
@@ -28,7 +34,7 @@ import asyncio
 import collections
 import functools
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 from magnetar.backoff import BOOKIE_RPC
 from magnetar.errors import MagnetarError
@@ -51,7 +57,7 @@ from magnetar.ledger.metadata import (
     LedgerState,
     VersionedLedgerMetadata,
 )
-from magnetar.ledger.pending_adds import AddTracker, PendingAdd
+from magnetar.ledger.pending_adds import AddTracker, Confirmed, PendingRun, RunCallback
 from magnetar.ledger.placement import replace_bookie
 from magnetar.metadata import BadVersion
 from magnetar.telemetry import get_logger
@@ -125,18 +131,19 @@ class WriteHandle:
             if self._error is not None or self._closing:
                 self._release(size)
                 self._check_writable()
-            future = self._start_future(payload)
+            future = self._start_future(payload, size)
         # No shield: a caller that gives up cancels only this future (nobody else awaits it),
-        # and _complete/_fail skip futures that are already done; the add itself goes on.
+        # and the completion skips futures that are already done; the add itself goes on.
         return await future
 
     def append_nowait(self, payload: bytes) -> asyncio.Future[EntryId] | None:
         """:meth:`append` without a coroutine: the entry's id future, or None (nothing done)
         when the pending-add bounds have no room now or earlier callers are waiting for room
         (then use :meth:`append`, which keeps their FIFO order). Raises like :meth:`append`."""
-        if not self._reserve_now(len(payload)):
+        size = len(payload)
+        if not self._reserve_now(size):
             return None
-        return self._start_future(payload)
+        return self._start_future(payload, size)
 
     def append_callback(
         self, payload: bytes, callback: Callable[[EntryId | BaseException], None]
@@ -147,43 +154,95 @@ class WriteHandle:
         returns; entries in id order), so it must be quick and must not raise; it may append
         again. False (nothing done) when there is no room now, as :meth:`append_nowait`'s
         None. Raises like :meth:`append`."""
-        if not self._reserve_now(len(payload)):
+        size = len(payload)
+        if not self._reserve_now(size):
             return False
-        self._start(payload, None, callback)
+        self._start([payload], size, None, callback)  # type: ignore[arg-type]  # EntryId is int
         return True
+
+    def append_run(self, payloads: Sequence[bytes], callback: RunCallback) -> int:
+        """Add the longest prefix of ``payloads`` that has room now as consecutive entries
+        travelling as one run (one send per bookie, one answer per bookie, one completion
+        per confirmed range); return how many were taken (0: none, nothing done, as
+        :meth:`append_callback`'s False; the caller offers the rest again or waits in
+        :meth:`append`).
+
+        ``callback(first_entry_id, count, None)`` reports each confirmed range of the run in
+        id order (the whole run at once when its quorum answers together, else in pieces),
+        ``callback(first_entry_id, count, error)`` the rest of the run if the handle fails
+        first. It runs synchronously inside the handle's completion (never before this
+        returns), must be quick and must not raise; it may append again. A run is at most
+        ``max_batch_entries`` entries and ``max_batch_bytes`` (but at least one entry), within
+        the pending-add bounds. Raises like :meth:`append`."""
+        self._check_writable()
+        if self._waiters:
+            return 0
+        config = self._config
+        limit = min(config.max_pending_adds - self._reserved_count, config.max_batch_entries)
+        room = config.max_pending_add_bytes - self._reserved_bytes
+        batch_bytes = config.max_batch_bytes
+        taken = 0
+        size = 0
+        for payload in payloads:
+            if taken >= limit:
+                break
+            grown = size + len(payload)
+            if grown > room and (taken or self._reserved_count):
+                break
+            if taken and grown > batch_bytes:
+                break
+            taken += 1
+            size = grown
+        if not taken:
+            return 0
+        self._reserved_count += taken
+        self._reserved_bytes += size
+        self._start(list(payloads[:taken]), size, callback)
+        return taken
 
     def _start(
         self,
-        payload: bytes,
-        future: asyncio.Future[EntryId] | None,
-        callback: Callable[[EntryId | BaseException], None] | None,
+        payloads: list[bytes],
+        size: int,
+        callback: RunCallback | None,
+        single: Callable[[int | BaseException], None] | None = None,
     ) -> None:
-        """Assign the next entry id and send it (room is reserved by the caller); ``future``
-        or ``callback`` gets its outcome."""
-        add = self._tracker.new_entry(payload)
-        add.future = future
-        add.callback = callback
-        entry_id = add.entry_id
-        lac = add.last_add_confirmed
-        # The request (and its digest: the one checksum of the payload on the add path) is
+        """Assign the next entry ids to ``payloads`` (``size`` bytes, room reserved by the
+        caller) and send them as one run; ``callback`` gets its outcome (or ``single``, for a
+        run of one from :meth:`append_callback`: no wrapper per add)."""
+        tracker = self._tracker
+        run = tracker.new_run(payloads, size)
+        run.callback = callback
+        run.single = single
+        ledger_id = self.ledger_id
+        lac = run.last_add_confirmed
+        key = self._master_key
+        recovery = self._recovery
+        entry_id = run.first
+        # The requests (and their digests: the one checksum of a payload on the add path) are
         # built once per entry, shared by every replica's send and any resend.
-        add.request = AddRequest(
-            self.ledger_id,
-            entry_id,
-            lac,
-            payload,
-            entry_digest(self.ledger_id, entry_id, lac, payload),
-            self._master_key,
-            self._recovery,
-        )
+        requests = run.requests
+        for payload in payloads:
+            requests.append(
+                AddRequest(
+                    ledger_id,
+                    entry_id,
+                    lac,
+                    payload,
+                    entry_digest(ledger_id, entry_id, lac, payload),
+                    key,
+                    recovery,
+                )
+            )
+            entry_id += 1
         self._idle.clear()
-        if not self._tracker.changing:
-            for bookie in self._tracker.targets(entry_id):
-                self._send(add, bookie)
+        if not tracker.changing:
+            for bookie, adds in tracker.sends(run, run.first):
+                self._send(run, bookie, adds)
 
-    def _start_future(self, payload: bytes) -> asyncio.Future[EntryId]:
+    def _start_future(self, payload: bytes, size: int) -> asyncio.Future[EntryId]:
         future: asyncio.Future[EntryId] = self._loop.create_future()
-        self._start(payload, future, None)
+        self._start([payload], size, functools.partial(_future_outcome, future))
         return future
 
     def _reserve_now(self, size: int) -> bool:
@@ -242,33 +301,57 @@ class WriteHandle:
 
     # ------------------------------------------------------------------ bookie I/O
 
-    def _send(self, add: PendingAdd, bookie: BookieId) -> None:
+    def _send(self, run: PendingRun, bookie: BookieId, adds: list[AddRequest]) -> None:
         try:
             client = self._pool.client(bookie)
         except BookieUnavailable as exc:
+            self._tracker.forget(run, bookie, adds[0].entry_id)
             self._bookie_failed(bookie, str(exc))
             return
-        assert add.request is not None  # set by _start before any send
-        self._tracker.mark_sent(add, bookie)
-        client.send_add(add.request, functools.partial(self._on_result, add.entry_id, bookie))
+        client.send_adds(adds, functools.partial(self._on_results, run, bookie, adds))
 
-    def _on_result(self, entry_id: int, bookie: BookieId, result: int | BaseException) -> None:
+    def _on_results(
+        self,
+        run: PendingRun,
+        bookie: BookieId,
+        adds: list[AddRequest],
+        result: list[int] | BaseException,
+    ) -> None:
+        """``bookie``'s answer to the sub-run ``adds`` of ``run``: a status per add (in order)
+        or the error that failed them all. The OKs before the first other status count as
+        acks; that add and the rest take the failure path."""
         if self._error is not None:
             return
-        if result == bookie_pb2.OK:
-            self._complete(self._tracker.on_ack(entry_id, bookie))
-            return
-        if result == bookie_pb2.FENCED and not self._recovery:
+        failure: int | BaseException
+        if isinstance(result, BaseException):
+            ok = 0
+            failure = result
+        else:
+            ok = len(result)
+            if result.count(bookie_pb2.OK) != ok:
+                ok = next(i for i, status in enumerate(result) if status != bookie_pb2.OK)
+            if ok == len(adds):
+                self._complete(self._tracker.on_acks(run, bookie, adds[-1].entry_id))
+                return
+            failure = result[ok]
+        if ok:
+            self._complete(self._tracker.on_acks(run, bookie, adds[ok - 1].entry_id))
+            if self._failed_meanwhile():  # a completion's callback may have failed the handle
+                return
+        if failure == bookie_pb2.FENCED and not self._recovery:
             log.warning("ledger_fenced", ledger_id=self.ledger_id, bookie_id=bookie)
             self._fail(LedgerFenced(self.ledger_id))
             return
-        self._tracker.forget_send(entry_id, bookie)
+        self._tracker.forget(run, bookie, adds[ok].entry_id)
         reason = (
-            str(result)
-            if isinstance(result, BaseException)
-            else bookie_pb2.Status.Name(bookie_pb2.Status.ValueType(result))
+            str(failure)
+            if isinstance(failure, BaseException)
+            else bookie_pb2.Status.Name(bookie_pb2.Status.ValueType(failure))
         )
         self._bookie_failed(bookie, reason)
+
+    def _failed_meanwhile(self) -> bool:
+        return self._error is not None
 
     def _bookie_failed(self, bookie: BookieId, reason: str) -> None:
         if bookie not in self._tracker.ensemble or bookie in self._failed:
@@ -282,22 +365,28 @@ class WriteHandle:
                 self._change_ensemble(), name=f"ensemble-change-{self.ledger_id}"
             )
 
-    def _complete(self, confirmed: list[PendingAdd]) -> None:
+    def _complete(self, confirmed: list[Confirmed]) -> None:
         if confirmed:
             # Room first: a callback below may append again.
-            self._reserved_count -= len(confirmed)
-            self._reserved_bytes -= sum([len(add.payload) for add in confirmed])
+            count = 0
+            size = 0
+            for _run, low, high, nbytes in confirmed:
+                count += high - low + 1
+                size += nbytes
+            self._reserved_count -= count
+            self._reserved_bytes -= size
             if self._waiters:
                 self._wake_waiters()
         if self._tracker.pending_count == 0:
             self._idle.set()
-        for add in confirmed:
-            future = add.future
-            if future is not None:
-                if not future.done():
-                    future.set_result(add.entry_id)
-            elif add.callback is not None:
-                add.callback(add.entry_id)
+        for run, low, high, _nbytes in confirmed:
+            single = run.single
+            if single is not None:  # a run of one
+                single(low)
+                continue
+            callback = run.callback
+            assert callback is not None  # set by _start
+            callback(low, high - low + 1, None)
 
     def _fail(self, error: LedgerError) -> None:
         if self._error is not None:
@@ -311,14 +400,14 @@ class WriteHandle:
         task = self._change_task
         if task is not None and task is not asyncio.current_task():
             task.cancel()
-        for add in drained:
-            future = add.future
-            if future is not None:
-                if not future.done():
-                    future.set_exception(error)
-                    future.exception()  # mark retrieved: a caller that gave up is not an error
-            elif add.callback is not None:
-                add.callback(error)
+        for run in drained:
+            single = run.single
+            if single is not None:
+                single(error)
+                continue
+            callback = run.callback
+            assert callback is not None  # set by _start
+            callback(run.confirmed + 1, run.last - run.confirmed, error)
 
     # ------------------------------------------------------------------ ensemble change
 
@@ -395,8 +484,8 @@ class WriteHandle:
         confirmed = self._tracker.apply_ensemble(ensemble)
         if self._failed & set(ensemble):
             self._tracker.begin_change()  # more failures arrived during the metadata write
-        for add, bookie in self._tracker.unsent():
-            self._send(add, bookie)
+        for run, bookie, adds in self._tracker.unsent():
+            self._send(run, bookie, adds)
         self._complete(confirmed)
 
     # ------------------------------------------------------------------ close
@@ -456,3 +545,16 @@ class WriteHandle:
             if state is not self._expected_state:
                 raise LedgerFenced(self.ledger_id)
             self._meta = current
+
+
+def _future_outcome(
+    future: asyncio.Future[EntryId], first: int, count: int, error: BaseException | None
+) -> None:
+    """A run of one's outcome as :meth:`WriteHandle.append` reports it."""
+    if future.done():  # the caller gave up
+        return
+    if error is None:
+        future.set_result(EntryId(first))
+    else:
+        future.set_exception(error)
+        future.exception()  # mark retrieved: a caller that gave up is not an error

@@ -2,10 +2,14 @@
 
 Pulsar's ``OpAddEntry`` path in ``ManagedLedgerImpl``. :class:`AddDispatch` takes an add's slot
 (:mod:`.add_queue`), queues the add in call order and :meth:`AddDispatch.pump` hands queued adds
-in order to the :class:`CurrentLedger` (the ledger being written): through the writer's
-``append_callback`` when it has room (no task, no future per add), else in a task that waits in
-``append``. The writer's verdict on each add comes back through :meth:`AddDispatch._settle`
-(both paths), which confirms it with the owner, or fails it, and frees its slot.
+in order to the :class:`CurrentLedger` (the ledger being written): the adds at the head of the
+queue go together as one run through the writer's ``append_run`` when it has room (no task, no
+future per add; the writer takes the prefix it has room for), else the head waits in a task in
+``append``. The writer's verdicts come back per confirmed range of a run
+(:meth:`AddDispatch._run_settled`: the owner confirms the range at once,
+:meth:`ManagedLedger.entries_confirmed`, and a run queued with :meth:`AddDispatch.enqueue_run`
+hears it in one call per stretch) or per add from a task (:meth:`AddDispatch._settle`), which
+confirms it with the owner, or fails it, and frees its slot.
 
 Invariants:
 
@@ -14,10 +18,12 @@ Invariants:
   writer assigns entry ids in the order its ``append`` coroutines start (docs/storage-api.md).
   A slot handed to a waiting add is its own until its task resumes (see :mod:`.add_queue`).
 * The rollover policy is asked before each dispatch, with the counts of adds *dispatched* to the
-  current ledger; when it says so, or no ledger is current, or an append failed on the current
-  one, dispatching stops and the owner starts a rollover, which waits for
-  :meth:`CurrentLedger.settled` before it closes the ledger; it calls :meth:`AddDispatch.pump`
-  again once the next ledger is current. Nothing is lost or reordered across a rollover.
+  current ledger, and a run is cut to the room it leaves (``entry_room``/``byte_room``), so a
+  run never overshoots a limit a single add would not; when it says so, or no ledger is
+  current, or an append failed on the current one, dispatching stops and the owner starts a
+  rollover, which waits for :meth:`CurrentLedger.settled` before it closes the ledger; it calls
+  :meth:`AddDispatch.pump` again once the next ledger is current. Nothing is lost or
+  reordered across a rollover.
 * Every dispatched add frees its slot exactly once: on its verdict, or on the cancellation of
   the task that waited for room. ``LedgerFenced`` fences the owner; any other ledger error marks
   the current ledger failed, so the queue rolls over.
@@ -33,7 +39,6 @@ tracked per ledger in :attr:`CurrentLedger.inflight` and awaited by
 from __future__ import annotations
 
 import asyncio
-import functools
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -42,7 +47,7 @@ from typing import Protocol
 from magnetar.errors import MagnetarError
 from magnetar.ids import EntryId, LedgerId
 from magnetar.ledger.errors import LedgerFenced
-from magnetar.managed_ledger.add_queue import AddCallback, AddOp, AddQueue
+from magnetar.managed_ledger.add_queue import AddCallback, AddOp, AddQueue, RunAddCallback
 from magnetar.managed_ledger.errors import ManagedLedgerFenced
 from magnetar.managed_ledger.ledger_access import LedgerWriter
 from magnetar.managed_ledger.position import Position
@@ -82,6 +87,12 @@ class AddOwner(Protocol):
         ``lac_floor``: the writer's last-add-confirmed when the add was dispatched."""
         ...
 
+    def entries_confirmed(
+        self, ledger_id: LedgerId, first: EntryId, datas: list[bytes], lac_floor: int
+    ) -> list[Position]:
+        """:meth:`entry_confirmed` for consecutive entries from ``first`` on, at once."""
+        ...
+
 
 @dataclass(eq=False)
 class CurrentLedger:
@@ -95,11 +106,11 @@ class CurrentLedger:
     failed: bool = False
     # adds waiting in a task for room in the writer (each leaves the set when its task ends)
     inflight: TaskSet = field(default_factory=lambda: TaskSet("managed_ledger_adds"))
-    callbacks: int = 0  # adds dispatched with the writer's append_callback, not yet answered
+    callbacks: int = 0  # adds dispatched with the writer's append_run, not yet answered
     drained: asyncio.Future[None] | None = None  # set when ``callbacks`` falls to 0
 
-    def callback_answered(self) -> None:
-        self.callbacks -= 1
+    def callbacks_answered(self, count: int) -> None:
+        self.callbacks -= count
         if self.callbacks == 0 and self.drained is not None and not self.drained.done():
             self.drained.set_result(None)
 
@@ -115,6 +126,29 @@ class CurrentLedger:
     @property
     def ledger_id(self) -> LedgerId:
         return self.writer.ledger_id
+
+
+RUN_LIMIT = 1024
+"""Adds offered to the writer as one run at most (the writer takes up to its batch bound)."""
+
+
+class _Run:
+    """Adds dispatched together with the writer's ``append_run``: answered in order, in one
+    or more ranges (``settled`` of them so far)."""
+
+    __slots__ = ("cur", "dispatch", "lac_floor", "ops", "settled")
+
+    def __init__(
+        self, dispatch: AddDispatch, cur: CurrentLedger, ops: list[AddOp], lac_floor: int
+    ) -> None:
+        self.dispatch = dispatch
+        self.cur = cur
+        self.ops = ops
+        self.lac_floor = lac_floor
+        self.settled = 0
+
+    def answered(self, first: int, count: int, error: BaseException | None) -> None:
+        self.dispatch._run_settled(self, first, count, error)
 
 
 class AddDispatch:
@@ -168,6 +202,16 @@ class AddDispatch:
         self.adds.ops.extend([AddOp(data, None, callback) for data, callback in adds])
         self.pump()
 
+    def enqueue_run(self, datas: Sequence[bytes], callback: RunAddCallback, unused: int) -> None:
+        """:meth:`enqueue_callbacks` for a run of adds reporting to one ``callback`` (by
+        index in ``datas``, a range of durable adds per call)."""
+        for _ in range(unused):
+            self.adds.release_slot()
+        self.adds.ops.extend(
+            [AddOp(data, None, None, False, callback, index) for index, data in enumerate(datas)]
+        )
+        self.pump()
+
     def fail_all(self, error: BaseException) -> None:
         """Fail every queued (undispatched) add; dispatched ones get the writer's verdict."""
         self.adds.fail_all(error)
@@ -178,47 +222,98 @@ class AddDispatch:
         queue = self.adds.ops
         while queue and self._owner.dispatching:
             cur = self.current
+            age = 0.0 if cur is None else time.monotonic() - cur.created
             if (
                 cur is None
                 or cur.failed
-                or self.policy.should_rollover(
-                    cur.dispatched, cur.dispatched_bytes, time.monotonic() - cur.created
-                )
+                or self.policy.should_rollover(cur.dispatched, cur.dispatched_bytes, age)
             ):
                 self._owner.start_rollover()
                 return
-            op = queue.popleft()
+            op = queue[0]
             if op.abandoned:  # the caller was cancelled before dispatch
+                queue.popleft()
                 self.adds.release_slot()
                 continue
-            cur.dispatched += 1
-            cur.dispatched_bytes += len(op.data)
-            if self._append_nowait(cur, op):
+            if not cur.inflight and self._append_run(cur, self._run_at_head(cur, age)):
                 continue
             # No room in the writer: a task waits for it. Later adds go the same way until
             # the waiting ones are done, so entry ids keep the queue's order.
+            queue.popleft()
+            cur.dispatched += 1
+            cur.dispatched_bytes += len(op.data)
             cur.inflight.spawn(self._append(cur, op))
 
-    def _append_nowait(self, cur: CurrentLedger, op: AddOp) -> bool:
-        """Hand ``op`` to the writer's ``append_callback`` (no task, no future per add) when
-        it has room; False if not done."""
-        if cur.inflight:
-            return False
-        answer = functools.partial(self._answered, cur, op, cur.writer.last_add_confirmed)
-        try:
-            if not cur.writer.append_callback(op.data, answer):
-                return False
-        except MagnetarError:  # the task path meets the same error and handles it
-            return False
-        cur.callbacks += 1
-        return True
+    def _run_at_head(self, cur: CurrentLedger, age: float) -> list[AddOp]:
+        """The adds at the head of the queue that may go to ``cur`` as one run (not popped):
+        not abandoned, within the rollover policy's room, at most :data:`RUN_LIMIT`."""
+        policy = self.policy
+        limit = min(policy.entry_room(cur.dispatched, age), RUN_LIMIT)
+        byte_room = policy.byte_room(cur.dispatched_bytes, age)
+        run: list[AddOp] = []
+        size = 0
+        for op in self.adds.ops:
+            if size >= byte_room or op.abandoned:
+                break
+            run.append(op)
+            if len(run) >= limit:
+                break
+            size += len(op.data)
+        return run
 
-    def _answered(
-        self, cur: CurrentLedger, op: AddOp, lac_floor: int, result: EntryId | BaseException
-    ) -> None:
-        """The writer's verdict on an add dispatched with ``append_callback``."""
-        cur.callback_answered()
-        self._settle(cur, op, lac_floor, result)
+    def _append_run(self, cur: CurrentLedger, ops: list[AddOp]) -> int:
+        """Hand the adds ``ops`` (the queue's head) to the writer's ``append_run`` as one run:
+        no task, no future, one callback per confirmed range. Pops and counts what the writer
+        took (a prefix, when it has room for only so much); 0: nothing done."""
+        if not ops:
+            return 0
+        lac_floor = cur.writer.last_add_confirmed
+        run = _Run(self, cur, ops, lac_floor)
+        try:
+            taken = cur.writer.append_run([op.data for op in ops], run.answered)
+        except MagnetarError:  # the task path meets the same error and handles it
+            return 0
+        if not taken:
+            return 0
+        if taken < len(ops):
+            del ops[taken:]
+        queue = self.adds.ops
+        size = 0
+        for op in ops:
+            queue.popleft()
+            size += len(op.data)
+        cur.dispatched += taken
+        cur.dispatched_bytes += size
+        cur.callbacks += taken
+        return taken
+
+    def _run_settled(self, run: _Run, first: int, count: int, error: BaseException | None) -> None:
+        """The writer's verdict on ``count`` adds of ``run`` from entry ``first`` on (in id
+        order): confirmed together, or failed as :meth:`_settle` fails one."""
+        cur = run.cur
+        ops = run.ops
+        start = run.settled
+        run.settled = start + count
+        batch = ops if start == 0 and count == len(ops) else ops[start : start + count]
+        cur.callbacks_answered(count)
+        if error is not None:
+            for op in batch:
+                self._settle(cur, op, run.lac_floor, error)
+            return
+        datas = [op.data for op in batch]
+        try:
+            positions = self._owner.entries_confirmed(
+                cur.ledger_id, EntryId(first), datas, run.lac_floor
+            )
+            size = 0
+            for data in datas:
+                size += len(data)
+            cur.confirmed_bytes += size
+            _report(batch, positions)
+        finally:
+            self.adds.release_slots(count)
+            if cur.failed:
+                self.pump()
 
     async def _append(self, cur: CurrentLedger, op: AddOp) -> None:
         """Dispatch ``op`` in a task that waits for room in the writer."""
@@ -267,3 +362,28 @@ class AddDispatch:
         self.adds.release_slot()
         if cur.failed:
             self.pump()
+
+
+def _report(ops: list[AddOp], positions: list[Position]) -> None:
+    """Resolve ``ops`` (durable at ``positions``): one call per stretch of consecutive adds
+    of one run (:meth:`AddDispatch.enqueue_run`), else one per add."""
+    count = len(ops)
+    i = 0
+    while i < count:
+        op = ops[i]
+        callback = op.run
+        if callback is None:
+            op.resolve(positions[i], None)
+            i += 1
+            continue
+        j = i + 1
+        index = op.index
+        while j < count and ops[j].run is callback and ops[j].index == index + j - i:
+            j += 1
+        for k in range(i, j):
+            ops[k].resolved = True
+        try:
+            callback(index, positions[i:j], None)
+        except Exception as exc:
+            log.error("add_callback_failed", error=repr(exc))
+        i = j

@@ -35,18 +35,26 @@ from magnetar.telemetry import get_logger
 log = get_logger(__name__)
 
 AddCallback = Callable[[Position | None, BaseException | None], None]
+RunAddCallback = Callable[[int, "list[Position] | None", "BaseException | None"], None]
+"""The outcome of adds queued as a run (:meth:`ManagedLedger.add_reserved_run`), in order:
+``(index, positions, None)`` for the adds ``index .. index + len(positions) - 1`` of the run,
+durable; ``(index, None, error)`` for add ``index``, failed."""
 
 
 @dataclass(eq=False, slots=True)
 class AddOp:
     """One queued add and who hears its outcome: a future (:meth:`ManagedLedger.add_entry`)
     or a callback, called at once when the writer's verdict arrives
-    (:meth:`ManagedLedger.add_entry_callback`: no future and no loop hop per add)."""
+    (:meth:`ManagedLedger.add_entry_callback`: no future and no loop hop per add), or the
+    callback of the run it was queued in (:meth:`ManagedLedger.add_reserved_run`: one call
+    per confirmed range of adds)."""
 
     data: bytes
     future: asyncio.Future[Position] | None = None
     callback: AddCallback | None = None
     resolved: bool = False
+    run: RunAddCallback | None = None  # an add of a run: its callback, and its index in it
+    index: int = 0
 
     @property
     def abandoned(self) -> bool:
@@ -69,9 +77,12 @@ class AddOp:
             else:
                 future.set_exception(error)
             return
-        assert self.callback is not None
         try:
-            self.callback(position, error)
+            if self.run is not None:
+                self.run(self.index, None if position is None else [position], error)
+            else:
+                assert self.callback is not None
+                self.callback(position, error)
         except Exception as exc:
             log.error("add_callback_failed", error=repr(exc))
 
@@ -125,6 +136,16 @@ class AddQueue:
     def release_slot(self) -> None:
         """An add is done with its slot: hand free slots to waiters, oldest first."""
         self._used -= 1
+        while self._waiters and self._used < self.max_pending:
+            waiter = self._waiters.popleft()
+            if not waiter.done():
+                self._used += 1
+                self._granted += 1
+                waiter.set_result(None)
+
+    def release_slots(self, count: int) -> None:
+        """:meth:`release_slot` for ``count`` adds done at once (a run)."""
+        self._used -= count
         while self._waiters and self._used < self.max_pending:
             waiter = self._waiters.popleft()
             if not waiter.done():

@@ -8,6 +8,10 @@ The contract we rely on beyond the signatures (docs/storage-api.md):
   ``append`` coroutines start running) and complete in id order; ``append_callback`` returns
   False (nothing done) when the writer has no room, and then the managed ledger waits in
   ``append`` tasks (in order) until those are done, so positions follow ``add_entry`` call order;
+- ``append_run`` takes the longest prefix of its payloads that has room as consecutive ids (0:
+  none, as ``append_callback``'s False) and reports ``(first, count, None)`` per confirmed range
+  in id order, or ``(first, count, error)`` for the rest once the writer failed, never before
+  it returns;
 - ``open_ledger(recovery=True)`` fences and closes a ledger left OPEN, so its metadata then has
   the final ``last_entry_id`` and ``length``; a CLOSED ledger opens as is;
 - ``read(first, last)`` is inclusive and may raise ``NoSuchEntry`` past what readers can see
@@ -60,6 +64,10 @@ class LedgerWriter(Protocol):
     def append_callback(
         self, payload: bytes, callback: Callable[[EntryId | BaseException], None]
     ) -> bool: ...
+
+    def append_run(
+        self, payloads: Sequence[bytes], callback: Callable[[int, int, BaseException | None], None]
+    ) -> int: ...
 
     async def close(self) -> None: ...
 

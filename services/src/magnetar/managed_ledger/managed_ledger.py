@@ -38,6 +38,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import enum
+import functools
+import itertools
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 
@@ -45,7 +47,7 @@ from magnetar.errors import MagnetarError
 from magnetar.ids import EntryId, LedgerId
 from magnetar.ledger.errors import LedgerFenced, NoSuchEntry, NoSuchLedger
 from magnetar.managed_ledger.add_dispatch import AddDispatch, CurrentLedger
-from magnetar.managed_ledger.add_queue import AddCallback
+from magnetar.managed_ledger.add_queue import AddCallback, RunAddCallback
 from magnetar.managed_ledger.codec import decode_cursor_info
 from magnetar.managed_ledger.config import InitialPosition, ManagedLedgerConfig
 from magnetar.managed_ledger.cursor import ManagedCursor
@@ -67,6 +69,13 @@ from magnetar.metadata.store import MetadataStore, Versioned
 from magnetar.telemetry import get_logger
 
 log = get_logger(__name__)
+
+# A Position / an Entry from a (ledger_id, entry_id) / (position, data) pair without the
+# NamedTuple's Python-level ``__new__``: one each per added entry (entries_confirmed).
+_new_position: Callable[[tuple[LedgerId, int]], Position] = functools.partial(
+    tuple.__new__, Position
+)
+_new_entry: Callable[[tuple[Position, bytes]], Entry] = functools.partial(tuple.__new__, Entry)
 
 _TRIM_DRAIN_S = 10.0
 
@@ -417,6 +426,15 @@ class ManagedLedger:
         needed (a run's duplicates and refused entries) and are given back."""
         self._dispatch.enqueue_callbacks(adds, unused)
 
+    def add_reserved_run(
+        self, datas: Sequence[bytes], callback: RunAddCallback, unused: int = 0
+    ) -> None:
+        """:meth:`add_reserved` for a run of adds reporting to one ``callback``: ``(index,
+        positions, None)`` for each stretch of durable adds from ``datas[index]`` on, in order
+        (the whole run in one call when it is confirmed together), ``(index, None, error)``
+        for a failed add. Called from the writer's completion, never before this returns."""
+        self._dispatch.enqueue_run(datas, callback, unused)
+
     # ================================================================== add dispatch's owner
     @property
     def dispatching(self) -> bool:
@@ -450,6 +468,34 @@ class ManagedLedger:
             self._cache.evict_before(pinned)
         self._signal_new_entries()
         return pos
+
+    def entries_confirmed(
+        self, ledger_id: LedgerId, first: EntryId, datas: list[bytes], lac_floor: int
+    ) -> list[Position]:
+        """A run of adds is durable, entries ``first``.. in order (reported by
+        :mod:`.add_dispatch`): :meth:`entry_confirmed` for each, with the layout, the pin of
+        the cache and the readers' signal done once for the run."""
+        end = first + len(datas)
+        # Built by the C-level tuple constructor, not the NamedTuples' Python-level __new__.
+        positions = list(map(_new_position, zip(itertools.repeat(ledger_id), range(first, end))))
+        if self.layout.entries_of(ledger_id) < end:
+            self.layout.set_entries(ledger_id, end)
+        last = positions[-1]
+        if last > self._last_confirmed:
+            self._last_confirmed = last
+        # As entry_confirmed: entries above the highest LAC they carried stay cached.
+        pinned = self._cache.pinned_from
+        if lac_floor > self._last_confirmed_lac_floor or pinned is None or pinned[0] != ledger_id:
+            self._last_confirmed_lac_floor = max(self._last_confirmed_lac_floor, lac_floor)
+            pinned = Position(ledger_id, EntryId(self._last_confirmed_lac_floor + 1))
+            self._cache.pinned_from = pinned
+        insert = self._cache.insert
+        for entry in map(_new_entry, zip(positions, datas, strict=True)):
+            insert(entry)
+        if not self._cursors and not self._non_durable:
+            self._cache.evict_before(pinned)
+        self._signal_new_entries()
+        return positions
 
     # ================================================================== rollover
     async def _rollover(self) -> None:

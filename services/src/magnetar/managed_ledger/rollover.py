@@ -31,3 +31,22 @@ class RolloverPolicy:
             or (self.max_age_s > 0 and entries > 0 and age_s >= self.max_age_s)
         )
         return full and age_s >= self.min_age_s
+
+    def entry_room(self, entries: int, age_s: float) -> int:
+        """How many more adds the entry and age limits let go to a ledger holding ``entries``
+        (asked once per run of adds; ``should_rollover`` said no for the first of them)."""
+        if age_s < self.min_age_s:
+            return 1 << 62
+        if self.max_age_s > 0 and age_s >= self.max_age_s:
+            return 1 if entries == 0 else 0
+        if self.max_entries > 0:
+            return max(0, self.max_entries - entries)
+        return 1 << 62
+
+    def byte_room(self, size_bytes: int, age_s: float) -> int:
+        """Bytes a ledger holding ``size_bytes`` may still take before the next add rolls it
+        over: an add may go while the bytes before it are under this (unbounded: a huge
+        number)."""
+        if age_s < self.min_age_s or self.max_bytes <= 0:
+            return 1 << 62
+        return max(0, self.max_bytes - size_bytes)
