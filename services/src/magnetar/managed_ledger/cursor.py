@@ -91,10 +91,20 @@ class ManagedCursor:
     def is_acknowledged(self, pos: Position) -> bool:
         return self._state.is_acknowledged(pos)
 
+    def unacknowledged(self, positions: Iterable[Position]) -> list[Position]:
+        """Those of ``positions`` that exist and are not acknowledged, in their order."""
+        return self._state.unacknowledged(positions, self._ml.layout)
+
     def batch_unacked(self, pos: Position) -> int | None:
         """The unacked-index mask of a partly acknowledged batch entry (bit i = index i), else
         None (the entry is unacked whole, or acknowledged)."""
         return self._state.batch_unacked(pos)
+
+    @property
+    def batch_masks(self) -> Mapping[Position, int]:
+        """Every partly acknowledged batch entry's unacked-index mask (:meth:`batch_unacked`
+        for a whole dispatch step: a read-only view, empty when there is none)."""
+        return self._state.batch_deleted
 
     def has_more_entries(self) -> bool:
         return self._state.has_more(self._ml.layout)
