@@ -18,6 +18,15 @@ any consumer (Pulsar's look-ahead limit), so one read step past the limit (at mo
 for a FLOW, an ack, a membership change or new entries — all of which set one event (new
 entries through a managed-ledger listener, no helper tasks per wait).
 
+Work is per run, not per entry, where the rules allow: a step reads a run of entries, takes
+each one's dispatch facts (messages, key, deliver-at time, chunk) from the cached entry or
+parses them once and leaves them with it (``ManagedLedger.remember_entry_infos``), plans the run
+once, and hands each consumer its share in one call (``Consumer.write_messages``: every MESSAGE
+frame queued on the connection at once; ``PendingAcks.add_run``; permits charged once). An ACK
+frame without ack sets is applied as a run too (``_ack_entries``): one pass over the pending
+acks and the redelivery queue, and the cursor records each span of consecutive entries as one
+range or one mark-delete move.
+
 Delayed delivery (Shared and Key_Shared, while the topic's effective ``delayedDelivery`` policy
 is active): a new read whose ``deliver_at_time`` is in the future goes to the
 :class:`~magnetar.broker.dispatch.DelayedDeliveryIndex` instead of to a consumer (no permits
