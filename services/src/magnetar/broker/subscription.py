@@ -450,7 +450,8 @@ class PersistentSubscription:
         """New entries from the cursor; read_compacted: through the compacted view first, the
         batches some of whose messages were compacted out carrying the mask of the others."""
         if self.compacted is None:
-            return await self.cursor.read_entries(max_entries)
+            cached = self.cursor.read_cached(max_entries)  # a consumer that keeps up: no await
+            return cached if cached is not None else await self.cursor.read_entries(max_entries)
         entries, survivors = await self.compacted.read_entries(max_entries)
         for pos, mask in survivors.items():
             acked = self.cursor.batch_unacked(pos)

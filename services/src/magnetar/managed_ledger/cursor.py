@@ -123,6 +123,23 @@ class ManagedCursor:
                 self._ml.cursor_moved()
             return entries
 
+    def read_cached(self, max_entries: int) -> list[Entry] | None:
+        """:meth:`read_entries` without awaiting, when it would not have to: no read of this
+        cursor in flight and every entry in the managed ledger's cache (the dispatcher of a
+        consumer that keeps up). None: nothing was read, use :meth:`read_entries`."""
+        self._check_open()
+        if self._read_lock.locked():
+            return None
+        positions = self._state.next_read(self._ml.layout, max_entries)
+        if not positions:
+            return []
+        entries = self._ml.read_cached(positions)
+        if entries is None:
+            return None
+        self._state.advance_read(entries[-1].position, self._ml.layout)
+        self._ml.cursor_moved()
+        return entries
+
     async def read_entries_or_wait(self, max_entries: int, timeout_s: float) -> list[Entry]:
         """Like :meth:`read_entries`, but wait up to ``timeout_s`` for new entries if none."""
         deadline = asyncio.get_running_loop().time() + timeout_s
