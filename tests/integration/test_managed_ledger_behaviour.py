@@ -279,3 +279,33 @@ async def test_reserved_adds_go_in_order_and_give_back_unused_slots(stack: Stack
     with pytest.raises(ManagedLedgerClosed):
         ml.reserve_adds(1)
     await factory.close()
+
+
+async def test_a_cached_read_reads_what_a_read_would_or_nothing(stack: Stack) -> None:
+    """``read_cached`` (the dispatcher's no-await read) hands out what ``read_entries`` would,
+    across a ledger rollover; with an entry out of the cache it reads nothing and moves
+    nothing, and the awaited read then fetches from the bookies."""
+    factory = ManagedLedgerFactory(stack.store, stack.bk)
+    ml = await factory.open("cached-read", KEEP)
+    cursor = await ml.open_cursor("sub", InitialPosition.EARLIEST)
+    async with asyncio.timeout(20):
+        added = [await ml.add_entry(b"entry-%d" % i) for i in range(6)]
+    got = cursor.read_cached(5)
+    assert got is not None
+    assert [(e.position, e.data) for e in got] == [
+        (p, b"entry-%d" % i) for i, p in enumerate(added[:5])
+    ]
+    assert [e.position for e in cursor.read_cached(5) or []] == added[5:]
+    assert cursor.read_cached(5) == []
+    await factory.close()
+
+    cold = ManagedLedgerFactory(
+        stack.store, stack.bk, ManagedLedgerFactoryConfig(cache_max_bytes=0)
+    )
+    ml = await cold.open("cached-read", KEEP)
+    reader = ml.new_non_durable_cursor(added[0])
+    assert reader.read_cached(5) is None  # not cached: nothing read
+    async with asyncio.timeout(20):
+        again = await reader.read_entries(5)
+    assert [e.position for e in again] == added[:5]
+    await cold.close()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
@@ -86,3 +87,54 @@ class PendingAcksMachine(RuleBasedStateMachine):
 
 
 TestPendingAcks = PendingAcksMachine.TestCase
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(CONSUMERS),
+            st.lists(
+                st.tuples(
+                    positions,
+                    st.integers(1, 70),
+                    st.integers(0, 3),
+                    st.none() | st.integers(0, (1 << 70) - 1),
+                ),
+                max_size=6,
+            ),
+        ),
+        max_size=5,
+    ),
+    st.booleans(),
+)
+def test_a_run_records_what_one_add_an_entry_records(
+    runs: list[tuple[tuple[int, int], list[tuple[Position, int, int, int | None]]]],
+    key_shared: bool,
+) -> None:
+    """``add_run`` (one call per consumer and dispatch step) against ``add`` per entry, with
+    positions pending elsewhere (or earlier in the run) moving over."""
+    one, many = PendingAcks(), PendingAcks()
+    for consumer, run in runs:
+        for pos, size, slot, mask in run:
+            one.add(consumer, pos, size, slot if key_shared else None, mask)
+        many.add_run(
+            consumer,
+            [r[0] for r in run],
+            [r[1] for r in run],
+            [r[2] for r in run] if key_shared else None,
+            [r[3] for r in run],
+        )
+    assert len(one) == len(many)
+    for consumer in CONSUMERS:
+        assert one.of(consumer) == many.of(consumer)
+        assert one.unacked_messages(consumer) == many.unacked_messages(consumer)
+    for slot in range(4):
+        assert one.holders_of_hash(slot) == many.holders_of_hash(slot)
+    acked = [*sorted({r[0] for _, run in runs for r in run})[::2], Position(9, 9)]
+    for p in acked:
+        one.discard(p)
+    many.discard_run(acked)
+    for consumer in CONSUMERS:
+        assert one.of(consumer) == many.of(consumer)
+    assert len(one) == len(many)

@@ -6,10 +6,12 @@ boundaries and skip empty ledgers. Entries are numbered 0..N-1 in chain order in
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
 from magnetar.managed_ledger.cursor_state import CursorState
+from magnetar.managed_ledger.errors import InvalidPosition
 from magnetar.managed_ledger.layout import LedgerLayout
 from magnetar.managed_ledger.position import Position, position
 
@@ -38,6 +40,36 @@ class CursorStateMachine(RuleBasedStateMachine):
             return
         idxs = data.draw(st.lists(st.integers(0, len(self.all) - 1), max_size=4))
         self.state.deleted([self.all[i] for i in idxs], self.layout)
+        self.acked.update(idxs)
+
+    @rule(data=st.data())
+    def ack_runs(self, data: st.DataObject) -> None:
+        """An ACK frame listing runs of consecutive entries (the cursor takes each run of one
+        ledger as a span), sometimes with a missing entry in the middle (refused)."""
+        if not self.all:
+            return
+        spans = data.draw(
+            st.lists(st.tuples(st.integers(0, len(self.all) - 1), st.integers(1, 6)), max_size=3)
+        )
+        idxs = [i for start, n in spans for i in range(start, min(len(self.all), start + n))]
+        ids = [self.all[i] for i in idxs]
+        if data.draw(st.booleans()) and ids:
+            # An entry past the end of its ledger, inside a run: nothing from it on is taken.
+            k = data.draw(st.integers(0, len(ids) - 1))
+            lid = ids[k].ledger_id
+            missing = position(lid, self.layout.entries_of(lid))
+            if missing <= self.state.mark_delete:
+                return  # below the mark-delete: ignored, not refused
+            ids.insert(k + 1, missing)
+            with pytest.raises(InvalidPosition):
+                self.state.deleted(ids, self.layout)
+            # The entries listed before the bad one are taken (as entry-by-entry acks always
+            # did); the mark-delete catches up with them at the next change, here at once.
+            idxs = idxs[: k + 1]
+            self.state._auto_advance(self.layout)
+            self.acked.update(idxs)
+            return
+        self.state.deleted(ids, self.layout)
         self.acked.update(idxs)
 
     @rule(data=st.data())

@@ -109,3 +109,23 @@ def test_cached_entries_leave_the_cyclic_gc_after_one_pass() -> None:
     assert not gc.is_tracked(key)
     assert not gc.is_tracked(stored)
     assert cache.get(position(1, 0)) == Entry(position(1, 0), b"z" * 10)
+
+
+def test_a_reader_s_info_stays_with_the_cached_entry() -> None:
+    cache = CacheBudget(max_bytes=1000).cache()
+    for e in range(3):
+        cache.insert(Entry(position(1, e), b"w"))
+    facts = (1, b"key", 0, None)
+    cache.remember([(position(1, 1), facts), (position(1, 7), (2, b"", 0, None))])
+    assert position(1, 7) not in cache  # not cached: nothing kept for it
+    run = cache.get_run([position(1, e) for e in range(3)])
+    assert [e.info for e in run] == [None, facts, None]
+    assert cache.get(position(1, 1)) == Entry(position(1, 1), b"w", facts)
+    assert cache.evict_before(position(1, 2)) == 2  # evicting drops it with the entry
+    assert cache.bytes == 1
+    gc.collect()
+    # The kept facts are an exact tuple too: the entry stays out of the cyclic GC.
+    cache.remember([(position(1, 2), (1, b"", 0, None))])
+    gc.collect()
+    ((_, stored),) = cache._entries.items()
+    assert not gc.is_tracked(stored)

@@ -189,6 +189,13 @@ class ServerCnx:
                 self._loop.call_soon(self._flush)
             self._out += (head, tail)
 
+    def write_frames(self, parts: list[bytes]) -> None:
+        """:meth:`write_parts` for a run of frames given as one list of parts."""
+        if self._open and parts:
+            if not self._out:
+                self._loop.call_soon(self._flush)
+            self._out += parts
+
     def _flush(self) -> None:
         out, self._out = self._out, []
         if out and self._open:

@@ -11,7 +11,7 @@ connection's buffer (the subscription's dispatcher drains).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TypeAlias
 
@@ -103,6 +103,42 @@ class Consumer:
             ),
             data,
         )
+
+    def write_messages(
+        self,
+        positions: Sequence[Position],
+        stored: Sequence[bytes],
+        redelivery_counts: Sequence[int] | None = None,
+        ack_sets: Sequence[list[int] | None] | None = None,
+    ) -> None:
+        """:meth:`write_message` for a run of entries (parallel lists; None: no redelivery
+        count / no ack set for any of them), queued on the connection in one call; the
+        caller then charges :meth:`delivered` once for the run."""
+        strip = not self.cnx.features.wants_checksum_on_message
+        consumer_id, partition, epoch = self.consumer_id, self.partition, self.epoch
+        parts: list[bytes] = []
+        append = parts.append
+        for i in range(len(positions)):
+            pos = positions[i]
+            data = strip_checksum(stored[i]) if strip else stored[i]
+            if redelivery_counts is None and ack_sets is None:
+                head = message_frame_head(
+                    consumer_id, pos[0], pos[1], partition, len(data), consumer_epoch=epoch
+                )
+            else:
+                head = message_frame_head(
+                    consumer_id,
+                    pos[0],
+                    pos[1],
+                    partition,
+                    len(data),
+                    redelivery_count=redelivery_counts[i] if redelivery_counts else 0,
+                    ack_set=ack_sets[i] if ack_sets else None,
+                    consumer_epoch=epoch,
+                )
+            append(head)
+            append(data)
+        self.cnx.write_frames(parts)
 
     def delivered(self, messages: int, size: int) -> None:
         """Charge permits and count ``messages`` messages of ``size`` stored bytes sent."""

@@ -18,6 +18,15 @@ any consumer (Pulsar's look-ahead limit), so one read step past the limit (at mo
 for a FLOW, an ack, a membership change or new entries — all of which set one event (new
 entries through a managed-ledger listener, no helper tasks per wait).
 
+Work is per run, not per entry, where the rules allow: a step reads a run of entries, takes
+each one's dispatch facts (messages, key, deliver-at time, chunk) from the cached entry or
+parses them once and leaves them with it (``ManagedLedger.remember_entry_infos``), plans the run
+once, and hands each consumer its share in one call (``Consumer.write_messages``: every MESSAGE
+frame queued on the connection at once; ``PendingAcks.add_run``; permits charged once). An ACK
+frame without ack sets is applied as a run too (``_ack_entries``): one pass over the pending
+acks and the redelivery queue, and the cursor records each span of consecutive entries as one
+range or one mark-delete move.
+
 Delayed delivery (Shared and Key_Shared, while the topic's effective ``delayedDelivery`` policy
 is active): a new read whose ``deliver_at_time`` is in the future goes to the
 :class:`~magnetar.broker.dispatch.DelayedDeliveryIndex` instead of to a consumer (no permits
@@ -83,7 +92,7 @@ from magnetar.broker.dispatch import (
     mask_to_ack_set,
     plan_dispatch,
 )
-from magnetar.broker.entry import EntryInfo, entry_info
+from magnetar.broker.entry import entry_info
 from magnetar.broker.errors import MetadataProblem
 from magnetar.broker.stats import OutTotals, RateMeter
 from magnetar.managed_ledger import Entry, ManagedCursor, ManagedLedger, Position
@@ -114,6 +123,10 @@ def _now_ms() -> int:
 
 
 Selector: TypeAlias = ExclusiveSelector | FailoverSelector | SharedSelector | KeySharedSelector
+# What dispatch needs of an entry's metadata: messages in it, key, deliver-at time (epoch ms, 0:
+# at once), chunk. A plain tuple, kept with the cached entry (ManagedLedger.remember_entry_infos):
+# CPython's GC stops tracking exact tuples of ints and bytes, so a full cache costs no GC work.
+Facts: TypeAlias = tuple[int, bytes, int, ChunkTag | None]
 
 
 class PersistentSubscription:
@@ -353,40 +366,43 @@ class PersistentSubscription:
         entries = replays + fresh if replays else fresh
         replayed = {e.position for e in replays}
         held = 0
-        # Each entry's metadata is parsed once and its unacked-index mask looked up once, here;
-        # the plan (pure) hands back the candidates, the rest is found by position.
-        masks, batch_unacked = self._masks, self.cursor.batch_unacked
-        prepared: dict[Position, tuple[Entry, EntryInfo, int | None]] = {}
+        # Each entry's facts are parsed once (and kept with the cached entry, so a replay or
+        # another subscription does not parse again) and its unacked-index mask looked up
+        # once, here; the plan (pure) hands back the candidates, the rest is found by position.
+        masks, batch_masks = self._masks, self.cursor.batch_masks
+        prepared: dict[Position, tuple[bytes, Facts, int | None]] = {}
         candidates: list[Candidate] = []
         chunks: dict[Position, ChunkTag] = {}
-        for entry in entries:
-            pos = entry.position
-            info = entry_info(entry.data)
+        learned: list[tuple[Position, object]] = []
+        for pos, data, known in entries:
+            facts: Facts
+            if known is None:
+                info = entry_info(data)
+                facts = (info.messages, info.key, info.deliver_at, info.chunk)
+                learned.append((pos, facts))
+            else:
+                facts = known  # type: ignore[assignment]  # only this class remembers facts
             mask = masks.get(pos) if masks else None
-            if mask is None:
-                mask = batch_unacked(pos)
-            count = info.messages if mask is None else mask.bit_count()
-            cand = Candidate(pos, max(1, count), info.key or None)
-            if holding and info.deliver_at > now_ms and pos not in replayed:
-                self._delayed.add(pos, info.deliver_at, self._slot(cand))
+            if mask is None and batch_masks:
+                mask = batch_masks.get(pos)
+            count = facts[0] if mask is None else mask.bit_count()
+            cand = Candidate(pos, count if count > 1 else 1, facts[1] or None)
+            if holding and facts[2] > now_ms and pos not in replayed:
+                self._delayed.add(pos, facts[2], self._slot(cand))
                 held += 1
                 continue
-            if info.chunk is not None:
-                chunks[pos] = info.chunk
+            chunk = facts[3]
+            if chunk is not None:
+                chunks[pos] = chunk
             candidates.append(cand)
-            prepared[pos] = (entry, info, mask)
+            prepared[pos] = (data, facts, mask)
+        if learned:
+            self.ml.remember_entry_infos(learned)
         plan = self._plan(candidates, replayed, view, chunks)
         key_shared = self.sub_type == SubType.KEY_SHARED
         sent = 0
         for key, planned in plan.assignments:
-            consumer = self._by_key[key]
-            messages = size = 0
-            for cand in planned:
-                entry, info, mask = prepared[cand.position]
-                self._send(consumer, key, cand, entry.data, info.messages, mask, key_shared)
-                messages += cand.message_count
-                size += len(entry.data)
-            consumer.delivered(messages, size)  # once per consumer and step
+            self._send_run(self._by_key[key], key, planned, prepared, key_shared)
             sent += len(planned)
         for cand in plan.leftovers:
             self._replay.add(cand.position, self._slot(cand))
@@ -434,7 +450,8 @@ class PersistentSubscription:
         """New entries from the cursor; read_compacted: through the compacted view first, the
         batches some of whose messages were compacted out carrying the mask of the others."""
         if self.compacted is None:
-            return await self.cursor.read_entries(max_entries)
+            cached = self.cursor.read_cached(max_entries)  # a consumer that keeps up: no await
+            return cached if cached is not None else await self.cursor.read_entries(max_entries)
         entries, survivors = await self.compacted.read_entries(max_entries)
         for pos, mask in survivors.items():
             acked = self.cursor.batch_unacked(pos)
@@ -490,36 +507,53 @@ class PersistentSubscription:
             return [self._by_key[info.key] for info in self._selector.rotation()]
         return list(self.consumers)
 
-    def _send(
+    def _send_run(
         self,
         consumer: Consumer,
         key: ConsumerKey,
-        cand: Candidate,
-        data: bytes,
-        batch_size: int,
-        mask: int | None,
+        planned: Sequence[Candidate],
+        prepared: dict[Position, tuple[bytes, Facts, int | None]],
         key_shared: bool,
     ) -> None:
-        """Send one planned entry; ``mask`` is its unacked-index mask (None: all unacked). The
-        caller charges the consumer (:meth:`Consumer.delivered`)."""
-        pos = cand.position
-        if self._replay:
-            self._replay.remove(pos)
-        if self._masks:
-            self._masks.pop(pos, None)
-        consumer.write_message(
-            pos,
-            data,
-            redelivery_count=self._counts.count(pos) if self._counts else 0,
-            ack_set=mask_to_ack_set(mask) if mask is not None else None,
+        """Send one consumer the entries the plan gave it (in order): their MESSAGE frames in
+        one write, their pending records in one call, the permits charged once. ``prepared``
+        has each entry's stored bytes, facts and unacked-index mask (None: all unacked)."""
+        replay, masks, counts = self._replay, self._masks, self._counts
+        positions = [cand.position for cand in planned]
+        if replay:
+            for pos in positions:
+                replay.remove(pos)
+        if masks:
+            for pos in positions:
+                masks.pop(pos, None)
+        datas: list[bytes] = []
+        batch_sizes: list[int] = []
+        unacked: list[int | None] | None = None
+        messages = size = 0
+        for i, cand in enumerate(planned):
+            data, facts, mask = prepared[cand.position]
+            datas.append(data)
+            batch_sizes.append(facts[0] if facts[0] > 1 else 1)
+            size += len(data)
+            messages += cand.message_count
+            if mask is not None:
+                if unacked is None:
+                    unacked = [None] * len(planned)
+                unacked[i] = mask
+        consumer.write_messages(
+            positions,
+            datas,
+            [counts.count(pos) for pos in positions] if counts else None,
+            [None if m is None else mask_to_ack_set(m) for m in unacked] if unacked else None,
         )
-        self._pending.add(
+        self._pending.add_run(
             key,
-            pos,
-            batch_size=max(1, batch_size),
-            sticky_hash=cand.sticky_hash if key_shared else None,
-            unacked=mask,
+            positions,
+            batch_sizes,
+            [cand.sticky_hash for cand in planned] if key_shared else None,
+            unacked,
         )
+        consumer.delivered(messages, size)  # once per consumer and step
 
     def _oldest_unacked(self) -> Position | None:
         options = [self.cursor.read_position]
@@ -563,6 +597,12 @@ class PersistentSubscription:
         await self._persist_partial({r.position: r.unacked for r in outcome.partial})
 
     async def _ack_individual(self, ids: Sequence[tuple[Position, int | None]]) -> None:
+        for _, mask in ids:
+            if mask is not None:
+                break
+        else:
+            await self._ack_entries([pos for pos, _ in ids])
+            return
         acked: list[Position] = []
         partial: dict[Position, int] = {}
         pending, replay, masks = self._pending, self._replay, self._masks
@@ -598,6 +638,24 @@ class PersistentSubscription:
         if partial:
             done = set(acked)
             await self._persist_partial({p: m for p, m in partial.items() if p not in done})
+
+    async def _ack_entries(self, positions: list[Position]) -> None:
+        """Individual acks of whole entries (an ACK frame without ack sets, the common case),
+        as a run: each step is one call over the whole list, and the cursor records each span
+        of consecutive entries as one range (or one mark-delete move)."""
+        self._pending.discard_run(positions)
+        replay, masks = self._replay, self._masks
+        if replay:
+            for pos in positions:
+                replay.remove(pos)
+        if masks:
+            for pos in positions:
+                masks.pop(pos, None)
+        acked = self.cursor.unacknowledged(positions)
+        if self._counts:
+            self._counts.forget(acked)
+        if acked:
+            await self.cursor.delete(acked)
 
     async def _persist_partial(self, unacked: dict[Position, int]) -> None:
         """Record partly acked batches with the cursor, so a restart keeps their acked indexes."""

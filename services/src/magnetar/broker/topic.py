@@ -47,6 +47,11 @@ class ClientCnx(Protocol):
         without joining them first."""
         ...
 
+    def write_frames(self, parts: list[bytes]) -> None:
+        """Write the frames whose bytes are ``parts`` joined, in order (a run of MESSAGE heads
+        and stored entries), in one call; the list is the caller's no more."""
+        ...
+
     async def drain(self) -> None: ...
 
     def forget_producer(self, producer_id: int) -> None:

@@ -91,10 +91,20 @@ class ManagedCursor:
     def is_acknowledged(self, pos: Position) -> bool:
         return self._state.is_acknowledged(pos)
 
+    def unacknowledged(self, positions: Iterable[Position]) -> list[Position]:
+        """Those of ``positions`` that exist and are not acknowledged, in their order."""
+        return self._state.unacknowledged(positions, self._ml.layout)
+
     def batch_unacked(self, pos: Position) -> int | None:
         """The unacked-index mask of a partly acknowledged batch entry (bit i = index i), else
         None (the entry is unacked whole, or acknowledged)."""
         return self._state.batch_unacked(pos)
+
+    @property
+    def batch_masks(self) -> Mapping[Position, int]:
+        """Every partly acknowledged batch entry's unacked-index mask (:meth:`batch_unacked`
+        for a whole dispatch step: a read-only view, empty when there is none)."""
+        return self._state.batch_deleted
 
     def has_more_entries(self) -> bool:
         return self._state.has_more(self._ml.layout)
@@ -112,6 +122,23 @@ class ManagedCursor:
                 self._state.advance_read(entries[-1].position, self._ml.layout)
                 self._ml.cursor_moved()
             return entries
+
+    def read_cached(self, max_entries: int) -> list[Entry] | None:
+        """:meth:`read_entries` without awaiting, when it would not have to: no read of this
+        cursor in flight and every entry in the managed ledger's cache (the dispatcher of a
+        consumer that keeps up). None: nothing was read, use :meth:`read_entries`."""
+        self._check_open()
+        if self._read_lock.locked():
+            return None
+        positions = self._state.next_read(self._ml.layout, max_entries)
+        if not positions:
+            return []
+        entries = self._ml.read_cached(positions)
+        if entries is None:
+            return None
+        self._state.advance_read(entries[-1].position, self._ml.layout)
+        self._ml.cursor_moved()
+        return entries
 
     async def read_entries_or_wait(self, max_entries: int, timeout_s: float) -> list[Entry]:
         """Like :meth:`read_entries`, but wait up to ``timeout_s`` for new entries if none."""

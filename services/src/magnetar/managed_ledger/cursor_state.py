@@ -67,32 +67,89 @@ class CursorState:
         return True
 
     def deleted(self, positions: Iterable[Position], layout: LedgerLayout) -> bool:
-        """Individual acks; True if the state changed. Positions <= mark-delete are ignored."""
+        """Individual acks; True if the state changed. Positions <= mark-delete are ignored.
+
+        Taken as runs: each span of consecutive entries of one ledger (in ascending order, as
+        an ACK frame usually lists them) is one mark-delete move or one range added, not one
+        update per entry; anything else goes entry by entry. The result is the same either
+        way (tests/property/test_range_set_cursor_state.py)."""
+        run = positions if isinstance(positions, list) else list(positions)
         changed = False
-        ranges, batches = self.individually_deleted, self.batch_deleted
-        for pos in positions:
-            mark = self.mark_delete
-            if pos <= mark:
-                continue
-            if not ranges and pos.ledger_id == mark.ledger_id and pos.entry_id == mark.entry_id + 1:
-                # In-order ack of the entry right after the mark-delete, nothing acked above it:
-                # the auto-advance would move the mark-delete onto it, so do that directly
-                # instead of adding a range and removing it again.
-                if not layout.contains(pos):
-                    raise InvalidPosition(pos, "no such entry")
-                self.mark_delete = pos
-            else:
-                if pos in ranges:
-                    continue
-                if not layout.contains(pos):
-                    raise InvalidPosition(pos, "no such entry")
-                ranges.add(pos)
-            if batches:
-                batches.pop(pos, None)
-            changed = True
+        n = len(run)
+        i = 0
+        while i < n:
+            first = run[i]
+            ledger = first.ledger_id
+            last = first.entry_id
+            j = i + 1
+            while j < n:
+                nxt = run[j]
+                if nxt.ledger_id != ledger or nxt.entry_id != last + 1:
+                    break
+                last += 1
+                j += 1
+            if j - i == 1:
+                if self._deleted_one(first, layout):
+                    changed = True
+            elif self._deleted_span(run, i, j, layout):
+                changed = True
+            i = j
         if changed:
             self._auto_advance(layout)
         return changed
+
+    def _deleted_one(self, pos: Position, layout: LedgerLayout) -> bool:
+        mark = self.mark_delete
+        if pos <= mark:
+            return False
+        ranges = self.individually_deleted
+        if not ranges and pos.ledger_id == mark.ledger_id and pos.entry_id == mark.entry_id + 1:
+            # In-order ack of the entry right after the mark-delete, nothing acked above it:
+            # the auto-advance would move the mark-delete onto it, so do that directly
+            # instead of adding a range and removing it again.
+            if not layout.contains(pos):
+                raise InvalidPosition(pos, "no such entry")
+            self.mark_delete = pos
+        else:
+            if pos in ranges:
+                return False
+            if not layout.contains(pos):
+                raise InvalidPosition(pos, "no such entry")
+            ranges.add(pos)
+        if self.batch_deleted:
+            self.batch_deleted.pop(pos, None)
+        return True
+
+    def _deleted_span(self, run: list[Position], i: int, j: int, layout: LedgerLayout) -> bool:
+        """``run[i:j]``: consecutive entries of one ledger, ascending."""
+        mark = self.mark_delete
+        high = run[j - 1]
+        if high <= mark:
+            return False
+        low = run[i]
+        if low <= mark:  # the span straddles the mark-delete, so it is in the mark's ledger
+            low = mark.after()
+        if not (layout.contains(low) and layout.contains(high)):
+            # Some entry does not exist: entry by entry, so the error names the first one.
+            changed = False
+            for k in range(i, j):
+                if self._deleted_one(run[k], layout):
+                    changed = True
+            return changed
+        ranges = self.individually_deleted
+        ledger = low.ledger_id
+        if not ranges and ledger == mark.ledger_id and low.entry_id == mark.entry_id + 1:
+            self.mark_delete = high
+        else:
+            lower = low.before()
+            if ranges.covers(lower, high):
+                return False
+            ranges.add_range(lower, high)
+        batches = self.batch_deleted
+        if batches:
+            for p in [p for p in batches if low <= p <= high]:
+                del batches[p]
+        return True
 
     def _auto_advance(self, layout: LedgerLayout) -> None:
         while (first := self.individually_deleted.first_range()) is not None:
@@ -132,6 +189,16 @@ class CursorState:
     # ------------------------------------------------------------------ reads
     def is_acknowledged(self, pos: Position) -> bool:
         return pos <= self.mark_delete or pos in self.individually_deleted
+
+    def unacknowledged(self, positions: Iterable[Position], layout: LedgerLayout) -> list[Position]:
+        """Those of ``positions`` that exist and are not acknowledged (in their order): the
+        entries of an ACK frame the cursor still has to record, filtered in one call."""
+        mark = self.mark_delete
+        ranges = self.individually_deleted
+        contains = layout.contains
+        if ranges:
+            return [p for p in positions if p > mark and p not in ranges and contains(p)]
+        return [p for p in positions if p > mark and contains(p)]
 
     def next_read(self, layout: LedgerLayout, max_entries: int) -> list[Position]:
         """Up to ``max_entries`` unacknowledged entries from the read position (no advance)."""

@@ -28,10 +28,14 @@ from magnetar.managed_ledger.position import Position
 
 class Entry(NamedTuple):
     """One entry of a managed ledger: its position and payload (a NamedTuple: every added and
-    every read entry builds one, in a fifth of a frozen dataclass's time)."""
+    every read entry builds one, in a fifth of a frozen dataclass's time), and what its
+    reader made of it, if a reader told the cache (:meth:`EntryCache.remember`): the broker
+    keeps the facts its dispatcher parsed from the entry's metadata, so a cache hit does not
+    parse again. Opaque here; None when nobody did (always for entries read from bookies)."""
 
     position: Position
     data: bytes
+    info: object = None
 
 
 class CacheBudget:
@@ -76,13 +80,14 @@ class EntryCache:
 
     def __init__(self, budget: CacheBudget) -> None:
         self._budget = budget
-        # (ledger id, entry id) -> (payload, insertion number), all plain tuples of ints and
-        # bytes: CPython's cyclic GC untracks such exact tuples in the first pass that sees
-        # them, so a full cache is one tracked dict rather than three tracked objects per
-        # entry that every older-generation pass would traverse again (a NamedTuple, even
-        # of ints, stays tracked for life). A Position looks up a plain-tuple key: it is a
-        # tuple with the same hash and equality.
-        self._entries: OrderedDict[tuple[int, int], tuple[bytes, int]] = OrderedDict()
+        # (ledger id, entry id) -> (payload, insertion number, reader's info or None), plain
+        # tuples of ints and bytes (the broker's info is a plain tuple too): CPython's cyclic
+        # GC untracks such exact tuples in the first pass that sees them, so a full cache is
+        # one tracked dict rather than three tracked objects per entry that every
+        # older-generation pass would traverse again (a NamedTuple, even of ints, stays
+        # tracked for life). A Position looks up a plain-tuple key: it is a tuple with the
+        # same hash and equality.
+        self._entries: OrderedDict[tuple[int, int], tuple[bytes, int, object]] = OrderedDict()
         self.bytes = 0
         self.oldest_seq = 0
         self.pinned_from: Position | None = None
@@ -111,13 +116,13 @@ class EntryCache:
         EntryCache._clock += 1
         if not self._entries:
             self.oldest_seq = EntryCache._clock
-        self._entries[(pos[0], pos[1])] = (entry.data, EntryCache._clock)
+        self._entries[(pos[0], pos[1])] = (entry.data, EntryCache._clock, entry.info)
         self._charge(len(entry.data))
         self._budget._make_room()
 
     def get(self, pos: Position) -> Entry | None:
         found = self._entries.get(pos)
-        return None if found is None else Entry(pos, found[0])
+        return None if found is None else Entry(pos, found[0], found[2])
 
     def get_run(self, positions: Sequence[Position], start: int = 0) -> list[Entry]:
         """The cached entries of ``positions[start:]`` up to the first one not cached (one call
@@ -129,13 +134,22 @@ class EntryCache:
             found = entries.get(pos)
             if found is None:
                 break
-            out.append(Entry(pos, found[0]))
+            out.append(Entry(pos, found[0], found[2]))
         return out
+
+    def remember(self, infos: Sequence[tuple[Position, object]]) -> None:
+        """Keep each ``(position, info)`` with its cached entry (a position no longer cached
+        is skipped); :meth:`get` and :meth:`get_run` hand it back with the entry."""
+        entries = self._entries
+        for pos, info in infos:
+            found = entries.get(pos)
+            if found is not None:
+                entries[pos] = (found[0], found[1], info)
 
     def evict_oldest(self) -> bool:
         if not self.evictable():
             return False
-        _, (data, _) = self._entries.popitem(last=False)
+        _, (data, _, _) = self._entries.popitem(last=False)
         self._charge(-len(data))
         self._refresh_oldest()
         return True
@@ -161,7 +175,7 @@ class EntryCache:
 
     def evict_ledger(self, ledger_id: int) -> None:
         for key in [k for k in self._entries if k[0] == ledger_id]:
-            data, _ = self._entries.pop(key)
+            data = self._entries.pop(key)[0]
             self._charge(-len(data))
         self._refresh_oldest()
 

@@ -595,6 +595,16 @@ class ManagedLedger:
             i = j
         return out
 
+    def read_cached(self, positions: Sequence[Position]) -> list[Entry] | None:
+        """The entries at ``positions`` if the cache holds every one (no await), else None."""
+        entries = self._cache.get_run(positions)
+        return entries if len(entries) == len(positions) else None
+
+    def remember_entry_infos(self, infos: Sequence[tuple[Position, object]]) -> None:
+        """A reader's facts about entries it read (opaque here), kept with them while they stay
+        cached and handed back as :attr:`Entry.info` (the broker's parsed metadata)."""
+        self._cache.remember(infos)
+
     async def _read_from_ledger(self, first: Position, last: Position) -> list[Entry]:
         lid = first.ledger_id
         reader = self._readers.get(lid)

@@ -98,6 +98,11 @@ class RangeSet:
         i = bisect_left(self._uppers, pos)
         return i < len(self._uppers) and self._lowers[i] < pos
 
+    def covers(self, lower: Position, upper: Position) -> bool:
+        """Whether every entry in ``(lower, upper]`` (one ledger) is in the set."""
+        i = bisect_left(self._uppers, upper)
+        return i < len(self._uppers) and self._lowers[i] <= lower
+
     def __len__(self) -> int:
         """Number of ranges (not entries: see :meth:`count`)."""
         return len(self._lowers)

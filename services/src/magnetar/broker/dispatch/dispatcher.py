@@ -69,9 +69,9 @@ class Candidate(NamedTuple):
         return sticky_key_hash(self.key)
 
 
-@dataclass(frozen=True, slots=True)
-class ConsumerSlot:
-    """A consumer as the plan sees it: identity, permits now, priority level."""
+class ConsumerSlot(NamedTuple):
+    """A consumer as the plan sees it: identity, permits now, priority level (a NamedTuple:
+    every dispatch step builds one per consumer)."""
 
     key: ConsumerKey
     permits: int

@@ -140,6 +140,40 @@ class PendingAcks:
             holders[consumer] = holders.get(consumer, 0) + 1
         return record
 
+    def add_run(
+        self,
+        consumer: ConsumerKey,
+        positions: Sequence[Position],
+        batch_sizes: Sequence[int],
+        sticky_hashes: Sequence[int] | None = None,
+        unacked: Sequence[int | None] | None = None,
+    ) -> None:
+        """:meth:`add` for the entries a dispatch step sent one consumer (parallel lists;
+        ``sticky_hashes`` None: not Key_Shared, ``unacked`` None: every entry unacked whole),
+        with the consumer's index looked up once."""
+        by_position = self._by_position
+        held = self._by_consumer.get(consumer)
+        if held is None:
+            held = self._by_consumer[consumer] = set()
+        for i in range(len(positions)):
+            position = positions[i]
+            batch_size = batch_sizes[i]
+            if batch_size < 1:
+                raise ValueError(f"batch size must be >= 1, got {batch_size}")
+            if position in by_position:
+                self._drop(position)
+                held = self._by_consumer.setdefault(consumer, held)
+            full = (1 << batch_size) - 1
+            mask = unacked[i] if unacked is not None else None
+            sticky_hash = sticky_hashes[i] if sticky_hashes is not None else None
+            by_position[position] = PendingAck(
+                position, consumer, batch_size, sticky_hash, full if mask is None else mask & full
+            )
+            held.add(position)
+            if sticky_hash is not None:
+                holders = self._by_hash.setdefault(sticky_hash, {})
+                holders[consumer] = holders.get(consumer, 0) + 1
+
     def ack_individual(self, position: Position, ack_set: int | None = None) -> AckOutcome:
         record = self._by_position.get(position)
         if record is None:
@@ -159,6 +193,13 @@ class PendingAcks:
         """Individual ACK of a whole entry (no ack set): like ``ack_individual(position)``,
         whose outcome is always ``acked=(position,)``, without building the outcome."""
         self._drop(position)
+
+    def discard_run(self, positions: Sequence[Position]) -> None:
+        """:meth:`discard` for every id of an ACK frame without ack sets."""
+        by_position = self._by_position
+        for position in positions:
+            if position in by_position:
+                self._drop(position)
 
     def ack_cumulative(self, position: Position, ack_set: int | None = None) -> AckOutcome:
         covered = sorted(p for p in self._by_position if p <= position)

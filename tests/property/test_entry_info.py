@@ -1,0 +1,90 @@
+"""The dispatcher's one-pass scan of an entry's metadata agrees with protobuf.
+
+:func:`magnetar.broker.entry.entry_info` reads the fields the dispatcher needs straight from
+the stored bytes and falls back to parsing a MessageMetadata when the scan meets anything it
+does not expect. Both must give the same :class:`EntryInfo` for every entry a producer can
+store (any metadata, with or without the checksum prefix), and the scan must never accept
+bytes protobuf would read differently (random and truncated bytes).
+"""
+
+from __future__ import annotations
+
+import struct
+
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from magnetar.broker.entry import _scan_info, entry_info, entry_info_of, entry_metadata
+from magnetar.wire import pulsar_api_pb2 as pb
+
+_INT32 = st.integers(-(2**31), 2**31 - 1)
+_INT64 = st.integers(-(2**63), 2**63 - 1)
+_UINT64 = st.integers(0, 2**64 - 1)
+_TEXT = st.text(max_size=12)
+
+
+@st.composite
+def metadata(draw: st.DrawFn) -> pb.MessageMetadata:
+    m = pb.MessageMetadata(
+        producer_name=draw(_TEXT),
+        sequence_id=draw(_UINT64),
+        publish_time=draw(_UINT64),
+    )
+    for key, value in draw(st.lists(st.tuples(_TEXT, _TEXT), max_size=3)):
+        m.properties.add(key=key, value=value)
+    if draw(st.booleans()):
+        m.partition_key = draw(_TEXT)
+    if draw(st.booleans()):
+        m.ordering_key = draw(st.binary(max_size=8))
+    if draw(st.booleans()):
+        m.num_messages_in_batch = draw(_INT32)
+    if draw(st.booleans()):
+        m.deliver_at_time = draw(_INT64)
+    if draw(st.booleans()):
+        m.uuid = draw(_TEXT)
+        m.num_chunks_from_msg = draw(_INT32)
+        m.chunk_id = draw(_INT32)
+        m.total_chunk_msg_size = draw(_INT32)
+    if draw(st.booleans()):
+        m.replicate_to.extend(draw(st.lists(_TEXT, max_size=2)))
+        m.event_time = draw(_UINT64)
+        m.schema_version = draw(st.binary(max_size=4))
+        m.highest_sequence_id = draw(_UINT64)
+        m.null_value = draw(st.booleans())
+    return m
+
+
+def stored(meta: bytes, payload: bytes, checksum: bool) -> bytes:
+    body = struct.pack(">I", len(meta)) + meta + payload
+    return (b"\x0e\x01" + b"\0\0\0\0" + body) if checksum else body
+
+
+@settings(max_examples=400, deadline=None)
+@given(metadata(), st.binary(max_size=16), st.booleans())
+def test_the_scan_reads_what_protobuf_reads(
+    m: pb.MessageMetadata, payload: bytes, checksum: bool
+) -> None:
+    data = stored(m.SerializeToString(), payload, checksum)
+    scanned = _scan_info(data)
+    assert scanned is not None  # every well-formed entry takes the fast path
+    assert scanned == entry_info_of(entry_metadata(data))
+    assert entry_info(data) == scanned
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.binary(max_size=64), st.booleans())
+@example(b"\x00\x00\x00\x02\x58\x01", False)  # num_messages_in_batch = 1
+@example(b"\x00\x00\x00\x02\x00\x01", False)  # field number 0: protobuf refuses it
+@example(b"\x00\x00\x00\x03\x0a\x01\xff", False)  # producer_name not UTF-8
+@example(b"\x00\x00\x00\x02\x0b\x00", False)  # a group
+def test_any_bytes_give_what_protobuf_gives(data: bytes, checksum: bool) -> None:
+    if checksum:
+        data = b"\x0e\x01\0\0\0\0" + data
+    assert entry_info(data) == entry_info_of(entry_metadata(data))
+
+
+def test_a_truncated_entry_falls_back_to_protobuf() -> None:
+    meta = pb.MessageMetadata(producer_name="p", sequence_id=1, publish_time=5).SerializeToString()
+    data = stored(meta, b"", False)[:-2]
+    assert _scan_info(data) is None
+    assert entry_info(data) == entry_info_of(entry_metadata(data))
