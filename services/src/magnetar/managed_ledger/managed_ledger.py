@@ -75,7 +75,10 @@ log = get_logger(__name__)
 _new_position: Callable[[tuple[LedgerId, int]], Position] = functools.partial(
     tuple.__new__, Position
 )
-_new_entry: Callable[[tuple[Position, bytes]], Entry] = functools.partial(tuple.__new__, Entry)
+# (position, data, info): every field given, as tuple.__new__ fills no NamedTuple default.
+_new_entry: Callable[[tuple[Position, bytes, None]], Entry] = functools.partial(
+    tuple.__new__, Entry
+)
 
 _TRIM_DRAIN_S = 10.0
 
@@ -490,7 +493,7 @@ class ManagedLedger:
             pinned = Position(ledger_id, EntryId(self._last_confirmed_lac_floor + 1))
             self._cache.pinned_from = pinned
         insert = self._cache.insert
-        for entry in map(_new_entry, zip(positions, datas, strict=True)):
+        for entry in map(_new_entry, zip(positions, datas, itertools.repeat(None))):
             insert(entry)
         if not self._cursors and not self._non_durable:
             self._cache.evict_before(pinned)
