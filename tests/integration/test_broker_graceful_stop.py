@@ -58,6 +58,18 @@ class Sender:
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
 
+    @classmethod
+    def flat_out(cls, client: Any, topic: str) -> Sender:
+        """Unbatched sends, up to 500 in flight, none timing out across a stop."""
+        producer = client.create_producer(
+            topic,
+            batching_enabled=False,
+            max_pending_messages=500,
+            block_if_queue_full=True,
+            send_timeout_millis=60_000,
+        )
+        return cls(producer)
+
     def _run(self) -> None:
         for i in itertools.count():
             if self._stopping.is_set():
@@ -93,14 +105,7 @@ def test_a_clean_stop_answers_every_send_it_stored(standalone: StandaloneProcess
     client = official_client(sa, operation_timeout_s=30)
     try:
         client.subscribe(topic, "s").close()  # keeps everything stored from here
-        producer = client.create_producer(
-            topic,
-            batching_enabled=False,
-            max_pending_messages=500,
-            block_if_queue_full=True,
-            send_timeout_millis=60_000,
-        )
-        sender = Sender(producer)
+        sender = Sender.flat_out(client, topic)
         sender.wait_answered(ACKED_BEFORE_STOP)
         assert sa.stop() == 0, sa.log_text()[-3000:]
         sent_at_stop, answered_at_stop = sender.sent, sender.answered()
@@ -128,14 +133,7 @@ def test_an_unload_answers_every_send_it_stored(standalone: StandaloneProcess) -
     client = official_client(sa, operation_timeout_s=30)
     try:
         client.subscribe(topic, "s").close()
-        producer = client.create_producer(
-            topic,
-            batching_enabled=False,
-            max_pending_messages=500,
-            block_if_queue_full=True,
-            send_timeout_millis=60_000,
-        )
-        sender = Sender(producer)
+        sender = Sender.flat_out(client, topic)
         for round_ in range(1, 4):
             sender.wait_answered(round_ * ACKED_BEFORE_STOP)
             admin_call(sa, "PUT", f"/admin/v2/{topic.replace('://', '/')}/unload")

@@ -518,14 +518,9 @@ class PersistentSubscription:
         """Send one consumer the entries the plan gave it (in order): their MESSAGE frames in
         one write, their pending records in one call, the permits charged once. ``prepared``
         has each entry's stored bytes, facts and unacked-index mask (None: all unacked)."""
-        replay, masks, counts = self._replay, self._masks, self._counts
+        counts = self._counts
         positions = [cand.position for cand in planned]
-        if replay:
-            for pos in positions:
-                replay.remove(pos)
-        if masks:
-            for pos in positions:
-                masks.pop(pos, None)
+        self._forget_redelivery(positions)
         datas: list[bytes] = []
         batch_sizes: list[int] = []
         unacked: list[int | None] | None = None
@@ -554,6 +549,16 @@ class PersistentSubscription:
             unacked,
         )
         consumer.delivered(messages, size)  # once per consumer and step
+
+    def _forget_redelivery(self, positions: list[Position]) -> None:
+        """Entries sent or acknowledged: out of the redelivery queue, their waiting masks
+        dropped (one test each when neither holds anything, the common case)."""
+        if replay := self._replay:
+            for pos in positions:
+                replay.remove(pos)
+        if masks := self._masks:
+            for pos in positions:
+                masks.pop(pos, None)
 
     def _oldest_unacked(self) -> Position | None:
         options = [self.cursor.read_position]
@@ -644,13 +649,7 @@ class PersistentSubscription:
         as a run: each step is one call over the whole list, and the cursor records each span
         of consecutive entries as one range (or one mark-delete move)."""
         self._pending.discard_run(positions)
-        replay, masks = self._replay, self._masks
-        if replay:
-            for pos in positions:
-                replay.remove(pos)
-        if masks:
-            for pos in positions:
-                masks.pop(pos, None)
+        self._forget_redelivery(positions)
         acked = self.cursor.unacknowledged(positions)
         if self._counts:
             self._counts.forget(acked)

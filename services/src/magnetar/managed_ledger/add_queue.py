@@ -135,13 +135,7 @@ class AddQueue:
 
     def release_slot(self) -> None:
         """An add is done with its slot: hand free slots to waiters, oldest first."""
-        self._used -= 1
-        while self._waiters and self._used < self.max_pending:
-            waiter = self._waiters.popleft()
-            if not waiter.done():
-                self._used += 1
-                self._granted += 1
-                waiter.set_result(None)
+        self.release_slots(1)
 
     def release_slots(self, count: int) -> None:
         """:meth:`release_slot` for ``count`` adds done at once (a run)."""
