@@ -39,9 +39,10 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import struct
 import time
 import timeit
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from magnetar.bookie.bookie_stats import JournalStats
@@ -58,7 +59,6 @@ from magnetar.ledger.pending_adds import PendingRun
 from magnetar.managed_ledger.position import Position
 from magnetar.protocol import client_commands, commands, hand_encoded
 from magnetar.protocol.frame import (
-    Frame,
     FrameDecoder,
     PayloadSection,
     encode_command,
@@ -269,28 +269,15 @@ def journal_group_metrics(stats: JournalStats) -> Callable[[], None]:
 _BIG = 16 * 1024  # payload bytes of the byte-path cases
 
 
-class BodyCopyDecoder(FrameDecoder):
-    """The decoder's former step: one copy of the whole frame body, parsed (the stored bytes
-    then sliced out of it: a second copy of the payload)."""
-
-    def frames(self) -> Iterator[Frame]:
-        buffer = self._buffer
-        while True:
-            total = self._check_header()
-            start = self._offset + 4
-            if total is None or len(buffer) < start + total:
-                self._compact()
-                return
-            with memoryview(buffer) as view:
-                body = bytes(view[start : start + total])
-            self._offset = start + total
-            yield parse_frame_body(body)
-
-
 def decode_body_copy(data: bytes) -> object:
-    decoder = BodyCopyDecoder()
-    decoder.feed(data)
-    return next(decoder.frames())
+    """The decoder's former step: one copy of the whole frame body, parsed (the stored bytes
+    then sliced out of it: a second copy of the payload). A function, not a subclass of
+    :class:`FrameDecoder`: compiled, that class cannot be subclassed from Python."""
+    buffer = bytearray(data)
+    (total,) = struct.unpack_from(">I", buffer, 0)
+    with memoryview(buffer) as view:
+        body = bytes(view[4 : 4 + total])
+    return parse_frame_body(body)
 
 
 def decode_split(data: bytes) -> object:

@@ -22,3 +22,18 @@ def test_a_benchmark_module_imports(name: str) -> None:
     module = importlib.import_module(f"tests.bench.{name}")
     if '__name__ == "__main__"' in (BENCH / f"{name}.py").read_text():  # a runnable one
         assert callable(getattr(module, "main", None)), f"tests.bench.{name} has no main()"
+
+
+def test_every_per_message_case_runs_both_sides() -> None:
+    # Its cases run only when the bench is run by hand; one call of each side catches a case
+    # that the code under it has broken (a compiled class that can no longer be subclassed,
+    # say), which importing the module does not.
+    from tests.bench import per_message_costs as bench
+
+    cases = (
+        bench.value_cases() + bench.encoding_cases() + bench.byte_cases() + bench.metrics_cases()
+    )
+    assert len(cases) > 10
+    for case in cases:
+        case.ours()
+        case.other()
