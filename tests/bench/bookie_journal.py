@@ -293,7 +293,8 @@ async def _local_ledger(directory: Path) -> AsyncIterator[tuple[Bookie, WriteHan
         await bookie.close()
 
 
-# Journal options of the in-process bookie (--no-dsync-writes); filled in by main().
+# Journal options of the in-process bookie (--no-dsync-writes, --prealloc-kbytes); filled in
+# by main().
 JOURNAL_OPTIONS: dict[str, object] = {}
 
 
@@ -329,9 +330,17 @@ async def main() -> None:
         action="store_true",
         help="--handle/--rate: journal write + fdatasync instead of O_DSYNC writes",
     )
+    parser.add_argument(
+        "--prealloc-kbytes",
+        type=int,
+        default=None,
+        help="--handle/--rate: the journal's zero-fill ahead (0: append only; default: its own)",
+    )
     args = parser.parse_args()
     if args.no_dsync_writes:
         JOURNAL_OPTIONS["dsync_writes"] = False
+    if args.prealloc_kbytes is not None:
+        JOURNAL_OPTIONS["prealloc_bytes"] = args.prealloc_kbytes * 1024
     if args.switch_interval_ms:
         sys.setswitchinterval(args.switch_interval_ms / 1000)
     print(header(vars(args)), flush=True)

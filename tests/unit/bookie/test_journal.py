@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import errno
 import fcntl
 import os
+import shutil
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
+from structlog.testing import capture_logs
 
 from magnetar.bookie.errors import JournalClosed, JournalFailed
 from magnetar.bookie.journal import Journal, JournalConfig
@@ -372,3 +375,120 @@ def test_frame_records_is_each_records_frame_in_order() -> None:
     assert b"".join(parts) == expected
     assert size == len(expected) == framed_size(records)
     assert scan_segment(expected, 0) == (records, len(expected))
+
+
+def _segment(directory: Path) -> Path:
+    return directory / f"{list_segments(directory)[-1]:08d}.log"
+
+
+def _write_at(path: Path, offset: int, data: bytes) -> None:
+    fd = os.open(path, os.O_WRONLY)
+    try:
+        os.pwrite(fd, data, offset)
+    finally:
+        os.close(fd)
+
+
+async def test_small_groups_are_written_over_zeros_and_replay_after_a_crash(
+    tmp_path: Path,
+) -> None:
+    """With sync on, the writer keeps the segment zero-filled ahead of its last record while
+    groups are small, so each group overwrites blocks the file has (a sync without metadata).
+    What a kill -9 leaves then has zeros after the last record: replay reads every record,
+    drops the zeros as the fill they are (not as a torn record), and the journal goes on."""
+    live = tmp_path / "live"
+    journal = await Journal.open(live, ListSink(), JournalConfig(prealloc_bytes=16 * 1024))
+    records = [add(1, i, bytes([i]) * 300) for i in range(120)]  # ~40 KiB: fills
+    for record in records:
+        await journal.append(record)
+    # A group goes over the zeros: the file grows by the fills alone, never by a record.
+    for i in range(120, 160):
+        size, filled = _segment(live).stat().st_size, journal.stats.prefilled_bytes
+        records.append(add(1, i, b"e" * 100))
+        await journal.append(records[-1])
+        assert _segment(live).stat().st_size - size == journal.stats.prefilled_bytes - filled
+    # Every append returned, so every write returned (O_DSYNC), and the writer waits for the
+    # next record: the files now are what a kill -9 would leave.
+    crashed = tmp_path / "crashed"
+    shutil.copytree(live, crashed)
+    assert _segment(crashed).stat().st_size > framed_size(records)
+    assert journal.stats.prefilled_bytes >= 3 * 16 * 1024
+    await journal.close()
+    assert _segment(live).stat().st_size == framed_size(records)  # a clean close cuts them
+
+    replayed = ListSink()
+    with capture_logs() as logs:
+        journal2 = await Journal.open(crashed, replayed)
+    assert replayed.records == records
+    events = [entry["event"] for entry in logs]
+    assert "journal_zero_tail_truncated" in events
+    assert "journal_torn_tail_truncated" not in events
+    await journal2.append(add(1, 999))
+    await journal2.close()
+    again = ListSink()  # the mark moved past the replayed records: only the new one
+    journal3 = await Journal.open(crashed, again)
+    await journal3.close()
+    assert again.records == [add(1, 999)]
+
+
+async def test_a_torn_record_over_the_zeros_is_still_a_torn_tail(tmp_path: Path) -> None:
+    live = tmp_path / "live"
+    journal = await Journal.open(live, ListSink(), JournalConfig(prealloc_bytes=16 * 1024))
+    records = [add(2, i, b"t" * 200) for i in range(10)]
+    for record in records:
+        await journal.append(record)
+    crashed = tmp_path / "crashed"
+    shutil.copytree(live, crashed)
+    await journal.close()
+    # A crash in the middle of the next group's write: its first bytes reached the zeros.
+    torn = b"".join(frame_records([add(2, 10, b"t" * 200)])[0])[:100]
+    _write_at(_segment(crashed), framed_size(records), torn)
+    replayed = ListSink()
+    with capture_logs() as logs:
+        journal2 = await Journal.open(crashed, replayed)
+    await journal2.close()
+    assert replayed.records == records
+    assert "journal_torn_tail_truncated" in [entry["event"] for entry in logs]
+
+
+async def test_big_groups_and_sync_off_append_without_zeros(tmp_path: Path) -> None:
+    config = JournalConfig(prealloc_bytes=16 * 1024, prealloc_max_group_bytes=4096)
+    journal = await Journal.open(tmp_path / "big", ListSink(), config)
+    await journal.append(add(1, 0, b"b" * 100))  # the journal's first group: no fill before it
+    filled = journal.stats.prefilled_bytes
+    await journal.append(add(1, 1, b"b" * 8192))  # a small group before it: a fill
+    assert journal.stats.prefilled_bytes > filled
+    filled = journal.stats.prefilled_bytes
+    for i in range(2, 8):  # each after a group over the bound: no fill
+        await journal.append(add(1, i, b"b" * 8192))
+    assert journal.stats.prefilled_bytes == filled
+    await journal.close()
+
+    unsynced = await Journal.open(tmp_path / "nosync", ListSink(), JournalConfig(sync=False))
+    for i in range(20):
+        await unsynced.append(add(1, i))
+    assert unsynced.stats.prefilled_bytes == 0
+    await unsynced.close()
+
+
+async def test_a_failed_fill_stops_the_fills_and_loses_no_record(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def no_space(fd: int, data: bytes, offset: int) -> int:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "pwrite", no_space)
+    sink = ListSink()
+    journal = await Journal.open(tmp_path, sink, JournalConfig(prealloc_bytes=16 * 1024))
+    records = [add(1, i, b"f" * 100) for i in range(20)]
+    with capture_logs() as logs:
+        for record in records:
+            await journal.append(record)
+    await journal.close()
+    assert sink.records == records
+    assert [entry["event"] for entry in logs].count("journal_prefill_failed") == 1
+    assert journal.stats.prefilled_bytes == 0
+    replayed = ListSink()
+    journal2 = await Journal.open(tmp_path, replayed)
+    await journal2.close()
+    assert replayed.records == records

@@ -31,6 +31,8 @@ class JournalStats:
     syncs: int = 0
     """Groups written (and fdatasynced when journal sync is on)."""
     written_bytes: int = 0
+    prefilled_bytes: int = 0
+    """Zeros written ahead of the segment's end (``JournalConfig.prealloc_bytes``)."""
     sync_latency: LatencyRecorder = field(default_factory=_Discard)
     """Seconds from a group's first write to the end of its sync (its ``O_DSYNC`` write, or
     its write and fdatasync)."""

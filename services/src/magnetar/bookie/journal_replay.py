@@ -14,7 +14,8 @@ Invariants:
   stops a segment at its first torn or corrupt record, truncates the segment there and logs a
   warning: every valid record before it is replayed, nothing after it is (a record after a torn
   one was never acknowledged, because the one before it had not been synced when it was
-  written).
+  written). Zeros alone after the last record are the writer's fill ahead of a segment it did
+  not close (``JournalConfig.prealloc_bytes``): truncated the same way, logged as such.
 
 Blocking file I/O, no threads of its own and no loop: :class:`magnetar.bookie.journal.Journal`
 calls :func:`replay` and :func:`write_mark` from executor threads (at open, and at each
@@ -103,8 +104,11 @@ def replay(directory: Path, sink: JournalSink) -> tuple[int, int]:
             sink.apply(records[i : i + _REPLAY_CHUNK])
         replayed += len(records)
         if end < len(data):
-            log.warning(
-                "journal_torn_tail_truncated",
+            # Zeros alone after the last record are the writer's fill ahead (a segment it did
+            # not close: a kill -9), not a torn record.
+            zeros = data.count(0, end) == len(data) - end
+            (log.info if zeros else log.warning)(
+                "journal_zero_tail_truncated" if zeros else "journal_torn_tail_truncated",
                 segment=str(path),
                 valid_bytes=end,
                 dropped_bytes=len(data) - end,
