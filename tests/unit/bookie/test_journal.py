@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import errno
 import fcntl
+import itertools
 import os
 import shutil
 import threading
@@ -492,3 +493,101 @@ async def test_a_failed_fill_stops_the_fills_and_loses_no_record(
     journal2 = await Journal.open(tmp_path, replayed)
     await journal2.close()
     assert replayed.records == records
+
+
+async def test_synced_pages_leave_the_page_cache_behind_the_last_record(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With sync on the writer drops the segment's synced pages from the page cache a MiB at a
+    time (BookKeeper's journalRemovePagesFromCache): never the page the last record ends in,
+    nor the zeros ahead, which later writes continue (a dropped page there would have to be
+    read back first). A roll-over drops the rest of the closed segment."""
+    real_fadvise = os.posix_fadvise
+    advised: list[tuple[int, int, int, int]] = []  # offset, length, advice, bytes written
+    written = 0
+
+    def spy(fd: int, offset: int, length: int, advice: int) -> None:
+        advised.append((offset, length, advice, written))
+        real_fadvise(fd, offset, length, advice)
+
+    monkeypatch.setattr(os, "posix_fadvise", spy)
+    config = JournalConfig(segment_bytes=2 << 20, prealloc_bytes=16 * 1024)
+    journal = await Journal.open(tmp_path, ListSink(), config)
+    records = [add(1, i, bytes([i % 256]) * 3000) for i in range(1000)]  # ~2.9 MiB
+    for record in records:
+        written += framed_size([record])
+        await journal.append(record)
+        if len(list_segments(tmp_path)) > 1:
+            break
+    await journal.close()
+
+    page = os.sysconf("SC_PAGE_SIZE")
+    assert all(advice == os.POSIX_FADV_DONTNEED for _, _, advice, _ in advised)
+    in_segment = [(o, n, w) for o, n, _, w in advised if n]
+    assert len(in_segment) >= 2
+    assert in_segment[0][0] == 0
+    for (offset, length, _at), (next_offset, _, _) in itertools.pairwise(in_segment):
+        assert offset + length == next_offset  # one run behind the writer, no gap
+    for offset, length, at in in_segment:
+        assert (offset + length) % page == 0
+        assert offset + length <= at - at % page  # never the last record's page
+        assert length >= 1 << 20 or offset == 0
+    rolled = [(o, n) for o, n, _, _ in advised if not n]
+    assert rolled
+    assert rolled[0][0] == in_segment[-1][0] + in_segment[-1][1]  # the rest, at the roll
+
+
+async def test_without_sync_no_page_is_dropped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[int] = []
+    monkeypatch.setattr(os, "posix_fadvise", lambda fd, o, n, a: calls.append(o))
+    for directory, config in (
+        (tmp_path / "nosync", JournalConfig(sync=False)),
+        (tmp_path / "off", JournalConfig(remove_pages_from_cache=False)),
+    ):
+        journal = await Journal.open(directory, ListSink(), config)
+        for start in range(0, 800, 16):  # ~2.3 MiB
+            batch = [add(1, i, b"n" * 3000) for i in range(start, start + 16)]
+            await asyncio.gather(*(journal.append(r) for r in batch))
+        await journal.close()
+    assert calls == []
+
+
+@pytest.mark.skipif(shutil.which("fincore") is None, reason="fincore (util-linux) is missing")
+async def test_the_dropped_pages_are_really_out_of_the_page_cache(tmp_path: Path) -> None:
+    probe = tmp_path / "probe"
+    probe.write_bytes(b"p" * (1 << 20))
+    if _resident_bytes(probe) == 0:
+        pytest.skip("written pages are not cached here")
+    fd = os.open(probe, os.O_RDONLY)
+    try:
+        os.fdatasync(fd)
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    finally:
+        os.close(fd)
+    if _resident_bytes(probe) != 0:
+        pytest.skip("this filesystem keeps dropped pages (tmpfs)")
+    journal = await Journal.open(tmp_path / "j", ListSink())
+    for start in range(0, 1200, 16):  # ~3.5 MiB in groups of up to 16 (~48 KiB)
+        await asyncio.gather(
+            *(journal.append(add(1, i, b"r" * 3000)) for i in range(start, start + 16))
+        )
+    segment = _segment(tmp_path / "j")
+    resident = _resident_bytes(segment)
+    await journal.close()
+    # What stays: under a MiB behind the last record, its page, and the zeros ahead.
+    assert resident < (1 << 20) + 2 * JournalConfig().prealloc_bytes
+    assert segment.stat().st_size > 3 << 20
+
+
+def _resident_bytes(path: Path) -> int:
+    import subprocess
+
+    out = subprocess.run(
+        ["fincore", "--bytes", "--noheadings", "--output", "RES", str(path)],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    return int(out.split()[0])

@@ -97,11 +97,21 @@ class JournalConfig:
     # writing every byte twice would cost more than it saves.
     prealloc_bytes: int = 256 * 1024
     prealloc_max_group_bytes: int = 64 * 1024
+    # With sync on: drop the segment's synced pages from the page cache, a MiB at a time behind
+    # the last record (BookKeeper's journalRemovePagesFromCache): the journal is read back only
+    # by a replay, and a page cache that keeps growing into memory the machine has not touched
+    # yet costs ten times the copy per byte written on a VM (docs/benchmarks.md, "The journal's
+    # pages"); dropped pages are reused at once.
+    remove_pages_from_cache: bool = True
     # Whether the process wiring exports the per-group stage recorders of JournalStats
     # (queue_wait, apply_latency, handback_latency) as histograms; the journal records into
     # whatever recorders are in place either way (by default they discard).
     stage_metrics: bool = False
 
+
+# The journal drops its synced pages from the page cache at least this many bytes at a time.
+_DROP_PAGES_BYTES = 1 << 20
+_PAGE_MASK = ~(os.sysconf("SC_PAGE_SIZE") - 1)
 
 # Told the outcome of an enqueued unit on the loop, inside the journal's delivery: None once
 # durable and applied, else the error (JournalClosed, JournalFailed).
@@ -168,6 +178,9 @@ class Journal:
         self._prefill = config.sync and config.prealloc_bytes > 0
         self._last_group_bytes = 0
         self._zeros = bytes(config.prealloc_bytes) if self._prefill else b""
+        # Where the segment's pages have been dropped from the page cache up to (writer thread).
+        self._uncached = 0
+        self._drop_pages = config.sync and config.remove_pages_from_cache
         self._applied = JournalPosition(0, 0)
         self._failure: BaseException | None = None
         self._closing = False
@@ -224,6 +237,7 @@ class Journal:
         self._fd = os.open(path, flags, 0o644)
         self._offset = os.lseek(self._fd, 0, os.SEEK_END)
         self._allocated = self._offset
+        self._uncached = 0
         fsync_dir(self._dir)
 
     def _delete_before(self, segment: int, *, gradually: bool = True) -> None:
@@ -518,6 +532,8 @@ class Journal:
         if self._config.sync and not self._dsync:
             os.fdatasync(self._fd)
         synced = time.perf_counter()
+        if self._drop_pages and self._offset - self._uncached >= _DROP_PAGES_BYTES:
+            self._drop_synced_pages(self._offset & _PAGE_MASK)
         stats.sync_latency.record(synced - start_write)
         stats.syncs += 1
         stats.written_bytes += written
@@ -527,6 +543,8 @@ class Journal:
         rolled = False
         if self._offset >= self._config.segment_bytes:
             self._cut_prefill()
+            if self._drop_pages:
+                self._drop_synced_pages(None)  # to the end: every byte of it is synced
             os.close(self._fd)
             self._segment += 1
             self._open_segment()
@@ -570,6 +588,17 @@ class Journal:
             segments = await asyncio.to_thread(list_segments, self._dir)
             log.info("journal_closed", directory=str(self._dir), segments=len(segments))
         self._space.set()
+
+    def _drop_synced_pages(self, end: int | None) -> None:
+        """Thread: drop the segment's pages from ``_uncached`` to ``end`` (page aligned; None:
+        to the end of the file) from the page cache. Only synced (clean) pages: what is before
+        the last record's page; the page the next group continues and the zeros ahead stay
+        cached, so no later write has to read a page back. Advice only: a failure changes
+        nothing."""
+        length = 0 if end is None else end - self._uncached  # 0: to the end of the file
+        with contextlib.suppress(OSError):
+            os.posix_fadvise(self._fd, self._uncached, length, os.POSIX_FADV_DONTNEED)
+        self._uncached = self._offset if end is None else end
 
     def _cut_prefill(self) -> None:
         """Thread: drop the zeros past the last record from a segment being closed (the scan

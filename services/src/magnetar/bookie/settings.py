@@ -41,6 +41,9 @@ class BookieStorageSettings(BaseSettings):
     # small, so a group's sync carries no file metadata (docs/storage.md, "The journal's
     # preallocated segment"); 0: append only. In the spirit of journalPreAllocSizeMB.
     journal_prealloc_kbytes: int = Field(default=256, ge=0, le=64 * 1024)
+    # Drop the journal's synced pages from the page cache (journalRemovePagesFromCache):
+    # docs/storage.md, "The journal's pages".
+    journal_remove_pages_from_cache: bool = True
     # Export the journal's per-group stage histograms (queue wait, apply, hand-back to the
     # loop): a few microseconds a group, one of them on the event loop; for tail hunting.
     journal_stage_metrics: bool = False
@@ -69,6 +72,7 @@ class BookieStorageSettings(BaseSettings):
                 max_group_wait_ms=self.journal_max_group_wait_ms,
                 dsync_writes=self.journal_dsync_writes,
                 prealloc_bytes=self.journal_prealloc_kbytes * 1024,
+                remove_pages_from_cache=self.journal_remove_pages_from_cache,
                 stage_metrics=self.journal_stage_metrics,
             ),
             entry_log_size_limit=self.entry_log_size_limit,
