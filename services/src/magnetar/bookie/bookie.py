@@ -109,7 +109,10 @@ class Bookie:
         ):
             await loop.run_in_executor(None, ensure_writable, directory, what)
         open_storage = functools.partial(
-            LedgerStorage, config.ledger_dir, entry_log_bytes=config.entry_log_size_limit
+            LedgerStorage,
+            config.ledger_dir,
+            entry_log_bytes=config.entry_log_size_limit,
+            entry_log_page_cache_bytes=config.entry_log_page_cache_bytes,
         )
         storage = await loop.run_in_executor(None, open_storage)
         try:

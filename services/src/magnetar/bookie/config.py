@@ -22,6 +22,7 @@ from magnetar.bookie.journal import JournalConfig
 from magnetar.bookie.ledger_storage import (
     COMPACTION_BYTES_PER_S,
     COMPACTION_THRESHOLD,
+    ENTRY_LOG_PAGE_CACHE_BYTES,
     ENTRY_LOG_SIZE_LIMIT,
 )
 
@@ -37,6 +38,8 @@ class BookieConfig:
     gc_interval_s: float = 30.0
     checkpoint_interval_s: float = 10.0
     entry_log_size_limit: int = ENTRY_LOG_SIZE_LIMIT  # BookKeeper's logSizeLimit
+    # Entry-log bytes kept in the page cache behind the last one written (0: all).
+    entry_log_page_cache_bytes: int = ENTRY_LOG_PAGE_CACHE_BYTES
     compaction_threshold: float = COMPACTION_THRESHOLD
     compaction_rate_by_bytes: float = COMPACTION_BYTES_PER_S  # compactionRateByBytes
     journal_location: Path | None = None  # None: DATA/journal (BookKeeper's journalDirectories)

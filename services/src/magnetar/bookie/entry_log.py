@@ -24,7 +24,12 @@ fdatasync'ed them. Meanwhile a writeback thread has the kernel start writing the
 out every ``writeback_bytes`` (:func:`~magnetar.bookie.fileio.start_writeback`), so that there
 is never a big backlog of dirty pages to write at once (RocksDB's ``bytes_per_sync``,
 BookKeeper's ``flushEntrylogBytes``): the journal's slowest syncs and the publish p99 fell
-with it (docs/benchmarks.md, "Broker round 5").
+with it (docs/benchmarks.md, "Broker round 5"). The same thread keeps the logs' pages in the
+page cache only for the last ``page_cache_bytes`` written (reads of recent entries, a catch-up
+consumer's, are served from there): older pages, long written back, are dropped
+(``POSIX_FADV_DONTNEED``), so the page cache reuses the same memory instead of growing into
+memory the machine has not touched (docs/storage.md, "Entry logs in the page cache"). Dropping
+a page never drops data: a dirty page is skipped, and a read of a dropped one goes to the disk.
 
 Concurrency: one appender at a time (the storage's writer, or its compaction), readers and
 :meth:`sync` from any thread. ``_lock`` guards the current log and the bookkeeping; ``_sync_lock``
@@ -71,6 +76,9 @@ _SCAN_CHUNK = 4 << 20
 _MAX_READ_FDS = 64
 _MAX_PAYLOAD = 64 << 20  # a longer length field is a torn or corrupt header
 _COALESCE_SLACK = 64 << 10  # read one span when the gaps in it add up to at most this
+# What stays in the page cache of the entry logs, behind the last byte written (0: all of it).
+PAGE_CACHE_BYTES = 128 << 20
+_PAGE_MASK = ~(os.sysconf("SC_PAGE_SIZE") - 1)
 
 
 class EntryLocation(NamedTuple):
@@ -135,12 +143,22 @@ class EntryLog:
     """The entry logs in one directory; see the module docstring."""
 
     def __init__(
-        self, directory: Path, *, roll_bytes: int = 256 << 20, writeback_bytes: int = 1 << 20
+        self,
+        directory: Path,
+        *,
+        roll_bytes: int = 256 << 20,
+        writeback_bytes: int = 1 << 20,
+        page_cache_bytes: int = PAGE_CACHE_BYTES,
     ) -> None:
         directory.mkdir(parents=True, exist_ok=True)
         self._dir = directory
         self._roll_bytes = roll_bytes
         self._writeback_bytes = writeback_bytes
+        self._page_cache_bytes = page_cache_bytes
+        # Logs written by this process whose pages may still be cached: log -> (its size, or
+        # None while it is the current one; bytes from its start already dropped). The
+        # writeback thread's, under _sync_lock; sizes are set under _lock at the seal.
+        self._cached: dict[int, list[int | None]] = {}
         self._lock = threading.Lock()
         self._sync_lock = threading.Lock()
         self._readers: OrderedDict[int, _Reader] = OrderedDict()
@@ -255,14 +273,17 @@ class EntryLog:
         state.current, state.fd, state.offset = log_id, fd, 0
         state.usage[log_id] = {}
         state.dir_dirty = True
+        self._cached[log_id] = [None, 0]
 
     def _seal_current(self) -> None:
         """Under ``_lock``: the current log takes no more appends; a new one starts (if it
         cannot, the current one stays current and the error is raised)."""
         state = self._state
         old = _Sealed(state.current, state.fd)
+        size = state.offset
         self._start_log(state.current + 1)
         state.sealed.append(old)
+        self._cached[old.log_id][0] = size
 
     # -- durability -----------------------------------------------------------------------
 
@@ -305,6 +326,49 @@ class EntryLog:
                         start_writeback(fd)
                     except OSError as exc:  # sync() will meet it again and fail the flush
                         log.warning("entry_log_writeback_failed", error=repr(exc))
+                if self._page_cache_bytes:
+                    self._trim_page_cache()
+
+    def _trim_page_cache(self) -> None:
+        """Writeback thread, under ``_sync_lock``: drop the pages of every log this process
+        wrote that lie more than ``page_cache_bytes`` behind the last byte written (newest log
+        first). Pages still dirty or under writeback are skipped by the kernel, so the last
+        few writeback steps of a range are advised again next time; a sealed log wholly behind
+        is forgotten once it is synced (clean) and dropped whole. Advice only: a log removed
+        meanwhile, or a failed call, changes nothing."""
+        with self._lock:
+            state = self._state
+            current, fd, offset = state.current, state.fd, state.offset
+            logs = sorted(self._cached.items(), reverse=True)
+            synced = set(state.summarized)
+        room = self._page_cache_bytes
+        again = 4 * self._writeback_bytes
+        for log_id, entry in logs:
+            size = offset if log_id == current else entry[0]
+            dropped = entry[1]
+            if size is None or dropped is None:  # sealed for close: no size kept
+                continue
+            keep_from = max(0, size - room) & _PAGE_MASK
+            room = max(0, room - size)
+            if keep_from > dropped:
+                self._drop_pages(log_id, fd if log_id == current else -1, dropped, keep_from)
+                entry[1] = max(dropped, keep_from - again)
+            if log_id != current and keep_from >= size and log_id in synced:
+                with self._lock:
+                    self._cached.pop(log_id, None)
+
+    def _drop_pages(self, log_id: int, fd: int, start: int, end: int) -> None:
+        try:
+            if fd >= 0:
+                os.posix_fadvise(fd, start, end - start, os.POSIX_FADV_DONTNEED)
+                return
+            read_fd = os.open(_log_path(self._dir, log_id), os.O_RDONLY)
+            try:
+                os.posix_fadvise(read_fd, start, end - start, os.POSIX_FADV_DONTNEED)
+            finally:
+                os.close(read_fd)
+        except OSError:
+            pass  # removed meanwhile (compacted), or no advice here: nothing to drop
 
     def _write_usage(self, log_id: int, usage: dict[int, int]) -> None:
         body = _USAGE_HEAD.pack(len(usage)) + b"".join(

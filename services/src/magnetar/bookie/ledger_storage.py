@@ -42,7 +42,13 @@ from typing import NamedTuple
 
 from rocksdict import Options, Rdict, WriteBatch, WriteOptions
 
-from magnetar.bookie.entry_log import RECORD_HEAD_SIZE, EntryLocation, EntryLog, ScannedEntry
+from magnetar.bookie.entry_log import (
+    PAGE_CACHE_BYTES,
+    RECORD_HEAD_SIZE,
+    EntryLocation,
+    EntryLog,
+    ScannedEntry,
+)
 from magnetar.bookie.errors import StorageCorrupt, StorageUnavailable
 from magnetar.bookie.journal_record import JournalRecord, RecordKind
 from magnetar.telemetry import get_logger
@@ -62,6 +68,7 @@ _BYTES_PER_SYNC = 1 << 20
 _MAX_U64 = (1 << 64) - 1
 _RELOCATE_CHUNK = 1024
 ENTRY_LOG_SIZE_LIMIT = 256 << 20  # a new entry log starts past this many bytes
+ENTRY_LOG_PAGE_CACHE_BYTES = PAGE_CACHE_BYTES  # entry-log bytes cached behind the last one
 # Compaction copies at most this many bytes a second, so that it never competes with the
 # journal for the disk in bursts (BookKeeper throttles it too: compactionRateByBytes).
 COMPACTION_BYTES_PER_S = 16 << 20
@@ -184,6 +191,7 @@ class LedgerStorage:
         path: Path,
         *,
         entry_log_bytes: int = ENTRY_LOG_SIZE_LIMIT,
+        entry_log_page_cache_bytes: int = ENTRY_LOG_PAGE_CACHE_BYTES,
         writeback_bytes: int = 1 << 20,
     ) -> None:
         path.mkdir(parents=True, exist_ok=True)
@@ -225,7 +233,10 @@ class LedgerStorage:
             it.next()
         del it
         self._log = EntryLog(
-            path / "entrylogs", roll_bytes=entry_log_bytes, writeback_bytes=writeback_bytes
+            path / "entrylogs",
+            roll_bytes=entry_log_bytes,
+            writeback_bytes=writeback_bytes,
+            page_cache_bytes=entry_log_page_cache_bytes,
         )
 
     # -- writes (journal sink) ------------------------------------------------------------

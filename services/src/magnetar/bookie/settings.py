@@ -48,6 +48,9 @@ class BookieStorageSettings(BaseSettings):
     # loop): a few microseconds a group, one of them on the event loop; for tail hunting.
     journal_stage_metrics: bool = False
     entry_log_size_limit: int = Field(default=ENTRY_LOG_SIZE_LIMIT, ge=1 << 20)  # logSizeLimit
+    # Entry-log MiB kept in the page cache behind the last byte written; older pages are
+    # dropped once written back (docs/storage.md, "Entry logs in the page cache"). 0: all.
+    entry_log_page_cache_mbytes: int = Field(default=128, ge=0)
     # A sealed entry log with less than this share of live bytes is compacted.
     compaction_threshold: float = Field(default=COMPACTION_THRESHOLD, ge=0, le=1)
     compaction_rate_by_bytes: int = Field(default=COMPACTION_BYTES_PER_S, gt=0)  # bytes per second
@@ -76,6 +79,7 @@ class BookieStorageSettings(BaseSettings):
                 stage_metrics=self.journal_stage_metrics,
             ),
             entry_log_size_limit=self.entry_log_size_limit,
+            entry_log_page_cache_bytes=self.entry_log_page_cache_mbytes << 20,
             compaction_threshold=self.compaction_threshold,
             compaction_rate_by_bytes=self.compaction_rate_by_bytes,
         )
