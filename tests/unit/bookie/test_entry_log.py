@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import errno
 import os
-import shutil
-import subprocess
 import threading
 import time
 from pathlib import Path
@@ -16,6 +14,7 @@ from magnetar.bookie import entry_log, fileio
 from magnetar.bookie.entry_log import RECORD_HEAD_SIZE, EntryLocation, EntryLog
 from magnetar.bookie.errors import StorageCorrupt
 from magnetar.bookie.journal_record import JournalRecord, RecordKind
+from tests.kit.page_cache import HAVE_FINCORE, drops_pages, resident_bytes
 
 
 def payload(ledger: int, entry: int, size: int = 100) -> bytes:
@@ -283,47 +282,11 @@ def test_append_records_lays_records_back_to_back_like_append(tmp_path: Path) ->
         reopened.close()
 
 
-def _resident(directory: Path) -> int:
-    out = subprocess.run(
-        [
-            "fincore",
-            "--bytes",
-            "--noheadings",
-            "--output",
-            "RES",
-            *map(str, directory.glob("*.log")),
-        ],
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
-    return sum(int(line.split()[0]) for line in out.splitlines() if line.strip())
-
-
-def _drops_pages_here(directory: Path) -> bool:
-    probe = directory / "probe"
-    probe.write_bytes(b"p" * (1 << 20))
-    fd = os.open(probe, os.O_RDONLY)
-    try:
-        os.fdatasync(fd)
-        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-    finally:
-        os.close(fd)
-    out = subprocess.run(
-        ["fincore", "--bytes", "--noheadings", "--output", "RES", str(probe)],
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
-    probe.unlink()
-    return int(out.split()[0]) == 0
-
-
-@pytest.mark.skipif(shutil.which("fincore") is None, reason="fincore (util-linux) is missing")
+@pytest.mark.skipif(not HAVE_FINCORE, reason="fincore (util-linux) is missing")
 def test_only_the_last_page_cache_bytes_stay_cached_and_every_entry_reads_back(
     tmp_path: Path,
 ) -> None:
-    if not _drops_pages_here(tmp_path):
+    if not drops_pages(tmp_path):
         pytest.skip("this filesystem keeps dropped pages (tmpfs)")
     logs = tmp_path / "logs"
     window = 2 << 20
@@ -335,18 +298,18 @@ def test_only_the_last_page_cache_bytes_stay_cached_and_every_entry_reads_back(
     elog.sync()  # everything clean: what is behind the window can go
     elog.append([(2, 0, b"k" * (256 << 10))])  # a writeback step, and the trim after it
     deadline = time.monotonic() + 10
-    while _resident(logs) > window + (1 << 20) and time.monotonic() < deadline:
+    while resident_bytes(logs.glob("*.log")) > window + (1 << 20) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert _resident(logs) <= window + (1 << 20)
+    assert resident_bytes(logs.glob("*.log")) <= window + (1 << 20)
     # Dropped pages are only out of memory: every entry reads back from the disk.
     for i, (payload, location) in enumerate(zip(payloads, locations, strict=True)):
         assert elog.read(1, i, location) == payload
     elog.close()
 
 
-@pytest.mark.skipif(shutil.which("fincore") is None, reason="fincore (util-linux) is missing")
+@pytest.mark.skipif(not HAVE_FINCORE, reason="fincore (util-linux) is missing")
 def test_page_cache_bytes_0_keeps_every_page(tmp_path: Path) -> None:
-    if not _drops_pages_here(tmp_path):
+    if not drops_pages(tmp_path):
         pytest.skip("this filesystem keeps dropped pages (tmpfs)")
     logs = tmp_path / "logs"
     elog = EntryLog(logs, roll_bytes=4 << 20, writeback_bytes=256 << 10, page_cache_bytes=0)
@@ -355,5 +318,5 @@ def test_page_cache_bytes_0_keeps_every_page(tmp_path: Path) -> None:
     elog.sync()
     elog.append([(2, 0, b"k" * (256 << 10))])
     time.sleep(0.3)
-    assert _resident(logs) >= 6 << 20
+    assert resident_bytes(logs.glob("*.log")) >= 6 << 20
     elog.close()

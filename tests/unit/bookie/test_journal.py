@@ -26,6 +26,7 @@ from magnetar.bookie.journal_record import (
     scan_segment,
 )
 from magnetar.bookie.journal_replay import list_segments
+from tests.kit.page_cache import HAVE_FINCORE, drops_pages, resident_bytes
 
 
 class ListSink:
@@ -554,19 +555,9 @@ async def test_without_sync_no_page_is_dropped(
     assert calls == []
 
 
-@pytest.mark.skipif(shutil.which("fincore") is None, reason="fincore (util-linux) is missing")
+@pytest.mark.skipif(not HAVE_FINCORE, reason="fincore (util-linux) is missing")
 async def test_the_dropped_pages_are_really_out_of_the_page_cache(tmp_path: Path) -> None:
-    probe = tmp_path / "probe"
-    probe.write_bytes(b"p" * (1 << 20))
-    if _resident_bytes(probe) == 0:
-        pytest.skip("written pages are not cached here")
-    fd = os.open(probe, os.O_RDONLY)
-    try:
-        os.fdatasync(fd)
-        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-    finally:
-        os.close(fd)
-    if _resident_bytes(probe) != 0:
+    if not drops_pages(tmp_path):
         pytest.skip("this filesystem keeps dropped pages (tmpfs)")
     journal = await Journal.open(tmp_path / "j", ListSink())
     for start in range(0, 1200, 16):  # ~3.5 MiB in groups of up to 16 (~48 KiB)
@@ -574,20 +565,8 @@ async def test_the_dropped_pages_are_really_out_of_the_page_cache(tmp_path: Path
             *(journal.append(add(1, i, b"r" * 3000)) for i in range(start, start + 16))
         )
     segment = _segment(tmp_path / "j")
-    resident = _resident_bytes(segment)
+    resident = resident_bytes([segment])
     await journal.close()
     # What stays: under a MiB behind the last record, its page, and the zeros ahead.
     assert resident < (1 << 20) + 2 * JournalConfig().prealloc_bytes
     assert segment.stat().st_size > 3 << 20
-
-
-def _resident_bytes(path: Path) -> int:
-    import subprocess
-
-    out = subprocess.run(
-        ["fincore", "--bytes", "--noheadings", "--output", "RES", str(path)],
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
-    return int(out.split()[0])
