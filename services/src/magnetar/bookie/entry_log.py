@@ -29,7 +29,8 @@ page cache only for the last ``page_cache_bytes`` written (reads of recent entri
 consumer's, are served from there): older pages, long written back, are dropped
 (``POSIX_FADV_DONTNEED``), so the page cache reuses the same memory instead of growing into
 memory the machine has not touched (docs/storage.md, "Entry logs in the page cache"). Dropping
-a page never drops data: a dirty page is skipped, and a read of a dropped one goes to the disk.
+a page never drops data: a range is written back (and waited for) before it is dropped, and a
+read of a dropped page goes to the disk.
 
 Concurrency: one appender at a time (the storage's writer, or its compaction), readers and
 :meth:`sync` from any thread. ``_lock`` guards the current log and the bookkeeping; ``_sync_lock``
@@ -52,6 +53,7 @@ import crc32c
 
 from magnetar.bookie.errors import StorageCorrupt
 from magnetar.bookie.fileio import (
+    drop_cached_range,
     fsync_dir,
     remove_gradually,
     replace_durably,
@@ -332,35 +334,37 @@ class EntryLog:
     def _trim_page_cache(self) -> None:
         """Writeback thread, under ``_sync_lock``: drop the pages of every log this process
         wrote that lie more than ``page_cache_bytes`` behind the last byte written (newest log
-        first). Pages still dirty or under writeback are skipped by the kernel, so the last
-        few writeback steps of a range are advised again next time; a sealed log wholly behind
-        is forgotten once it is synced (clean) and dropped whole. Advice only: a log removed
-        meanwhile, or a failed call, changes nothing."""
+        first). The current log's range is written back first (:func:`drop_cached_range`:
+        the kernel keeps dirty pages); a sealed log is dropped only once it is synced (clean),
+        and forgotten once wholly behind. Advice only: a log removed meanwhile, or a failed
+        call, changes nothing (its pages stay cached)."""
         with self._lock:
             state = self._state
             current, fd, offset = state.current, state.fd, state.offset
             logs = sorted(self._cached.items(), reverse=True)
             synced = set(state.summarized)
         room = self._page_cache_bytes
-        again = 4 * self._writeback_bytes
         for log_id, entry in logs:
-            size = offset if log_id == current else entry[0]
+            is_current = log_id == current and fd >= 0
+            size = offset if is_current else entry[0]
             dropped = entry[1]
             if size is None or dropped is None:  # sealed for close: no size kept
                 continue
             keep_from = max(0, size - room) & _PAGE_MASK
             room = max(0, room - size)
+            if not is_current and log_id not in synced:
+                continue  # not synced yet: its pages may be dirty; next time
             if keep_from > dropped:
-                self._drop_pages(log_id, fd if log_id == current else -1, dropped, keep_from)
-                entry[1] = max(dropped, keep_from - again)
-            if log_id != current and keep_from >= size and log_id in synced:
+                self._drop_pages(log_id, fd if is_current else -1, dropped, keep_from)
+                entry[1] = keep_from
+            if not is_current and keep_from >= size:
                 with self._lock:
                     self._cached.pop(log_id, None)
 
     def _drop_pages(self, log_id: int, fd: int, start: int, end: int) -> None:
         try:
             if fd >= 0:
-                os.posix_fadvise(fd, start, end - start, os.POSIX_FADV_DONTNEED)
+                drop_cached_range(fd, start, end - start)
                 return
             read_fd = os.open(_log_path(self._dir, log_id), os.O_RDONLY)
             try:

@@ -75,7 +75,23 @@ def _load_sync_file_range() -> Callable[[int, int, int, int], int] | None:
 
 
 _sync_file_range = _load_sync_file_range()
+_SYNC_FILE_RANGE_WAIT_BEFORE = 1
 _SYNC_FILE_RANGE_WRITE = 2
+_SYNC_FILE_RANGE_WAIT_AFTER = 4
+
+
+def drop_cached_range(fd: int, start: int, length: int) -> None:
+    """Drop ``start`` .. ``start + length`` of the file from the page cache: its dirty pages
+    are written back first and waited for (``sync_file_range`` with WAIT_BEFORE | WRITE |
+    WAIT_AFTER; not a durability point: the disk's cache is not flushed), since the kernel's
+    ``POSIX_FADV_DONTNEED`` skips a page that is dirty or under writeback. Where
+    ``sync_file_range`` does not exist, only the advice is given."""
+    if _sync_file_range is not None:
+        flags = _SYNC_FILE_RANGE_WAIT_BEFORE | _SYNC_FILE_RANGE_WRITE | _SYNC_FILE_RANGE_WAIT_AFTER
+        if _sync_file_range(fd, start, length, flags) != 0:
+            err = ctypes.get_errno()
+            raise OSError(err, f"sync_file_range: {os.strerror(err)}")
+    os.posix_fadvise(fd, start, length, os.POSIX_FADV_DONTNEED)
 
 
 def start_writeback(fd: int) -> None:
