@@ -55,6 +55,7 @@ from magnetar.bookie.errors import StorageCorrupt
 from magnetar.bookie.fileio import (
     drop_cached_range,
     fsync_dir,
+    page_floor,
     remove_gradually,
     replace_durably,
     start_writeback,
@@ -80,7 +81,6 @@ _MAX_PAYLOAD = 64 << 20  # a longer length field is a torn or corrupt header
 _COALESCE_SLACK = 64 << 10  # read one span when the gaps in it add up to at most this
 # What stays in the page cache of the entry logs, behind the last byte written (0: all of it).
 PAGE_CACHE_BYTES = 128 << 20
-_PAGE_MASK = ~(os.sysconf("SC_PAGE_SIZE") - 1)
 
 
 class EntryLocation(NamedTuple):
@@ -350,7 +350,7 @@ class EntryLog:
             dropped = entry[1]
             if size is None or dropped is None:  # sealed for close: no size kept
                 continue
-            keep_from = max(0, size - room) & _PAGE_MASK
+            keep_from = page_floor(max(0, size - room))
             room = max(0, room - size)
             if not is_current and log_id not in synced:
                 continue  # not synced yet: its pages may be dirty; next time
@@ -362,13 +362,15 @@ class EntryLog:
                     self._cached.pop(log_id, None)
 
     def _drop_pages(self, log_id: int, fd: int, start: int, end: int) -> None:
+        """The current log's range through its write fd, written back first; a sealed (synced,
+        so clean) log's through a read fd of its own."""
         try:
             if fd >= 0:
-                drop_cached_range(fd, start, end - start)
+                drop_cached_range(fd, start, end - start, write_back=True)
                 return
             read_fd = os.open(_log_path(self._dir, log_id), os.O_RDONLY)
             try:
-                os.posix_fadvise(read_fd, start, end - start, os.POSIX_FADV_DONTNEED)
+                drop_cached_range(read_fd, start, end - start)
             finally:
                 os.close(read_fd)
         except OSError:

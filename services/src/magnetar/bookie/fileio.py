@@ -80,13 +80,22 @@ _SYNC_FILE_RANGE_WRITE = 2
 _SYNC_FILE_RANGE_WAIT_AFTER = 4
 
 
-def drop_cached_range(fd: int, start: int, length: int) -> None:
-    """Drop ``start`` .. ``start + length`` of the file from the page cache: its dirty pages
-    are written back first and waited for (``sync_file_range`` with WAIT_BEFORE | WRITE |
-    WAIT_AFTER; not a durability point: the disk's cache is not flushed), since the kernel's
-    ``POSIX_FADV_DONTNEED`` skips a page that is dirty or under writeback. Where
-    ``sync_file_range`` does not exist, only the advice is given."""
-    if _sync_file_range is not None:
+_PAGE_MASK = ~(os.sysconf("SC_PAGE_SIZE") - 1)
+
+
+def page_floor(offset: int) -> int:
+    """``offset`` rounded down to a page boundary."""
+    return offset & _PAGE_MASK
+
+
+def drop_cached_range(fd: int, start: int, length: int, *, write_back: bool = False) -> None:
+    """Drop ``start`` .. ``start + length`` of the file (``length`` 0: to its end) from the
+    page cache (``POSIX_FADV_DONTNEED``). The kernel skips a page that is dirty or under
+    writeback, so ``write_back`` first writes the range's dirty pages and waits for them
+    (``sync_file_range`` with WAIT_BEFORE | WRITE | WAIT_AFTER; not a durability point: the
+    disk's cache is not flushed); where ``sync_file_range`` does not exist, only the advice is
+    given. Without it, for a range known to be clean (synced)."""
+    if write_back and _sync_file_range is not None:
         flags = _SYNC_FILE_RANGE_WAIT_BEFORE | _SYNC_FILE_RANGE_WRITE | _SYNC_FILE_RANGE_WAIT_AFTER
         if _sync_file_range(fd, start, length, flags) != 0:
             err = ctypes.get_errno()

@@ -53,7 +53,14 @@ from typing import NamedTuple
 
 from magnetar.bookie.bookie_stats import JournalStats
 from magnetar.bookie.errors import JournalClosed, JournalFailed
-from magnetar.bookie.fileio import REMOVE_PAUSE_S, fsync_dir, remove_gradually, write_all
+from magnetar.bookie.fileio import (
+    REMOVE_PAUSE_S,
+    drop_cached_range,
+    fsync_dir,
+    page_floor,
+    remove_gradually,
+    write_all,
+)
 from magnetar.bookie.journal_record import (
     JournalRecord,
     JournalSink,
@@ -111,7 +118,6 @@ class JournalConfig:
 
 # The journal drops its synced pages from the page cache at least this many bytes at a time.
 _DROP_PAGES_BYTES = 1 << 20
-_PAGE_MASK = ~(os.sysconf("SC_PAGE_SIZE") - 1)
 
 # Told the outcome of an enqueued unit on the loop, inside the journal's delivery: None once
 # durable and applied, else the error (JournalClosed, JournalFailed).
@@ -533,7 +539,7 @@ class Journal:
             os.fdatasync(self._fd)
         synced = time.perf_counter()
         if self._drop_pages and self._offset - self._uncached >= _DROP_PAGES_BYTES:
-            self._drop_synced_pages(self._offset & _PAGE_MASK)
+            self._drop_synced_pages(page_floor(self._offset))
         stats.sync_latency.record(synced - start_write)
         stats.syncs += 1
         stats.written_bytes += written
@@ -597,7 +603,7 @@ class Journal:
         nothing."""
         length = 0 if end is None else end - self._uncached  # 0: to the end of the file
         with contextlib.suppress(OSError):
-            os.posix_fadvise(self._fd, self._uncached, length, os.POSIX_FADV_DONTNEED)
+            drop_cached_range(self._fd, self._uncached, length)
         self._uncached = self._offset if end is None else end
 
     def _cut_prefill(self) -> None:
