@@ -179,7 +179,7 @@ class Journal:
         self._dsync = config.sync and config.dsync_writes and hasattr(os, "O_DSYNC")
         self._offset = 0
         # The segment's zero-filled end (writer thread): bytes from _offset to here were written
-        # as zeros and synced, so a group that fits overwrites them (see _prefill).
+        # as zeros and synced, so a group that fits overwrites them (see _prefill_ahead).
         self._allocated = 0
         self._prefill = config.sync and config.prealloc_bytes > 0
         self._last_group_bytes = 0
@@ -227,15 +227,15 @@ class Journal:
     def _open_segment(self) -> None:
         """Open (create) the current segment for appends. With sync on it is opened
         ``O_DSYNC`` where the platform has it: each ``write`` then returns only once its data,
-        and the metadata needed to read it back (the file's new size: segments grow by
-        appending, they are not preallocated), are on stable storage, as after ``write`` plus
+        and the metadata needed to read it back (the file's new size and blocks when it grows
+        the file), are on stable storage, as after ``write`` plus
         ``fdatasync`` (POSIX synchronized I/O data integrity completion), in one system call,
         so the writer thread releases and retakes the GIL once per group instead of twice.
         The segment's directory entry is made durable here, before any record is written.
 
         Records are written at the descriptor's position (no ``O_APPEND``): the file may
         extend past the last record with zeros the writer put there ahead of time
-        (:meth:`_prefill`), which the scan reads as the end of the segment."""
+        (:meth:`_prefill_ahead`), which the scan reads as the end of the segment."""
         path = segment_path(self._dir, self._segment)
         flags = os.O_WRONLY | os.O_CREAT
         if self._dsync:
@@ -385,14 +385,11 @@ class Journal:
                 first = self._handoff.get()
                 if first is None:
                     return
-                if group_wait_s:
-                    # Let the group grow (GIL released meanwhile); the zero-fill ahead, when
-                    # one is due, is done in that time.
-                    waited = self._prefill_ahead()
-                    if waited < group_wait_s:
-                        time.sleep(group_wait_s - waited)
-                else:
-                    self._prefill_ahead()
+                # Let the group grow (GIL released meanwhile); the zero-fill ahead, when one
+                # is due, is done in that time.
+                waited = self._prefill_ahead()
+                if waited < group_wait_s:
+                    time.sleep(group_wait_s - waited)
                 group, size, stop = self._take_group(first)
                 if self._dropping:
                     self._post(group, size, None, False, JournalClosed("closed"))
