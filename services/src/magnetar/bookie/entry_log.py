@@ -130,6 +130,14 @@ class _Sealed:
 
 
 @dataclass(slots=True)
+class _CachedLog:
+    """A log this process wrote whose pages may still be cached (see ``_trim_page_cache``)."""
+
+    size: int | None = None  # set at the seal; None while current (or sealed for close)
+    dropped: int = 0  # bytes from its start already dropped from the page cache
+
+
+@dataclass(slots=True)
 class _State:
     current: int = 0
     fd: int = -1
@@ -157,10 +165,9 @@ class EntryLog:
         self._roll_bytes = roll_bytes
         self._writeback_bytes = writeback_bytes
         self._page_cache_bytes = page_cache_bytes
-        # Logs written by this process whose pages may still be cached: log -> (its size, or
-        # None while it is the current one; bytes from its start already dropped). The
-        # writeback thread's, under _sync_lock; sizes are set under _lock at the seal.
-        self._cached: dict[int, list[int | None]] = {}
+        # Logs written by this process whose pages may still be cached. The writeback thread's,
+        # under _sync_lock; entries are added and sizes set under _lock at the seal.
+        self._cached: dict[int, _CachedLog] = {}
         self._lock = threading.Lock()
         self._sync_lock = threading.Lock()
         self._readers: OrderedDict[int, _Reader] = OrderedDict()
@@ -275,7 +282,7 @@ class EntryLog:
         state.current, state.fd, state.offset = log_id, fd, 0
         state.usage[log_id] = {}
         state.dir_dirty = True
-        self._cached[log_id] = [None, 0]
+        self._cached[log_id] = _CachedLog()
 
     def _seal_current(self) -> None:
         """Under ``_lock``: the current log takes no more appends; a new one starts (if it
@@ -285,7 +292,7 @@ class EntryLog:
         size = state.offset
         self._start_log(state.current + 1)
         state.sealed.append(old)
-        self._cached[old.log_id][0] = size
+        self._cached[old.log_id].size = size
 
     # -- durability -----------------------------------------------------------------------
 
@@ -342,21 +349,20 @@ class EntryLog:
             state = self._state
             current, fd, offset = state.current, state.fd, state.offset
             logs = sorted(self._cached.items(), reverse=True)
-            synced = set(state.summarized)
+            synced = {log_id for log_id in self._cached if log_id in state.summarized}
         room = self._page_cache_bytes
-        for log_id, entry in logs:
+        for log_id, cached in logs:
             is_current = log_id == current and fd >= 0
-            size = offset if is_current else entry[0]
-            dropped = entry[1]
-            if size is None or dropped is None:  # sealed for close: no size kept
+            size = offset if is_current else cached.size
+            if size is None:  # sealed for close: no size kept
                 continue
             keep_from = page_floor(max(0, size - room))
             room = max(0, room - size)
             if not is_current and log_id not in synced:
                 continue  # not synced yet: its pages may be dirty; next time
-            if keep_from > dropped:
-                self._drop_pages(log_id, fd if is_current else -1, dropped, keep_from)
-                entry[1] = keep_from
+            if keep_from > cached.dropped:
+                self._drop_pages(log_id, fd if is_current else -1, cached.dropped, keep_from)
+                cached.dropped = keep_from
             if not is_current and keep_from >= size:
                 with self._lock:
                     self._cached.pop(log_id, None)
