@@ -20,10 +20,13 @@ from magnetar.bookie.journal import JournalConfig
 from magnetar.bookie.ledger_storage import (
     COMPACTION_BYTES_PER_S,
     COMPACTION_THRESHOLD,
+    ENTRY_LOG_PAGE_CACHE_BYTES,
     ENTRY_LOG_SIZE_LIMIT,
 )
 from magnetar.tls import PemServerTls
 from magnetar.tls.settings import MetadataStoreTlsSettings
+
+_JOURNAL = JournalConfig()  # the journal's own defaults, which the settings' follow
 
 
 class BookieStorageSettings(BaseSettings):
@@ -40,17 +43,19 @@ class BookieStorageSettings(BaseSettings):
     # Keep this many KiB of the journal segment zero-filled ahead of its end while groups are
     # small, so a group's sync carries no file metadata (docs/storage.md, "The journal's
     # preallocated segment"); 0: append only. In the spirit of journalPreAllocSizeMB.
-    journal_prealloc_kbytes: int = Field(default=256, ge=0, le=64 * 1024)
+    journal_prealloc_kbytes: int = Field(
+        default=_JOURNAL.prealloc_bytes // 1024, ge=0, le=64 * 1024
+    )
     # Drop the journal's synced pages from the page cache (journalRemovePagesFromCache):
     # docs/storage.md, "The journal's pages".
-    journal_remove_pages_from_cache: bool = True
+    journal_remove_pages_from_cache: bool = _JOURNAL.remove_pages_from_cache
     # Export the journal's per-group stage histograms (queue wait, apply, hand-back to the
     # loop): a few microseconds a group, one of them on the event loop; for tail hunting.
     journal_stage_metrics: bool = False
     entry_log_size_limit: int = Field(default=ENTRY_LOG_SIZE_LIMIT, ge=1 << 20)  # logSizeLimit
     # Entry-log MiB kept in the page cache behind the last byte written; older pages are
     # dropped once written back (docs/storage.md, "Entry logs in the page cache"). 0: all.
-    entry_log_page_cache_mbytes: int = Field(default=128, ge=0)
+    entry_log_page_cache_mbytes: int = Field(default=ENTRY_LOG_PAGE_CACHE_BYTES >> 20, ge=0)
     # A sealed entry log with less than this share of live bytes is compacted.
     compaction_threshold: float = Field(default=COMPACTION_THRESHOLD, ge=0, le=1)
     compaction_rate_by_bytes: int = Field(default=COMPACTION_BYTES_PER_S, gt=0)  # bytes per second
