@@ -55,6 +55,34 @@ async def test_acknowledged_adds_survive_sigkill(tmp_path: Path, etcd_server: Et
         await bookie.astop()
 
 
+async def test_adds_written_over_the_zero_fill_survive_sigkill(
+    tmp_path: Path, etcd_server: EtcdServer
+) -> None:
+    """Small groups (one add at a time, as a paced load sends them) are written over the zeros
+    the journal keeps ahead of its last record (``journal_prealloc_kbytes``). A real kill -9
+    leaves those zeros after the last record; every acknowledged add must read back after the
+    restart, and the journal must go on appending."""
+    bookie = BookieProcess(data_dir=tmp_path / "b", metadata_url=etcd_server.url)
+    await bookie.astart()
+    try:
+        payloads = {i: bytes([i % 251]) * (200 + (i * 53) % 1800) for i in range(200)}
+        async with BookieClient(bookie.address) as client:
+            for i in range(200):  # each acknowledged before the next: a group of one
+                assert (await client.add([entry(8, i, payloads[i])], MK))[0].status == pb.OK
+        await bookie.akill()
+        segment = sorted((tmp_path / "b" / "journal").glob("*.log"))[-1]
+        assert segment.read_bytes().endswith(bytes(64 * 1024))  # the fill, left by the kill
+        await bookie.astart()
+        async with BookieClient(bookie.address) as client:
+            got = await client.read_range(8, 0, 199)
+            assert [(r.status, r.entry_id) for r in got] == [(pb.OK, i) for i in range(200)]
+            assert all(r.entry.payload == payloads[r.entry_id] for r in got)
+            assert (await client.add([entry(8, 200, b"after")], MK))[0].status == pb.OK
+            assert (await client.read_entry(8, 200)).entry.payload == b"after"
+    finally:
+        await bookie.astop()
+
+
 async def test_fence_survives_sigkill(tmp_path: Path, etcd_server: EtcdServer) -> None:
     bookie = BookieProcess(data_dir=tmp_path / "b", metadata_url=etcd_server.url)
     await bookie.astart()
