@@ -74,6 +74,7 @@ from magnetar.protocol.frame import (
     command_body,
     encode_command,
 )
+from magnetar.protocol.send_frame import SendFrame
 from magnetar.protocol.version import PeerFeatures, server_feature_flags
 from magnetar.tasks import TaskSet
 from magnetar.telemetry import get_logger
@@ -251,15 +252,15 @@ class ServerCnx:
             producers = self._producers
             while self._taking:
                 try:
-                    for frame in self._decoder.frames():
+                    for frame in self._decoder.frames_and_sends():
                         # A SEND with a free slot is handled without a coroutine per frame;
                         # a run of them (one producer's) is handed over together.
-                        if (
-                            frame.command.type == T.SEND
-                            and producers.has_send_room
-                            and self._features is not None
-                        ):
-                            producers.queue_send(frame)
+                        if isinstance(frame, SendFrame):
+                            if producers.has_send_room and self._features is not None:
+                                producers.queue_send(frame)
+                            else:
+                                producers.flush_sends()
+                                await self._send(frame)
                         else:
                             producers.flush_sends()
                             await self._handle(frame)
@@ -382,6 +383,14 @@ class ServerCnx:
         await self.spawn(run())
 
     # ------------------------------------------------------------------ dispatch
+    async def _send(self, frame: SendFrame) -> None:
+        """A SEND the reader cannot hand over at once: before CONNECT, or with no free slot."""
+        if self._features is None:
+            log.warning("command_before_connect", client=self._address, type=frame.type)
+            self.close()
+            return
+        await self._producers.send(frame)
+
     async def _handle(self, frame: Frame) -> None:
         cmd = frame.command
         if self._features is None:

@@ -4,8 +4,9 @@
 connection (:mod:`.connection`) calls :meth:`ProducerRequests.handle` from its reader, in
 arrival order, and :meth:`ProducerRequests.queue_send` for a SEND it hands over without a
 coroutine (a producer's consecutive SENDs go to it as one run at
-:meth:`ProducerRequests.flush_sends`). It sees the connection only through
-:class:`~.transport_cnx.TransportCnx`;
+:meth:`ProducerRequests.flush_sends`). A SEND comes as a
+:class:`~magnetar.protocol.send_frame.SendFrame`, the fields the publish path reads. It sees
+the connection only through :class:`~.transport_cnx.TransportCnx`;
 :class:`~magnetar.broker.consumer_requests.ConsumerRequests` is its consumer-side twin.
 
 PRODUCER and CLOSE_PRODUCER are requests answered by request id from a task of the connection;
@@ -16,7 +17,7 @@ client closed is dropped; one for an id never created closes the connection. A P
 schema gets its version from the schema registry (:mod:`magnetar.broker.schemas`) before it
 joins the topic, and PRODUCER_SUCCESS carries it; a refused schema is ERROR(IncompatibleSchema).
 
-Bounds: at most ``max_pending_sends_per_connection`` SENDs in flight; :meth:`handle` waits for
+Bounds: at most ``max_pending_sends_per_connection`` SENDs in flight; :meth:`send` waits for
 a slot before the next SEND, so the reader stops reading (TCP backpressure on the producer).
 
 Stop: :meth:`ProducerRequests.stop_taking` (a stopping broker) publishes no further SEND, not
@@ -35,7 +36,7 @@ import itertools
 import secrets
 
 from magnetar.authorization import PRODUCE
-from magnetar.broker.deduplication import MessageDeduplication, chunk_of
+from magnetar.broker.deduplication import MessageDeduplication
 from magnetar.broker.errors import MetadataProblem, TopicTerminated
 from magnetar.broker.persistent_topic import PersistentTopic
 from magnetar.broker.producer import Producer, SendArgs
@@ -46,6 +47,7 @@ from magnetar.broker.transport_cnx import TransportCnx
 from magnetar.naming import TopicName
 from magnetar.protocol import commands
 from magnetar.protocol.frame import Frame
+from magnetar.protocol.send_frame import SendFrame
 from magnetar.schema import encode_version
 from magnetar.telemetry import get_logger
 from magnetar.wire import pulsar_api_pb2 as pb
@@ -88,9 +90,7 @@ class ProducerRequests:
         """Handle a producer command; False if ``frame`` is not one."""
         cmd = frame.command
         kind = cmd.type
-        if kind == T.SEND:
-            await self._send(frame)
-        elif kind == T.PRODUCER:
+        if kind == T.PRODUCER:
             await self._producer(cmd.producer)
         elif kind == T.CLOSE_PRODUCER:
             await self._close_producer(cmd.close_producer)
@@ -188,7 +188,9 @@ class ProducerRequests:
         return topic.deduplication
 
     # ------------------------------------------------------------------ SEND
-    async def _send(self, frame: Frame) -> None:
+    async def send(self, frame: SendFrame) -> None:
+        """Hand a SEND to its producer once a slot is free (the reader awaits this when
+        :attr:`has_send_room` is False, so it stops reading)."""
         while self._sends >= self._max_sends:  # stop reading until a SEND finishes
             room: asyncio.Future[None] = asyncio.get_running_loop().create_future()
             self._send_room = room
@@ -199,42 +201,38 @@ class ProducerRequests:
         if self._taking:  # else dropped unanswered: the client resends it to the next broker
             self.send_now(frame)
 
-    def send_now(self, frame: Frame) -> None:
+    def send_now(self, frame: SendFrame) -> None:
         """Hand a SEND to its producer (call with a free slot, in frame order)."""
         self.queue_send(frame)
         self.flush_sends()
 
-    def queue_send(self, frame: Frame) -> None:
+    def queue_send(self, frame: SendFrame) -> None:
         """:meth:`send_now`, deferred: consecutive SENDs of one producer (one socket read's)
         are handed over together by :meth:`flush_sends`, which the reader calls before it
         handles any other frame and when the read's frames are done. The SEND holds its slot
         from here."""
-        send = frame.command.send
-        producer = self._producers.get(send.producer_id)
+        producer = self._producers.get(frame.producer_id)
         if producer is None:
             self.flush_sends()  # the SENDs before it go first, as they would have
-            if send.producer_id in self._closed:
+            if frame.producer_id in self._closed:
                 return
             log.warning("send_unknown_producer", client=self._cnx.address,
-                        producer=send.producer_id)  # fmt: skip
+                        producer=frame.producer_id)  # fmt: skip
             self._cnx.close()
             return
         if producer is not self._run_producer:
             self.flush_sends()
             self._run_producer = producer
-        assert frame.payload is not None  # the decoder guarantees a payload for SEND
         self._sends += 1
-        highest = send.highest_sequence_id if send.HasField("highest_sequence_id") else None
-        metadata = frame.payload.metadata
         self._run.append(
             (
-                send.sequence_id,
-                highest,
-                max(1, send.num_messages),
-                frame.payload.stored,
+                frame.sequence_id,
+                frame.highest_sequence_id,
+                max(1, frame.num_messages),
+                frame.stored,
                 self._send_done,
-                chunk_of(metadata),
-                _origin(metadata) if producer.is_replicator else None,
+                frame.chunk,
+                _origin(frame.metadata) if producer.is_replicator else None,
             )
         )
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Iterator
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 import crc32c as _crc32c
 from google.protobuf import unknown_fields
@@ -47,6 +47,7 @@ from magnetar.protocol.errors import (
     TruncatedFrame,
     UnknownCommand,
 )
+from magnetar.protocol.send_frame import SEND_TYPE, SendFrame, scan_send
 from magnetar.wire import pulsar_api_pb2 as pb
 
 MAGIC_CRC32C = 0x0E01
@@ -260,6 +261,22 @@ def parse_split_frame(command: bytes, section: bytes, *, verify_checksum: bool =
     raise MalformedFrame(f"{len(section)} unexpected bytes after a simple command", parsed)
 
 
+def send_frame_of(frame: Frame) -> SendFrame:
+    """The :class:`SendFrame` of a SEND ``frame`` parsed with protobuf."""
+    send = frame.command.send
+    section = frame.payload
+    assert section is not None  # the decoder guarantees a payload for SEND
+    num_chunks = section.metadata.num_chunks_from_msg
+    return SendFrame(
+        send.producer_id,
+        send.sequence_id,
+        send.highest_sequence_id if send.HasField("highest_sequence_id") else None,
+        send.num_messages,
+        (section.metadata.chunk_id, num_chunks) if num_chunks > 1 else None,
+        section.stored,
+    )
+
+
 class FrameDecoder:
     """Incremental decoder: :meth:`feed` bytes as they arrive, then iterate :meth:`frames`."""
 
@@ -300,6 +317,16 @@ class FrameDecoder:
         A frame-local error is raised after its frame was consumed; call ``frames()`` again
         to continue with the next frame. After a fatal error every call raises it again.
         """
+        # The generator never yields a SendFrame when asked not to.
+        return cast("Iterator[Frame]", self._frames(False))
+
+    def frames_and_sends(self) -> Iterator[Frame | SendFrame]:
+        """:meth:`frames`, but each SEND as a :class:`SendFrame` (a broker's reader: the fields
+        its publish path reads, scanned from the wire without protobuf where the frame is as
+        expected, :mod:`.send_frame`). Errors are the same as :meth:`frames`'s."""
+        return self._frames(True)
+
+    def _frames(self, sends: bool) -> Iterator[Frame | SendFrame]:
         buffer = self._buffer
         verify = self._verify_checksum
         while True:
@@ -323,12 +350,19 @@ class FrameDecoder:
                     command = section = b""
                     body = bytes(view[start:end])
             self._offset = end
-            if section:
+            if not section:
+                yield parse_frame_body(body, verify_checksum=verify)
+            elif not sends:
                 # The command and its payload section copied apart: the stored bytes are then
                 # the section itself (no second copy of the payload out of a frame body).
                 yield parse_split_frame(command, section, verify_checksum=verify)
             else:
-                yield parse_frame_body(body, verify_checksum=verify)
+                scanned = scan_send(command, section, verify)
+                if scanned is not None:
+                    yield scanned
+                else:  # not as the scan expects (or not a SEND): protobuf, and its errors
+                    frame = parse_split_frame(command, section, verify_checksum=verify)
+                    yield send_frame_of(frame) if frame.command.type == SEND_TYPE else frame
 
     def eof(self) -> None:
         """Declare the end of the stream; raises TruncatedFrame if a frame was cut short."""

@@ -1,0 +1,289 @@
+"""The broker's one-pass scan of a SEND agrees with protobuf.
+
+:func:`magnetar.protocol.send_frame.scan_send` reads the fields the publish path needs straight
+from a SEND's command and payload section; the frame decoder falls back to protobuf when it
+meets anything it does not expect. For every SEND a client can write, the scan must take the
+fast path and give what protobuf gives; for any other bytes (random, truncated, flipped) it
+must either give what protobuf gives or step aside, and the decoder must then raise what
+:meth:`FrameDecoder.frames` raises.
+"""
+
+from __future__ import annotations
+
+import struct
+
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from magnetar.protocol.errors import ProtocolError
+from magnetar.protocol.frame import (
+    FrameDecoder,
+    crc32c,
+    encode_payload_section,
+    parse_split_frame,
+    send_frame_of,
+)
+from magnetar.protocol.send_frame import SendFrame, scan_send
+from magnetar.wire import pulsar_api_pb2 as pb
+
+_INT32 = st.integers(-(2**31), 2**31 - 1)
+_UINT64 = st.integers(0, 2**64 - 1)
+_TEXT = st.text(max_size=12)
+
+
+@st.composite
+def sends(draw: st.DrawFn) -> pb.BaseCommand:
+    send = pb.CommandSend(producer_id=draw(_UINT64), sequence_id=draw(_UINT64))
+    if draw(st.booleans()):
+        send.num_messages = draw(_INT32)
+    if draw(st.booleans()):
+        send.highest_sequence_id = draw(_UINT64)
+    if draw(st.booleans()):
+        send.txnid_least_bits = draw(_UINT64)
+        send.txnid_most_bits = draw(_UINT64)
+    if draw(st.booleans()):
+        send.is_chunk = draw(st.booleans())
+        send.marker = draw(st.booleans())
+    return pb.BaseCommand(type=pb.BaseCommand.SEND, send=send)
+
+
+@st.composite
+def metadata(draw: st.DrawFn) -> pb.MessageMetadata:
+    """Any MessageMetadata a client writes, every field kind but encryption keys (which the
+    scan leaves to protobuf)."""
+    m = pb.MessageMetadata(
+        producer_name=draw(_TEXT), sequence_id=draw(_UINT64), publish_time=draw(_UINT64)
+    )
+    for key, value in draw(st.lists(st.tuples(_TEXT, _TEXT), max_size=3)):
+        m.properties.add(key=key, value=value)
+    if draw(st.booleans()):
+        m.partition_key = draw(_TEXT)
+        m.partition_key_b64_encoded = draw(st.booleans())
+        m.ordering_key = draw(st.binary(max_size=8))
+    if draw(st.booleans()):
+        m.compression = draw(st.sampled_from(pb.CompressionType.values()))
+        m.uncompressed_size = draw(st.integers(0, 2**32 - 1))
+        m.num_messages_in_batch = draw(_INT32)
+    if draw(st.booleans()):
+        m.uuid = draw(_TEXT)
+        m.num_chunks_from_msg = draw(_INT32)
+        m.chunk_id = draw(_INT32)
+        m.total_chunk_msg_size = draw(_INT32)
+    if draw(st.booleans()):
+        m.replicated_from = draw(_TEXT)
+        m.replicate_to.extend(draw(st.lists(_TEXT, max_size=2)))
+        m.event_time = draw(_UINT64)
+        m.schema_version = draw(st.binary(max_size=4))
+        m.highest_sequence_id = draw(_UINT64)
+        m.deliver_at_time = draw(st.integers(-(2**63), 2**63 - 1))
+        m.marker_type = draw(_INT32)
+        m.txnid_least_bits = draw(_UINT64)
+        m.txnid_most_bits = draw(_UINT64)
+        m.null_value = draw(st.booleans())
+        m.null_partition_key = draw(st.booleans())
+        m.encryption_algo = draw(_TEXT)
+        m.encryption_param = draw(st.binary(max_size=4))
+    return m
+
+
+def _frame(command: bytes, section: bytes) -> bytes:
+    return struct.pack(">II", 4 + len(command) + len(section), len(command)) + command + section
+
+
+def _decoded(data: bytes, sends: bool) -> list[object]:
+    """Every frame (or the error that ended the decoding) of ``data``; SENDs as SendFrames."""
+    decoder = FrameDecoder()
+    out: list[object] = []
+    try:
+        decoder.feed(data)
+        frames = decoder.frames_and_sends() if sends else decoder.frames()
+        for frame in frames:
+            if not sends and frame.type == pb.BaseCommand.SEND:  # type: ignore[union-attr]
+                frame = send_frame_of(frame)  # type: ignore[arg-type]
+            out.append(frame)
+    except ProtocolError as exc:
+        out.append((type(exc), str(exc)))
+    return out
+
+
+@settings(max_examples=400, deadline=None)
+@given(sends(), metadata(), st.binary(max_size=16), st.booleans())
+def test_the_scan_reads_what_protobuf_reads(
+    command: pb.BaseCommand, m: pb.MessageMetadata, payload: bytes, checksum: bool
+) -> None:
+    cmd = command.SerializeToString()
+    section = encode_payload_section(m, payload, checksum=checksum)
+    scanned = scan_send(cmd, section, True)
+    assert scanned is not None  # every SEND a client writes takes the fast path
+    assert scanned == send_frame_of(parse_split_frame(cmd, section))
+    assert scanned.metadata == m
+    assert _decoded(_frame(cmd, section), True) == [scanned]
+
+
+@settings(max_examples=600, deadline=None)
+@given(
+    sends(),
+    metadata(),
+    st.booleans(),
+    st.lists(st.tuples(st.integers(0, 10_000), st.integers(0, 255)), min_size=1, max_size=3),
+)
+@example(
+    pb.BaseCommand(type=pb.BaseCommand.SEND, send=pb.CommandSend(producer_id=1, sequence_id=2)),
+    pb.MessageMetadata(producer_name="p", sequence_id=1, publish_time=5),
+    True,
+    [(30, 0)],
+)
+def test_changed_bytes_give_what_protobuf_gives(
+    command: pb.BaseCommand,
+    m: pb.MessageMetadata,
+    checksum: bool,
+    changes: list[tuple[int, int]],
+) -> None:
+    cmd = command.SerializeToString()
+    frame = bytearray(_frame(cmd, encode_payload_section(m, b"payload", checksum=checksum)))
+    for at, value in changes:
+        frame[8 + at % (len(frame) - 8)] = value  # the sizes stay: the frame stays one frame
+    assert _decoded(bytes(frame), True) == _decoded(bytes(frame), False)
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.binary(max_size=24), st.binary(max_size=48), st.booleans())
+@example(b"\x08\x06\x32\x04\x08\x01\x10\x02", b"\x00\x00\x00\x02\x00\x01", False)  # field 0
+@example(b"\x08\x06\x32\x04\x08\x01\x10\x02", b"\x00\x00\x00\x02\x0b\x00", False)  # a group
+@example(b"\x08\x06\x32\x02\x08\x01", b"\x00\x00\x00\x00", False)  # no sequence id
+@example(b"\x08\x06\x32\x04\x08\x01\x10\x02\x32\x00", b"\x00\x00\x00\x00", False)  # two bodies
+def test_any_bytes_give_what_protobuf_gives(command: bytes, section: bytes, crc: bool) -> None:
+    if crc:
+        section = b"\x0e\x01\0\0\0\0" + section
+    scanned = scan_send(command, section, False)
+    if scanned is not None:
+        assert scanned == send_frame_of(parse_split_frame(command, section, verify_checksum=False))
+    if section:
+        assert _decoded(_frame(command, section), True) == _decoded(_frame(command, section), False)
+
+
+def test_a_send_frame_is_built_for_every_send_even_off_the_fast_path() -> None:
+    """A SEND the scan steps aside for (a message id in the command) still reaches the
+    broker as a SendFrame, read by protobuf."""
+    command = pb.BaseCommand(
+        type=pb.BaseCommand.SEND,
+        send=pb.CommandSend(
+            producer_id=3, sequence_id=9, message_id=pb.MessageIdData(ledger_id=1, entry_id=2)
+        ),
+    ).SerializeToString()
+    m = pb.MessageMetadata(producer_name="p", sequence_id=9, publish_time=5)
+    section = encode_payload_section(m, b"x")
+    assert scan_send(command, section, True) is None
+    (frame,) = _decoded(_frame(command, section), True)
+    assert isinstance(frame, SendFrame)
+    assert (frame.producer_id, frame.sequence_id, frame.stored) == (3, 9, section)
+
+
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while value >= 0x80:
+        out.append(value & 0x7F | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def _field(number: int, value: int | bytes) -> bytes:
+    """A varint field (int) or a length-delimited one (bytes)."""
+    if isinstance(value, int):
+        return _varint(number << 3) + _varint(value)
+    return _varint(number << 3 | 2) + _varint(len(value)) + value
+
+
+_NAME, _SEQUENCE, _TIME = _field(1, b"p"), _field(2, 7), _field(3, 5)
+_SEND = _field(1, pb.BaseCommand.SEND) + _field(6, _field(1, 1) + _field(2, 7))
+
+
+def _section(meta: bytes) -> bytes:
+    return struct.pack(">I", len(meta)) + meta + b"payload"
+
+
+# One defect each in an otherwise well-formed SEND: the scan steps aside, and the decoder gives
+# what protobuf gives (an error or, where protobuf accepts the bytes, the same SendFrame).
+_STEPS_ASIDE = {
+    "no producer name": (_SEND, _section(_SEQUENCE + _TIME)),
+    "no sequence id": (_SEND, _section(_NAME + _TIME)),
+    "no publish time": (_SEND, _section(_NAME + _SEQUENCE)),
+    "a property without its value": (
+        _SEND,
+        _section(_NAME + _SEQUENCE + _TIME + _field(4, _field(1, b"k"))),
+    ),
+    "a property with a third field": (
+        _SEND,
+        _section(
+            _NAME
+            + _SEQUENCE
+            + _TIME
+            + _field(4, _field(1, b"k") + _field(2, b"v") + _field(3, b"x"))
+        ),
+    ),
+    "encryption keys": (
+        _SEND,
+        _section(_NAME + _SEQUENCE + _TIME + _field(13, _field(1, b"k") + _field(2, b"v"))),
+    ),
+    "encryption keys without a value": (
+        _SEND,
+        _section(_NAME + _SEQUENCE + _TIME + _field(13, _field(1, b"k"))),
+    ),
+    "the retired field 10": (_SEND, _section(_NAME + _SEQUENCE + _TIME + _field(10, 1))),
+    "a field past the last": (_SEND, _section(_NAME + _SEQUENCE + _TIME + _field(31, 1))),
+    "num_chunks_from_msg length-delimited": (
+        _SEND,
+        _section(_NAME + _SEQUENCE + _TIME + _field(27, b"\x05")),
+    ),
+    "producer name as a varint": (_SEND, _section(_field(1, 3) + _SEQUENCE + _TIME)),
+    "a varint past 64 bits": (_SEND, _section(_NAME + b"\x10" + b"\xff" * 9 + b"\x7f" + _TIME)),
+    "a bad checksum": (_SEND, b"\x0e\x01\0\0\0\1" + _section(_NAME + _SEQUENCE + _TIME)),
+    "broker entry metadata": (
+        _SEND,
+        b"\x0e\x02" + struct.pack(">I", 2) + _field(1, 4) + _section(_NAME + _SEQUENCE + _TIME),
+    ),
+    "a producer id length-delimited": (
+        _field(1, pb.BaseCommand.SEND) + _field(6, _field(1, b"\x01") + _field(2, 7)),
+        _section(_NAME + _SEQUENCE + _TIME),
+    ),
+    "a send field past the last": (
+        _field(1, pb.BaseCommand.SEND) + _field(6, _field(1, 1) + _field(2, 7) + _field(10, 1)),
+        _section(_NAME + _SEQUENCE + _TIME),
+    ),
+    "two send bodies": (  # protobuf merges them: the highest id of the first stays
+        _field(1, pb.BaseCommand.SEND)
+        + _field(6, _field(1, 1) + _field(2, 7) + _field(6, 9))
+        + _field(6, _field(1, 1) + _field(2, 8)),
+        _section(_NAME + _SEQUENCE + _TIME),
+    ),
+    "a send without its sequence id": (
+        _field(1, pb.BaseCommand.SEND) + _field(6, _field(1, 1)),
+        _section(_NAME + _SEQUENCE + _TIME),
+    ),
+    "another type with a send body": (
+        _field(1, pb.BaseCommand.MESSAGE) + _field(6, _field(1, 1) + _field(2, 7)),
+        _section(_NAME + _SEQUENCE + _TIME),
+    ),
+    "another command's body too": (_SEND + _field(7, b""), _section(_NAME + _SEQUENCE + _TIME)),
+    "no type": (_field(6, _field(1, 1) + _field(2, 7)), _section(_NAME + _SEQUENCE + _TIME)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_STEPS_ASIDE))
+def test_the_scan_steps_aside_for_what_it_does_not_expect(case: str) -> None:
+    command, section = _STEPS_ASIDE[case]
+    assert scan_send(command, section, True) is None
+    frame = _frame(command, section)
+    assert _decoded(frame, True) == _decoded(frame, False)
+
+
+def test_the_cases_it_steps_aside_for_are_well_formed_otherwise() -> None:
+    """The near misses above are near: without the defect the same bytes take the fast path."""
+    plain = _section(_NAME + _SEQUENCE + _TIME)
+    with_property = _section(
+        _NAME + _SEQUENCE + _TIME + _field(4, _field(1, b"k") + _field(2, b"v"))
+    )
+    for section in (plain, with_property, b"\x0e\x01" + struct.pack(">I", crc32c(plain)) + plain):
+        assert scan_send(_SEND, section, True) == send_frame_of(parse_split_frame(_SEND, section))
