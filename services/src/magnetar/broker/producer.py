@@ -327,20 +327,61 @@ class Producer:
         self._answer_head()
 
     def _answer_head(self) -> None:
-        """Answer every finished SEND at the head of the queue, in order."""
+        """Answer every finished SEND at the head of the queue, in order. The receipts of a
+        stretch of stored ones go out as one write, counted once (a confirmed run finishes
+        many at a time)."""
         pending = self._pending
-        while pending and pending[0].finished:
-            head = pending.popleft()
-            try:
-                self._answer(head)
-            finally:
-                head.on_done()
+        receipts: list[bytes] = []
+        messages = size = 0
+        try:
+            while pending and pending[0].finished:
+                head = pending.popleft()
+                try:
+                    stored = head.message_id
+                    if (
+                        stored is not None
+                        and head.error is None
+                        and head.verdict.status is DupStatus.NOT_DUP
+                    ):
+                        messages += head.num_messages
+                        size += len(head.stored)
+                        receipts.append(
+                            send_receipt_frame(
+                                self.producer_id,
+                                head.sequence_id,
+                                stored.ledger_id,
+                                stored.entry_id,
+                                head.highest_sequence_id,
+                            )
+                        )
+                    else:
+                        self._write_receipts(receipts, messages, size)  # they go first
+                        receipts = []
+                        messages = size = 0
+                        self._answer(head)
+                finally:
+                    head.on_done()
+        finally:
+            self._write_receipts(receipts, messages, size)
         if not pending and self._idle is not None:
             if not self._idle.done():
                 self._idle.set_result(None)
             self._idle = None
 
+    def _write_receipts(self, receipts: list[bytes], messages: int, size: int) -> None:
+        """Count the stored SENDs ``receipts`` answer and write them (one write)."""
+        if not receipts:
+            return
+        self.messages_in += messages
+        self.bytes_in += size
+        self.rate_in.record(messages, size)
+        if self.cnx.is_open and not self.closed:
+            self.cnx.write_frames(receipts)
+
     def _answer(self, send: _Send) -> None:
+        """Answer a SEND that was not simply stored (those :meth:`_answer_head` answers): a
+        duplicate or a failure. One with neither an outcome nor an error (cancelled by a
+        close) gets no answer."""
         if send.verdict.status is not DupStatus.NOT_DUP:
             self._answer_duplicate(send)
         elif isinstance(send.error, TopicClosed):
@@ -349,11 +390,6 @@ class Producer:
             log.warning("publish_failed", topic=self.topic, producer=self.name,
                         error=repr(send.error))  # fmt: skip
             self._send_error(send, server_error_for(send.error), str(send.error))
-        elif send.message_id is not None:
-            self.messages_in += send.num_messages
-            self.bytes_in += len(send.stored)
-            self.rate_in.record(send.num_messages, len(send.stored))
-            self._receipt(send, send.message_id)
 
     # ------------------------------------------------------------------ deduplication
     async def _check_duplicate(
