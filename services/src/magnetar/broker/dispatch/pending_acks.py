@@ -36,6 +36,9 @@ from typing import NamedTuple
 from magnetar.broker.dispatch.consumers import ConsumerKey
 from magnetar.managed_ledger.position import Position
 
+# NamedTuple's generated __new__ is a Python-level lambda: the per-entry lines below build
+# their tuples with tuple.__new__ directly (about half the cost).
+_new_tuple = tuple.__new__
 _WORD = 64
 _WORD_MASK = (1 << _WORD) - 1
 
@@ -166,8 +169,9 @@ class PendingAcks:
             full = (1 << batch_size) - 1
             mask = unacked[i] if unacked is not None else None
             sticky_hash = sticky_hashes[i] if sticky_hashes is not None else None
-            by_position[position] = PendingAck(
-                position, consumer, batch_size, sticky_hash, full if mask is None else mask & full
+            by_position[position] = _new_tuple(
+                PendingAck,
+                (position, consumer, batch_size, sticky_hash, full if mask is None else mask & full),
             )
             held.add(position)
             if sticky_hash is not None:
