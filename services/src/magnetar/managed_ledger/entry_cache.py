@@ -157,6 +157,34 @@ class EntryCache:
         self._refresh_oldest()
         return True
 
+    def insert_run(self, positions: Sequence[Position], datas: Sequence[bytes]) -> None:
+        """:meth:`insert` for a run of newly confirmed entries (in order, after every entry
+        this cache holds; parallel lists), with the charge and the budget's eviction done once
+        for the run: the caches then hold what inserting them one by one would have left
+        (tests/property/test_entry_cache_runs.py)."""
+        entries = self._entries
+        pinned_from = self.pinned_from
+        max_bytes = self._budget.max_bytes
+        clock = EntryCache._clock
+        was_empty = not entries
+        added = 0
+        for pos, data in zip(positions, datas, strict=True):
+            pinned = pinned_from is not None and pos >= pinned_from
+            if not pinned and (max_bytes <= 0 or len(data) > max_bytes):
+                continue
+            if pos in entries:
+                continue
+            clock += 1
+            entries[(pos[0], pos[1])] = (data, clock, None)
+            added += len(data)
+        if clock == EntryCache._clock:
+            return
+        if was_empty:
+            self.oldest_seq = EntryCache._clock + 1
+        EntryCache._clock = clock
+        self._charge(added)
+        self._budget._make_room()
+
     def evict_before(self, pos: Position) -> int:
         """Drop every entry before ``pos`` (and before :attr:`pinned_from`); return how many.
 

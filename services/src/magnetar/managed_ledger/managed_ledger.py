@@ -70,14 +70,10 @@ from magnetar.telemetry import get_logger
 
 log = get_logger(__name__)
 
-# A Position / an Entry from a (ledger_id, entry_id) / (position, data) pair without the
-# NamedTuple's Python-level ``__new__``: one each per added entry (entries_confirmed).
+# A Position from a (ledger_id, entry_id) pair without the NamedTuple's Python-level
+# ``__new__``: one per added entry (entries_confirmed).
 _new_position: Callable[[tuple[LedgerId, int]], Position] = functools.partial(
     tuple.__new__, Position
-)
-# (position, data, info): every field given, as tuple.__new__ fills no NamedTuple default.
-_new_entry: Callable[[tuple[Position, bytes, None]], Entry] = functools.partial(
-    tuple.__new__, Entry
 )
 
 _TRIM_DRAIN_S = 10.0
@@ -492,9 +488,7 @@ class ManagedLedger:
             self._last_confirmed_lac_floor = max(self._last_confirmed_lac_floor, lac_floor)
             pinned = Position(ledger_id, EntryId(self._last_confirmed_lac_floor + 1))
             self._cache.pinned_from = pinned
-        insert = self._cache.insert
-        for entry in map(_new_entry, zip(positions, datas, itertools.repeat(None))):
-            insert(entry)
+        self._cache.insert_run(positions, datas)
         if not self._cursors and not self._non_durable:
             self._cache.evict_before(pinned)
         self._signal_new_entries()
