@@ -31,6 +31,7 @@ from magnetar.managed_ledger.range_set import RangeSet
 # their tuples with tuple.__new__ directly (about half the cost).
 _new_tuple = tuple.__new__
 
+
 class CursorState:
     """Mark-delete position, read position and individually deleted ranges of one cursor."""
 

@@ -29,6 +29,7 @@ from magnetar.managed_ledger.position import Position
 # their tuples with tuple.__new__ directly (about half the cost).
 _new_tuple = tuple.__new__
 
+
 class Entry(NamedTuple):
     """One entry of a managed ledger: its position and payload (a NamedTuple: every added and
     every read entry builds one, in a fifth of a frozen dataclass's time), and what its

@@ -169,9 +169,9 @@ class PendingAcks:
             full = (1 << batch_size) - 1
             mask = unacked[i] if unacked is not None else None
             sticky_hash = sticky_hashes[i] if sticky_hashes is not None else None
+            unacked_mask = full if mask is None else mask & full
             by_position[position] = _new_tuple(
-                PendingAck,
-                (position, consumer, batch_size, sticky_hash, full if mask is None else mask & full),
+                PendingAck, (position, consumer, batch_size, sticky_hash, unacked_mask)
             )
             held.add(position)
             if sticky_hash is not None:
