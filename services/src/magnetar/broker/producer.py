@@ -270,8 +270,8 @@ class Producer:
         """Give ``send`` its deduplication verdict (on the fast path); a duplicate is finished
         here (answered in order) and True is returned."""
         dedup = self.deduplication
-        if dedup is None:
-            return False
+        if dedup is None or dedup.status is not Status.ENABLED:
+            return False  # the verdict stays NOT_TRACKED, what check() would give
         send.verdict = dedup.check(*self._key(send), send.chunk)
         if send.verdict.status is DupStatus.NOT_DUP:
             return False
