@@ -23,6 +23,10 @@ ratio. The alternatives are built here:
   ``SingleMessageMetadata``, each against building (and parsing) a new protobuf message;
 - the hand encoder's unrolled two- and three-byte ``varint`` against the loop over a
   bytearray it kept for longer values;
+- a dispatch step's run of MESSAGE frames for one consumer, what the frames share encoded
+  once (``message_frames``), against a ``message_frame_head`` call per entry;
+- a 1 KiB SEND through the broker's reader (``frames_and_sends``: the fields scanned from the
+  wire) against protobuf's parse of the command and metadata (``frames``);
 - at 16 KiB, the payload bytes on the broker's own paths: the decoder's SEND (command and
   payload section copied apart, the section kept as the stored bytes) against one copy of the
   frame body and a slice of it; a MESSAGE written as head + stored bytes and joined once by the
@@ -200,6 +204,23 @@ def varint_loop(value: int) -> bytes:
     return bytes(out)
 
 
+def message_heads_one_by_one(positions: list[tuple[int, int]], stored: list[bytes]) -> object:
+    """The dispatcher's former loop: one :func:`message_frame_head` call per entry."""
+    parts: list[bytes] = []
+    for (ledger_id, entry_id), data in zip(positions, stored, strict=True):
+        parts.append(hand_encoded.message_frame_head(1, ledger_id, entry_id, -1, len(data)))
+        parts.append(data)
+    return parts
+
+
+def decode_one(data: bytes, *, sends: bool) -> object:
+    """One frame through a fresh decoder: the broker's reader (SENDs scanned from the wire)
+    or protobuf's parse (:meth:`FrameDecoder.frames`)."""
+    decoder = FrameDecoder()
+    decoder.feed(data)
+    return next(decoder.frames_and_sends() if sends else decoder.frames())
+
+
 def encoding_cases() -> list[Case]:
     mid = MessageId(123_456, 789)
     stored = b"\x00" * 64
@@ -216,6 +237,10 @@ def encoding_cases() -> list[Case]:
         return reused
 
     raw = pb.SingleMessageMetadata(payload_size=100, sequence_id=42).SerializeToString()
+    run_positions = [(123_456, 789 + i) for i in range(_BATCH)]
+    run_stored = [stored] * _BATCH
+    meta = pb.MessageMetadata(producer_name="standalone-0-1", sequence_id=42, publish_time=1)
+    send_1k = encode_payload_command(commands.send(1, 42), meta, b"x" * 1024)
     return [
         Case(
             "SEND_RECEIPT frame",
@@ -244,6 +269,17 @@ def encoding_cases() -> list[Case]:
             "SingleMessageMetadata read (varint scan)",
             lambda: _scan_single(raw, 0, len(raw)),
             lambda: read_fields(pb.SingleMessageMetadata.FromString(raw)),
+        ),
+        Case(
+            "MESSAGE frames of a run (shared parts once)",
+            lambda: hand_encoded.message_frames(1, -1, None, run_positions, run_stored),
+            lambda: message_heads_one_by_one(run_positions, run_stored),
+            _BATCH,
+        ),
+        Case(
+            "SEND decode 1 KiB (wire scan)",
+            lambda: decode_one(send_1k, sends=True),
+            lambda: decode_one(send_1k, sends=False),
         ),
         Case(
             "varint, 2 and 3 bytes (unrolled)",

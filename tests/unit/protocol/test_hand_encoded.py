@@ -10,6 +10,7 @@ from magnetar.protocol.frame import FrameDecoder, encode_command, encode_message
 from magnetar.protocol.hand_encoded import (
     message_frame,
     message_frame_head,
+    message_frames,
     send_receipt_frame,
     varint,
 )
@@ -106,3 +107,31 @@ def test_message_bytes_equal_protobuf(
         consumer_epoch=epoch,
     )
     assert head + stored == expected
+
+
+@settings(max_examples=300)
+@given(consumer_id=U64, partition=st.integers(min_value=-1, max_value=(1 << 31) - 1),
+       epoch=st.none() | U64,
+       entries=st.lists(st.tuples(I64, I64.filter(lambda e: e > INT64_MIN),
+                               st.binary(max_size=16)), max_size=6))  # fmt: skip
+def test_a_run_of_message_frames_equals_protobuf(
+    consumer_id: int, partition: int, epoch: int | None, entries: list[tuple[int, int, bytes]]
+) -> None:
+    """The dispatcher's run encoder (what the run's frames share written once) writes each
+    frame as protobuf does, the ledger changing or not between entries."""
+    # The last entry's predecessor too: the same ledger twice in a row.
+    entries += [(ledger, entry - 1, stored) for ledger, entry, stored in entries[-1:]]
+    expected: list[bytes] = []
+    for ledger_id, entry_id, stored in entries:
+        command = commands.message(
+            consumer_id, MessageId(ledger_id, entry_id, partition=partition), consumer_epoch=epoch
+        )
+        expected += (encode_message(command, stored)[: -len(stored) or None], stored)
+    parts = message_frames(
+        consumer_id,
+        partition,
+        epoch,
+        [(ledger, entry) for ledger, entry, _ in entries],
+        [s for _, _, s in entries],
+    )
+    assert parts == expected

@@ -21,7 +21,7 @@ from magnetar.broker.topic import ClientCnx
 from magnetar.managed_ledger.position import Position
 from magnetar.protocol import commands
 from magnetar.protocol.frame import strip_checksum
-from magnetar.protocol.hand_encoded import message_frame_head
+from magnetar.protocol.hand_encoded import message_frame_head, message_frames
 from magnetar.protocol.version import V_END_OF_TOPIC
 from magnetar.wire import pulsar_api_pb2 as pb
 
@@ -116,6 +116,9 @@ class Consumer:
         caller then charges :meth:`delivered` once for the run."""
         strip = not self.cnx.features.wants_checksum_on_message
         consumer_id, partition, epoch = self.consumer_id, self.partition, self.epoch
+        if redelivery_counts is None and ack_sets is None and not strip:  # the common run
+            self.cnx.write_frames(message_frames(consumer_id, partition, epoch, positions, stored))
+            return
         parts: list[bytes] = []
         append = parts.append
         for i in range(len(positions)):

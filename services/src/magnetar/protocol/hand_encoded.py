@@ -23,10 +23,12 @@ them). Ids are written as uint64 (two's complement for negative values, as
 from __future__ import annotations
 
 import struct
+from collections.abc import Sequence
 
 from magnetar.wire import pulsar_api_pb2 as pb
 
 _U32 = struct.Struct(">I")
+_SIZES = struct.Struct(">II")  # a frame's total and command sizes
 _MASK64 = (1 << 64) - 1
 # Small varints, precomputed: field lengths, producer ids and early entry ids are all small.
 _SMALL = tuple(bytes((n,)) for n in range(128))
@@ -98,6 +100,53 @@ def message_frame(
         consumer_epoch=consumer_epoch,
     )
     return head + stored
+
+
+def message_frames(
+    consumer_id: int,
+    partition: int,
+    consumer_epoch: int | None,
+    positions: Sequence[tuple[int, int]],
+    stored: Sequence[bytes],
+) -> list[bytes]:
+    """The MESSAGE frames of a run of entries at ``positions`` (ledger id, entry id) for one
+    consumer, none of them redelivered or partly acked, as parts (each frame's head, then its
+    stored bytes): :func:`message_frame_head` per entry, with what the run's frames share (the
+    consumer, the partition, the epoch, mostly the ledger) encoded once."""
+    consumer = b"\x08" + varint(consumer_id) + b"\x12"
+    after_entry = b"\x18" + varint(partition) if partition >= 0 else b""
+    epoch = b"" if consumer_epoch is None else b"\x28" + varint(consumer_epoch & _MASK64)
+    parts: list[bytes] = []
+    last_ledger = -1
+    ledger = b""
+    for i in range(len(stored)):
+        data = stored[i]
+        ledger_id, entry_id = positions[i]
+        if ledger_id != last_ledger:
+            ledger = b"\x08" + varint(ledger_id & _MASK64) + b"\x10"
+            last_ledger = ledger_id
+        entry = varint(entry_id & _MASK64)
+        mid_size = len(ledger) + len(entry) + len(after_entry)
+        body_size = len(consumer) + 1 + mid_size + len(epoch)
+        head = varint(body_size)
+        size = 3 + len(head) + body_size  # type + body tag + body size + body
+        parts.append(
+            b"".join(
+                (
+                    _SIZES.pack(size + 4 + len(data), size),
+                    _MESSAGE_TYPE,
+                    head,
+                    consumer,
+                    _SMALL[mid_size],
+                    ledger,
+                    entry,
+                    after_entry,
+                    epoch,
+                )
+            )
+        )
+        parts.append(data)
+    return parts
 
 
 def message_frame_head(
