@@ -25,7 +25,9 @@ ratio. The alternatives are built here:
   bytearray it kept for longer values;
 - a dispatch step's run of MESSAGE frames for one consumer, what the frames share encoded
   once (``message_frames``), against a ``message_frame_head`` call per entry;
-- a 1 KiB SEND through the broker's reader (``frames_and_sends``: the fields scanned from the
+- an ACK of 100 whole entries through the broker's reader (the ids scanned from the wire into
+  positions) against protobuf's parse and the former per-id reads, per id;
+- a 1 KiB SEND through the broker's reader (``broker_frames``: the fields scanned from the
   wire) against protobuf's parse of the command and metadata (``frames``);
 - at 16 KiB, the payload bytes on the broker's own paths: the decoder's SEND (command and
   payload section copied apart, the section kept as the stored bytes) against one copy of the
@@ -51,6 +53,8 @@ from typing import Any, NamedTuple
 
 from magnetar.bookie.bookie_stats import JournalStats
 from magnetar.bookie.journal_record import JournalRecord, RecordKind
+from magnetar.broker.consumer_requests import _new_position
+from magnetar.broker.dispatch import ack_set_to_mask
 from magnetar.broker.dispatch.dispatcher import Candidate
 from magnetar.broker.dispatch.pending_acks import PendingAck
 from magnetar.broker.entry import EntryInfo
@@ -70,7 +74,8 @@ from magnetar.protocol.frame import (
     encode_payload_command,
     parse_frame_body,
 )
-from magnetar.protocol.message_id import MessageId, unchecked_message_id
+from magnetar.protocol.hand_decoded import AckFrame
+from magnetar.protocol.message_id import INT64_MAX, MessageId, to_signed64, unchecked_message_id
 from magnetar.telemetry import metric_names
 from magnetar.telemetry.metrics import Metrics
 from magnetar.wire import pulsar_api_pb2 as pb
@@ -218,7 +223,33 @@ def decode_one(data: bytes, *, sends: bool) -> object:
     or protobuf's parse (:meth:`FrameDecoder.frames`)."""
     decoder = FrameDecoder()
     decoder.feed(data)
-    return next(decoder.frames_and_sends() if sends else decoder.frames())
+    return next(decoder.broker_frames() if sends else decoder.frames())
+
+
+def ack_positions(data: bytes, *, broker: bool) -> object:
+    """An ACK frame's acked positions: the broker's reader (ids scanned from the wire, then
+    mapped to positions) or its former path (protobuf's parse, then per id the attribute
+    reads and the signed conversion of ``ConsumerRequests._ack``)."""
+    decoder = FrameDecoder()
+    decoder.feed(data)
+    if broker:
+        frame = next(decoder.broker_frames())
+        assert isinstance(frame, AckFrame)
+        return list(map(_new_position, frame.entries))
+    ack = next(decoder.frames()).command.ack
+    return [
+        (
+            tuple.__new__(
+                Position,
+                (
+                    lid if (lid := m.ledger_id) <= INT64_MAX else to_signed64(lid),
+                    eid if (eid := m.entry_id) <= INT64_MAX else to_signed64(eid),
+                ),
+            ),
+            ack_set_to_mask(words) if (words := m.ack_set) else None,
+        )
+        for m in ack.message_id
+    ]
 
 
 def encoding_cases() -> list[Case]:
@@ -241,6 +272,13 @@ def encoding_cases() -> list[Case]:
     run_stored = [stored] * _BATCH
     meta = pb.MessageMetadata(producer_name="standalone-0-1", sequence_id=42, publish_time=1)
     send_1k = encode_payload_command(commands.send(1, 42), meta, b"x" * 1024)
+    ack_ids = [pb.MessageIdData(ledger_id=123_456, entry_id=789 + i) for i in range(_BATCH)]
+    ack_frame = encode_command(
+        pb.BaseCommand(
+            type=pb.BaseCommand.ACK,
+            ack=pb.CommandAck(consumer_id=1, ack_type=pb.CommandAck.Individual, message_id=ack_ids),
+        )
+    )
     return [
         Case(
             "SEND_RECEIPT frame",
@@ -274,6 +312,12 @@ def encoding_cases() -> list[Case]:
             "MESSAGE frames of a run (shared parts once)",
             lambda: hand_encoded.message_frames(1, -1, None, run_positions, run_stored),
             lambda: message_heads_one_by_one(run_positions, run_stored),
+            _BATCH,
+        ),
+        Case(
+            "ACK decode per id (wire scan)",
+            lambda: ack_positions(ack_frame, broker=True),
+            lambda: ack_positions(ack_frame, broker=False),
             _BATCH,
         ),
         Case(

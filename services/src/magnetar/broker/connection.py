@@ -74,7 +74,7 @@ from magnetar.protocol.frame import (
     command_body,
     encode_command,
 )
-from magnetar.protocol.send_frame import SendFrame
+from magnetar.protocol.hand_decoded import AckFrame, SendFrame
 from magnetar.protocol.version import PeerFeatures, server_feature_flags
 from magnetar.tasks import TaskSet
 from magnetar.telemetry import get_logger
@@ -252,7 +252,7 @@ class ServerCnx:
             producers = self._producers
             while self._taking:
                 try:
-                    for frame in self._decoder.frames_and_sends():
+                    for frame in self._decoder.broker_frames():
                         # A SEND with a free slot is handled without a coroutine per frame;
                         # a run of them (one producer's) is handed over together.
                         if isinstance(frame, SendFrame):
@@ -261,6 +261,9 @@ class ServerCnx:
                             else:
                                 producers.flush_sends()
                                 await self._send(frame)
+                        elif isinstance(frame, AckFrame):
+                            producers.flush_sends()
+                            await self._ack(frame)
                         else:
                             producers.flush_sends()
                             await self._handle(frame)
@@ -385,11 +388,20 @@ class ServerCnx:
     # ------------------------------------------------------------------ dispatch
     async def _send(self, frame: SendFrame) -> None:
         """A SEND the reader cannot hand over at once: before CONNECT, or with no free slot."""
+        if self._connected(frame.type):
+            await self._producers.send(frame)
+
+    async def _ack(self, frame: AckFrame) -> None:
+        if self._connected(frame.type):
+            await self._consumers.ack(frame)
+
+    def _connected(self, kind: int) -> bool:
+        """Whether CONNECT came first; a command before it closes the connection."""
         if self._features is None:
-            log.warning("command_before_connect", client=self._address, type=frame.type)
+            log.warning("command_before_connect", client=self._address, type=kind)
             self.close()
-            return
-        await self._producers.send(frame)
+            return False
+        return True
 
     async def _handle(self, frame: Frame) -> None:
         cmd = frame.command

@@ -22,6 +22,8 @@ connection's tasks are done.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from magnetar.authorization import CONSUME, LOOKUP
@@ -38,6 +40,7 @@ from magnetar.managed_ledger import InitialPosition, Position
 from magnetar.naming import NamespaceName, TopicName
 from magnetar.protocol import commands
 from magnetar.protocol.frame import Frame
+from magnetar.protocol.hand_decoded import AckFrame
 from magnetar.protocol.message_id import INT64_MAX, MessageId, to_signed64
 from magnetar.schema import SchemaType
 from magnetar.tasks import TaskSet
@@ -51,6 +54,8 @@ _ACK_DRAIN_S = 5.0
 # NamedTuple's generated __new__ is a Python-level lambda: the per-entry lines below build
 # their tuples with tuple.__new__ directly (about half the cost).
 _new_tuple = tuple.__new__
+# A Position from a (ledger id, entry id) pair, at C level (map() over an ACK's ids).
+_new_position: Callable[[tuple[int, int]], Position] = functools.partial(tuple.__new__, Position)
 
 
 @dataclass
@@ -230,6 +235,30 @@ class ConsumerRequests:
             await sub.acknowledge(consumer, request.ack_type, ids)
             if wants_reply:
                 cnx.write_command(commands.ack_response(request.consumer_id, request.request_id))
+
+        ref.acks.adopt(await cnx.spawn(work()))
+
+    async def ack(self, frame: AckFrame) -> None:
+        """:meth:`_ack` for an ACK of whole entries read from the wire (the usual ACK): its
+        positions are built from the id pairs without a Python step per id."""
+        cnx = self._cnx
+        ref = self._consumers.get(frame.consumer_id)
+        request_id = frame.request_id
+        if ref is None or not isinstance(ref.subscription, PersistentSubscription):
+            if request_id is not None:
+                cnx.write_command(commands.ack_response(frame.consumer_id, request_id))
+            return
+        positions = list(map(_new_position, frame.entries))
+        sub, consumer = ref.subscription, ref.consumer
+
+        async def work() -> None:
+            if frame.cumulative:
+                ids = [(pos, None) for pos in positions]
+                await sub.acknowledge(consumer, pb.CommandAck.Cumulative, ids)
+            else:
+                await sub.acknowledge_entries(positions)
+            if request_id is not None:
+                cnx.write_command(commands.ack_response(frame.consumer_id, request_id))
 
         ref.acks.adopt(await cnx.spawn(work()))
 

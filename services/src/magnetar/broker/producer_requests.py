@@ -5,7 +5,7 @@ connection (:mod:`.connection`) calls :meth:`ProducerRequests.handle` from its r
 arrival order, and :meth:`ProducerRequests.queue_send` for a SEND it hands over without a
 coroutine (a producer's consecutive SENDs go to it as one run at
 :meth:`ProducerRequests.flush_sends`). A SEND comes as a
-:class:`~magnetar.protocol.send_frame.SendFrame`, the fields the publish path reads. It sees
+:class:`~magnetar.protocol.hand_decoded.SendFrame`, the fields the publish path reads. It sees
 the connection only through :class:`~.transport_cnx.TransportCnx`;
 :class:`~magnetar.broker.consumer_requests.ConsumerRequests` is its consumer-side twin.
 
@@ -47,7 +47,7 @@ from magnetar.broker.transport_cnx import TransportCnx
 from magnetar.naming import TopicName
 from magnetar.protocol import commands
 from magnetar.protocol.frame import Frame
-from magnetar.protocol.send_frame import SendFrame
+from magnetar.protocol.hand_decoded import SendFrame
 from magnetar.schema import encode_version
 from magnetar.telemetry import get_logger
 from magnetar.wire import pulsar_api_pb2 as pb

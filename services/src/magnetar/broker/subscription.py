@@ -589,6 +589,13 @@ class PersistentSubscription:
             self._recent.release(self._oldest_unacked())
         self._wake.set()
 
+    async def acknowledge_entries(self, positions: list[Position]) -> None:
+        """:meth:`acknowledge` of an individual ACK of whole entries (no ack sets)."""
+        await self._ack_entries(positions)
+        if self._recent:
+            self._recent.release(self._oldest_unacked())
+        self._wake.set()
+
     async def _ack_cumulative(self, pos: Position, mask: int | None) -> None:
         outcome = self._pending.ack_cumulative(pos, mask)
         target = pos.before() if outcome.partial else pos

@@ -47,7 +47,14 @@ from magnetar.protocol.errors import (
     TruncatedFrame,
     UnknownCommand,
 )
-from magnetar.protocol.send_frame import SEND_TYPE, SendFrame, scan_send
+from magnetar.protocol.hand_decoded import (
+    ACK_TYPE,
+    SEND_TYPE,
+    AckFrame,
+    SendFrame,
+    scan_ack,
+    scan_send,
+)
 from magnetar.wire import pulsar_api_pb2 as pb
 
 MAGIC_CRC32C = 0x0E01
@@ -318,15 +325,16 @@ class FrameDecoder:
         to continue with the next frame. After a fatal error every call raises it again.
         """
         # The generator never yields a SendFrame when asked not to.
-        return cast("Iterator[Frame]", self._frames(False))
+        return cast("Iterator[Frame]", self._frames(broker=False))
 
-    def frames_and_sends(self) -> Iterator[Frame | SendFrame]:
-        """:meth:`frames`, but each SEND as a :class:`SendFrame` (a broker's reader: the fields
-        its publish path reads, scanned from the wire without protobuf where the frame is as
-        expected, :mod:`.send_frame`). Errors are the same as :meth:`frames`'s."""
-        return self._frames(True)
+    def broker_frames(self) -> Iterator[Frame | SendFrame | AckFrame]:
+        """:meth:`frames` as a broker's reader takes them: each SEND as a :class:`SendFrame`,
+        and each ACK of whole entries as an :class:`AckFrame` (the fields the broker reads,
+        scanned from the wire where the frame is as expected, :mod:`.hand_decoded`). Errors
+        are the same as :meth:`frames`'s."""
+        return self._frames(broker=True)
 
-    def _frames(self, sends: bool) -> Iterator[Frame | SendFrame]:
+    def _frames(self, broker: bool) -> Iterator[Frame | SendFrame | AckFrame]:
         buffer = self._buffer
         verify = self._verify_checksum
         while True:
@@ -351,8 +359,14 @@ class FrameDecoder:
                     body = bytes(view[start:end])
             self._offset = end
             if not section:
+                # An ACK of whole entries (a command filling its frame) is scanned too.
+                if broker and len(body) > 6 and body[4] == 0x08 and body[5] == ACK_TYPE:
+                    ack = scan_ack(body, 4) if cmd_end == end else None
+                    if ack is not None:
+                        yield ack
+                        continue
                 yield parse_frame_body(body, verify_checksum=verify)
-            elif not sends:
+            elif not broker:
                 # The command and its payload section copied apart: the stored bytes are then
                 # the section itself (no second copy of the payload out of a frame body).
                 yield parse_split_frame(command, section, verify_checksum=verify)

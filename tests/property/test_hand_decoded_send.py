@@ -1,6 +1,6 @@
 """The broker's one-pass scan of a SEND agrees with protobuf.
 
-:func:`magnetar.protocol.send_frame.scan_send` reads the fields the publish path needs straight
+:func:`magnetar.protocol.hand_decoded.scan_send` reads the fields the publish path needs straight
 from a SEND's command and payload section; the frame decoder falls back to protobuf when it
 meets anything it does not expect. For every SEND a client can write, the scan must take the
 fast path and give what protobuf gives; for any other bytes (random, truncated, flipped) it
@@ -24,7 +24,7 @@ from magnetar.protocol.frame import (
     parse_split_frame,
     send_frame_of,
 )
-from magnetar.protocol.send_frame import SendFrame, scan_send
+from magnetar.protocol.hand_decoded import SendFrame, scan_send
 from magnetar.wire import pulsar_api_pb2 as pb
 
 _INT32 = st.integers(-(2**31), 2**31 - 1)
@@ -97,7 +97,7 @@ def _decoded(data: bytes, sends: bool) -> list[object]:
     out: list[object] = []
     try:
         decoder.feed(data)
-        frames = decoder.frames_and_sends() if sends else decoder.frames()
+        frames = decoder.broker_frames() if sends else decoder.frames()
         for frame in frames:
             if not sends and frame.type == pb.BaseCommand.SEND:  # type: ignore[union-attr]
                 frame = send_frame_of(frame)  # type: ignore[arg-type]
