@@ -63,17 +63,39 @@ def send_receipt_frame(
     highest_sequence_id: int | None = None,
 ) -> bytes:
     """The whole SEND_RECEIPT frame for an entry stored at (ledger_id, entry_id)."""
+    producer = varint(producer_id)
+    sequence = varint(sequence_id & _MASK64)
     ledger = varint(ledger_id & _MASK64)
     entry = varint(entry_id & _MASK64)
-    parts = [b"\x08", varint(producer_id), b"\x10", varint(sequence_id & _MASK64), b"\x1a",
-             _SMALL[len(ledger) + len(entry) + 2], b"\x08", ledger, b"\x10", entry]  # fmt: skip
-    if highest_sequence_id is not None:
-        parts += (b"\x20", varint(highest_sequence_id & _MASK64))
-    body = b"".join(parts)
-    size = len(body)
-    head = varint(size)
-    total = 3 + len(head) + size  # type + body tag + body size + body
-    return b"".join((_U32.pack(total + 4), _U32.pack(total), _TYPE, b"\x3a", head, body))
+    highest = b"" if highest_sequence_id is None else varint(highest_sequence_id & _MASK64)
+    # The frame is written in one join, its sizes counted from the parts' lengths: the body is
+    # tag + producer, tag + sequence, tag + size + message id, then tag + highest (if any).
+    mid_size = 2 + len(ledger) + len(entry)
+    body_size = (
+        1 + len(producer) + 1 + len(sequence) + 2 + mid_size + (1 + len(highest) if highest else 0)
+    )
+    head = varint(body_size)
+    total = 3 + len(head) + body_size  # type + body tag + body size + body
+    return b"".join(
+        (
+            _SIZES.pack(total + 4, total),
+            _TYPE,
+            b"\x3a",
+            head,
+            b"\x08",
+            producer,
+            b"\x10",
+            sequence,
+            b"\x1a",
+            _SMALL[mid_size],
+            b"\x08",
+            ledger,
+            b"\x10",
+            entry,
+            b"" if highest_sequence_id is None else b"\x20",
+            highest,
+        )
+    )
 
 
 def message_frame(
