@@ -20,6 +20,7 @@ from magnetar.protocol.frame import Frame, FrameDecoder, encode_command
 from magnetar.protocol.hand_decoded import AckFrame, scan_ack
 from magnetar.protocol.message_id import to_signed64
 from magnetar.wire import pulsar_api_pb2 as pb
+from tests.kit.protobuf_wire import field
 
 _UINT64 = st.integers(0, 2**64 - 1)
 _INT32 = st.integers(-(2**31), 2**31 - 1)
@@ -122,49 +123,34 @@ def test_any_bytes_give_what_protobuf_gives(command: bytes) -> None:
     assert _decoded(_frame(data), True) == _decoded(_frame(data), False)
 
 
-def _varint(value: int) -> bytes:
-    out = bytearray()
-    while value >= 0x80:
-        out.append(value & 0x7F | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
-
-
-def _field(number: int, value: int | bytes) -> bytes:
-    if isinstance(value, int):
-        return _varint(number << 3) + _varint(value)
-    return _varint(number << 3 | 2) + _varint(len(value)) + value
-
-
 def _ack(*fields: bytes) -> bytes:
-    return _field(1, pb.BaseCommand.ACK) + _field(10, b"".join(fields))
+    return field(1, pb.BaseCommand.ACK) + field(10, b"".join(fields))
 
 
-_ID = _field(3, _field(1, 5) + _field(2, 6))
-_HEAD = _field(1, 1) + _field(2, 0)
+_ID = field(3, field(1, 5) + field(2, 6))
+_HEAD = field(1, 1) + field(2, 0)
 
 # One defect each in an otherwise well-formed ACK: the scan steps aside, and the reader gives
 # what protobuf gives (an error, or the Frame the broker's protobuf path handles).
 _STEPS_ASIDE = {
-    "an id with an ack set": _ack(_HEAD, _field(3, _field(1, 5) + _field(2, 6) + _field(5, 3))),
+    "an id with an ack set": _ack(_HEAD, field(3, field(1, 5) + field(2, 6) + field(5, 3))),
     "an id with a first chunk id": _ack(
-        _HEAD, _field(3, _field(1, 5) + _field(2, 6) + _field(7, _field(1, 1) + _field(2, 2)))
+        _HEAD, field(3, field(1, 5) + field(2, 6) + field(7, field(1, 1) + field(2, 2)))
     ),
-    "properties": _ack(_HEAD, _ID, _field(5, _field(1, b"k") + _field(2, 1))),
-    "an unknown ack type": _ack(_field(1, 1), _field(2, 5), _ID),
-    "no ack type": _ack(_field(1, 1), _ID),
-    "no consumer id": _ack(_field(2, 0), _ID),
-    "an id without its ledger id": _ack(_HEAD, _field(3, _field(2, 6))),
-    "an id without its entry id": _ack(_HEAD, _field(3, _field(1, 5))),
-    "an entry id length-delimited": _ack(_HEAD, _field(3, _field(1, 5) + _field(2, b"\x06"))),
-    "a consumer id length-delimited": _ack(_field(1, b"\x01"), _field(2, 0), _ID),
-    "an unknown ack field": _ack(_HEAD, _ID, _field(9, 1)),
-    "an unknown id field": _ack(_HEAD, _field(3, _field(1, 5) + _field(2, 6) + _field(8, 1))),
+    "properties": _ack(_HEAD, _ID, field(5, field(1, b"k") + field(2, 1))),
+    "an unknown ack type": _ack(field(1, 1), field(2, 5), _ID),
+    "no ack type": _ack(field(1, 1), _ID),
+    "no consumer id": _ack(field(2, 0), _ID),
+    "an id without its ledger id": _ack(_HEAD, field(3, field(2, 6))),
+    "an id without its entry id": _ack(_HEAD, field(3, field(1, 5))),
+    "an entry id length-delimited": _ack(_HEAD, field(3, field(1, 5) + field(2, b"\x06"))),
+    "a consumer id length-delimited": _ack(field(1, b"\x01"), field(2, 0), _ID),
+    "an unknown ack field": _ack(_HEAD, _ID, field(9, 1)),
+    "an unknown id field": _ack(_HEAD, field(3, field(1, 5) + field(2, 6) + field(8, 1))),
     # protobuf merges them: the first's request id stays and the ids add up
-    "two ack bodies": _ack(_HEAD, _ID, _field(8, 9)) + _field(10, _HEAD + _ID),
-    "another command's body too": _ack(_HEAD, _ID) + _field(11, b""),
-    "another type with an ack body": _field(1, pb.BaseCommand.FLOW) + _field(10, _HEAD + _ID),
+    "two ack bodies": _ack(_HEAD, _ID, field(8, 9)) + field(10, _HEAD + _ID),
+    "another command's body too": _ack(_HEAD, _ID) + field(11, b""),
+    "another type with an ack body": field(1, pb.BaseCommand.FLOW) + field(10, _HEAD + _ID),
 }
 
 
@@ -179,6 +165,6 @@ def test_the_cases_it_steps_aside_for_are_well_formed_otherwise() -> None:
     """Without the defect the same bytes take the fast path; ids above INT64_MAX are signed."""
     assert scan_ack(_ack(_HEAD, _ID), 0) == AckFrame(1, False, None, [(5, 6)])
     wide = _ack(
-        _field(1, 1), _field(2, 1), _field(3, _field(1, 2**64 - 1) + _field(2, 2**63)), _field(8, 9)
+        field(1, 1), field(2, 1), field(3, field(1, 2**64 - 1) + field(2, 2**63)), field(8, 9)
     )
     assert scan_ack(wide, 0) == AckFrame(1, True, 9, [(-1, -(2**63))])

@@ -26,6 +26,7 @@ from magnetar.protocol.frame import (
 )
 from magnetar.protocol.hand_decoded import SendFrame, scan_send
 from magnetar.wire import pulsar_api_pb2 as pb
+from tests.kit.protobuf_wire import field
 
 _INT32 = st.integers(-(2**31), 2**31 - 1)
 _UINT64 = st.integers(0, 2**64 - 1)
@@ -180,24 +181,8 @@ def test_a_send_frame_is_built_for_every_send_even_off_the_fast_path() -> None:
     assert (frame.producer_id, frame.sequence_id, frame.stored) == (3, 9, section)
 
 
-def _varint(value: int) -> bytes:
-    out = bytearray()
-    while value >= 0x80:
-        out.append(value & 0x7F | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
-
-
-def _field(number: int, value: int | bytes) -> bytes:
-    """A varint field (int) or a length-delimited one (bytes)."""
-    if isinstance(value, int):
-        return _varint(number << 3) + _varint(value)
-    return _varint(number << 3 | 2) + _varint(len(value)) + value
-
-
-_NAME, _SEQUENCE, _TIME = _field(1, b"p"), _field(2, 7), _field(3, 5)
-_SEND = _field(1, pb.BaseCommand.SEND) + _field(6, _field(1, 1) + _field(2, 7))
+_NAME, _SEQUENCE, _TIME = field(1, b"p"), field(2, 7), field(3, 5)
+_SEND = field(1, pb.BaseCommand.SEND) + field(6, field(1, 1) + field(2, 7))
 
 
 def _section(meta: bytes) -> bytes:
@@ -212,62 +197,59 @@ _STEPS_ASIDE = {
     "no publish time": (_SEND, _section(_NAME + _SEQUENCE)),
     "a property without its value": (
         _SEND,
-        _section(_NAME + _SEQUENCE + _TIME + _field(4, _field(1, b"k"))),
+        _section(_NAME + _SEQUENCE + _TIME + field(4, field(1, b"k"))),
     ),
     "a property with a third field": (
         _SEND,
         _section(
-            _NAME
-            + _SEQUENCE
-            + _TIME
-            + _field(4, _field(1, b"k") + _field(2, b"v") + _field(3, b"x"))
+            _NAME + _SEQUENCE + _TIME + field(4, field(1, b"k") + field(2, b"v") + field(3, b"x"))
         ),
     ),
     "encryption keys": (
         _SEND,
-        _section(_NAME + _SEQUENCE + _TIME + _field(13, _field(1, b"k") + _field(2, b"v"))),
+        _section(_NAME + _SEQUENCE + _TIME + field(13, field(1, b"k") + field(2, b"v"))),
     ),
     "encryption keys without a value": (
         _SEND,
-        _section(_NAME + _SEQUENCE + _TIME + _field(13, _field(1, b"k"))),
+        _section(_NAME + _SEQUENCE + _TIME + field(13, field(1, b"k"))),
     ),
-    "the retired field 10": (_SEND, _section(_NAME + _SEQUENCE + _TIME + _field(10, 1))),
-    "a field past the last": (_SEND, _section(_NAME + _SEQUENCE + _TIME + _field(31, 1))),
+    "the retired field 10": (_SEND, _section(_NAME + _SEQUENCE + _TIME + field(10, 1))),
+    "a field past the last": (_SEND, _section(_NAME + _SEQUENCE + _TIME + field(31, 1))),
     "num_chunks_from_msg length-delimited": (
         _SEND,
-        _section(_NAME + _SEQUENCE + _TIME + _field(27, b"\x05")),
+        _section(_NAME + _SEQUENCE + _TIME + field(27, b"\x05")),
     ),
-    "producer name as a varint": (_SEND, _section(_field(1, 3) + _SEQUENCE + _TIME)),
+    "producer name as a varint": (_SEND, _section(field(1, 3) + _SEQUENCE + _TIME)),
     "a varint past 64 bits": (_SEND, _section(_NAME + b"\x10" + b"\xff" * 9 + b"\x7f" + _TIME)),
     "a bad checksum": (_SEND, b"\x0e\x01\0\0\0\1" + _section(_NAME + _SEQUENCE + _TIME)),
     "broker entry metadata": (
         _SEND,
-        b"\x0e\x02" + struct.pack(">I", 2) + _field(1, 4) + _section(_NAME + _SEQUENCE + _TIME),
+        b"\x0e\x02" + struct.pack(">I", 2) + field(1, 4) + _section(_NAME + _SEQUENCE + _TIME),
     ),
     "a producer id length-delimited": (
-        _field(1, pb.BaseCommand.SEND) + _field(6, _field(1, b"\x01") + _field(2, 7)),
+        field(1, pb.BaseCommand.SEND) + field(6, field(1, b"\x01") + field(2, 7)),
         _section(_NAME + _SEQUENCE + _TIME),
     ),
     "a send field past the last": (
-        _field(1, pb.BaseCommand.SEND) + _field(6, _field(1, 1) + _field(2, 7) + _field(10, 1)),
+        field(1, pb.BaseCommand.SEND) + field(6, field(1, 1) + field(2, 7) + field(10, 1)),
         _section(_NAME + _SEQUENCE + _TIME),
     ),
     "two send bodies": (  # protobuf merges them: the highest id of the first stays
-        _field(1, pb.BaseCommand.SEND)
-        + _field(6, _field(1, 1) + _field(2, 7) + _field(6, 9))
-        + _field(6, _field(1, 1) + _field(2, 8)),
+        field(1, pb.BaseCommand.SEND)
+        + field(6, field(1, 1) + field(2, 7) + field(6, 9))
+        + field(6, field(1, 1) + field(2, 8)),
         _section(_NAME + _SEQUENCE + _TIME),
     ),
     "a send without its sequence id": (
-        _field(1, pb.BaseCommand.SEND) + _field(6, _field(1, 1)),
+        field(1, pb.BaseCommand.SEND) + field(6, field(1, 1)),
         _section(_NAME + _SEQUENCE + _TIME),
     ),
     "another type with a send body": (
-        _field(1, pb.BaseCommand.MESSAGE) + _field(6, _field(1, 1) + _field(2, 7)),
+        field(1, pb.BaseCommand.MESSAGE) + field(6, field(1, 1) + field(2, 7)),
         _section(_NAME + _SEQUENCE + _TIME),
     ),
-    "another command's body too": (_SEND + _field(7, b""), _section(_NAME + _SEQUENCE + _TIME)),
-    "no type": (_field(6, _field(1, 1) + _field(2, 7)), _section(_NAME + _SEQUENCE + _TIME)),
+    "another command's body too": (_SEND + field(7, b""), _section(_NAME + _SEQUENCE + _TIME)),
+    "no type": (field(6, field(1, 1) + field(2, 7)), _section(_NAME + _SEQUENCE + _TIME)),
 }
 
 
@@ -282,8 +264,6 @@ def test_the_scan_steps_aside_for_what_it_does_not_expect(case: str) -> None:
 def test_the_cases_it_steps_aside_for_are_well_formed_otherwise() -> None:
     """The near misses above are near: without the defect the same bytes take the fast path."""
     plain = _section(_NAME + _SEQUENCE + _TIME)
-    with_property = _section(
-        _NAME + _SEQUENCE + _TIME + _field(4, _field(1, b"k") + _field(2, b"v"))
-    )
+    with_property = _section(_NAME + _SEQUENCE + _TIME + field(4, field(1, b"k") + field(2, b"v")))
     for section in (plain, with_property, b"\x0e\x01" + struct.pack(">I", crc32c(plain)) + plain):
         assert scan_send(_SEND, section, True) == send_frame_of(parse_split_frame(_SEND, section))

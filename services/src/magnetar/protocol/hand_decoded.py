@@ -62,7 +62,6 @@ _NUM_CHUNKS: Final = 27
 _CHUNK_ID: Final = 29
 # CommandSend's fields 1-8 are varints; field 9 (message_id) is a message and falls back.
 _LAST_SEND_FIELD: Final = 8
-_SEND_BODY: Final = 6  # BaseCommand.send
 _NOT_EXPECTED: Final = (False, 0, 0)
 
 
@@ -161,24 +160,34 @@ def scan_send(command: bytes, section: bytes, verify_checksum: bool) -> SendFram
     return _new_tuple(SendFrame, (producer_id, sequence_id, highest, num_messages, chunk, section))
 
 
-def _send_body(command: bytes) -> tuple[int, int, int | None, int] | None:
-    """(producer_id, sequence_id, highest_sequence_id, num_messages) of a SEND command."""
-    r = _Reader(command, 0, len(command))
+def _body_of(data: bytes, start: int, kind: int) -> tuple[int, int]:
+    """Where the body of the BaseCommand in ``data[start:]`` is, if it holds just ``type`` (=
+    ``kind``) and one body in the field of that number (a BaseCommand's body field number is
+    its type's value); (-1, -1) otherwise."""
+    r = _Reader(data, start, len(data))
     body_at = body_end = -1
     typed = False
     while r.ok and r.pos < r.end:
         tag = r.varint(5)
         if tag == 0x08:  # type
-            if r.varint(10) != SEND_TYPE:
-                return None
+            if r.varint(10) != kind:
+                return -1, -1
             typed = True
-        elif tag == (_SEND_BODY << 3) | 2 and body_at < 0:
+        elif tag == (kind << 3) | 2 and body_at < 0:
             n = r.length()
             body_at, body_end = r.pos, r.pos + n
             r.pos = body_end
         else:
-            return None
+            return -1, -1
     if not (r.ok and typed and body_at >= 0):
+        return -1, -1
+    return body_at, body_end
+
+
+def _send_body(command: bytes) -> tuple[int, int, int | None, int] | None:
+    """(producer_id, sequence_id, highest_sequence_id, num_messages) of a SEND command."""
+    body_at, body_end = _body_of(command, 0, SEND_TYPE)
+    if body_at < 0:
         return None
     r = _Reader(command, body_at, body_end)
     producer_id = sequence_id = -1
@@ -293,7 +302,6 @@ class AckFrame(NamedTuple):
         return ACK_TYPE
 
 
-_ACK_BODY: Final = 10  # BaseCommand.ack
 _CUMULATIVE: Final = pb.CommandAck.Cumulative
 # CommandAck's varint fields: consumer_id, ack_type, validation_error, the txn ids, request_id.
 _ACK_VARINTS: Final = _mask(1, 2, 4, 6, 7, 8)
@@ -309,22 +317,8 @@ def _int64(value: int) -> int:
 def scan_ack(data: bytes, start: int) -> AckFrame | None:
     """The ACK that ``data[start:]`` (a BaseCommand's bytes) is, or None if anything is not as
     expected (then parse it with protobuf)."""
-    r = _Reader(data, start, len(data))
-    body_at = body_end = -1
-    typed = False
-    while r.ok and r.pos < r.end:
-        tag = r.varint(5)
-        if tag == 0x08:  # type
-            if r.varint(10) != ACK_TYPE:
-                return None
-            typed = True
-        elif tag == (_ACK_BODY << 3) | 2 and body_at < 0:
-            n = r.length()
-            body_at, body_end = r.pos, r.pos + n
-            r.pos = body_end
-        else:
-            return None
-    if not (r.ok and typed and body_at >= 0):
+    body_at, body_end = _body_of(data, start, ACK_TYPE)
+    if body_at < 0:
         return None
     r = _Reader(data, body_at, body_end)
     consumer_id = ack_type = -1

@@ -1,0 +1,22 @@
+"""Protobuf wire bytes written by hand, for tests that need bytes protobuf would not write
+(a missing required field, a wrong wire type, a field repeated): the tests of the broker's
+wire scans (tests/property/test_hand_decoded_*.py) build their near misses with these."""
+
+from __future__ import annotations
+
+
+def varint(value: int) -> bytes:
+    """The base-128 varint of a non-negative ``value``."""
+    out = bytearray()
+    while value >= 0x80:
+        out.append(value & 0x7F | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def field(number: int, value: int | bytes) -> bytes:
+    """Field ``number``: a varint (an int ``value``) or length-delimited (bytes)."""
+    if isinstance(value, int):
+        return varint(number << 3) + varint(value)
+    return varint(number << 3 | 2) + varint(len(value)) + value
