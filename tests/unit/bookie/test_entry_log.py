@@ -308,6 +308,26 @@ def test_only_the_last_page_cache_bytes_stay_cached_and_every_entry_reads_back(
 
 
 @pytest.mark.skipif(not HAVE_FINCORE, reason="fincore (util-linux) is missing")
+def test_a_sealed_log_not_yet_synced_leaves_the_page_cache_too(tmp_path: Path) -> None:
+    """A log that rolled over and was not synced yet is written back and dropped like the
+    current one: its pages do not wait for the next sync (the clean-clone CI run met one,
+    under load, that stayed cached whole: no writeback step had run while it was current)."""
+    if not drops_pages(tmp_path):
+        pytest.skip("this filesystem keeps dropped pages (tmpfs)")
+    logs = tmp_path / "logs"
+    window = 1 << 20
+    # No writeback step until 6 MiB are written: the first log is sealed with every page cached.
+    elog = EntryLog(logs, roll_bytes=4 << 20, writeback_bytes=6 << 20, page_cache_bytes=window)
+    for i in range(96):  # 6 MiB: a full first log, then the second
+        elog.append([(1, i, b"s" * (64 << 10))])
+    deadline = time.monotonic() + 10
+    while resident_bytes(logs.glob("*.log")) > window + (1 << 20) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert resident_bytes(logs.glob("*.log")) <= window + (1 << 20)
+    elog.close()
+
+
+@pytest.mark.skipif(not HAVE_FINCORE, reason="fincore (util-linux) is missing")
 def test_page_cache_bytes_0_keeps_every_page(tmp_path: Path) -> None:
     if not drops_pages(tmp_path):
         pytest.skip("this filesystem keeps dropped pages (tmpfs)")

@@ -341,15 +341,18 @@ class EntryLog:
     def _trim_page_cache(self) -> None:
         """Writeback thread, under ``_sync_lock``: drop the pages of every log this process
         wrote that lie more than ``page_cache_bytes`` behind the last byte written (newest log
-        first). The current log's range is written back first (:func:`drop_cached_range`:
-        the kernel keeps dirty pages); a sealed log is dropped only once it is synced (clean),
-        and forgotten once wholly behind. Advice only: a log removed meanwhile, or a failed
-        call, changes nothing (its pages stay cached)."""
+        first). The current log's range, and a sealed log's not yet synced, are written back
+        first through the log's own descriptor (:func:`drop_cached_range`: the kernel keeps
+        dirty pages); a synced log is dropped through a read descriptor, and forgotten once
+        wholly behind. Advice only: a log removed meanwhile, or a failed call, changes nothing
+        (its pages stay cached)."""
         with self._lock:
             state = self._state
             current, fd, offset = state.current, state.fd, state.offset
             logs = sorted(self._cached.items(), reverse=True)
             synced = {log_id for log_id in self._cached if log_id in state.summarized}
+            # Valid while this thread holds _sync_lock: only sync() closes them, under it too.
+            unsynced = {item.log_id: item.fd for item in state.sealed}
         room = self._page_cache_bytes
         for log_id, cached in logs:
             is_current = log_id == current and fd >= 0
@@ -358,18 +361,25 @@ class EntryLog:
                 continue
             keep_from = page_floor(max(0, size - room))
             room = max(0, room - size)
-            if not is_current and log_id not in synced:
-                continue  # not synced yet: its pages may be dirty; next time
+            if is_current:
+                write_fd = fd
+            elif log_id in synced:
+                write_fd = -1
+            elif log_id in unsynced:
+                write_fd = unsynced[log_id]
+            else:
+                continue  # neither: being closed; next time
             if keep_from > cached.dropped:
-                self._drop_pages(log_id, fd if is_current else -1, cached.dropped, keep_from)
+                self._drop_pages(log_id, write_fd, cached.dropped, keep_from)
                 cached.dropped = keep_from
             if not is_current and keep_from >= size:
                 with self._lock:
                     self._cached.pop(log_id, None)
 
     def _drop_pages(self, log_id: int, fd: int, start: int, end: int) -> None:
-        """The current log's range through its write fd, written back first; a sealed (synced,
-        so clean) log's through a read fd of its own."""
+        """A range of a log still written to or not yet synced through its write fd (``fd``),
+        written back first; a synced (so clean) log's (``fd`` -1) through a read fd of its
+        own."""
         try:
             if fd >= 0:
                 drop_cached_range(fd, start, end - start, write_back=True)
