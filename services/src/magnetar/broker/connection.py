@@ -1,10 +1,12 @@
 """ServerCnx: one client connection of the binary protocol (Pulsar's ServerCnx).
 
 The reader loop feeds bytes to a :class:`~magnetar.protocol.frame.FrameDecoder` and handles
-frames in arrival order. Fast commands (FLOW, SEND, PING, ...) are handled inline so their order
-is kept (consecutive SENDs of one producer in one read are handed over as one run, before
-any other frame is handled); requests that wait on storage (PRODUCER, SUBSCRIBE, SEEK, ...)
-run as tasks the connection owns, answered by request id. The connection itself handles
+frames in arrival order (its ``broker_frames``: each SEND, and each ACK of whole entries, read
+from the wire as the few fields the broker uses, :mod:`magnetar.protocol.hand_decoded`). Fast
+commands (FLOW, SEND, PING, ...) are handled inline so their order is kept (consecutive SENDs
+of one producer in one read are handed over as one run, before any other frame is handled);
+requests that wait on storage (PRODUCER, SUBSCRIBE, SEEK, ...) run as tasks the connection owns,
+answered by request id. The connection itself handles
 CONNECT, PING/PONG, LOOKUP and PARTITIONED_METADATA; producer commands go to its
 :class:`~magnetar.broker.producer_requests.ProducerRequests` and consumer commands to its
 :class:`~magnetar.broker.consumer_requests.ConsumerRequests` (GET_SCHEMA and GET_OR_CREATE_SCHEMA
