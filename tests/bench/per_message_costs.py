@@ -53,7 +53,6 @@ from typing import Any, NamedTuple
 
 from magnetar.bookie.bookie_stats import JournalStats
 from magnetar.bookie.journal_record import JournalRecord, RecordKind
-from magnetar.broker.consumer_requests import _new_position
 from magnetar.broker.dispatch import ack_set_to_mask
 from magnetar.broker.dispatch.dispatcher import Candidate
 from magnetar.broker.dispatch.pending_acks import PendingAck
@@ -64,7 +63,7 @@ from magnetar.client.message import Message, new_message
 from magnetar.client.receiver import _scan_single
 from magnetar.ledger.bookie_client import AddRequest
 from magnetar.ledger.pending_adds import PendingRun
-from magnetar.managed_ledger.position import Position
+from magnetar.managed_ledger.position import Position, position_of_pair
 from magnetar.protocol import client_commands, commands, hand_encoded
 from magnetar.protocol.frame import (
     FrameDecoder,
@@ -235,7 +234,7 @@ def ack_positions(data: bytes, *, broker: bool) -> object:
     if broker:
         frame = next(decoder.broker_frames())
         assert isinstance(frame, AckFrame)
-        return list(map(_new_position, frame.entries))
+        return list(map(position_of_pair, frame.entries))
     ack = next(decoder.frames()).command.ack
     return [
         (

@@ -22,8 +22,6 @@ connection's tasks are done.
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from magnetar.authorization import CONSUME, LOOKUP
@@ -37,6 +35,7 @@ from magnetar.broker.service import BrokerService
 from magnetar.broker.subscription import PersistentSubscription
 from magnetar.broker.transport_cnx import TransportCnx
 from magnetar.managed_ledger import InitialPosition, Position
+from magnetar.managed_ledger.position import position_of_pair
 from magnetar.naming import NamespaceName, TopicName
 from magnetar.protocol import commands
 from magnetar.protocol.frame import Frame
@@ -54,8 +53,6 @@ _ACK_DRAIN_S = 5.0
 # NamedTuple's generated __new__ is a Python-level lambda: the per-entry lines below build
 # their tuples with tuple.__new__ directly (about half the cost).
 _new_tuple = tuple.__new__
-# A Position from a (ledger id, entry id) pair, at C level (map() over an ACK's ids).
-_new_position: Callable[[tuple[int, int]], Position] = functools.partial(tuple.__new__, Position)
 
 
 @dataclass
@@ -248,7 +245,7 @@ class ConsumerRequests:
             if request_id is not None:
                 cnx.write_command(commands.ack_response(frame.consumer_id, request_id))
             return
-        positions = list(map(_new_position, frame.entries))
+        positions = list(map(position_of_pair, frame.entries))
         sub, consumer = ref.subscription, ref.consumer
 
         async def work() -> None:

@@ -38,7 +38,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import enum
-import functools
 import itertools
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -61,7 +60,7 @@ from magnetar.managed_ledger.errors import (
 from magnetar.managed_ledger.layout import LedgerLayout
 from magnetar.managed_ledger.ledger_access import LedgerAccess, LedgerReader, LedgerWriter
 from magnetar.managed_ledger.meta_store import MetaStore
-from magnetar.managed_ledger.position import Position
+from magnetar.managed_ledger.position import Position, position_of_pair
 from magnetar.managed_ledger.trimming import LedgerInfo, ledgers_to_trim
 from magnetar.metadata import keys
 from magnetar.metadata.errors import KeyExists, NotFound
@@ -70,11 +69,6 @@ from magnetar.telemetry import get_logger
 
 log = get_logger(__name__)
 
-# A Position from a (ledger_id, entry_id) pair without the NamedTuple's Python-level
-# ``__new__``: one per added entry (entries_confirmed).
-_new_position: Callable[[tuple[LedgerId, int]], Position] = functools.partial(
-    tuple.__new__, Position
-)
 
 _TRIM_DRAIN_S = 10.0
 
@@ -476,7 +470,7 @@ class ManagedLedger:
         the cache and the readers' signal done once for the run."""
         end = first + len(datas)
         # Built by the C-level tuple constructor, not the NamedTuples' Python-level __new__.
-        positions = list(map(_new_position, zip(itertools.repeat(ledger_id), range(first, end))))
+        positions = list(map(position_of_pair, zip(itertools.repeat(ledger_id), range(first, end))))
         if self.layout.entries_of(ledger_id) < end:
             self.layout.set_entries(ledger_id, end)
         last = positions[-1]

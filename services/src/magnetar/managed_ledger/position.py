@@ -14,6 +14,8 @@ tuple ``(ledger_id, entry_id)``.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from typing import NamedTuple
 
 from magnetar.ids import EntryId, LedgerId
@@ -40,3 +42,9 @@ class Position(NamedTuple):
 def position(ledger_id: int, entry_id: int) -> Position:
     """Build a Position from plain ints (wire decoding, tests)."""
     return Position(LedgerId(ledger_id), EntryId(entry_id))
+
+
+# A Position from a (ledger id, entry id) pair, built by tuple.__new__ at C level (the
+# NamedTuple's own __new__ is a Python-level lambda): for map() over a run of positions, as an
+# ACK's ids or a confirmed run of adds.
+position_of_pair: Callable[[tuple[int, int]], Position] = functools.partial(tuple.__new__, Position)
