@@ -327,56 +327,55 @@ class Producer:
         self._answer_head()
 
     def _answer_head(self) -> None:
-        """Answer every finished SEND at the head of the queue, in order. The receipts of a
-        stretch of stored ones go out as one write, counted once (a confirmed run finishes
-        many at a time)."""
+        """Answer every finished SEND at the head of the queue, in order. A stretch of stored
+        ones is answered together (:meth:`_answer_stored`: one write, counted once), since a
+        confirmed run finishes many at a time."""
         pending = self._pending
-        receipts: list[bytes] = []
-        messages = size = 0
+        stored: list[_Send] = []
         try:
             while pending and pending[0].finished:
                 head = pending.popleft()
+                if (
+                    head.message_id is not None
+                    and head.error is None
+                    and head.verdict.status is DupStatus.NOT_DUP
+                ):
+                    stored.append(head)
+                    continue
+                self._answer_stored(stored)  # the stored ones before it go first
+                stored = []
                 try:
-                    stored = head.message_id
-                    if (
-                        stored is not None
-                        and head.error is None
-                        and head.verdict.status is DupStatus.NOT_DUP
-                    ):
-                        messages += head.num_messages
-                        size += len(head.stored)
-                        receipts.append(
-                            send_receipt_frame(
-                                self.producer_id,
-                                head.sequence_id,
-                                stored.ledger_id,
-                                stored.entry_id,
-                                head.highest_sequence_id,
-                            )
-                        )
-                    else:
-                        self._write_receipts(receipts, messages, size)  # they go first
-                        receipts = []
-                        messages = size = 0
-                        self._answer(head)
+                    self._answer(head)
                 finally:
                     head.on_done()
         finally:
-            self._write_receipts(receipts, messages, size)
+            self._answer_stored(stored)
         if not pending and self._idle is not None:
             if not self._idle.done():
                 self._idle.set_result(None)
             self._idle = None
 
-    def _write_receipts(self, receipts: list[bytes], messages: int, size: int) -> None:
-        """Count the stored SENDs ``receipts`` answer and write them (one write)."""
-        if not receipts:
+    def _answer_stored(self, sends: list[_Send]) -> None:
+        """Count the stored ``sends`` and write their receipts in one write."""
+        if not sends:
             return
-        self.messages_in += messages
-        self.bytes_in += size
-        self.rate_in.record(messages, size)
-        if self.cnx.is_open and not self.closed:
-            self.cnx.write_frames(receipts)
+        try:
+            messages = size = 0
+            for send in sends:
+                messages += send.num_messages
+                size += len(send.stored)
+            self.messages_in += messages
+            self.bytes_in += size
+            self.rate_in.record(messages, size)
+            if self.cnx.is_open and not self.closed:
+                receipts = []
+                for send in sends:
+                    assert send.message_id is not None  # _answer_head takes only stored ones
+                    receipts.append(self._receipt_frame(send, send.message_id))
+                self.cnx.write_frames(receipts)
+        finally:
+            for send in sends:
+                send.on_done()
 
     def _answer(self, send: _Send) -> None:
         """Answer a SEND that was not simply stored (those :meth:`_answer_head` answers): a
@@ -434,15 +433,16 @@ class Producer:
     # ------------------------------------------------------------------ replies
     def _receipt(self, send: _Send, message_id: Stored) -> None:
         if self.cnx.is_open and not self.closed:
-            self.cnx.write(
-                send_receipt_frame(
-                    self.producer_id,
-                    send.sequence_id,
-                    message_id.ledger_id,
-                    message_id.entry_id,
-                    send.highest_sequence_id,
-                )
-            )
+            self.cnx.write(self._receipt_frame(send, message_id))
+
+    def _receipt_frame(self, send: _Send, message_id: Stored) -> bytes:
+        return send_receipt_frame(
+            self.producer_id,
+            send.sequence_id,
+            message_id.ledger_id,
+            message_id.entry_id,
+            send.highest_sequence_id,
+        )
 
     def _send_error(self, send: _Send, code: pb.ServerError.ValueType, message: str) -> None:
         if self.cnx.is_open and not self.closed:
