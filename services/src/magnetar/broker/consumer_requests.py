@@ -22,6 +22,7 @@ connection's tasks are done.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from magnetar.authorization import CONSUME, LOOKUP
@@ -203,16 +204,11 @@ class ConsumerRequests:
             ref.subscription.flow(ref.consumer, request.message_permits)
 
     async def _ack(self, request: pb.CommandAck) -> None:
-        cnx = self._cnx
-        ref = self._consumers.get(request.consumer_id)
-        wants_reply = request.HasField("request_id")
-        if ref is None or not isinstance(ref.subscription, PersistentSubscription):
-            if wants_reply:
-                cnx.write_command(commands.ack_response(request.consumer_id, request.request_id))
-            return
-        # Positions and ack-set masks straight from the wire ids: an ACK frame carries many ids
-        # and only their entry positions matter here (no MessageId per id). Wire ids are uint64;
-        # only those above INT64_MAX (e.g. -1) need the signed conversion.
+        """An ACK that protobuf parsed: one with ack sets, first chunk ids or properties (the
+        broker's reader hands the usual ones to :meth:`ack`)."""
+        # Positions and ack-set masks straight from the wire ids: only their entry positions
+        # matter here (no MessageId per id). Wire ids are uint64; only those above INT64_MAX
+        # (e.g. -1) need the signed conversion.
         ids = [
             (
                 _new_tuple(
@@ -226,36 +222,49 @@ class ConsumerRequests:
             )
             for m in request.message_id
         ]
-        sub, consumer = ref.subscription, ref.consumer
+        ack_type = request.ack_type
 
-        async def work() -> None:
-            await sub.acknowledge(consumer, request.ack_type, ids)
-            if wants_reply:
-                cnx.write_command(commands.ack_response(request.consumer_id, request.request_id))
+        async def apply(sub: PersistentSubscription, consumer: Consumer) -> None:
+            await sub.acknowledge(consumer, ack_type, ids)
 
-        ref.acks.adopt(await cnx.spawn(work()))
+        request_id = request.request_id if request.HasField("request_id") else None
+        await self._acknowledge(request.consumer_id, request_id, apply)
 
     async def ack(self, frame: AckFrame) -> None:
-        """:meth:`_ack` for an ACK of whole entries read from the wire (the usual ACK): its
-        positions are built from the id pairs without a Python step per id."""
-        cnx = self._cnx
-        ref = self._consumers.get(frame.consumer_id)
-        request_id = frame.request_id
-        if ref is None or not isinstance(ref.subscription, PersistentSubscription):
-            if request_id is not None:
-                cnx.write_command(commands.ack_response(frame.consumer_id, request_id))
-            return
+        """An ACK of whole entries read from the wire (the usual ACK): its positions are built
+        from the id pairs without a Python step per id."""
         positions = list(map(position_of_pair, frame.entries))
-        sub, consumer = ref.subscription, ref.consumer
 
-        async def work() -> None:
+        async def apply(sub: PersistentSubscription, consumer: Consumer) -> None:
             if frame.cumulative:
                 ids = [(pos, None) for pos in positions]
                 await sub.acknowledge(consumer, pb.CommandAck.Cumulative, ids)
             else:
                 await sub.acknowledge_entries(positions)
+
+        await self._acknowledge(frame.consumer_id, frame.request_id, apply)
+
+    async def _acknowledge(
+        self,
+        consumer_id: int,
+        request_id: int | None,
+        apply: Callable[[PersistentSubscription, Consumer], Awaitable[None]],
+    ) -> None:
+        """Apply an ACK to its consumer's subscription in a task of the consumer's; ACK_RESPONSE
+        after it when ``request_id`` is set. An unknown consumer's, or one on a non-persistent
+        topic, is only answered."""
+        cnx = self._cnx
+        ref = self._consumers.get(consumer_id)
+        if ref is None or not isinstance(ref.subscription, PersistentSubscription):
             if request_id is not None:
-                cnx.write_command(commands.ack_response(frame.consumer_id, request_id))
+                cnx.write_command(commands.ack_response(consumer_id, request_id))
+            return
+        sub, consumer = ref.subscription, ref.consumer
+
+        async def work() -> None:
+            await apply(sub, consumer)
+            if request_id is not None:
+                cnx.write_command(commands.ack_response(consumer_id, request_id))
 
         ref.acks.adopt(await cnx.spawn(work()))
 

@@ -585,14 +585,17 @@ class PersistentSubscription:
             await self._ack_cumulative(*ids[0])
         else:
             await self._ack_individual(ids)
-        if self._recent:  # only Key_Shared consumers that joined with entries unacked
-            self._recent.release(self._oldest_unacked())
-        self._wake.set()
+        self._acked()
 
     async def acknowledge_entries(self, positions: list[Position]) -> None:
         """:meth:`acknowledge` of an individual ACK of whole entries (no ack sets)."""
         await self._ack_entries(positions)
-        if self._recent:
+        self._acked()
+
+    def _acked(self) -> None:
+        """After an ACK frame's acks: release recently joined Key_Shared consumers' holds and
+        wake the dispatcher."""
+        if self._recent:  # only Key_Shared consumers that joined with entries unacked
             self._recent.release(self._oldest_unacked())
         self._wake.set()
 
