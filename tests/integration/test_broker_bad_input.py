@@ -147,6 +147,34 @@ def test_command_before_connect_closes(raw: RawClient) -> None:
     assert raw.is_closed_by_peer()
 
 
+_METADATA = pb.MessageMetadata(producer_name="p", sequence_id=0, publish_time=1)
+_ACK = pb.BaseCommand(
+    type=T.ACK,
+    ack=pb.CommandAck(
+        consumer_id=1,
+        ack_type=pb.CommandAck.Individual,
+        message_id=[pb.MessageIdData(ledger_id=1, entry_id=0)],
+    ),
+)
+
+
+@pytest.mark.parametrize(
+    "frame",
+    [
+        encode_payload_command(commands.send(1, 0), _METADATA, b"x"),
+        encode_command(_ACK),
+    ],
+    ids=["send", "ack"],
+)
+def test_a_wire_read_frame_before_connect_closes(raw: RawClient, frame: bytes) -> None:
+    """The SEND and the ACK the broker's reader scans from the wire (not through the command
+    handler) are refused before CONNECT too. Checked against a reader without that check: the
+    ACK then stays unanswered on an open connection (the test fails); the SEND still closes it,
+    as a SEND for a producer never created, so that case guards the outcome, not the check."""
+    raw.send(frame)
+    assert raw.is_closed_by_peer()
+
+
 def test_official_client_errors_on_invalid_topic(standalone: StandaloneProcess) -> None:
     client = official_client(standalone, operation_timeout_s=5)
     try:
