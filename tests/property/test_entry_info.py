@@ -16,42 +16,7 @@ from hypothesis import strategies as st
 
 from magnetar.broker.entry import _scan_info, entry_info, entry_info_of, entry_metadata
 from magnetar.wire import pulsar_api_pb2 as pb
-
-_INT32 = st.integers(-(2**31), 2**31 - 1)
-_INT64 = st.integers(-(2**63), 2**63 - 1)
-_UINT64 = st.integers(0, 2**64 - 1)
-_TEXT = st.text(max_size=12)
-
-
-@st.composite
-def metadata(draw: st.DrawFn) -> pb.MessageMetadata:
-    m = pb.MessageMetadata(
-        producer_name=draw(_TEXT),
-        sequence_id=draw(_UINT64),
-        publish_time=draw(_UINT64),
-    )
-    for key, value in draw(st.lists(st.tuples(_TEXT, _TEXT), max_size=3)):
-        m.properties.add(key=key, value=value)
-    if draw(st.booleans()):
-        m.partition_key = draw(_TEXT)
-    if draw(st.booleans()):
-        m.ordering_key = draw(st.binary(max_size=8))
-    if draw(st.booleans()):
-        m.num_messages_in_batch = draw(_INT32)
-    if draw(st.booleans()):
-        m.deliver_at_time = draw(_INT64)
-    if draw(st.booleans()):
-        m.uuid = draw(_TEXT)
-        m.num_chunks_from_msg = draw(_INT32)
-        m.chunk_id = draw(_INT32)
-        m.total_chunk_msg_size = draw(_INT32)
-    if draw(st.booleans()):
-        m.replicate_to.extend(draw(st.lists(_TEXT, max_size=2)))
-        m.event_time = draw(_UINT64)
-        m.schema_version = draw(st.binary(max_size=4))
-        m.highest_sequence_id = draw(_UINT64)
-        m.null_value = draw(st.booleans())
-    return m
+from tests.kit.pulsar_strategies import message_metadata
 
 
 def stored(meta: bytes, payload: bytes, checksum: bool) -> bytes:
@@ -60,7 +25,7 @@ def stored(meta: bytes, payload: bytes, checksum: bool) -> bytes:
 
 
 @settings(max_examples=400, deadline=None)
-@given(metadata(), st.binary(max_size=16), st.booleans())
+@given(message_metadata(), st.binary(max_size=16), st.booleans())
 def test_the_scan_reads_what_protobuf_reads(
     m: pb.MessageMetadata, payload: bytes, checksum: bool
 ) -> None:

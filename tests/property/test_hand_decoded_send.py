@@ -27,10 +27,10 @@ from magnetar.protocol.frame import (
 from magnetar.protocol.hand_decoded import SendFrame, scan_send
 from magnetar.wire import pulsar_api_pb2 as pb
 from tests.kit.protobuf_wire import field
+from tests.kit.pulsar_strategies import message_metadata
 
 _INT32 = st.integers(-(2**31), 2**31 - 1)
 _UINT64 = st.integers(0, 2**64 - 1)
-_TEXT = st.text(max_size=12)
 
 
 @st.composite
@@ -47,45 +47,6 @@ def sends(draw: st.DrawFn) -> pb.BaseCommand:
         send.is_chunk = draw(st.booleans())
         send.marker = draw(st.booleans())
     return pb.BaseCommand(type=pb.BaseCommand.SEND, send=send)
-
-
-@st.composite
-def metadata(draw: st.DrawFn) -> pb.MessageMetadata:
-    """Any MessageMetadata a client writes, every field kind but encryption keys (which the
-    scan leaves to protobuf)."""
-    m = pb.MessageMetadata(
-        producer_name=draw(_TEXT), sequence_id=draw(_UINT64), publish_time=draw(_UINT64)
-    )
-    for key, value in draw(st.lists(st.tuples(_TEXT, _TEXT), max_size=3)):
-        m.properties.add(key=key, value=value)
-    if draw(st.booleans()):
-        m.partition_key = draw(_TEXT)
-        m.partition_key_b64_encoded = draw(st.booleans())
-        m.ordering_key = draw(st.binary(max_size=8))
-    if draw(st.booleans()):
-        m.compression = draw(st.sampled_from(pb.CompressionType.values()))
-        m.uncompressed_size = draw(st.integers(0, 2**32 - 1))
-        m.num_messages_in_batch = draw(_INT32)
-    if draw(st.booleans()):
-        m.uuid = draw(_TEXT)
-        m.num_chunks_from_msg = draw(_INT32)
-        m.chunk_id = draw(_INT32)
-        m.total_chunk_msg_size = draw(_INT32)
-    if draw(st.booleans()):
-        m.replicated_from = draw(_TEXT)
-        m.replicate_to.extend(draw(st.lists(_TEXT, max_size=2)))
-        m.event_time = draw(_UINT64)
-        m.schema_version = draw(st.binary(max_size=4))
-        m.highest_sequence_id = draw(_UINT64)
-        m.deliver_at_time = draw(st.integers(-(2**63), 2**63 - 1))
-        m.marker_type = draw(_INT32)
-        m.txnid_least_bits = draw(_UINT64)
-        m.txnid_most_bits = draw(_UINT64)
-        m.null_value = draw(st.booleans())
-        m.null_partition_key = draw(st.booleans())
-        m.encryption_algo = draw(_TEXT)
-        m.encryption_param = draw(st.binary(max_size=4))
-    return m
 
 
 def _frame(command: bytes, section: bytes) -> bytes:
@@ -109,7 +70,7 @@ def _decoded(data: bytes, sends: bool) -> list[object]:
 
 
 @settings(max_examples=400, deadline=None)
-@given(sends(), metadata(), st.binary(max_size=16), st.booleans())
+@given(sends(), message_metadata(), st.binary(max_size=16), st.booleans())
 def test_the_scan_reads_what_protobuf_reads(
     command: pb.BaseCommand, m: pb.MessageMetadata, payload: bytes, checksum: bool
 ) -> None:
@@ -125,7 +86,7 @@ def test_the_scan_reads_what_protobuf_reads(
 @settings(max_examples=600, deadline=None)
 @given(
     sends(),
-    metadata(),
+    message_metadata(),
     st.booleans(),
     st.lists(st.tuples(st.integers(0, 10_000), st.integers(0, 255)), min_size=1, max_size=3),
 )
