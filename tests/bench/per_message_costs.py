@@ -25,6 +25,8 @@ ratio. The alternatives are built here:
   bytearray it kept for longer values;
 - a dispatch step's run of MESSAGE frames for one consumer, what the frames share encoded
   once (``message_frames``), against a ``message_frame_head`` call per entry;
+- a producer's run of stored SENDs answered (``send_receipt_frames``: one buffer, the
+  producer and ledger encoded once) against a ``send_receipt_frame`` call per SEND, per SEND;
 - an ACK of 100 whole entries through the broker's reader (the ids scanned from the wire into
   positions) against protobuf's parse and the former per-id reads, per id;
 - a 1 KiB SEND through the broker's reader (``broker_frames``: the fields scanned from the
@@ -61,6 +63,7 @@ from magnetar.client.acks import AckRequest
 from magnetar.client.batch_builder import PendingMessage, encode_batch_payload
 from magnetar.client.message import Message, new_message
 from magnetar.client.receiver import _scan_single
+from magnetar.ids import EntryId, LedgerId
 from magnetar.ledger.bookie_client import AddRequest
 from magnetar.ledger.pending_adds import PendingRun
 from magnetar.managed_ledger.position import Position, position_of_pair
@@ -217,6 +220,29 @@ def message_heads_one_by_one(positions: list[tuple[int, int]], stored: list[byte
     return parts
 
 
+@dataclasses.dataclass
+class StoredSend:
+    """A stored SEND as the producer's receipts read it."""
+
+    sequence_id: int
+    highest_sequence_id: int | None
+    message_id: Position
+
+
+def receipts_one_by_one(producer_id: int, sends: list[StoredSend]) -> object:
+    """The producer's former loop: one :func:`send_receipt_frame` call per SEND."""
+    return [
+        hand_encoded.send_receipt_frame(
+            producer_id,
+            send.sequence_id,
+            send.message_id.ledger_id,
+            send.message_id.entry_id,
+            send.highest_sequence_id,
+        )
+        for send in sends
+    ]
+
+
 def decode_one(data: bytes, *, sends: bool) -> object:
     """One frame through a fresh decoder: the broker's reader (SENDs scanned from the wire)
     or protobuf's parse (:meth:`FrameDecoder.frames`)."""
@@ -269,6 +295,10 @@ def encoding_cases() -> list[Case]:
     raw = pb.SingleMessageMetadata(payload_size=100, sequence_id=42).SerializeToString()
     run_positions = [(123_456, 789 + i) for i in range(_BATCH)]
     run_stored = [stored] * _BATCH
+    stored_sends = [
+        StoredSend(42 + i, None, Position(LedgerId(123_456), EntryId(789 + i)))
+        for i in range(_BATCH)
+    ]
     meta = pb.MessageMetadata(producer_name="standalone-0-1", sequence_id=42, publish_time=1)
     send_1k = encode_payload_command(commands.send(1, 42), meta, b"x" * 1024)
     ack_ids = [pb.MessageIdData(ledger_id=123_456, entry_id=789 + i) for i in range(_BATCH)]
@@ -283,6 +313,12 @@ def encoding_cases() -> list[Case]:
             "SEND_RECEIPT frame",
             lambda: hand_encoded.send_receipt_frame(1, 42, 123_456, 789),
             lambda: encode_command(commands.send_receipt(1, 42, mid)),
+        ),
+        Case(
+            "SEND_RECEIPT frames of a run (one buffer)",
+            lambda: hand_encoded.send_receipt_frames(1, stored_sends),
+            lambda: receipts_one_by_one(1, stored_sends),
+            _BATCH,
         ),
         Case(
             "MESSAGE frame",

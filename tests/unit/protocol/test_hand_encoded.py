@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -12,6 +15,7 @@ from magnetar.protocol.hand_encoded import (
     message_frame_head,
     message_frames,
     send_receipt_frame,
+    send_receipt_frames,
     varint,
 )
 from magnetar.protocol.message_id import INT64_MAX, INT64_MIN, MessageId
@@ -33,6 +37,39 @@ def test_receipt_bytes_equal_protobuf(
         )
     )
     assert send_receipt_frame(producer_id, sequence_id, ledger_id, entry_id, highest) == expected
+
+
+@dataclass
+class _Stored:
+    """A stored SEND, as the producer's are read by the run encoder."""
+
+    sequence_id: int
+    highest_sequence_id: int | None
+    message_id: MessageId | None
+
+
+@settings(max_examples=300)
+@given(producer_id=U64,
+       sends=st.lists(st.tuples(U64, st.none() | U64, I64, I64), max_size=6))  # fmt: skip
+def test_a_run_of_receipts_equals_protobuf(
+    producer_id: int, sends: list[tuple[int, int | None, int, int]]
+) -> None:
+    """The producer's run encoder writes each receipt as protobuf does, back to back, the
+    ledger changing or not between SENDs."""
+    # The last SEND's follower too: the same ledger twice in a row.
+    sends += [(seq + 1 & (1 << 64) - 1, hi, ledger, entry) for seq, hi, ledger, entry in sends[-1:]]
+    receipts = [
+        commands.send_receipt(producer_id, seq, MessageId(ledger, entry), highest_sequence_id=hi)
+        for seq, hi, ledger, entry in sends
+    ]
+    expected = b"".join(encode_command(receipt) for receipt in receipts)
+    run = [_Stored(seq, hi, MessageId(ledger, entry)) for seq, hi, ledger, entry in sends]
+    assert send_receipt_frames(producer_id, run) == expected
+
+
+def test_a_receipt_run_refuses_a_send_not_stored() -> None:
+    with pytest.raises(ValueError, match="SEND 5 was not stored"):
+        send_receipt_frames(1, [_Stored(4, None, MessageId(1, 2)), _Stored(5, None, None)])
 
 
 def test_receipt_decodes() -> None:

@@ -65,7 +65,7 @@ from magnetar.ids import EntryId, LedgerId
 from magnetar.managed_ledger import Position
 from magnetar.protocol import commands
 from magnetar.protocol.errors import server_error_for
-from magnetar.protocol.hand_encoded import send_receipt_frame
+from magnetar.protocol.hand_encoded import send_receipt_frame, send_receipt_frames
 from magnetar.protocol.message_id import EARLIEST, MessageId
 from magnetar.tasks import TaskSet
 from magnetar.telemetry import get_logger
@@ -368,11 +368,9 @@ class Producer:
             self.bytes_in += size
             self.rate_in.record(messages, size)
             if self.cnx.is_open and not self.closed:
-                receipts = []
-                for send in sends:
-                    assert send.message_id is not None  # _answer_head takes only stored ones
-                    receipts.append(self._receipt_frame(send, send.message_id))
-                self.cnx.write_frames(receipts)
+                # One buffer of receipts, encoded in one compiled call (_answer_head takes
+                # only stored SENDs, so each has a message id).
+                self.cnx.write(send_receipt_frames(self.producer_id, sends))
         finally:
             for send in sends:
                 send.on_done()

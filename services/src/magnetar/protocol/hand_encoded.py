@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Sequence
+from typing import Protocol
 
 from magnetar.wire import pulsar_api_pb2 as pb
 
@@ -33,6 +34,7 @@ _MASK64 = (1 << 64) - 1
 # Small varints, precomputed: field lengths, producer ids and early entry ids are all small.
 _SMALL = tuple(bytes((n,)) for n in range(128))
 _TYPE = b"\x08" + _SMALL[pb.BaseCommand.SEND_RECEIPT]  # field 1, varint
+_RECEIPT_HEAD = _TYPE + b"\x3a"  # type, then field 7
 _MESSAGE_TYPE = b"\x08" + _SMALL[pb.BaseCommand.MESSAGE] + b"\x4a"  # type, then field 9
 
 
@@ -96,6 +98,76 @@ def send_receipt_frame(
             highest,
         )
     )
+
+
+class _StoredAt(Protocol):
+    """Where an entry was stored (a Position, a MessageId)."""
+
+    @property
+    def ledger_id(self) -> int: ...
+
+    @property
+    def entry_id(self) -> int: ...
+
+
+class Receipted(Protocol):
+    """A stored SEND, as :func:`send_receipt_frames` reads it."""
+
+    @property
+    def sequence_id(self) -> int: ...
+
+    @property
+    def highest_sequence_id(self) -> int | None: ...
+
+    @property
+    def message_id(self) -> _StoredAt | None: ...  # None: not stored (never passed here)
+
+
+def send_receipt_frames(producer_id: int, sends: Sequence[Receipted]) -> bytes:
+    """The SEND_RECEIPT frames of a run of one producer's stored SENDs, back to back in one
+    buffer: :func:`send_receipt_frame` for each, with the producer and (mostly) the ledger
+    encoded once."""
+    producer = varint(producer_id)
+    parts: list[bytes] = []
+    last_ledger = -1
+    ledger = b""
+    for send in sends:
+        at = send.message_id
+        if at is None:
+            raise ValueError(f"SEND {send.sequence_id} was not stored: it gets no receipt")
+        ledger_id = at.ledger_id
+        if ledger_id != last_ledger:
+            ledger = varint(ledger_id & _MASK64)
+            last_ledger = ledger_id
+        sequence = varint(send.sequence_id & _MASK64)
+        entry = varint(at.entry_id & _MASK64)
+        highest_id = send.highest_sequence_id
+        # As send_receipt_frame: the sizes counted from the parts' lengths.
+        mid_size = 2 + len(ledger) + len(entry)
+        body_size = 1 + len(producer) + 1 + len(sequence) + 2 + mid_size
+        highest = b""
+        if highest_id is not None:
+            highest = varint(highest_id & _MASK64)
+            body_size += 1 + len(highest)
+        head = varint(body_size)
+        total = 3 + len(head) + body_size  # type + body tag + body size + body
+        parts.append(_SIZES.pack(total + 4, total))
+        parts.append(_RECEIPT_HEAD)
+        parts.append(head)
+        parts.append(b"\x08")
+        parts.append(producer)
+        parts.append(b"\x10")
+        parts.append(sequence)
+        parts.append(b"\x1a")
+        parts.append(_SMALL[mid_size])
+        parts.append(b"\x08")
+        parts.append(ledger)
+        parts.append(b"\x10")
+        parts.append(entry)
+        if highest_id is not None:
+            parts.append(b"\x20")
+            parts.append(highest)
+    return b"".join(parts)
 
 
 def message_frame(
