@@ -214,6 +214,11 @@ def _send_body(command: bytes) -> tuple[int, int, int | None, int] | None:
     return producer_id, sequence_id, highest, num_messages
 
 
+def _u32_at(data: bytes, pos: int) -> int:
+    """The big-endian uint32 at ``data[pos:pos + 4]`` (in range), without a slice."""
+    return (data[pos] << 24) | (data[pos + 1] << 16) | (data[pos + 2] << 8) | data[pos + 3]
+
+
 def _scan_section(section: bytes, verify_checksum: bool) -> tuple[bool, int, int]:
     """(as expected, chunk_id, num_chunks_from_msg) of a SEND's payload section."""
     size = len(section)
@@ -222,15 +227,14 @@ def _scan_section(section: bytes, verify_checksum: bool) -> tuple[bool, int, int
         if size < 6:
             return _NOT_EXPECTED
         pos = 6
-        if verify_checksum:
-            checksum = int.from_bytes(section[2:6], "big")
-            if _crc(memoryview(section)[6:]) != checksum:
-                return _NOT_EXPECTED
+        # (A copy of the covered bytes is cheaper here than a memoryview of them.)
+        if verify_checksum and _crc(section[6:]) != _u32_at(section, 2):
+            return _NOT_EXPECTED
     elif size >= 2 and section[0] == 0x0E and section[1] == 0x02:
         return _NOT_EXPECTED  # broker entry metadata: clients do not send it
     if size - pos < 4:
         return _NOT_EXPECTED
-    meta_size = int.from_bytes(section[pos : pos + 4], "big")
+    meta_size = _u32_at(section, pos)
     r = _Reader(section, pos + 4, pos + 4 + meta_size)
     if r.end > size:
         return _NOT_EXPECTED
