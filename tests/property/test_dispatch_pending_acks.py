@@ -137,4 +137,7 @@ def test_a_run_records_what_one_add_an_entry_records(
     many.discard_run(acked)
     for consumer in CONSUMERS:
         assert one.of(consumer) == many.of(consumer)
+        assert one.unacked_messages(consumer) == many.unacked_messages(consumer)
+    for slot in range(4):
+        assert one.holders_of_hash(slot) == many.holders_of_hash(slot)
     assert len(one) == len(many)

@@ -200,10 +200,24 @@ class PendingAcks:
 
     def discard_run(self, positions: Sequence[Position]) -> None:
         """:meth:`discard` for every id of an ACK frame without ack sets."""
-        by_position = self._by_position
+        # :meth:`_drop` inlined: one lookup of each position, the consumer's index looked up
+        # once per run of entries it holds (the usual ACK: all of one consumer's).
+        by_position, by_consumer = self._by_position, self._by_consumer
+        owner: ConsumerKey | None = None
+        held: set[Position] = set()
         for position in positions:
-            if position in by_position:
-                self._drop(position)
+            record = by_position.pop(position, None)
+            if record is None:
+                continue
+            consumer = record.consumer
+            if consumer != owner:
+                owner = consumer
+                held = by_consumer[consumer]
+            held.discard(position)
+            if not held:  # (none of its entries can follow: each is in its index)
+                del by_consumer[consumer]
+            if record.sticky_hash is not None:
+                self._release_hash(record.sticky_hash, consumer)
 
     def ack_cumulative(self, position: Position, ack_set: int | None = None) -> AckOutcome:
         covered = sorted(p for p in self._by_position if p <= position)
@@ -260,9 +274,13 @@ class PendingAcks:
         if not held:
             del self._by_consumer[record.consumer]
         if record.sticky_hash is not None:
-            holders = self._by_hash[record.sticky_hash]
-            holders[record.consumer] -= 1
-            if not holders[record.consumer]:
-                del holders[record.consumer]
-            if not holders:
-                del self._by_hash[record.sticky_hash]
+            self._release_hash(record.sticky_hash, record.consumer)
+
+    def _release_hash(self, sticky_hash: int, consumer: ConsumerKey) -> None:
+        """One entry of ``consumer`` under ``sticky_hash`` is no longer pending."""
+        holders = self._by_hash[sticky_hash]
+        holders[consumer] -= 1
+        if not holders[consumer]:
+            del holders[consumer]
+        if not holders:
+            del self._by_hash[sticky_hash]
