@@ -155,6 +155,33 @@ def test_round_trip_over_random_chunks(
             assert frame.payload.payload == payload
 
 
+@given(
+    streams(),
+    st.lists(st.integers(min_value=0, max_value=10_000), max_size=20),
+    st.lists(st.booleans(), min_size=21, max_size=21),
+)
+def test_frames_taken_now_and_then_over_random_chunks(
+    stream: tuple[bytes, list[Expected]], cuts: list[int], take: list[bool]
+) -> None:
+    """Several feeds before the frames are taken (complete frames and a cut one left between
+    feeds, a frame collected over many feeds) decode the same stream; ``buffered`` counts
+    what was fed and not yet returned."""
+    data, expected = stream
+    decoder = FrameDecoder()
+    commands_seen: list[pb.BaseCommand] = []
+    fed = 0
+    for chunk, take_now in zip(chunked(data, cuts), take, strict=False):
+        decoder.feed(chunk)
+        fed += len(chunk)
+        assert decoder.buffered <= fed
+        if take_now:
+            commands_seen.extend(frame.command for frame in decoder.frames())
+    commands_seen.extend(frame.command for frame in decoder.frames())
+    assert decoder.buffered == 0
+    decoder.eof()
+    assert commands_seen == [command for command, _, _ in expected]
+
+
 def drain(decoder: FrameDecoder, chunks: list[bytes]) -> None:
     """Feed everything, skipping frame-local errors; stop at the first fatal one.
 

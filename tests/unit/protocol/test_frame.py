@@ -153,6 +153,28 @@ def test_frames_split_byte_by_byte() -> None:
     decoder.eof()
 
 
+def test_a_large_frame_over_many_feeds_then_the_next_frame() -> None:
+    """A frame longer than each read is collected until whole (bytearray and memoryview feeds
+    too), and the frame after it, in the same last read, comes out with it."""
+    payload = bytes(range(256)) * 4096  # 1 MiB
+    big = encode_payload_command(commands.send(3, 7), metadata(7), payload)
+    stream = big + encode_command(commands.ping())
+    decoder = FrameDecoder()
+    got: list[Frame] = []
+    pieces = [stream[i : i + 65536] for i in range(0, len(stream), 65536)]
+    for n, piece in enumerate(pieces):
+        decoder.feed(memoryview(piece) if n % 2 else bytearray(piece))
+        got.extend(decoder.frames())
+        if n < len(pieces) - 1:
+            assert got == []
+            assert decoder.buffered == sum(len(p) for p in pieces[: n + 1])
+    assert [f.type for f in got] == [T.SEND, T.PING]
+    assert got[0].payload is not None
+    assert got[0].payload.payload == payload
+    assert decoder.buffered == 0
+    decoder.eof()
+
+
 # ------------------------------------------------------------------ bad input
 
 

@@ -69,7 +69,6 @@ _U32 = struct.Struct(">I")
 _U16 = struct.Struct(">H")
 _MAGIC_CRC = _U16.pack(MAGIC_CRC32C)
 _MAGIC_BEM = _U16.pack(MAGIC_BROKER_ENTRY_METADATA)
-_COMPACT_AT = 64 * 1024
 
 
 def crc32c(data: bytes | bytearray | memoryview, value: int = 0) -> int:
@@ -285,7 +284,14 @@ def send_frame_of(frame: Frame) -> SendFrame:
 
 
 class FrameDecoder:
-    """Incremental decoder: :meth:`feed` bytes as they arrive, then iterate :meth:`frames`."""
+    """Incremental decoder: :meth:`feed` bytes as they arrive, then iterate :meth:`frames`.
+
+    What was received and not yet returned is kept as one ``bytes`` object with an offset into
+    it, so that each frame's parts are plain slices of it (one copy each, no view). A feed
+    joins what is left (a frame cut short by the last read) with the new bytes. A frame that
+    is still incomplete after a feed is collected in a ``bytearray`` instead until it is whole,
+    so that a large frame arriving in many reads is copied about twice, not once per read.
+    """
 
     def __init__(
         self, *, max_frame_size: int = DEFAULT_MAX_FRAME_SIZE, verify_checksum: bool = True
@@ -294,8 +300,12 @@ class FrameDecoder:
             raise ValueError("max_frame_size must leave room for a command")
         self._max_frame_size = max_frame_size
         self._verify_checksum = verify_checksum
-        self._buffer = bytearray()
+        self._data = b""
         self._offset = 0
+        # A frame still incomplete after a feed, collected here (then _data is empty), and the
+        # bytes it needs in all (its size field included).
+        self._partial: bytearray | None = None
+        self._need = 0
         self._broken: ProtocolError | None = None
 
     @property
@@ -309,14 +319,31 @@ class FrameDecoder:
     @property
     def buffered(self) -> int:
         """Bytes received but not yet returned as frames."""
-        return len(self._buffer) - self._offset
+        partial = self._partial
+        return len(self._data) - self._offset + (0 if partial is None else len(partial))
 
     def feed(self, data: bytes | bytearray | memoryview) -> None:
         """Append received bytes. Raises FrameTooLarge early, without buffering the frame."""
         if self._broken is not None:
             raise self._broken
-        self._buffer += data
-        self._check_header()
+        partial = self._partial
+        if partial is not None:
+            partial += data
+            if len(partial) >= self._need:  # whole now: back to one bytes object
+                self._data = bytes(partial)  # (the offset stayed 0 meanwhile)
+                self._partial = None
+            return
+        rest = len(self._data) - self._offset
+        if rest:
+            self._data = self._data[self._offset :] + data
+        else:
+            self._data = data if type(data) is bytes else bytes(data)
+        self._offset = 0
+        total = self._check_header()
+        if total is not None and len(self._data) < 4 + total:
+            self._partial = bytearray(self._data)
+            self._need = 4 + total
+            self._data = b""
 
     def frames(self) -> Iterator[Frame]:
         """Yield every complete frame buffered so far.
@@ -335,30 +362,24 @@ class FrameDecoder:
         return self._frames(broker=True)
 
     def _frames(self, broker: bool) -> Iterator[Frame | SendFrame | AckFrame]:
-        buffer = self._buffer
         verify = self._verify_checksum
         while True:
             if self._broken is not None:
                 raise self._broken
+            # Read again at each frame: a feed while a frame is out replaces them.
+            data = self._data
             total = self._check_header()
             start = self._offset + 4
-            if total is None or len(buffer) < start + total:
-                self._compact()
+            if total is None or len(data) < start + total:
                 return
             end = start + total
-            cmd_end = start + 4 + _U32.unpack_from(buffer, start)[0]
-            # Copies out of the buffer, so that no view into it outlives this step (an
-            # exception's traceback could hold one and block the buffer from being resized).
-            with memoryview(buffer) as view:
-                if cmd_end < end:  # a command and what follows it (a SEND's payload section)
-                    command = bytes(view[start + 4 : cmd_end])
-                    section = bytes(view[cmd_end:end])
-                    body = b""
-                else:  # a simple command, or one that does not fit its frame (an error)
-                    command = section = b""
-                    body = bytes(view[start:end])
+            cmd_end = start + 4 + _U32.unpack_from(data, start)[0]
             self._offset = end
-            if not section:
+            if cmd_end < end:  # a command and what follows it (a SEND's payload section)
+                command = data[start + 4 : cmd_end]
+                section = data[cmd_end:end]
+            else:  # a simple command, or one that does not fit its frame (an error)
+                body = data[start:end]
                 # An ACK of whole entries (a command filling its frame) is scanned too.
                 if broker and len(body) > 6 and body[4] == 0x08 and body[5] == ACK_TYPE:
                     ack = scan_ack(body, 4) if cmd_end == end else None
@@ -366,8 +387,9 @@ class FrameDecoder:
                         yield ack
                         continue
                 yield parse_frame_body(body, verify_checksum=verify)
-            elif not broker:
-                # The command and its payload section copied apart: the stored bytes are then
+                continue
+            if not broker:
+                # The command and its payload section sliced apart: the stored bytes are then
                 # the section itself (no second copy of the payload out of a frame body).
                 yield parse_split_frame(command, section, verify_checksum=verify)
             else:
@@ -386,9 +408,10 @@ class FrameDecoder:
             self._break(TruncatedFrame(self.buffered))
 
     def _check_header(self) -> int | None:
-        if len(self._buffer) - self._offset < 4:
+        """The size field of the next frame in ``_data`` (None: not all four bytes yet)."""
+        if len(self._data) - self._offset < 4:
             return None
-        (total,) = _U32.unpack_from(self._buffer, self._offset)
+        (total,) = _U32.unpack_from(self._data, self._offset)
         if total > self._max_frame_size:
             self._break(FrameTooLarge(total, self._max_frame_size))
         if total < 4:
@@ -397,14 +420,10 @@ class FrameDecoder:
 
     def _break(self, error: ProtocolError) -> None:
         self._broken = error
-        self._buffer = bytearray()
+        self._data = b""
         self._offset = 0
+        self._partial = None
         raise error
-
-    def _compact(self) -> None:
-        if self._offset and (self._offset >= _COMPACT_AT or self._offset == len(self._buffer)):
-            del self._buffer[: self._offset]
-            self._offset = 0
 
 
 # ------------------------------------------------------------------ encoding
