@@ -217,16 +217,68 @@ async def test_a_small_add_does_not_overtake_a_big_one_waiting_for_room(bookie: 
         await store.close()
 
 
-async def test_adds_go_on_after_the_sender_task_died(bookie: Bookie) -> None:
+@pytest.fixture
+async def narrow_bookie(tmp_path: Path) -> AsyncIterator[Bookie]:
+    """A bookie whose journal queue holds two records: the third add sent in one go finds it
+    full and must wait for room."""
+    journal = JournalConfig(sync=True, queue_records=2)
+    b = await Bookie.open(BookieConfig(data_dir=tmp_path, journal=journal))
+    yield b
+    await b.close()
+
+
+async def test_a_run_with_nothing_ahead_is_journalled_without_the_sender_task(
+    bookie: Bookie,
+) -> None:
     client = LocalBookieClient(BID, LocalBookie(bookie), LedgerClientConfig())
     try:
-        assert await send_all(client, [add(8, 0, b"a")]) == [pb.OK]
+        assert await send_all(client, [add(8, i, b"a") for i in range(5)]) == [pb.OK] * 5
+        assert client._runner is None  # each went to the journal inside its send_adds
+    finally:
+        await client.close()
+
+
+async def test_an_add_sent_while_another_waits_for_room_goes_behind_it(
+    narrow_bookie: Bookie,
+) -> None:
+    """Adds 0 and 1 fill the journal queue; add 2 waits for room in the sender task. Add 3 is
+    sent from add 0's answer, just as room is made and before the sender has handed add 2
+    over: it must not get ahead of add 2 (the answers come in journal order)."""
+    client = LocalBookieClient(BID, LocalBookie(narrow_bookie), LedgerClientConfig())
+    loop = asyncio.get_running_loop()
+    order: list[int] = []
+    done = [loop.create_future() for _ in range(4)]
+
+    def send(i: int) -> None:
+        def answered(status: int) -> None:
+            order.append(i)
+            done[i].set_result(status)
+            if i == 0:
+                loop.call_soon(send, 3)  # runs before the sender's wait for room ends
+
+        client.send_add(add(9, i, b"p%d" % i), answered)
+
+    try:
+        for i in range(3):
+            send(i)
+        async with asyncio.timeout(10):
+            assert await asyncio.gather(*done) == [pb.OK] * 4
+        assert order == [0, 1, 2, 3]
+    finally:
+        await client.close()
+
+
+async def test_adds_go_on_after_the_sender_task_died(narrow_bookie: Bookie) -> None:
+    client = LocalBookieClient(BID, LocalBookie(narrow_bookie), LedgerClientConfig())
+    try:
+        # Three in one go: the third waits for room, in the sender task.
+        assert await send_all(client, [add(8, i, b"a") for i in range(3)]) == [pb.OK] * 3
         runner = client._runner
         assert runner is not None
         runner.cancel()  # as if it had died of an unexpected error
         with pytest.raises(asyncio.CancelledError):
             await runner
-        assert await send_all(client, [add(8, 1, b"b")]) == [pb.OK]
+        assert await send_all(client, [add(8, 3 + i, b"b") for i in range(3)]) == [pb.OK] * 3
     finally:
         await client.close()
 

@@ -104,6 +104,10 @@ class AddQueue:
         self._count = 0  # adds queued
         self._queued = asyncio.Event()
 
+    def __bool__(self) -> bool:
+        """Whether any run is queued."""
+        return bool(self._runs)
+
     def offer(self, adds: list[AddRequest], callback: AddRunCallback) -> bool:
         if self._count >= self._limit:
             callback(BookieUnavailable(self._bookie_id, "add queue full"))

@@ -7,13 +7,15 @@ handles a :class:`LocalBookieClient` for the bookie ids it was told are in-proce
 package may not import the bookie (import contract): it takes any :class:`InProcessBookie`,
 which the standalone builds from its bookie (``magnetar.bookie.local.LocalBookie``).
 
-Adds keep :class:`BookieClient`'s contract: ``send_adds`` queues a run (bounded) and returns;
-one sender task submits whatever runs are queued, in order, as one batch, and each run's
-callback gets the wire ``Status`` of its adds in one call once the bookie has journalled them
-durably (never earlier; a failed journal
-write is ``INTERNAL``), or :class:`BookieUnavailable` if the bookie refused the batch or this
-client closed. A batch is handed over without a coroutine when the journal has room. Calls other
-than adds go straight to the bookie; its errors become :class:`BookieUnavailable`.
+Adds keep :class:`BookieClient`'s contract: ``send_adds`` hands a run over and returns; each
+run's callback gets the wire ``Status`` of its adds in one call once the bookie has journalled
+them durably (never earlier; a failed journal write is ``INTERNAL``), or
+:class:`BookieUnavailable` if the bookie refused the batch or this client closed. A run with
+nothing queued ahead of it goes to the journal at once when it has room (no task is woken for
+it: at a paced rate that wake-up was one loop step for every two messages); otherwise it is
+queued (bounded), and one sender task submits whatever runs are queued, in order, as one
+batch, waiting for room when the journal is full. Calls other than adds go straight to the
+bookie; its errors become :class:`BookieUnavailable`.
 
 Concurrency: everything on the one loop. The client owns its sender task (cancelled in
 :meth:`LocalBookieClient.close`); callbacks run on the loop and must not block.
@@ -53,8 +55,9 @@ class DurableAdds(Protocol):
 class InProcessBookie(Protocol):
     """What the standalone's bookie offers its in-process ledger client: adds as the client's
     own :class:`AddRequest` values (no wire message built and parsed back), answers as wire
-    messages. ``submit_adds_nowait`` journals at once or returns None (journal full: nothing
-    done), ``submit_adds`` waits for room."""
+    messages. ``submit_adds_nowait`` journals at once or returns None (journal full, or a
+    ``submit_adds`` call still waiting for room: nothing done), ``submit_adds`` waits for room;
+    adds are journalled in call order."""
 
     def submit_adds_nowait(self, adds: Sequence[AddRequest]) -> DurableAdds | None: ...
 
@@ -100,10 +103,14 @@ class LocalBookieClient:
         self.send_adds([entry], functools.partial(one_result, callback))
 
     def send_adds(self, adds: list[AddRequest], callback: AddRunCallback) -> None:
-        """Queue a run of adds; ``callback`` gets their statuses (or the error) later, on the
-        loop, in one call."""
+        """Hand over a run of adds (to the journal, or queued behind earlier runs);
+        ``callback`` gets their statuses (or the error) later, on the loop, in one call."""
         if self._closed:
             callback(BookieUnavailable(self.bookie_id, "client closed"))
+            return
+        # Nothing queued ahead of it here, and the journal takes it now (it refuses while a
+        # batch of the sender's waits for room: the journal keeps call order).
+        if not self._adds and self._submit_now(adds, callback):
             return
         if not self._adds.offer(adds, callback):
             return
@@ -111,6 +118,26 @@ class LocalBookieClient:
             self._runner = asyncio.get_running_loop().create_task(
                 self._run(), name=f"local-bookie-adds-{self.bookie_id}"
             )
+
+    def _submit_now(self, adds: list[AddRequest], callback: AddRunCallback) -> bool:
+        """Journal the run at once if the journal has room now; False (nothing done) if not,
+        or if the bookie refused it (the sender task then tries again and reports the error,
+        so a failure never reaches the caller inside its own ``send_adds``)."""
+        try:
+            durable = self._bookie.submit_adds_nowait(adds)
+        except MagnetarError:
+            return False
+        if durable is None:
+            return False
+        batch_id = self._open_batch([(adds, callback)])
+        durable.add_done_callback(functools.partial(self._durable, batch_id))
+        return True
+
+    def _open_batch(self, runs: list[tuple[list[AddRequest], AddRunCallback]]) -> int:
+        """Number the batch of ``runs`` and keep it until it is answered."""
+        self._next_batch += 1
+        self._batches[self._next_batch] = runs
+        return self._next_batch
 
     async def _run(self) -> None:
         while True:
@@ -122,9 +149,7 @@ class LocalBookieClient:
                 adds = []
                 for run, _ in taken:
                     adds += run
-            self._next_batch += 1
-            batch_id = self._next_batch
-            self._batches[batch_id] = taken
+            batch_id = self._open_batch(taken)
             try:
                 durable = self._bookie.submit_adds_nowait(adds)  # no coroutine chain per batch
                 if durable is None:  # the journal is full: wait for room
