@@ -65,6 +65,7 @@ from magnetar.broker.producer_requests import ProducerRequests
 from magnetar.broker.schemas.requests import SchemaRequests
 from magnetar.broker.service import SERVER_VERSION, BrokerService
 from magnetar.broker.transport_cnx import ErrorReply, RequestWork
+from magnetar.chunk_reader import ByteReader
 from magnetar.errors import MagnetarError
 from magnetar.naming import InvalidTopicName, NamespaceName, TopicName
 from magnetar.protocol import commands
@@ -98,7 +99,7 @@ class ServerCnx:
     def __init__(
         self,
         service: BrokerService,
-        reader: asyncio.StreamReader,
+        reader: ByteReader,
         writer: asyncio.StreamWriter,
     ) -> None:
         self._service = service

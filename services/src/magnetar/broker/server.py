@@ -19,15 +19,17 @@ import time
 
 from magnetar.broker.connection import ServerCnx
 from magnetar.broker.service import BrokerService
+from magnetar.chunk_reader import ByteReader, start_server
 from magnetar.open_connections import OpenConnections
 from magnetar.telemetry import get_logger
 from magnetar.tls import ServerTls, listen_options
 
 log = get_logger(__name__)
 
-# The StreamReader stops reading the socket above twice this (and registers it with the
-# selector again when drained): at asyncio's 64 KiB default that is a pair of epoll calls for
-# many reads under load. 1 MiB bounds a connection's unread bytes at 2 MiB.
+# The reader (a ChunkReader: received bytes handed over without copies) stops reading the
+# socket above twice this (and registers it with the selector again when drained): at
+# asyncio's 64 KiB default that is a pair of epoll calls for many reads under load. 1 MiB
+# bounds a connection's unread bytes at 2 MiB.
 _STREAM_LIMIT = 1024 * 1024
 TLS_HANDSHAKE_TIMEOUT_S = 10.0
 # How long a stop lets the connections finish: the adds in flight complete within a journal
@@ -48,7 +50,7 @@ class BrokerServer:
 
     async def start(self) -> int:
         """Listen; returns the bound port (useful with port 0)."""
-        self._server = await asyncio.start_server(
+        self._server = await start_server(
             self._serve,
             self.host,
             self.port,
@@ -59,7 +61,7 @@ class BrokerServer:
         log.info("broker_listening", host=self.host, port=self.port, tls=self.tls is not None)
         return self.port
 
-    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def _serve(self, reader: ByteReader, writer: asyncio.StreamWriter) -> None:
         cnx = ServerCnx(self.service, reader, writer)
         self._connections.add(cnx)
         try:
