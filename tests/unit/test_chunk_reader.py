@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from magnetar.chunk_reader import ByteReader, ChunkReader, start_server
+from magnetar.chunk_reader import ByteReader, ChunkReader, open_connection, start_server
 
 
 class _Server:
@@ -136,3 +136,24 @@ async def test_bad_calls_are_refused() -> None:
     reader.feed_eof()
     assert await reader.read(10) == b""
     assert reader.at_eof()
+
+
+async def test_a_client_connection_reads_what_the_server_wrote() -> None:
+    sent = bytes(range(256)) * 300
+
+    async def serve(_: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        for i in range(0, len(sent), 1000):
+            writer.write(sent[i : i + 1000])
+            await writer.drain()
+        writer.close()
+
+    plain = await asyncio.start_server(serve, "127.0.0.1", 0)
+    try:
+        port = plain.sockets[0].getsockname()[1]
+        reader, writer = await open_connection("127.0.0.1", port, limit=4096)
+        assert isinstance(reader, ChunkReader)
+        assert await read_to_end(reader, 8192) == sent
+        writer.close()
+    finally:
+        plain.close()
+        await plain.wait_closed()

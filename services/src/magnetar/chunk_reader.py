@@ -15,7 +15,8 @@ It is a ``StreamReader`` (``asyncio.StreamWriter`` insists on one) that override
 see an empty buffer). Flow control is StreamReader's: reading from the socket pauses once more
 than twice ``limit`` bytes are unread and resumes once no more than ``limit`` are.
 
-:func:`start_server` is ``asyncio.start_server`` with this reader. On the loop only.
+:func:`start_server` and :func:`open_connection` are asyncio's with this reader. On the loop
+only.
 """
 
 from __future__ import annotations
@@ -156,3 +157,14 @@ async def start_server(
         return asyncio.StreamReaderProtocol(ChunkReader(limit, loop), client_connected, loop=loop)
 
     return await loop.create_server(factory, host, port, **kwds)
+
+
+async def open_connection(
+    host: str, port: int, *, limit: int, **kwds: Any
+) -> tuple[ChunkReader, asyncio.StreamWriter]:
+    """``asyncio.open_connection`` that reads through a :class:`ChunkReader`."""
+    loop = asyncio.get_running_loop()
+    reader = ChunkReader(limit, loop)
+    protocol = asyncio.StreamReaderProtocol(reader, loop=loop)
+    transport, _ = await loop.create_connection(lambda: protocol, host, port, **kwds)
+    return reader, asyncio.StreamWriter(transport, protocol, reader, loop)

@@ -36,6 +36,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from magnetar.cancellation import cancel_and_wait
+from magnetar.chunk_reader import open_connection
 from magnetar.client.errors import (
     ConnectionFailed,
     ConnectionLost,
@@ -201,7 +202,7 @@ class Connection:
         host, _, port = physical.rpartition(":")
         try:
             async with asyncio.timeout(connection_timeout_s):
-                reader, writer = await asyncio.open_connection(
+                reader, writer = await open_connection(  # (reads without copies)
                     host,
                     int(port),
                     ssl=tls.ssl_context() if tls is not None else None,

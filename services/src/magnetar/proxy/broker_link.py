@@ -25,6 +25,7 @@ import itertools
 from collections.abc import Iterator
 
 from magnetar.cancellation import cancel_and_wait
+from magnetar.chunk_reader import open_connection
 from magnetar.protocol import commands
 from magnetar.protocol.errors import ProtocolError
 from magnetar.protocol.frame import Frame, FrameDecoder, command_body, encode_command
@@ -88,9 +89,10 @@ class BrokerLink:
         target = (dial or BrokerDial(None, None)).target(address)  # BrokerWithoutTls
         try:
             async with asyncio.timeout(limits.connect_timeout_s + limits.handshake_timeout_s):
-                reader, writer = await asyncio.open_connection(
+                reader, writer = await open_connection(  # (reads without copies)
                     target.host,
                     target.port,
+                    limit=64 * 1024,  # asyncio's default flow-control limit
                     ssl=target.ssl,
                     server_hostname=target.server_hostname,
                 )
