@@ -287,10 +287,12 @@ class FrameDecoder:
     """Incremental decoder: :meth:`feed` bytes as they arrive, then iterate :meth:`frames`.
 
     What was received and not yet returned is kept as one ``bytes`` object with an offset into
-    it, so that each frame's parts are plain slices of it (one copy each, no view). A feed
-    joins what is left (a frame cut short by the last read) with the new bytes. A frame that
-    is still incomplete after a feed is collected in a ``bytearray`` instead until it is whole,
-    so that a large frame arriving in many reads is copied about twice, not once per read.
+    it, so that each frame's parts are plain slices of it (one copy each, no view). When a
+    feed completes a frame the last read cut short, that frame alone is joined (the head) and
+    the new bytes are kept as they are behind it; otherwise what is left and the new bytes are
+    joined. A frame that is still incomplete after a feed is collected in a ``bytearray``
+    instead until it is whole, so that a large frame arriving in many reads is copied about
+    twice, not once per read.
     """
 
     def __init__(
@@ -302,6 +304,7 @@ class FrameDecoder:
         self._verify_checksum = verify_checksum
         self._data = b""
         self._offset = 0
+        self._head = b""  # one whole frame that comes before _data[_offset:], or nothing
         # A frame still incomplete after a feed, collected here (then _data is empty), and the
         # bytes it needs in all (its size field included).
         self._partial: bytearray | None = None
@@ -320,7 +323,8 @@ class FrameDecoder:
     def buffered(self) -> int:
         """Bytes received but not yet returned as frames."""
         partial = self._partial
-        return len(self._data) - self._offset + (0 if partial is None else len(partial))
+        unread = len(self._head) + len(self._data) - self._offset
+        return unread + (0 if partial is None else len(partial))
 
     def feed(self, data: bytes | bytearray | memoryview) -> None:
         """Append received bytes. Raises FrameTooLarge early, without buffering the frame."""
@@ -334,16 +338,30 @@ class FrameDecoder:
                 self._partial = None
             return
         rest = len(self._data) - self._offset
-        if rest:
-            self._data = self._data[self._offset :] + data
-        else:
+        if not rest:
             self._data = data if type(data) is bytes else bytes(data)
-        self._offset = 0
+            self._offset = 0
+        elif self._head or rest < 4:
+            self._data = self._data[self._offset :] + data
+            self._offset = 0
+        else:
+            # The cut frame's size is known: if it ends inside this read, join just that frame
+            # and keep the read as it is behind it. (need <= 0: the frame is whole, feeds came
+            # without the frames being taken in between.)
+            need = 4 + _U32.unpack_from(self._data, self._offset)[0] - rest
+            if 0 < need < len(data):
+                self._head = self._data[self._offset :] + data[:need]
+                self._data = data if type(data) is bytes else bytes(data)
+                self._offset = need
+            else:
+                self._data = self._data[self._offset :] + data
+                self._offset = 0
         total = self._check_header()
-        if total is not None and len(self._data) < 4 + total:
-            self._partial = bytearray(self._data)
+        if total is not None and len(self._data) - self._offset < 4 + total:
+            self._partial = bytearray(memoryview(self._data)[self._offset :])
             self._need = 4 + total
             self._data = b""
+            self._offset = 0
 
     def frames(self) -> Iterator[Frame]:
         """Yield every complete frame buffered so far.
@@ -367,14 +385,23 @@ class FrameDecoder:
             if self._broken is not None:
                 raise self._broken
             # Read again at each frame: a feed while a frame is out replaces them.
-            data = self._data
-            total = self._check_header()
-            start = self._offset + 4
+            head = self._head
+            if head:
+                data = head
+                pos = 0
+            else:
+                data = self._data
+                pos = self._offset
+            total = self._header_at(data, pos)
+            start = pos + 4
             if total is None or len(data) < start + total:
                 return
             end = start + total
             cmd_end = start + 4 + _U32.unpack_from(data, start)[0]
-            self._offset = end
+            if head:
+                self._head = b""
+            else:
+                self._offset = end
             if cmd_end < end:  # a command and what follows it (a SEND's payload section)
                 command = data[start + 4 : cmd_end]
                 section = data[cmd_end:end]
@@ -409,9 +436,14 @@ class FrameDecoder:
 
     def _check_header(self) -> int | None:
         """The size field of the next frame in ``_data`` (None: not all four bytes yet)."""
-        if len(self._data) - self._offset < 4:
+        return self._header_at(self._data, self._offset)
+
+    def _header_at(self, data: bytes, pos: int) -> int | None:
+        """The size field of the frame at ``data[pos:]`` (None: not all four bytes yet);
+        breaks the stream on a size out of bounds."""
+        if len(data) - pos < 4:
             return None
-        (total,) = _U32.unpack_from(self._data, self._offset)
+        (total,) = _U32.unpack_from(data, pos)
         if total > self._max_frame_size:
             self._break(FrameTooLarge(total, self._max_frame_size))
         if total < 4:
@@ -422,6 +454,7 @@ class FrameDecoder:
         self._broken = error
         self._data = b""
         self._offset = 0
+        self._head = b""
         self._partial = None
         raise error
 
