@@ -5,8 +5,9 @@ as a bytearray slice, and that slice into the ``bytes`` that :meth:`read` return
 that decodes frames from what it reads needs none of those copies: each chunk the transport
 delivers is already a ``bytes`` object. :class:`ChunkReader` keeps the chunks as they came and
 :meth:`~ChunkReader.read` returns them: the one chunk itself, or the chunks joined (one copy)
-when several came in between two reads. At 16 KiB messages the reader's copies were about a
-tenth of a broker's CPU (docs/benchmarks.md, "Issue 17, session 13").
+when several came in between two reads. At 16 KiB messages the copies on the loop thread
+(these and the frame decoder's) were about a tenth of a broker's CPU (docs/benchmarks.md,
+"Issue 17, session 13").
 
 It is a ``StreamReader`` (``asyncio.StreamWriter`` insists on one) that overrides what
 ``asyncio.StreamReaderProtocol`` and the writer call on a reader (``set_transport``,
