@@ -431,16 +431,15 @@ class Producer:
     # ------------------------------------------------------------------ replies
     def _receipt(self, send: _Send, message_id: Stored) -> None:
         if self.cnx.is_open and not self.closed:
-            self.cnx.write(self._receipt_frame(send, message_id))
-
-    def _receipt_frame(self, send: _Send, message_id: Stored) -> bytes:
-        return send_receipt_frame(
-            self.producer_id,
-            send.sequence_id,
-            message_id.ledger_id,
-            message_id.entry_id,
-            send.highest_sequence_id,
-        )
+            self.cnx.write(
+                send_receipt_frame(
+                    self.producer_id,
+                    send.sequence_id,
+                    message_id.ledger_id,
+                    message_id.entry_id,
+                    send.highest_sequence_id,
+                )
+            )
 
     def _send_error(self, send: _Send, code: pb.ServerError.ValueType, message: str) -> None:
         if self.cnx.is_open and not self.closed:

@@ -33,8 +33,7 @@ _SIZES = struct.Struct(">II")  # a frame's total and command sizes
 _MASK64 = (1 << 64) - 1
 # Small varints, precomputed: field lengths, producer ids and early entry ids are all small.
 _SMALL = tuple(bytes((n,)) for n in range(128))
-_TYPE = b"\x08" + _SMALL[pb.BaseCommand.SEND_RECEIPT]  # field 1, varint
-_RECEIPT_HEAD = _TYPE + b"\x3a"  # type, then field 7
+_RECEIPT_HEAD = b"\x08" + _SMALL[pb.BaseCommand.SEND_RECEIPT] + b"\x3a"  # type, then field 7
 _MESSAGE_TYPE = b"\x08" + _SMALL[pb.BaseCommand.MESSAGE] + b"\x4a"  # type, then field 9
 
 
@@ -65,39 +64,55 @@ def send_receipt_frame(
     highest_sequence_id: int | None = None,
 ) -> bytes:
     """The whole SEND_RECEIPT frame for an entry stored at (ledger_id, entry_id)."""
-    producer = varint(producer_id)
-    sequence = varint(sequence_id & _MASK64)
-    ledger = varint(ledger_id & _MASK64)
-    entry = varint(entry_id & _MASK64)
-    highest = b"" if highest_sequence_id is None else varint(highest_sequence_id & _MASK64)
-    # The frame is written in one join, its sizes counted from the parts' lengths: the body is
-    # tag + producer, tag + sequence, tag + size + message id, then tag + highest (if any).
-    mid_size = 2 + len(ledger) + len(entry)
-    body_size = (
-        1 + len(producer) + 1 + len(sequence) + 2 + mid_size + (1 + len(highest) if highest else 0)
+    parts: list[bytes] = []
+    _add_receipt(
+        parts,
+        varint(producer_id),
+        sequence_id,
+        varint(ledger_id & _MASK64),
+        entry_id,
+        highest_sequence_id,
     )
+    return b"".join(parts)
+
+
+def _add_receipt(
+    parts: list[bytes],
+    producer: bytes,
+    sequence_id: int,
+    ledger: bytes,
+    entry_id: int,
+    highest_sequence_id: int | None,
+) -> None:
+    """Append one SEND_RECEIPT frame's parts; ``producer`` and ``ledger`` already encoded (a
+    run of receipts shares them). The sizes are counted from the parts' lengths: the body is
+    tag + producer, tag + sequence, tag + size + message id, then tag + highest (if any)."""
+    sequence = varint(sequence_id & _MASK64)
+    entry = varint(entry_id & _MASK64)
+    mid_size = 2 + len(ledger) + len(entry)
+    body_size = 1 + len(producer) + 1 + len(sequence) + 2 + mid_size
+    highest = b""
+    if highest_sequence_id is not None:
+        highest = varint(highest_sequence_id & _MASK64)
+        body_size += 1 + len(highest)
     head = varint(body_size)
     total = 3 + len(head) + body_size  # type + body tag + body size + body
-    return b"".join(
-        (
-            _SIZES.pack(total + 4, total),
-            _TYPE,
-            b"\x3a",
-            head,
-            b"\x08",
-            producer,
-            b"\x10",
-            sequence,
-            b"\x1a",
-            _SMALL[mid_size],
-            b"\x08",
-            ledger,
-            b"\x10",
-            entry,
-            b"" if highest_sequence_id is None else b"\x20",
-            highest,
-        )
-    )
+    parts.append(_SIZES.pack(total + 4, total))
+    parts.append(_RECEIPT_HEAD)
+    parts.append(head)
+    parts.append(b"\x08")
+    parts.append(producer)
+    parts.append(b"\x10")
+    parts.append(sequence)
+    parts.append(b"\x1a")
+    parts.append(_SMALL[mid_size])
+    parts.append(b"\x08")
+    parts.append(ledger)
+    parts.append(b"\x10")
+    parts.append(entry)
+    if highest_sequence_id is not None:
+        parts.append(b"\x20")
+        parts.append(highest)
 
 
 class _StoredAt(Protocol):
@@ -139,34 +154,9 @@ def send_receipt_frames(producer_id: int, sends: Sequence[Receipted]) -> bytes:
         if ledger_id != last_ledger:
             ledger = varint(ledger_id & _MASK64)
             last_ledger = ledger_id
-        sequence = varint(send.sequence_id & _MASK64)
-        entry = varint(at.entry_id & _MASK64)
-        highest_id = send.highest_sequence_id
-        # As send_receipt_frame: the sizes counted from the parts' lengths.
-        mid_size = 2 + len(ledger) + len(entry)
-        body_size = 1 + len(producer) + 1 + len(sequence) + 2 + mid_size
-        highest = b""
-        if highest_id is not None:
-            highest = varint(highest_id & _MASK64)
-            body_size += 1 + len(highest)
-        head = varint(body_size)
-        total = 3 + len(head) + body_size  # type + body tag + body size + body
-        parts.append(_SIZES.pack(total + 4, total))
-        parts.append(_RECEIPT_HEAD)
-        parts.append(head)
-        parts.append(b"\x08")
-        parts.append(producer)
-        parts.append(b"\x10")
-        parts.append(sequence)
-        parts.append(b"\x1a")
-        parts.append(_SMALL[mid_size])
-        parts.append(b"\x08")
-        parts.append(ledger)
-        parts.append(b"\x10")
-        parts.append(entry)
-        if highest_id is not None:
-            parts.append(b"\x20")
-            parts.append(highest)
+        _add_receipt(
+            parts, producer, send.sequence_id, ledger, at.entry_id, send.highest_sequence_id
+        )
     return b"".join(parts)
 
 
