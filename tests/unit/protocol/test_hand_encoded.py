@@ -51,6 +51,7 @@ class _Stored:
 @settings(max_examples=300)
 @given(producer_id=U64,
        sends=st.lists(st.tuples(U64, st.none() | U64, I64, I64), max_size=6))  # fmt: skip
+@example(producer_id=0, sends=[(0, None, -1, 0)])  # ledger -1 first: not a "no ledger yet"
 def test_a_run_of_receipts_equals_protobuf(
     producer_id: int, sends: list[tuple[int, int | None, int, int]]
 ) -> None:
@@ -151,6 +152,7 @@ def test_message_bytes_equal_protobuf(
        epoch=st.none() | U64,
        entries=st.lists(st.tuples(I64, I64.filter(lambda e: e > INT64_MIN),
                                st.binary(max_size=16)), max_size=6))  # fmt: skip
+@example(consumer_id=0, partition=0, epoch=None, entries=[(-1, 0, b"")])  # (as above)
 def test_a_run_of_message_frames_equals_protobuf(
     consumer_id: int, partition: int, epoch: int | None, entries: list[tuple[int, int, bytes]]
 ) -> None:

@@ -144,7 +144,7 @@ def send_receipt_frames(producer_id: int, sends: Sequence[Receipted]) -> bytes:
     encoded once."""
     producer = varint(producer_id)
     parts: list[bytes] = []
-    last_ledger = -1
+    last_ledger: int | None = None  # (not -1: that is a ledger id the wire can carry)
     ledger = b""
     for send in sends:
         at = send.message_id
@@ -201,7 +201,7 @@ def message_frames(
     after_entry = b"\x18" + varint(partition) if partition >= 0 else b""
     epoch = b"" if consumer_epoch is None else b"\x28" + varint(consumer_epoch & _MASK64)
     parts: list[bytes] = []
-    last_ledger = -1
+    last_ledger: int | None = None  # (not -1: that is a ledger id the wire can carry)
     ledger = b""
     for i in range(len(stored)):
         data = stored[i]
