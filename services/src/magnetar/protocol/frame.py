@@ -338,24 +338,15 @@ class FrameDecoder:
                 self._partial = None
             return
         rest = len(self._data) - self._offset
-        if not rest:
-            self._data = data if type(data) is bytes else bytes(data)
-            self._offset = 0
-        elif self._head or rest < 4:
+        cut = self._completes_cut_frame(rest, len(data))
+        if cut:  # join just the cut frame; the read stays as it is behind it
+            self._head = self._data[self._offset :] + data[:cut]
+        if rest and not cut:
             self._data = self._data[self._offset :] + data
             self._offset = 0
         else:
-            # The cut frame's size is known: if it ends inside this read, join just that frame
-            # and keep the read as it is behind it. (need <= 0: the frame is whole, feeds came
-            # without the frames being taken in between.)
-            need = 4 + _U32.unpack_from(self._data, self._offset)[0] - rest
-            if 0 < need < len(data):
-                self._head = self._data[self._offset :] + data[:need]
-                self._data = data if type(data) is bytes else bytes(data)
-                self._offset = need
-            else:
-                self._data = self._data[self._offset :] + data
-                self._offset = 0
+            self._data = data if type(data) is bytes else bytes(data)
+            self._offset = cut
         total = self._check_header()
         if total is not None and len(self._data) - self._offset < 4 + total:
             self._partial = bytearray(memoryview(self._data)[self._offset :])
@@ -433,6 +424,16 @@ class FrameDecoder:
             raise self._broken
         if self.buffered:
             self._break(TruncatedFrame(self.buffered))
+
+    def _completes_cut_frame(self, rest: int, size: int) -> int:
+        """How many of the ``size`` bytes being fed complete the frame that the ``rest`` bytes
+        left in ``_data`` begin, when it ends inside them (and no head is waiting); 0
+        otherwise. (A need of 0 or less: that frame is whole already, feeds came without the
+        frames being taken in between.)"""
+        if self._head or rest < 4:
+            return 0
+        need = 4 + _U32.unpack_from(self._data, self._offset)[0] - rest
+        return need if 0 < need < size else 0
 
     def _check_header(self) -> int | None:
         """The size field of the next frame in ``_data`` (None: not all four bytes yet)."""
