@@ -55,7 +55,7 @@ from tests.bench.report import header, percentile
 class CountingStorage(LedgerStorage):
     groups = 0
 
-    def apply(self, records: Sequence[JournalRecord]) -> None:
+    def apply(self, records: Sequence[JournalRecord], payload_crcs: Sequence[int] = ()) -> None:
         self.groups += 1
         super().apply(records)
 

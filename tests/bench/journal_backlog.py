@@ -35,7 +35,7 @@ IN_FLIGHT = 32
 class NullSink:
     """Stores nothing: the journal's writes and deletions are all the disk sees."""
 
-    def apply(self, records: Sequence[JournalRecord]) -> None:
+    def apply(self, records: Sequence[JournalRecord], payload_crcs: Sequence[int] = ()) -> None:
         pass
 
     def flush(self) -> None:

@@ -8,12 +8,14 @@ import threading
 import time
 from pathlib import Path
 
+import crc32c
 import pytest
 
 from magnetar.bookie import entry_log, fileio
 from magnetar.bookie.entry_log import RECORD_HEAD_SIZE, EntryLocation, EntryLog
 from magnetar.bookie.errors import StorageCorrupt
 from magnetar.bookie.journal_record import JournalRecord, RecordKind
+from magnetar.checksum import COMBINE_FROM
 from tests.kit.page_cache import HAVE_FINCORE, drops_pages, resident_bytes
 
 
@@ -280,6 +282,37 @@ def test_append_records_lays_records_back_to_back_like_append(tmp_path: Path) ->
         assert usage == {9: RECORD_HEAD_SIZE + 5, 1: 4 * RECORD_HEAD_SIZE + 46, 2: RECORD_HEAD_SIZE}
     finally:
         reopened.close()
+
+
+def test_append_records_with_payload_checksums_writes_the_same_records(tmp_path: Path) -> None:
+    """Given the journal's payload checksums, the records' checksums are combined from them
+    instead of read from the payloads again: the same bytes on disk, and each reads back
+    checked. A checksum that does not belong to its payload makes its record fail to read."""
+    payloads = [b"", b"s" * 100, os.urandom(COMBINE_FROM), os.urandom(300_000)]
+    records = [
+        JournalRecord(RecordKind.ADD, 3, i, i - 1, 0, b"mk", payload)
+        for i, payload in enumerate(payloads)
+    ]
+    crcs = [crc32c.crc32c(p) if len(p) >= COMBINE_FROM else -1 for p in payloads]
+    plain, combined, wrong = (EntryLog(tmp_path / name) for name in ("plain", "combined", "wrong"))
+    try:
+        plain.append_records(records)
+        log_id, offset = combined.append_records(records, crcs)
+        wrong.append_records(records, [*crcs[:-1], crcs[-1] ^ 1])
+        for elog in (plain, combined, wrong):
+            elog.sync()
+        for record in records:
+            location = EntryLocation(log_id, offset, len(record.payload))
+            assert combined.read(3, record.entry_id, location) == record.payload
+            offset += RECORD_HEAD_SIZE + len(record.payload)
+        with pytest.raises(StorageCorrupt):
+            wrong.read(3, 3, location)
+    finally:
+        for elog in (plain, combined, wrong):
+            elog.close()
+    plain_bytes = [p.read_bytes() for p in sorted((tmp_path / "plain").iterdir())]
+    combined_bytes = [p.read_bytes() for p in sorted((tmp_path / "combined").iterdir())]
+    assert plain_bytes == combined_bytes
 
 
 @pytest.mark.skipif(not HAVE_FINCORE, reason="fincore (util-linux) is missing")

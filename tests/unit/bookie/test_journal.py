@@ -12,6 +12,7 @@ import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+import crc32c
 import pytest
 from structlog.testing import capture_logs
 
@@ -26,6 +27,7 @@ from magnetar.bookie.journal_record import (
     scan_segment,
 )
 from magnetar.bookie.journal_replay import list_segments
+from magnetar.checksum import COMBINE_FROM
 from tests.kit.page_cache import HAVE_FINCORE, drops_pages, resident_bytes
 
 
@@ -38,7 +40,7 @@ class ListSink:
         self.flushes = 0
         self._lock = threading.Lock()
 
-    def apply(self, records: Sequence[JournalRecord]) -> None:
+    def apply(self, records: Sequence[JournalRecord], payload_crcs: Sequence[int] = ()) -> None:
         with self._lock:
             self.records.extend(records)
             self.groups.append(len(records))
@@ -254,14 +256,14 @@ class HeldSink(ListSink):
         self.entered = threading.Event()
         self.release = threading.Event()
 
-    def apply(self, records: Sequence[JournalRecord]) -> None:
+    def apply(self, records: Sequence[JournalRecord], payload_crcs: Sequence[int] = ()) -> None:
         self.entered.set()
         self.release.wait(10)
         super().apply(records)
 
 
 class FailingSink(ListSink):
-    def apply(self, records: Sequence[JournalRecord]) -> None:
+    def apply(self, records: Sequence[JournalRecord], payload_crcs: Sequence[int] = ()) -> None:
         raise OSError(28, "No space left on device")
 
 
@@ -371,12 +373,19 @@ def test_frame_records_is_each_records_frame_in_order() -> None:
         add(2, 5, b""),
         JournalRecord(RecordKind.DELETE, 3, master_key=b""),
         add(2, 6, os.urandom(70_000)),
+        add(2, 7, os.urandom(COMBINE_FROM - 1)),  # the last length checksummed in one pass
+        add(2, 8, os.urandom(COMBINE_FROM)),  # the first combined
+        add(2, 9, os.urandom(300_000)),  # combined in either build
     ]
-    parts, size = frame_records(records)
+    parts, size, payload_crcs = frame_records(records)
     expected = b"".join(frame(r.encode()) for r in records)
     assert b"".join(parts) == expected
     assert size == len(expected) == framed_size(records)
     assert scan_segment(expected, 0) == (records, len(expected))
+    assert payload_crcs == [
+        crc32c.crc32c(r.payload) if len(r.payload) >= COMBINE_FROM else -1 for r in records
+    ]
+    assert payload_crcs[-1] >= 0
 
 
 def _segment(directory: Path) -> Path:

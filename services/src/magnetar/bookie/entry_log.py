@@ -62,6 +62,7 @@ from magnetar.bookie.fileio import (
     write_all,
 )
 from magnetar.bookie.journal_record import JournalRecord
+from magnetar.checksum import crc32c_combine
 from magnetar.telemetry import get_logger
 
 log = get_logger(__name__)
@@ -213,11 +214,17 @@ class EntryLog:
             for at, entry in zip(offsets, entries, strict=True)
         ]
 
-    def append_records(self, records: Sequence[JournalRecord]) -> tuple[int, int]:
+    def append_records(
+        self, records: Sequence[JournalRecord], payload_crcs: Sequence[int] = ()
+    ) -> tuple[int, int]:
         """Append the payloads of journalled adds (all ``RecordKind.ADD``) in one write, as
         :meth:`append` does, without building a tuple and a location per entry (the journal
         writer's path): return (log id, offset of the first record); the records lie back to
-        back from there, each ``RECORD_HEAD_SIZE`` bytes of header then its payload."""
+        back from there, each ``RECORD_HEAD_SIZE`` bytes of header then its payload.
+
+        ``payload_crcs`` (parallel to ``records``, or empty): each payload's ``crc32c`` where
+        the journal took it (not -1): the record's checksum is then combined from it and the
+        head's, without a second pass over the payload."""
         parts: list[bytes] = []
         usage: dict[int, int] = {}
         total = 0
@@ -226,12 +233,18 @@ class EntryLog:
         pack_head = _HEAD.pack
         pack_crc_head = _CRC_HEAD.pack
         crc = crc32c.crc32c
+        known = iter(payload_crcs) if payload_crcs else None
         for record in records:
             ledger_id = record.ledger_id
             entry_id = record.entry_id
             payload = record.payload
             length = len(payload)
-            checksum = crc(payload, crc(pack_crc_head(ledger_id, entry_id, length)))
+            payload_crc = -1 if known is None else next(known)
+            if payload_crc < 0:
+                checksum = crc(payload, crc(pack_crc_head(ledger_id, entry_id, length)))
+            else:
+                head_crc = crc(pack_crc_head(ledger_id, entry_id, length))
+                checksum = crc32c_combine(head_crc, payload_crc, length)
             parts += (pack_head(length, ledger_id, entry_id, checksum), payload)
             length += _HEAD.size
             total += length

@@ -527,7 +527,7 @@ class Journal:
             records = group[0].records
         else:
             records = [record for item in group for record in item.records]
-        parts, size = frame_records(records)
+        parts, size, payload_crcs = frame_records(records)
         start_write = time.perf_counter()
         written = write_all(self._fd, parts, size)
         self._offset += written
@@ -540,7 +540,7 @@ class Journal:
         stats.sync_latency.record(synced - start_write)
         stats.syncs += 1
         stats.written_bytes += written
-        self._sink.apply(records)
+        self._sink.apply(records, payload_crcs)
         stats.apply_latency.record(time.perf_counter() - synced)
         position = JournalPosition(self._segment, self._offset)
         rolled = False

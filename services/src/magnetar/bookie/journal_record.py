@@ -28,6 +28,8 @@ from typing import NamedTuple, Protocol
 
 import crc32c
 
+from magnetar.checksum import COMBINE_FROM, crc32c_combine
+
 _FRAME = struct.Struct(">II")
 _RECORD = struct.Struct(">BQqqIH")
 _RECORD_OVERHEAD = _FRAME.size + _RECORD.size  # framed bytes of a record besides key+payload
@@ -98,8 +100,12 @@ class JournalSink(Protocol):
     the loop.
     """
 
-    def apply(self, records: Sequence[JournalRecord]) -> None:
-        """Apply records in order. Must be idempotent: replay may apply a record again."""
+    def apply(self, records: Sequence[JournalRecord], payload_crcs: Sequence[int] = ()) -> None:
+        """Apply records in order. Must be idempotent: replay may apply a record again.
+
+        ``payload_crcs``: what :func:`frame_records` returned for them (each payload's
+        ``crc32c``, or -1 where not taken), so that a long payload is not read again for its
+        own checksum; empty when not known (replay)."""
         ...
 
     def flush(self) -> None:
@@ -113,14 +119,22 @@ def framed_size(records: Sequence[JournalRecord]) -> int:
     return size + _RECORD_OVERHEAD * len(records)
 
 
-def frame_records(records: Sequence[JournalRecord]) -> tuple[list[bytes], int]:
+def frame_records(records: Sequence[JournalRecord]) -> tuple[list[bytes], int, list[int]]:
     """The on-disk form of ``records`` in order, as parts to write (``frame_into`` of each,
-    in one compiled loop: the writer thread frames a whole group with one call), and their
-    total size in bytes. Payloads are not copied."""
+    in one compiled loop: the writer thread frames a whole group with one call), their total
+    size in bytes, and the checksum of each payload taken on the way (``crc32c(payload)``, or
+    -1 where the payload is shorter than :data:`~magnetar.checksum.COMBINE_FROM` and was
+    checksummed in one pass with its head). Payloads are not copied.
+
+    A long payload is read once: its record's checksum is combined from the head's and the
+    payload's, and the caller can combine the entry log's from the same payload checksum
+    (:meth:`JournalSink.apply`)."""
     parts: list[bytes] = []
+    payload_crcs: list[int] = []
     total = 0
     pack_frame = _FRAME.pack
     pack_record = _RECORD.pack
+    crc = crc32c.crc32c
     for record in records:
         key = record.master_key
         payload = record.payload
@@ -129,10 +143,18 @@ def frame_records(records: Sequence[JournalRecord]) -> tuple[list[bytes], int]:
         )
         if key:
             head += key
-        length = len(head) + len(payload)
-        parts += (pack_frame(length, crc32c.crc32c(payload, crc32c.crc32c(head))), head, payload)
+        size = len(payload)
+        if size < COMBINE_FROM:
+            checksum = crc(payload, crc(head))
+            payload_crcs.append(-1)
+        else:
+            payload_crc = crc(payload)
+            checksum = crc32c_combine(crc(head), payload_crc, size)
+            payload_crcs.append(payload_crc)
+        length = len(head) + size
+        parts += (pack_frame(length, checksum), head, payload)
         total += length + _FRAME.size
-    return parts, total
+    return parts, total, payload_crcs
 
 
 def frame(payload: bytes) -> bytes:

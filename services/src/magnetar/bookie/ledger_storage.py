@@ -241,18 +241,25 @@ class LedgerStorage:
 
     # -- writes (journal sink) ------------------------------------------------------------
 
-    def apply(self, records: Sequence[JournalRecord]) -> None:
+    def apply(self, records: Sequence[JournalRecord], payload_crcs: Sequence[int] = ()) -> None:
         """Write ``records`` (one entry-log write, one RocksDB batch); each touched ledger's
         meta is merged once per call, not rebuilt per record (an add raises the LAC nearly
-        every time). Adds are handled as runs of one ledger: one meta lookup per run."""
+        every time). Adds are handled as runs of one ledger: one meta lookup per run.
+        ``payload_crcs``: as :meth:`JournalSink.apply` has them (for the entry-log records)."""
         batch = WriteBatch(raw_mode=True)
         put = batch.put
         if all(r.kind is RecordKind.ADD for r in records):
             adds: Sequence[JournalRecord] = records
+            add_crcs = payload_crcs
         else:
             adds = [r for r in records if r.kind is RecordKind.ADD]
+            add_crcs = (
+                [c for r, c in zip(records, payload_crcs, strict=True) if r.kind is RecordKind.ADD]
+                if payload_crcs
+                else ()
+            )
         if adds:
-            log_id, offset = self._log.append_records(adds)
+            log_id, offset = self._log.append_records(adds, add_crcs)
         changes: dict[int, _MetaChange] = {}
         pack_key = _ENTRY_KEY.pack
         pack_index = _INDEX.pack
