@@ -111,6 +111,25 @@ def test_cached_entries_leave_the_cyclic_gc_after_one_pass() -> None:
     assert cache.get(position(1, 0)) == Entry(position(1, 0), b"z" * 10)
 
 
+def test_infos_of_entries_already_evicted_are_dropped_and_a_run_into_the_cache_kept() -> None:
+    """A lone cursor's read evicts what it read before the reader reports its facts: such a
+    run is dropped whole. A run whose head was evicted but whose tail is cached keeps the
+    tail's facts."""
+    cache = CacheBudget(max_bytes=1000).cache()
+    for e in range(6):
+        cache.insert(Entry(position(1, e), b"w"))
+    assert cache.evict_before(position(1, 3)) == 3
+    cache.remember([(position(1, e), (1, b"old", 0, None)) for e in range(3)])
+    assert [e.info for e in cache.get_run([position(1, e) for e in range(3, 6)])] == [None] * 3
+    cache.remember([(position(1, e), (1, b"new", 0, None)) for e in range(2, 5)])
+    infos = [e.info for e in cache.get_run([position(1, e) for e in range(3, 6)])]
+    assert infos == [(1, b"new", 0, None), (1, b"new", 0, None), None]
+    cache.remember([])  # nothing to keep
+    empty = CacheBudget(max_bytes=1000).cache()
+    empty.remember([(position(1, 0), (1, b"", 0, None))])
+    assert len(empty) == 0
+
+
 def test_a_reader_s_info_stays_with_the_cached_entry() -> None:
     cache = CacheBudget(max_bytes=1000).cache()
     for e in range(3):

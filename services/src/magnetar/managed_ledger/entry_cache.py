@@ -143,8 +143,15 @@ class EntryCache:
 
     def remember(self, infos: Sequence[tuple[Position, object]]) -> None:
         """Keep each ``(position, info)`` with its cached entry (a position no longer cached
-        is skipped); :meth:`get` and :meth:`get_run` hand it back with the entry."""
+        is skipped); :meth:`get` and :meth:`get_run` hand it back with the entry.
+
+        ``infos`` in position order, as a reader reads: when the last is before the oldest
+        cached entry, none is cached (a lone cursor's read evicts what it read), and no
+        position is looked up. Out of order, some facts may go unkept: a later read parses
+        the entry again, nothing else changes."""
         entries = self._entries
+        if not entries or not infos or infos[-1][0] < next(iter(entries)):
+            return
         for pos, info in infos:
             found = entries.get(pos)
             if found is not None:
