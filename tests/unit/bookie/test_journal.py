@@ -10,6 +10,7 @@ import os
 import shutil
 import threading
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import crc32c
@@ -26,9 +27,15 @@ from magnetar.bookie.journal_record import (
     framed_size,
     scan_segment,
 )
-from magnetar.bookie.journal_replay import list_segments
+from magnetar.bookie.journal_replay import list_segments, segment_path
 from magnetar.checksum import COMBINE_FROM
-from tests.kit.page_cache import HAVE_FINCORE, drops_pages, resident_bytes
+from tests.kit.page_cache import (
+    HAVE_FINCORE,
+    drops_pages,
+    refuse_o_direct,
+    resident_bytes,
+    supports_direct_io,
+)
 
 
 class ListSink:
@@ -103,9 +110,10 @@ async def test_append_completes_only_after_fdatasync_returns(
 async def test_append_completes_only_after_its_dsync_write_returns(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The same rule on the default path: the group goes out in one write to a descriptor
-    opened O_DSYNC (the write returns once the data is on stable storage); the append stays
-    pending while that write is held, and the write is made on an O_DSYNC descriptor."""
+    """The same rule with buffered O_DSYNC writes: the group goes out in one write to a
+    descriptor opened O_DSYNC (the write returns once the data is on stable storage); the
+    append stays pending while that write is held, and the write is made on an O_DSYNC
+    descriptor."""
     real_write = os.write
     entered, release = threading.Event(), threading.Event()
     flags: list[int] = []
@@ -118,11 +126,40 @@ async def test_append_completes_only_after_its_dsync_write_returns(
         return real_write(fd, data)
 
     sink = ListSink()
-    journal = await Journal.open(tmp_path, sink)
+    journal = await Journal.open(tmp_path, sink, JournalConfig(direct_writes=False))
     monkeypatch.setattr(os, "write", held_write)
     await _assert_pending_while_held(journal, sink, entered, release)
     assert flags
     assert flags[0] & os.O_DSYNC
+    assert not flags[0] & getattr(os, "O_DIRECT", 0)
+
+
+@pytest.mark.skipif(not hasattr(os, "O_DIRECT"), reason="no O_DIRECT on this platform")
+async def test_append_completes_only_after_its_direct_dsync_write_returns(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The default path: the group's blocks go out in one positioned write to a descriptor
+    opened O_DIRECT and O_DSYNC; the append stays pending while that write is held."""
+    if not supports_direct_io(tmp_path):
+        pytest.skip("this filesystem refuses O_DIRECT")
+    real_pwrite = os.pwrite
+    entered, release = threading.Event(), threading.Event()
+    flags: list[int] = []
+
+    def held_pwrite(fd: int, data: bytes | memoryview, offset: int) -> int:
+        if not entered.is_set() and bytes(data[:4]) != bytes(4):  # a record, not zero-fill
+            flags.append(fcntl.fcntl(fd, fcntl.F_GETFL))
+            entered.set()
+            release.wait(10)
+        return real_pwrite(fd, data, offset)
+
+    sink = ListSink()
+    journal = await Journal.open(tmp_path, sink)
+    monkeypatch.setattr(os, "pwrite", held_pwrite)
+    await _assert_pending_while_held(journal, sink, entered, release)
+    assert flags
+    assert flags[0] & os.O_DSYNC
+    assert flags[0] & os.O_DIRECT
 
 
 async def _assert_pending_while_held(
@@ -490,7 +527,8 @@ async def test_a_failed_fill_stops_the_fills_and_loses_no_record(
 
     monkeypatch.setattr(os, "pwrite", no_space)
     sink = ListSink()
-    journal = await Journal.open(tmp_path, sink, JournalConfig(prealloc_bytes=16 * 1024))
+    config = JournalConfig(prealloc_bytes=16 * 1024, direct_writes=False)  # records: write()
+    journal = await Journal.open(tmp_path, sink, config)
     records = [add(1, i, b"f" * 100) for i in range(20)]
     with capture_logs() as logs:
         for record in records:
@@ -521,7 +559,7 @@ async def test_synced_pages_leave_the_page_cache_behind_the_last_record(
         real_fadvise(fd, offset, length, advice)
 
     monkeypatch.setattr(os, "posix_fadvise", spy)
-    config = JournalConfig(segment_bytes=2 << 20, prealloc_bytes=16 * 1024)
+    config = JournalConfig(segment_bytes=2 << 20, prealloc_bytes=16 * 1024, direct_writes=False)
     journal = await Journal.open(tmp_path, ListSink(), config)
     records = [add(1, i, bytes([i % 256]) * 3000) for i in range(1000)]  # ~2.9 MiB
     for record in records:
@@ -579,3 +617,51 @@ async def test_the_dropped_pages_are_really_out_of_the_page_cache(tmp_path: Path
     # What stays: under a MiB behind the last record, its page, and the zeros ahead.
     assert resident < (1 << 20) + 2 * JournalConfig().prealloc_bytes
     assert segment.stat().st_size > 3 << 20
+
+
+def _segment_bytes(directory: Path) -> list[bytes]:
+    return [segment_path(directory, n).read_bytes() for n in list_segments(directory)]
+
+
+async def test_direct_and_buffered_writes_leave_the_same_segments(tmp_path: Path) -> None:
+    """The same appends through O_DIRECT block writes and through buffered writes: groups that
+    end mid-block and on a boundary, one too big for the zero-fill (the block writer pads it
+    with zeros itself), a roll-over. The closed segments are byte for byte the same, and a
+    replay of each gives every record back."""
+    if not supports_direct_io(tmp_path):
+        pytest.skip("this filesystem refuses O_DIRECT")
+    sizes = [10, 4000, 4096 - 8 - 31 - 2, 1, 100_000, 3, 70_000, 5000, 0, 200]
+    records = [add(1, i, os.urandom(size)) for i, size in enumerate(sizes * 3)]
+    directories = {True: tmp_path / "direct", False: tmp_path / "buffered"}
+    for direct, directory in directories.items():
+        config = JournalConfig(segment_bytes=256 * 1024, prealloc_bytes=16 * 1024)
+        journal = await Journal.open(directory, ListSink(), replace(config, direct_writes=direct))
+        assert (journal._blocks is not None) == direct
+        for record in records:
+            await journal.append(record)
+        await journal.close()
+    assert len(list_segments(directories[True])) > 1  # it rolled over
+    assert _segment_bytes(directories[True]) == _segment_bytes(directories[False])
+    for directory in directories.values():
+        replayed = ListSink()
+        await (await Journal.open(directory, replayed)).close()
+        assert replayed.records == records
+
+
+async def test_a_filesystem_without_o_direct_gets_buffered_writes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where O_DIRECT is refused (EINVAL at open), the journal says so once and writes
+    buffered: every record is acknowledged and replays."""
+    refuse_o_direct(monkeypatch)
+    with capture_logs() as logs:
+        journal = await Journal.open(tmp_path, ListSink(), JournalConfig(segment_bytes=64 * 1024))
+        records = [add(1, i, b"n" * 5000) for i in range(30)]  # rolls over: still buffered
+        for record in records:
+            await journal.append(record)
+        await journal.close()
+    events = [entry["event"] for entry in logs]
+    assert events.count("journal_direct_writes_unsupported") == 1
+    replayed = ListSink()
+    await (await Journal.open(tmp_path, replayed)).close()
+    assert replayed.records == records

@@ -51,6 +51,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
+from magnetar.bookie.block_writes import BLOCK, BlockWriter, open_direct
 from magnetar.bookie.bookie_stats import JournalStats
 from magnetar.bookie.errors import JournalClosed, JournalFailed
 from magnetar.bookie.fileio import (
@@ -95,6 +96,11 @@ class JournalConfig:
     # With sync on: write each group through an O_DSYNC descriptor (one system call) instead
     # of write + fdatasync (two). The same guarantee (Journal._open_segment); off: the old way.
     dsync_writes: bool = True
+    # With sync and dsync_writes on: open segments O_DIRECT as well, where the filesystem
+    # allows it (not tmpfs), and write whole blocks from an aligned buffer, the last partial
+    # block rewritten (magnetar.bookie.block_writes): no page cache pages to fill, write back
+    # and drop; the segment's bytes are the same (docs/storage.md, "The journal's write").
+    direct_writes: bool = True
     # With sync on: keep the segment zero-filled (written and synced) up to this many bytes
     # ahead of its end, a chunk at a time, so that a group's write overwrites blocks the file
     # already has: its sync then carries no metadata (no new size, no block allocation, so no
@@ -187,6 +193,11 @@ class Journal:
         # Where the segment's pages have been dropped from the page cache up to (writer thread).
         self._uncached = 0
         self._drop_pages = config.sync and config.remove_pages_from_cache
+        # Direct (O_DIRECT) writes through the block writer (see _open_segment); off for good
+        # at the first segment the filesystem refuses it for.
+        self._blocks: BlockWriter | None = None
+        if self._dsync and config.direct_writes:
+            self._blocks = BlockWriter(config.max_group_bytes, config.prealloc_bytes)
         self._applied = JournalPosition(0, 0)
         self._failure: BaseException | None = None
         self._closing = False
@@ -240,8 +251,17 @@ class Journal:
         flags = os.O_WRONLY | os.O_CREAT
         if self._dsync:
             flags |= os.O_DSYNC
-        self._fd = os.open(path, flags, 0o644)
+        if self._blocks is None:
+            self._fd = os.open(path, flags, 0o644)
+        else:
+            self._fd, direct = open_direct(path, flags)
+            if not direct:
+                log.info("journal_direct_writes_unsupported", directory=str(self._dir))
+                self._blocks.close()
+                self._blocks = None
         self._offset = os.lseek(self._fd, 0, os.SEEK_END)
+        if self._blocks is not None:
+            self._blocks.start(path, self._offset)
         self._allocated = self._offset
         self._uncached = 0
         fsync_dir(self._dir)
@@ -426,8 +446,12 @@ class Journal:
             return 0.0
         started = time.perf_counter()
         at = max(self._allocated, self._offset)
+        zeros: bytes | memoryview = self._zeros
+        if self._blocks is not None:  # from the next block: the rest of this one is zeros
+            at = -(-at // BLOCK) * BLOCK
+            zeros = self._blocks.zeros(len(self._zeros))
         try:
-            if os.pwrite(self._fd, self._zeros, at) != len(self._zeros):
+            if os.pwrite(self._fd, zeros, at) != len(self._zeros):
                 raise OSError("short write of the zero-fill")
             if not self._dsync:
                 os.fdatasync(self._fd)
@@ -529,13 +553,22 @@ class Journal:
             records = [record for item in group for record in item.records]
         parts, size, payload_crcs = frame_records(records)
         start_write = time.perf_counter()
-        written = write_all(self._fd, parts, size)
+        if self._blocks is None:
+            written = write_all(self._fd, parts, size)
+        else:
+            reached = self._blocks.append(self._fd, self._offset, parts, size)
+            self._allocated = max(self._allocated, reached)  # the zeros after: cut at close
+            written = size
         self._offset += written
         self._last_group_bytes = written
         if self._config.sync and not self._dsync:
             os.fdatasync(self._fd)
         synced = time.perf_counter()
-        if self._drop_pages and self._offset - self._uncached >= _DROP_PAGES_BYTES:
+        if (
+            self._drop_pages
+            and self._blocks is None
+            and self._offset - self._uncached >= _DROP_PAGES_BYTES
+        ):
             self._drop_synced_pages(page_floor(self._offset))
         stats.sync_latency.record(synced - start_write)
         stats.syncs += 1
@@ -546,7 +579,7 @@ class Journal:
         rolled = False
         if self._offset >= self._config.segment_bytes:
             self._cut_prefill()
-            if self._drop_pages:
+            if self._drop_pages and self._blocks is None:
                 self._drop_synced_pages(None)  # to the end: every byte of it is synced
             os.close(self._fd)
             self._segment += 1

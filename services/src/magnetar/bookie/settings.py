@@ -40,6 +40,9 @@ class BookieStorageSettings(BaseSettings):
     # Write each journal group through an O_DSYNC descriptor (one system call) instead of a
     # write then an fdatasync; the same durability (docs/storage.md, "The journal's write").
     journal_dsync_writes: bool = True
+    # With O_DSYNC writes: open the journal's segments O_DIRECT too where the filesystem allows
+    # it, so a group skips the page cache (docs/storage.md, "The journal's write").
+    journal_direct_writes: bool = True
     # Keep this many KiB of the journal segment zero-filled ahead of its end while groups are
     # small, so a group's sync carries no file metadata (docs/storage.md, "The journal's
     # preallocated segment"); 0: append only. In the spirit of journalPreAllocSizeMB.
@@ -79,6 +82,7 @@ class BookieStorageSettings(BaseSettings):
                 sync=self.journal_sync,
                 max_group_wait_ms=self.journal_max_group_wait_ms,
                 dsync_writes=self.journal_dsync_writes,
+                direct_writes=self.journal_direct_writes,
                 prealloc_bytes=self.journal_prealloc_kbytes * 1024,
                 remove_pages_from_cache=self.journal_remove_pages_from_cache,
                 stage_metrics=self.journal_stage_metrics,
