@@ -48,6 +48,9 @@ class EntryInfo(NamedTuple):
     chunk: ChunkTag | None = None  # a chunk of a chunked message
 
 
+_new_tuple = tuple.__new__
+
+
 def entry_metadata(stored: bytes) -> pb.MessageMetadata:
     """The MessageMetadata of a stored entry; an empty one if the bytes are not parseable.
     The payload after it is not copied (the dispatcher asks for this once an entry)."""
@@ -248,7 +251,9 @@ def _scan_info(stored: bytes) -> EntryInfo | None:
         )
     key = ordering if ordering is not None else partition
     messages = (batch if batch > 1 else 1) if batched else 1
-    return EntryInfo(messages, key, publish_time, batched, deliver_at, chunk)
+    # NamedTuple's generated __new__ is a Python-level lambda, even called from compiled code:
+    # the tuple is built directly (one per entry dispatched).
+    return _new_tuple(EntryInfo, (messages, key, publish_time, batched, deliver_at, chunk))
 
 
 def _ascii(data: bytes, start: int, end: int) -> bool:
