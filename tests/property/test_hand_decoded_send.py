@@ -16,6 +16,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from magnetar.broker.entry import entry_info
 from magnetar.protocol.errors import ProtocolError
 from magnetar.protocol.frame import (
     FrameDecoder,
@@ -81,6 +82,49 @@ def test_the_scan_reads_what_protobuf_reads(
     assert scanned == send_frame_of(parse_split_frame(cmd, section))
     assert scanned.metadata == m
     assert _decoded(_frame(cmd, section), True) == [scanned]
+
+
+@settings(max_examples=400, deadline=None)
+@given(sends(), message_metadata(), st.booleans(), st.binary(max_size=16), st.booleans())
+@example(  # a partition key and no ordering key; a batch of one counts as one
+    pb.BaseCommand(type=pb.BaseCommand.SEND, send=pb.CommandSend(producer_id=1, sequence_id=2)),
+    pb.MessageMetadata(
+        producer_name="p", sequence_id=1, publish_time=5, partition_key="k", num_messages_in_batch=1
+    ),
+    False,
+    b"x",
+    True,
+)
+@example(  # a key that is not ASCII: left to the dispatcher's own read
+    pb.BaseCommand(type=pb.BaseCommand.SEND, send=pb.CommandSend(producer_id=1, sequence_id=2)),
+    pb.MessageMetadata(producer_name="p", sequence_id=1, publish_time=5, partition_key="é"),
+    False,
+    b"x",
+    True,
+)
+def test_the_scan_s_facts_are_what_the_dispatcher_reads(
+    command: pb.BaseCommand,
+    m: pb.MessageMetadata,
+    ordering: bool,
+    payload: bytes,
+    checksum: bool,
+) -> None:
+    """The facts a SEND's scan hands on (kept with the cached entry, so a dispatch does not
+    read the metadata again) are what the dispatcher's own read of the stored entry gives;
+    a chunk, or names and a partition key that are not ASCII, leave them to that read."""
+    if not ordering:
+        m.ClearField("ordering_key")
+    cmd = command.SerializeToString()
+    section = encode_payload_section(m, payload, checksum=checksum)
+    scanned = scan_send(cmd, section, True)
+    assert scanned is not None
+    ascii_names = m.producer_name.isascii() and m.uuid.isascii() and m.partition_key.isascii()
+    if scanned.chunk is not None or not ascii_names:
+        assert scanned.facts is None
+        return
+    info = entry_info(section)
+    assert scanned.facts == (info.messages, info.key, info.deliver_at)
+    assert info.chunk is None
 
 
 @settings(max_examples=600, deadline=None)

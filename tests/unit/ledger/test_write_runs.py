@@ -266,6 +266,48 @@ async def test_a_run_of_adds_crossing_the_writers_room_keeps_order(stack: _Stack
         await bk.close()
 
 
+async def test_what_the_adder_knows_of_an_entry_is_cached_with_it(stack: _Stack) -> None:
+    """``infos`` handed over with a run (and ``info`` with a single add) come back as each
+    cached entry's :attr:`Entry.info`, whether the add went out with its run or waited in a
+    task for the writer's room: a reader does not have to work them out again."""
+    bk = await stack.bookkeeper(LedgerClientConfig(max_pending_adds=4))
+    factory = ManagedLedgerFactory(stack.store, bk)
+    try:
+        ml = await factory.open("public/default/persistent/infos", ManagedLedgerConfig(1, 1, 1))
+        cursor = await ml.open_cursor("sub", InitialPosition.EARLIEST)  # keeps them cached
+        confirmed: list[Position] = []
+        done = asyncio.Event()
+
+        def answer(
+            _index: int, positions: list[Position] | None, error: BaseException | None
+        ) -> None:
+            assert error is None
+            confirmed.extend(positions or ())
+            done.set()
+
+        datas = [b"m%d" % i for i in range(10)]
+        infos: list[object] = [("facts", i) for i in range(10)]
+        assert ml.reserve_adds(10) == 10
+        ml.add_reserved_run(datas, answer, 0, infos)
+        async with asyncio.timeout(20):
+            while len(confirmed) < 10:
+                done.clear()
+                await done.wait()
+        one: asyncio.Future[Position | None] = asyncio.get_running_loop().create_future()
+        assert ml.add_entry_callback(b"one", lambda p, _e: one.set_result(p), ("facts", "one"))
+        async with asyncio.timeout(20):
+            await one
+        cached = cursor.read_cached(20)
+        assert cached is not None
+        assert [(e.data, e.info) for e in cached] == [
+            *zip(datas, infos, strict=True),
+            (b"one", ("facts", "one")),
+        ]
+    finally:
+        await factory.close()
+        await bk.close()
+
+
 async def test_a_fenced_ledger_fails_the_whole_next_run(stack: _Stack) -> None:
     """Another client recovers (fences) the ledger: the writer's next run is refused FENCED
     by the bookies, reported failed with LedgerFenced for all of its entries, and the

@@ -78,7 +78,7 @@ log = get_logger(__name__)
 Stored = MessageId | Position
 Publish = Callable[[bytes, int], Awaitable[MessageId]]
 Published = Callable[[Stored | None, BaseException | None], None]
-PublishNowait = Callable[[bytes, int, Published], bool]
+PublishNowait = Callable[[bytes, int, Published, object], bool]  # stored, count, done, facts
 # A run's outcome (GroupPublisher.publish_run): (index, positions, None) for the durable
 # entries index.. of the run, (index, None, error) for a failed one.
 RunPublished = Callable[[int, "list[Position] | None", "BaseException | None"], None]
@@ -86,8 +86,10 @@ RunPublished = Callable[[int, "list[Position] | None", "BaseException | None"], 
 # (producer name, sequence id, highest sequence id) deduplication keys a SEND by.
 Origin = tuple[str, int, int | None]
 # One SEND for Producer.publish_many: sequence_id, highest_sequence_id, num_messages, stored,
-# on_done, chunk, origin (Producer.publish's arguments).
-SendArgs = tuple[int, int | None, int, bytes, Callable[[], None], "Chunk | None", "Origin | None"]
+# on_done, chunk, origin, facts (Producer.publish's arguments).
+SendArgs = tuple[
+    int, int | None, int, bytes, Callable[[], None], "Chunk | None", "Origin | None", object
+]
 
 
 class GroupPublisher(Protocol):
@@ -104,6 +106,7 @@ class GroupPublisher(Protocol):
         num_messages: list[int],
         on_added: RunPublished,
         unused: int,
+        facts: list[object] | None = None,
     ) -> None: ...
 
 
@@ -121,6 +124,9 @@ class _Send:
     on_done: Callable[[], None]
     chunk: Chunk | None = None
     origin: Origin | None = None  # a replicated entry: deduplicated by its origin's ids
+    # What the dispatcher reads of the entry, as the SEND's scan read it (the subscription's
+    # Facts), kept with the cached entry so a dispatch does not read it again; None: unknown.
+    facts: object = None
     verdict: Verdict = NOT_TRACKED
     finished: bool = False
     message_id: Stored | None = None
@@ -163,12 +169,23 @@ class Producer:
         on_done: Callable[[], None],
         chunk: Chunk | None = None,
         origin: Origin | None = None,
+        facts: object = None,
     ) -> None:
         """Start publishing one SEND (call in frame order); ``chunk`` for a chunked message's.
         ``origin``: a replicator's SEND, deduplicated by the producer name and sequence ids
-        of the message's metadata instead of this producer's (Pulsar's replicated messages)."""
+        of the message's metadata instead of this producer's (Pulsar's replicated messages).
+        ``facts``: what the dispatcher reads of the entry, where the SEND's scan read it."""
         self._publish_one(
-            _Send(sequence_id, highest_sequence_id, num_messages, stored, on_done, chunk, origin)
+            _Send(
+                sequence_id,
+                highest_sequence_id,
+                num_messages,
+                stored,
+                on_done,
+                chunk,
+                origin,
+                facts,
+            )
         )
 
     def publish_many(self, sends: Sequence[SendArgs]) -> None:
@@ -219,6 +236,7 @@ class Producer:
             [send.num_messages for send in accepted],
             functools.partial(self._run_added, accepted),
             slots - len(accepted),
+            [send.facts for send in accepted],
         )
 
     def _run_added(
@@ -248,7 +266,8 @@ class Producer:
             if self._duplicate(send):
                 return
             try:
-                if nowait(send.stored, send.num_messages, functools.partial(self._added, send)):
+                added = functools.partial(self._added, send)
+                if nowait(send.stored, send.num_messages, added, send.facts):
                     return
             except MagnetarError as exc:
                 self._added(send, None, exc)

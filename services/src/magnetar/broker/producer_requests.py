@@ -224,6 +224,7 @@ class ProducerRequests:
             self.flush_sends()
             self._run_producer = producer
         self._sends += 1
+        facts = frame.facts
         self._run.append(
             (
                 frame.sequence_id,
@@ -233,6 +234,7 @@ class ProducerRequests:
                 self._send_done,
                 frame.chunk,
                 _origin(frame.metadata) if producer.is_replicator else None,
+                None if facts is None else (facts[0], facts[1], facts[2], None),
             )
         )
 

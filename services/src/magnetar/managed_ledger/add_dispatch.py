@@ -81,16 +81,28 @@ class AddOwner(Protocol):
         ...
 
     def entry_confirmed(
-        self, ledger_id: LedgerId, entry_id: EntryId, data: bytes, lac_floor: int
+        self,
+        ledger_id: LedgerId,
+        entry_id: EntryId,
+        data: bytes,
+        lac_floor: int,
+        info: object = None,
     ) -> Position:
         """Record a durable entry (layout, cache, readers' signal); return its position.
-        ``lac_floor``: the writer's last-add-confirmed when the add was dispatched."""
+        ``lac_floor``: the writer's last-add-confirmed when the add was dispatched; ``info``:
+        what its adder knew of it (:attr:`AddOp.info`)."""
         ...
 
     def entries_confirmed(
-        self, ledger_id: LedgerId, first: EntryId, datas: list[bytes], lac_floor: int
+        self,
+        ledger_id: LedgerId,
+        first: EntryId,
+        datas: list[bytes],
+        lac_floor: int,
+        infos: Sequence[object] | None = None,
     ) -> list[Position]:
-        """:meth:`entry_confirmed` for consecutive entries from ``first`` on, at once."""
+        """:meth:`entry_confirmed` for consecutive entries from ``first`` on, at once (with
+        what their adder knew of each, ``infos``, or None)."""
         ...
 
 
@@ -189,9 +201,9 @@ class AddDispatch:
         self.pump()
         return future
 
-    def enqueue_callback(self, data: bytes, callback: AddCallback) -> None:
+    def enqueue_callback(self, data: bytes, callback: AddCallback, info: object = None) -> None:
         """Queue an add that holds a slot and reports to ``callback``; dispatch what can go."""
-        self.adds.ops.append(AddOp(data, None, callback))
+        self.adds.ops.append(AddOp(data, None, callback, info=info))
         self.pump()
 
     def enqueue_callbacks(self, adds: Sequence[tuple[bytes, AddCallback]], unused: int) -> None:
@@ -202,14 +214,26 @@ class AddDispatch:
         self.adds.ops.extend([AddOp(data, None, callback) for data, callback in adds])
         self.pump()
 
-    def enqueue_run(self, datas: Sequence[bytes], callback: RunAddCallback, unused: int) -> None:
+    def enqueue_run(
+        self,
+        datas: Sequence[bytes],
+        callback: RunAddCallback,
+        unused: int,
+        infos: Sequence[object] | None = None,
+    ) -> None:
         """:meth:`enqueue_callbacks` for a run of adds reporting to one ``callback`` (by
-        index in ``datas``, a range of durable adds per call)."""
+        index in ``datas``, a range of durable adds per call); ``infos``: see
+        :meth:`ManagedLedger.add_reserved_run`."""
         for _ in range(unused):
             self.adds.release_slot()
-        self.adds.ops.extend(
-            [AddOp(data, None, None, False, callback, index) for index, data in enumerate(datas)]
-        )
+        if infos is None:
+            ops = [AddOp(data, None, None, False, callback, i) for i, data in enumerate(datas)]
+        else:
+            ops = [
+                AddOp(data, None, None, False, callback, i, info)
+                for i, (data, info) in enumerate(zip(datas, infos, strict=True))
+            ]
+        self.adds.ops.extend(ops)
         self.pump()
 
     def fail_all(self, error: BaseException) -> None:
@@ -303,7 +327,7 @@ class AddDispatch:
         datas = [op.data for op in batch]
         try:
             positions = self._owner.entries_confirmed(
-                cur.ledger_id, EntryId(first), datas, run.lac_floor
+                cur.ledger_id, EntryId(first), datas, run.lac_floor, [op.info for op in batch]
             )
             size = 0
             for data in datas:
@@ -353,7 +377,8 @@ class AddDispatch:
                 op.fail(result)
             else:
                 cur.confirmed_bytes += len(op.data)
-                op.resolve(owner.entry_confirmed(cur.ledger_id, result, op.data, lac_floor), None)
+                position = owner.entry_confirmed(cur.ledger_id, result, op.data, lac_floor, op.info)
+                op.resolve(position, None)
         finally:
             self._slot_done(cur)
 

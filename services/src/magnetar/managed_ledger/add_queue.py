@@ -27,7 +27,6 @@ from __future__ import annotations
 import asyncio
 import collections
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from magnetar.managed_ledger.position import Position
 from magnetar.telemetry import get_logger
@@ -41,20 +40,35 @@ RunAddCallback = Callable[[int, "list[Position] | None", "BaseException | None"]
 durable; ``(index, None, error)`` for add ``index``, failed."""
 
 
-@dataclass(eq=False, slots=True)
 class AddOp:
     """One queued add and who hears its outcome: a future (:meth:`ManagedLedger.add_entry`)
     or a callback, called at once when the writer's verdict arrives
     (:meth:`ManagedLedger.add_entry_callback`: no future and no loop hop per add), or the
     callback of the run it was queued in (:meth:`ManagedLedger.add_reserved_run`: one call
-    per confirmed range of adds)."""
+    per confirmed range of adds).
 
-    data: bytes
-    future: asyncio.Future[Position] | None = None
-    callback: AddCallback | None = None
-    resolved: bool = False
-    run: RunAddCallback | None = None  # an add of a run: its callback, and its index in it
-    index: int = 0
+    A plain class with its own ``__init__``, not a dataclass: compiled, its construction is
+    native, where a dataclass's generated ``__init__`` is Python code (one is built per add)."""
+
+    __slots__ = ("callback", "data", "future", "index", "info", "resolved", "run")
+
+    def __init__(
+        self,
+        data: bytes,
+        future: asyncio.Future[Position] | None = None,
+        callback: AddCallback | None = None,
+        resolved: bool = False,
+        run: RunAddCallback | None = None,
+        index: int = 0,
+        info: object = None,
+    ) -> None:
+        self.data = data
+        self.future = future
+        self.callback = callback
+        self.resolved = resolved
+        self.run = run  # an add of a run: its callback, and its index in it
+        self.index = index
+        self.info = info  # what the adder knows of the entry, for the cache (Entry.info)
 
     @property
     def abandoned(self) -> bool:

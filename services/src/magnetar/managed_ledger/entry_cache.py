@@ -19,6 +19,7 @@ Pure and synchronous; used from the event loop only.
 
 from __future__ import annotations
 
+import itertools
 from collections import OrderedDict
 from collections.abc import Sequence
 from typing import NamedTuple
@@ -165,25 +166,33 @@ class EntryCache:
         self._refresh_oldest()
         return True
 
-    def insert_run(self, positions: Sequence[Position], datas: Sequence[bytes]) -> None:
+    def insert_run(
+        self,
+        positions: Sequence[Position],
+        datas: Sequence[bytes],
+        infos: Sequence[object] | None = None,
+    ) -> None:
         """:meth:`insert` for a run of newly confirmed entries (in order, after every entry
         this cache holds; parallel lists), with the charge and the budget's eviction done once
         for the run: the caches then hold what inserting them one by one would have left
-        (tests/property/test_entry_cache_runs.py)."""
+        (tests/property/test_entry_cache_runs.py). ``infos``: each entry's
+        :attr:`Entry.info` from the start (as :meth:`remember` would keep it), or None."""
         entries = self._entries
         pinned_from = self.pinned_from
         max_bytes = self._budget.max_bytes
         clock = EntryCache._clock
         was_empty = not entries
         added = 0
+        known = iter(infos) if infos is not None else itertools.repeat(None)
         for pos, data in zip(positions, datas, strict=True):
+            info = next(known)
             pinned = pinned_from is not None and pos >= pinned_from
             if not pinned and (max_bytes <= 0 or len(data) > max_bytes):
                 continue
             if pos in entries:
                 continue
             clock += 1
-            entries[(pos[0], pos[1])] = (data, clock, None)
+            entries[(pos[0], pos[1])] = (data, clock, info)
             added += len(data)
         if clock == EntryCache._clock:
             return

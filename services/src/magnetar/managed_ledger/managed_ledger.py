@@ -398,13 +398,14 @@ class ManagedLedger:
             return None
         return self._dispatch.enqueue(data)
 
-    def add_entry_callback(self, data: bytes, callback: AddCallback) -> bool:
+    def add_entry_callback(self, data: bytes, callback: AddCallback, info: object = None) -> bool:
         """:meth:`add_entry_nowait` without a future: ``callback(position, None)`` once
         durable, or ``callback(None, error)``; called from the writer's completion (never
-        before this returns). False: no free slot, nothing queued."""
+        before this returns). False: no free slot, nothing queued. ``info``: as
+        :meth:`add_reserved_run` has them."""
         if not self._dispatch.take_slot():
             return False
-        self._dispatch.enqueue_callback(data, callback)
+        self._dispatch.enqueue_callback(data, callback, info)
         return True
 
     def reserve_adds(self, count: int) -> int:
@@ -420,13 +421,19 @@ class ManagedLedger:
         self._dispatch.enqueue_callbacks(adds, unused)
 
     def add_reserved_run(
-        self, datas: Sequence[bytes], callback: RunAddCallback, unused: int = 0
+        self,
+        datas: Sequence[bytes],
+        callback: RunAddCallback,
+        unused: int = 0,
+        infos: Sequence[object] | None = None,
     ) -> None:
         """:meth:`add_reserved` for a run of adds reporting to one ``callback``: ``(index,
         positions, None)`` for each stretch of durable adds from ``datas[index]`` on, in order
         (the whole run in one call when it is confirmed together), ``(index, None, error)``
-        for a failed add. Called from the writer's completion, never before this returns."""
-        self._dispatch.enqueue_run(datas, callback, unused)
+        for a failed add. Called from the writer's completion, never before this returns.
+        ``infos`` (parallel to ``datas``): what the writer already knows of each entry, kept
+        with it in the cache as a reader's :meth:`remember_entry_infos` would keep it."""
+        self._dispatch.enqueue_run(datas, callback, unused, infos)
 
     # ================================================================== add dispatch's owner
     @property
@@ -439,7 +446,12 @@ class ManagedLedger:
         self._rollover_task = asyncio.create_task(self._rollover())
 
     def entry_confirmed(
-        self, ledger_id: LedgerId, entry_id: EntryId, data: bytes, lac_floor: int
+        self,
+        ledger_id: LedgerId,
+        entry_id: EntryId,
+        data: bytes,
+        lac_floor: int,
+        info: object = None,
     ) -> Position:
         """An add is durable (reported by :mod:`.add_dispatch`): count it, cache it, signal."""
         pos = Position(ledger_id, entry_id)
@@ -454,7 +466,7 @@ class ManagedLedger:
             self._last_confirmed_lac_floor = max(self._last_confirmed_lac_floor, lac_floor)
             pinned = Position(ledger_id, EntryId(self._last_confirmed_lac_floor + 1))
             self._cache.pinned_from = pinned
-        self._cache.insert(Entry(pos, data))
+        self._cache.insert(Entry(pos, data, info))
         if not self._cursors and not self._non_durable:
             # No cursor will read it: keep only the pinned tail (as Pulsar caches an added
             # entry only when the managed ledger has active cursors).
@@ -463,7 +475,12 @@ class ManagedLedger:
         return pos
 
     def entries_confirmed(
-        self, ledger_id: LedgerId, first: EntryId, datas: list[bytes], lac_floor: int
+        self,
+        ledger_id: LedgerId,
+        first: EntryId,
+        datas: list[bytes],
+        lac_floor: int,
+        infos: Sequence[object] | None = None,
     ) -> list[Position]:
         """A run of adds is durable, entries ``first``.. in order (reported by
         :mod:`.add_dispatch`): :meth:`entry_confirmed` for each, with the layout, the pin of
@@ -482,7 +499,7 @@ class ManagedLedger:
             self._last_confirmed_lac_floor = max(self._last_confirmed_lac_floor, lac_floor)
             pinned = Position(ledger_id, EntryId(self._last_confirmed_lac_floor + 1))
             self._cache.pinned_from = pinned
-        self._cache.insert_run(positions, datas)
+        self._cache.insert_run(positions, datas, infos)
         if not self._cursors and not self._non_durable:
             self._cache.evict_before(pinned)
         self._signal_new_entries()

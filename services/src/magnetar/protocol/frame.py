@@ -272,15 +272,38 @@ def send_frame_of(frame: Frame) -> SendFrame:
     send = frame.command.send
     section = frame.payload
     assert section is not None  # the decoder guarantees a payload for SEND
-    num_chunks = section.metadata.num_chunks_from_msg
+    metadata = section.metadata
+    num_chunks = metadata.num_chunks_from_msg
     return SendFrame(
         send.producer_id,
         send.sequence_id,
         send.highest_sequence_id if send.HasField("highest_sequence_id") else None,
         send.num_messages,
-        (section.metadata.chunk_id, num_chunks) if num_chunks > 1 else None,
+        (metadata.chunk_id, num_chunks) if num_chunks > 1 else None,
         section.stored,
+        None if num_chunks > 1 else _dispatch_facts(metadata),
     )
+
+
+def _dispatch_facts(metadata: pb.MessageMetadata) -> tuple[int, bytes, int] | None:
+    """:attr:`SendFrame.facts` from a parsed MessageMetadata (what the scan reads)."""
+    try:
+        ascii_names = (
+            metadata.producer_name.isascii()
+            and metadata.uuid.isascii()
+            and metadata.partition_key.isascii()
+        )
+    except (TypeError, ValueError):  # not UTF-8: protobuf refuses the string when read
+        return None
+    if not ascii_names:
+        return None
+    batch = metadata.num_messages_in_batch
+    messages = (batch if batch > 1 else 1) if metadata.HasField("num_messages_in_batch") else 1
+    if metadata.HasField("ordering_key"):
+        key = metadata.ordering_key
+    else:
+        key = metadata.partition_key.encode()
+    return messages, key, metadata.deliver_at_time
 
 
 class FrameDecoder:

@@ -59,10 +59,15 @@ _VARINT_FIELDS: Final = _mask(2, 3, 8, 9, 11, 12, 17, 19, 20, 22, 23, 24, 25, 27
 _BYTES_FIELDS: Final = _mask(1, 5, 6, 7, 14, 15, 16, 18, 26)
 _PROPERTIES: Final = 4
 _NUM_CHUNKS: Final = 27
+_UUID: Final = 26
 _CHUNK_ID: Final = 29
 # CommandSend's fields 1-8 are varints; field 9 (message_id) is a message and falls back.
 _LAST_SEND_FIELD: Final = 8
-_NOT_EXPECTED: Final = (False, 0, 0)
+_PARTITION_KEY: Final = 6
+_NUM_MESSAGES_IN_BATCH: Final = 11
+_ORDERING_KEY: Final = 18
+_DELIVER_AT_TIME: Final = 19
+_NOT_EXPECTED: Final = (False, 0, 0, None)
 
 
 class SendFrame(NamedTuple):
@@ -77,6 +82,12 @@ class SendFrame(NamedTuple):
     chunk: tuple[int, int] | None  # (chunk_id, num_chunks_from_msg) of a chunked message
     # [0x0e01][crc][meta_size][meta][payload] as received: what the broker stores.
     stored: bytes
+    # What a dispatcher reads of the metadata, read on the way: (messages, key, deliver_at),
+    # as broker.entry.entry_info gives them (messages: num_messages_in_batch when batched and
+    # above 1, else 1; key: the ordering key if set, else the partition key; deliver_at: epoch
+    # ms, 0 at once). None for a chunk, a partition key that is not ASCII, or a SEND parsed
+    # with protobuf: the dispatcher reads the entry itself then.
+    facts: tuple[int, bytes, int] | None = None
 
     @property
     def type(self) -> int:
@@ -152,12 +163,17 @@ def scan_send(command: bytes, section: bytes, verify_checksum: bool) -> SendFram
     body = _send_body(command)
     if body is None:
         return None
-    expected, chunk_id, num_chunks = _scan_section(section, verify_checksum)
+    expected, chunk_id, num_chunks, facts = _scan_section(section, verify_checksum)
     if not expected:
         return None
     producer_id, sequence_id, highest, num_messages = body
-    chunk = (chunk_id, num_chunks) if num_chunks > 1 else None
-    return _new_tuple(SendFrame, (producer_id, sequence_id, highest, num_messages, chunk, section))
+    chunk = None
+    if num_chunks > 1:
+        chunk = (chunk_id, num_chunks)
+        facts = None
+    return _new_tuple(
+        SendFrame, (producer_id, sequence_id, highest, num_messages, chunk, section, facts)
+    )
 
 
 def _body_of(data: bytes, start: int, kind: int) -> tuple[int, int]:
@@ -219,8 +235,12 @@ def _u32_at(data: bytes, pos: int) -> int:
     return (data[pos] << 24) | (data[pos + 1] << 16) | (data[pos + 2] << 8) | data[pos + 3]
 
 
-def _scan_section(section: bytes, verify_checksum: bool) -> tuple[bool, int, int]:
-    """(as expected, chunk_id, num_chunks_from_msg) of a SEND's payload section."""
+def _scan_section(
+    section: bytes, verify_checksum: bool
+) -> tuple[bool, int, int, tuple[int, bytes, int] | None]:
+    """(as expected, chunk_id, num_chunks_from_msg, :attr:`SendFrame.facts`) of a SEND's
+    payload section. Protobuf's rules for the facts: the last occurrence of a field wins;
+    int32 fields are their varint's low 32 bits, signed, int64 its low 64 bits."""
     size = len(section)
     pos = 0
     if size >= 2 and section[0] == 0x0E and section[1] == 0x01:
@@ -239,7 +259,11 @@ def _scan_section(section: bytes, verify_checksum: bool) -> tuple[bool, int, int
     if r.end > size:
         return _NOT_EXPECTED
     required = 0
-    num_chunks = chunk_id = 0
+    num_chunks = chunk_id = deliver_at = 0
+    messages = 1
+    partition_at = partition_end = ordering_at = 0
+    ordering_end = -1  # no ordering key
+    names_ascii = True  # the producer name and uuid (what the dispatcher's read checks too)
     while r.pos < r.end:
         tag = r.varint(5)
         field = tag >> 3
@@ -254,8 +278,19 @@ def _scan_section(section: bytes, verify_checksum: bool) -> tuple[bool, int, int
                 num_chunks = _int32(value)
             elif field == _CHUNK_ID:
                 chunk_id = _int32(value)
+            elif field == _NUM_MESSAGES_IN_BATCH:
+                batch = _int32(value)
+                messages = batch if batch > 1 else 1
+            elif field == _DELIVER_AT_TIME:
+                deliver_at = _int64(value)
         elif wire == 2 and (_BYTES_FIELDS >> field) & 1:
             n = r.length()  # (not `r.pos += r.length()`: that adds to the old position)
+            if field == _PARTITION_KEY:
+                partition_at, partition_end = r.pos, r.pos + n
+            elif field == _ORDERING_KEY:
+                ordering_at, ordering_end = r.pos, r.pos + n
+            elif field == 1 or field == _UUID:
+                names_ascii = names_ascii and _ascii(section, r.pos, r.pos + n)
             r.pos += n
             if field == 1:
                 required |= 1
@@ -270,7 +305,21 @@ def _scan_section(section: bytes, verify_checksum: bool) -> tuple[bool, int, int
             return _NOT_EXPECTED
     if required != 7:
         return _NOT_EXPECTED
-    return True, chunk_id, num_chunks
+    if not (names_ascii and _ascii(section, partition_at, partition_end)):
+        return True, chunk_id, num_chunks, None  # the dispatcher's own read settles these
+    if ordering_end >= 0:
+        key = section[ordering_at:ordering_end]
+    else:
+        key = section[partition_at:partition_end] if partition_end > partition_at else b""
+    return True, chunk_id, num_chunks, (messages, key, deliver_at)
+
+
+def _ascii(data: bytes, start: int, end: int) -> bool:
+    """``data[start:end].isascii()`` without the slice."""
+    k = start
+    while k < end and data[k] < 0x80:
+        k += 1
+    return k >= end
 
 
 def _key_value(data: bytes, pos: int, end: int) -> bool:
