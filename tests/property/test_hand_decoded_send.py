@@ -10,6 +10,7 @@ must either give what protobuf gives or step aside, and the decoder must then ra
 
 from __future__ import annotations
 
+import itertools
 import struct
 
 import pytest
@@ -21,6 +22,7 @@ from magnetar.protocol.errors import ProtocolError
 from magnetar.protocol.frame import (
     FrameDecoder,
     crc32c,
+    encode_command,
     encode_payload_section,
     parse_split_frame,
     send_frame_of,
@@ -167,6 +169,43 @@ def test_any_bytes_give_what_protobuf_gives(command: bytes, section: bytes, crc:
         assert scanned == send_frame_of(parse_split_frame(command, section, verify_checksum=False))
     if section:
         assert _decoded(_frame(command, section), True) == _decoded(_frame(command, section), False)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.tuples(sends(), message_metadata(), st.integers(0, 20_000), st.booleans()),
+        min_size=1,
+        max_size=4,
+    ),
+    st.lists(st.integers(0, 100_000), max_size=12),
+    st.lists(st.booleans(), min_size=13, max_size=13),
+)
+def test_sends_cut_across_reads_give_what_one_read_gives(
+    frames: list[tuple[pb.BaseCommand, pb.MessageMetadata, int, bool]],
+    cuts: list[int],
+    take: list[bool],
+) -> None:
+    """SENDs (and a PING after each) fed in arbitrary pieces, the frames taken only now and
+    then: a SEND longer than the reads is collected from them and its section joined once;
+    the broker's frames are those of the whole stream fed at once, stored bytes included."""
+    stream = b"".join(
+        _frame(command.SerializeToString(), encode_payload_section(m, b"p" * size, checksum=c))
+        + encode_command(pb.BaseCommand(type=pb.BaseCommand.PING, ping=pb.CommandPing()))
+        for command, m, size, c in frames
+    )
+    points = sorted({0, len(stream), *(cut % (len(stream) + 1) for cut in cuts)})
+    decoder = FrameDecoder()
+    got: list[object] = []
+    for (a, b), take_now in zip(itertools.pairwise(points), take, strict=False):
+        decoder.feed(stream[a:b])
+        assert decoder.buffered <= b
+        if take_now:
+            got.extend(decoder.broker_frames())
+    got.extend(decoder.broker_frames())
+    assert decoder.buffered == 0
+    assert got == _decoded(stream, True)
+    assert len(got) == 2 * len(frames)
 
 
 def test_a_send_frame_is_built_for_every_send_even_off_the_fast_path() -> None:

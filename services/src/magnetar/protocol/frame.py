@@ -29,6 +29,7 @@ only. The encoders are pure functions.
 from __future__ import annotations
 
 import struct
+from collections import deque
 from collections.abc import Iterator
 from typing import NamedTuple, cast
 
@@ -306,6 +307,25 @@ def _dispatch_facts(metadata: pb.MessageMetadata) -> tuple[int, bytes, int] | No
     return messages, key, metadata.deliver_at_time
 
 
+def _join_range(pieces: list[bytes | memoryview], start: int, end: int) -> bytes:
+    """Bytes ``start:end`` of the pieces laid end to end, in one join (a view of each piece's
+    part: no copy before the join's)."""
+    parts: list[bytes | memoryview] = []
+    at = 0
+    for piece in pieces:
+        size = len(piece)
+        if at + size > start and at < end:
+            lo = start - at if start > at else 0
+            hi = end - at if end < at + size else size
+            parts.append(piece if lo == 0 and hi == size else memoryview(piece)[lo:hi])
+        at += size
+        if at >= end:
+            break
+    if len(parts) == 1 and type(parts[0]) is bytes:
+        return parts[0]
+    return b"".join(parts)
+
+
 class FrameDecoder:
     """Incremental decoder: :meth:`feed` bytes as they arrive, then iterate :meth:`frames`.
 
@@ -313,9 +333,11 @@ class FrameDecoder:
     it, so that each frame's parts are plain slices of it (one copy each, no view). When a
     feed completes a frame the last read cut short, that frame alone is joined (the head) and
     the new bytes are kept as they are behind it; otherwise what is left and the new bytes are
-    joined. A frame that is still incomplete after a feed is collected in a ``bytearray``
-    instead until it is whole, so that a large frame arriving in many reads is copied about
-    twice, not once per read.
+    joined. A frame that is still incomplete after a feed is collected instead as the reads
+    that carry it, uncopied, until it is whole: then its command and its payload section are
+    each joined once straight from those reads (the section is the one copy of a large SEND's
+    payload, as for a frame that came in one read), and what the last read holds after the
+    frame stays as it is.
     """
 
     def __init__(
@@ -327,11 +349,15 @@ class FrameDecoder:
         self._verify_checksum = verify_checksum
         self._data = b""
         self._offset = 0
-        self._head = b""  # one whole frame that comes before _data[_offset:], or nothing
-        # A frame still incomplete after a feed, collected here (then _data is empty), and the
-        # bytes it needs in all (its size field included).
-        self._partial: bytearray | None = None
+        # A frame still incomplete after a feed, as the reads that carry it (then _data is
+        # empty), the bytes they hold and the bytes it needs in all (its size field included).
+        self._pieces: list[bytes | memoryview] | None = None
+        self._have = 0
         self._need = 0
+        # Frames made whole from pieces or from a read that completed a cut one, in order
+        # (before _data[_offset:]):
+        # (command, payload section), or (None, the frame's bytes) for one without a section.
+        self._ready: deque[tuple[bytes | None, bytes]] = deque()
         self._broken: ProtocolError | None = None
 
     @property
@@ -345,37 +371,78 @@ class FrameDecoder:
     @property
     def buffered(self) -> int:
         """Bytes received but not yet returned as frames."""
-        partial = self._partial
-        unread = len(self._head) + len(self._data) - self._offset
-        return unread + (0 if partial is None else len(partial))
+        unread = len(self._data) - self._offset + self._have
+        for command, rest in self._ready:
+            unread += len(rest) if command is None else 8 + len(command) + len(rest)
+        return unread
 
     def feed(self, data: bytes | bytearray | memoryview) -> None:
         """Append received bytes. Raises FrameTooLarge early, without buffering the frame."""
         if self._broken is not None:
             raise self._broken
-        partial = self._partial
-        if partial is not None:
-            partial += data
-            if len(partial) >= self._need:  # whole now: back to one bytes object
-                self._data = bytes(partial)  # (the offset stayed 0 meanwhile)
-                self._partial = None
+        pieces = self._pieces
+        if pieces is not None:
+            piece = data if type(data) is bytes else bytes(data)  # (the caller may reuse it)
+            pieces.append(piece)
+            self._have += len(piece)
+            if self._have >= self._need:
+                self._complete(pieces)
             return
         rest = len(self._data) - self._offset
         cut = self._completes_cut_frame(rest, len(data))
-        if cut:  # join just the cut frame; the read stays as it is behind it
-            self._head = self._data[self._offset :] + data[:cut]
+        if cut:  # just the cut frame is joined (as pieces); the read stays as it is behind it
+            self._whole(
+                [memoryview(self._data)[self._offset :], memoryview(data)[:cut]], rest + cut
+            )
         if rest and not cut:
             self._data = self._data[self._offset :] + data
             self._offset = 0
         else:
             self._data = data if type(data) is bytes else bytes(data)
             self._offset = cut
+        self._collect_if_incomplete()
+
+    def _collect_if_incomplete(self) -> None:
+        """Start collecting the next frame as pieces if ``_data`` holds only part of it."""
         total = self._check_header()
         if total is not None and len(self._data) - self._offset < 4 + total:
-            self._partial = bytearray(memoryview(self._data)[self._offset :])
+            first = memoryview(self._data)[self._offset :]
+            self._pieces = [first]
+            self._have = len(first)
             self._need = 4 + total
             self._data = b""
             self._offset = 0
+
+    def _complete(self, pieces: list[bytes | memoryview]) -> None:
+        """The collected frame is whole: its command and section (or, without a section, its
+        bytes) are joined from the pieces, and what the last piece holds after it is kept."""
+        need = self._need
+        last = pieces[-1]
+        excess = self._have - need
+        rest: bytes | memoryview = b""
+        if excess:
+            cut = len(last) - excess
+            rest = last[cut:]
+            pieces[-1] = memoryview(last)[:cut]
+        self._pieces = None
+        self._have = 0
+        self._whole(pieces, need)
+        if rest:
+            self._data = rest if type(rest) is bytes else bytes(rest)
+            self._offset = 0
+            self._collect_if_incomplete()
+
+    def _whole(self, pieces: list[bytes | memoryview], size: int) -> None:
+        """A frame of ``size`` bytes (its size field included) laid out over ``pieces``, whole:
+        its command and its payload section are joined from them, each once (or, without a
+        section, its bytes), and queued to be taken before ``_data``'s frames."""
+        section_at = 8 + _U32.unpack(_join_range(pieces, 4, 8))[0]
+        if section_at < size:
+            self._ready.append(
+                (_join_range(pieces, 8, section_at), _join_range(pieces, section_at, size))
+            )
+        else:  # no section, or a command that does not fit (its error comes when taken)
+            self._ready.append((None, _join_range(pieces, 0, size)))
 
     def frames(self) -> Iterator[Frame]:
         """Yield every complete frame buffered so far.
@@ -399,10 +466,15 @@ class FrameDecoder:
             if self._broken is not None:
                 raise self._broken
             # Read again at each frame: a feed while a frame is out replaces them.
-            head = self._head
-            if head:
-                data = head
+            ready = False
+            if self._ready:
+                command_of, rest_of = self._ready.popleft()
+                if command_of is not None:
+                    yield self._payload_frame(command_of, rest_of, broker, verify)
+                    continue
+                data = rest_of
                 pos = 0
+                ready = True
             else:
                 data = self._data
                 pos = self._offset
@@ -412,9 +484,7 @@ class FrameDecoder:
                 return
             end = start + total
             cmd_end = start + 4 + _U32.unpack_from(data, start)[0]
-            if head:
-                self._head = b""
-            else:
+            if not ready:
                 self._offset = end
             if cmd_end < end:  # a command and what follows it (a SEND's payload section)
                 command = data[start + 4 : cmd_end]
@@ -429,17 +499,23 @@ class FrameDecoder:
                         continue
                 yield parse_frame_body(body, verify_checksum=verify)
                 continue
-            if not broker:
-                # The command and its payload section sliced apart: the stored bytes are then
-                # the section itself (no second copy of the payload out of a frame body).
-                yield parse_split_frame(command, section, verify_checksum=verify)
-            else:
-                scanned = scan_send(command, section, verify)
-                if scanned is not None:
-                    yield scanned
-                else:  # not as the scan expects (or not a SEND): protobuf, and its errors
-                    frame = parse_split_frame(command, section, verify_checksum=verify)
-                    yield send_frame_of(frame) if frame.command.type == SEND_TYPE else frame
+            yield self._payload_frame(command, section, broker, verify)
+
+    @staticmethod
+    def _payload_frame(
+        command: bytes, section: bytes, broker: bool, verify: bool
+    ) -> Frame | SendFrame:
+        """The frame of a command and the payload section after it, sliced apart: the stored
+        bytes are then the section itself (no second copy of the payload out of a frame
+        body). A broker's SEND is scanned (:func:`scan_send`), else parsed with protobuf."""
+        if not broker:
+            return parse_split_frame(command, section, verify_checksum=verify)
+        scanned = scan_send(command, section, verify)
+        if scanned is not None:
+            return scanned
+        # Not as the scan expects (or not a SEND): protobuf, and its errors.
+        frame = parse_split_frame(command, section, verify_checksum=verify)
+        return send_frame_of(frame) if frame.command.type == SEND_TYPE else frame
 
     def eof(self) -> None:
         """Declare the end of the stream; raises TruncatedFrame if a frame was cut short."""
@@ -450,13 +526,14 @@ class FrameDecoder:
 
     def _completes_cut_frame(self, rest: int, size: int) -> int:
         """How many of the ``size`` bytes being fed complete the frame that the ``rest`` bytes
-        left in ``_data`` begin, when it ends inside them (and no head is waiting); 0
-        otherwise. (A need of 0 or less: that frame is whole already, feeds came without the
-        frames being taken in between.)"""
-        if self._head or rest < 4:
+        left in ``_data`` begin, when it ends inside them; 0 otherwise. (A need of 0 or less:
+        that frame is whole already, feeds came without the frames being taken in between.)
+        Breaks the stream on a size out of bounds, as reading the frame would."""
+        total = self._header_at(self._data, self._offset)
+        if total is None:
             return 0
-        need = 4 + _U32.unpack_from(self._data, self._offset)[0] - rest
-        return need if 0 < need < size else 0
+        need = 4 + total - rest
+        return need if 0 < need <= size else 0
 
     def _check_header(self) -> int | None:
         """The size field of the next frame in ``_data`` (None: not all four bytes yet)."""
@@ -478,8 +555,9 @@ class FrameDecoder:
         self._broken = error
         self._data = b""
         self._offset = 0
-        self._head = b""
-        self._partial = None
+        self._pieces = None
+        self._have = 0
+        self._ready.clear()
         raise error
 
 
