@@ -35,8 +35,9 @@ ratio. The alternatives are built here:
   payload section copied apart, the section kept as the stored bytes) against one copy of the
   frame body and a slice of it; a MESSAGE written as head + stored bytes and joined once by the
   socket write against the whole frame joined first and then again;
-- a 4 MiB SEND arriving in 64 KiB reads: the decoder, which collects an incomplete frame in a
-  bytearray, against joining what was left with every read (the cost that avoids);
+- a 4 MiB SEND arriving in 64 KiB reads: the decoder, which keeps the reads of an incomplete
+  frame as they came and joins its command and section once, against joining what was left
+  with every read (the cost that avoids);
 - the bookie's two record checksums of a 16 KiB and a 128 KiB payload (the journal's and the
   entry log's): one pass over the payload and each head's checksum combined with it
   (``crc32c_combine``) against a pass after each head;
@@ -415,8 +416,8 @@ _READ = 64 * 1024  # bytes a socket read delivers in that case
 
 
 def decode_in_reads(pieces: list[bytes]) -> object:
-    """A frame that spans many reads through the decoder (collected in a bytearray while
-    incomplete)."""
+    """A frame that spans many reads through the decoder (its reads kept while it is
+    incomplete, its section joined once)."""
     decoder = FrameDecoder(max_frame_size=2 * _LARGE)
     for piece in pieces:
         decoder.feed(piece)
