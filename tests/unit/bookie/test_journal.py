@@ -665,3 +665,26 @@ async def test_a_filesystem_without_o_direct_gets_buffered_writes(
     replayed = ListSink()
     await (await Journal.open(tmp_path, replayed)).close()
     assert replayed.records == records
+
+
+async def test_a_zero_fill_of_a_size_between_blocks_still_goes_out_direct(tmp_path: Path) -> None:
+    """The zero-fill's size need not be a multiple of the block (``journal_prealloc_kbytes``
+    of a 4 KiB-sector disk, or any byte count here): with direct writes each fill is rounded up
+    to whole blocks (the device refuses a partial one), and the records over the zeros
+    replay."""
+    if not supports_direct_io(tmp_path):
+        pytest.skip("this filesystem refuses O_DIRECT")
+    config = JournalConfig(prealloc_bytes=10 * 1024 + 100)
+    records = [add(1, i, b"z" * 700) for i in range(40)]
+    with capture_logs() as logs:
+        journal = await Journal.open(tmp_path, ListSink(), config)
+        assert journal._blocks is not None
+        for record in records:
+            await journal.append(record)
+        await journal.close()
+    assert "journal_prefill_failed" not in [entry["event"] for entry in logs]
+    assert journal.stats.prefilled_bytes > 0
+    assert journal.stats.prefilled_bytes % 4096 == 0
+    replayed = ListSink()
+    await (await Journal.open(tmp_path, replayed)).close()
+    assert replayed.records == records

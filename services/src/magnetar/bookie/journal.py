@@ -447,11 +447,12 @@ class Journal:
         started = time.perf_counter()
         at = max(self._allocated, self._offset)
         zeros: bytes | memoryview = self._zeros
-        if self._blocks is not None:  # from the next block: the rest of this one is zeros
+        if self._blocks is not None:  # whole blocks from the next one (this one's rest: zeros)
             at = -(-at // BLOCK) * BLOCK
-            zeros = self._blocks.zeros(len(self._zeros))
+            zeros = self._blocks.zeros(-(-len(self._zeros) // BLOCK) * BLOCK)
+        size = len(zeros)
         try:
-            if os.pwrite(self._fd, zeros, at) != len(self._zeros):
+            if os.pwrite(self._fd, zeros, at) != size:
                 raise OSError("short write of the zero-fill")
             if not self._dsync:
                 os.fdatasync(self._fd)
@@ -459,8 +460,8 @@ class Journal:
             self._prefill = False
             log.warning("journal_prefill_failed", directory=str(self._dir), error=repr(exc))
             return time.perf_counter() - started
-        self._allocated = at + len(self._zeros)
-        self.stats.prefilled_bytes += len(self._zeros)
+        self._allocated = at + size
+        self.stats.prefilled_bytes += size
         return time.perf_counter() - started
 
     def _take_group(self, first: _Pending) -> tuple[list[_Pending], int, bool]:
