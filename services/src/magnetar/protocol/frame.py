@@ -330,14 +330,13 @@ class FrameDecoder:
     """Incremental decoder: :meth:`feed` bytes as they arrive, then iterate :meth:`frames`.
 
     What was received and not yet returned is kept as one ``bytes`` object with an offset into
-    it, so that each frame's parts are plain slices of it (one copy each, no view). When a
-    feed completes a frame the last read cut short, that frame alone is joined (the head) and
-    the new bytes are kept as they are behind it; otherwise what is left and the new bytes are
-    joined. A frame that is still incomplete after a feed is collected instead as the reads
-    that carry it, uncopied, until it is whole: then its command and its payload section are
-    each joined once straight from those reads (the section is the one copy of a large SEND's
-    payload, as for a frame that came in one read), and what the last read holds after the
-    frame stays as it is.
+    it, so that each frame's parts are plain slices of it (one copy each, no view). A frame
+    cut across reads is joined from them instead, as its command and its payload section, each
+    once (the section is then the one copy of its payload, as for a frame that came in one
+    read): when a feed completes a frame the last read cut short, from what was left and the
+    new read; when a frame is still incomplete after a feed, from the reads that carry it,
+    kept uncopied until it is whole. Either way the last read's bytes after the frame stay as
+    they are. Otherwise what is left and the new bytes are joined.
     """
 
     def __init__(
