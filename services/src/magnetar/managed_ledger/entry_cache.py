@@ -34,8 +34,9 @@ _new_tuple = tuple.__new__
 class Entry(NamedTuple):
     """One entry of a managed ledger: its position and payload (a NamedTuple: every added and
     every read entry builds one, in a fifth of a frozen dataclass's time), and what its
-    reader made of it, if a reader told the cache (:meth:`EntryCache.remember`): the broker
-    keeps the facts its dispatcher parsed from the entry's metadata, so a cache hit does not
+    adder or its reader knew of it, if they told the cache (the ``infos`` of
+    :meth:`EntryCache.insert_run`, :meth:`EntryCache.remember`): the broker keeps the facts of
+    the entry's metadata that its SEND's scan or its dispatcher read, so a cache hit does not
     parse again. Opaque here; None when nobody did (always for entries read from bookies)."""
 
     position: Position

@@ -85,8 +85,8 @@ class SendFrame(NamedTuple):
     # What a dispatcher reads of the metadata, read on the way: (messages, key, deliver_at),
     # as broker.entry.entry_info gives them (messages: num_messages_in_batch when batched and
     # above 1, else 1; key: the ordering key if set, else the partition key; deliver_at: epoch
-    # ms, 0 at once). None for a chunk, a partition key that is not ASCII, or a SEND parsed
-    # with protobuf: the dispatcher reads the entry itself then.
+    # ms, 0 at once). None for a chunk, or a producer name, uuid or partition key that is not
+    # ASCII: the dispatcher reads the entry itself then.
     facts: tuple[int, bytes, int] | None = None
 
     @property
