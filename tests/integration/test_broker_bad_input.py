@@ -201,3 +201,33 @@ def test_silent_client_gets_pinged_then_dropped(tmp_path: Path) -> None:
             assert answering.next_frame().type == T.PING
             answering.send(encode_command(commands.pong()))
         answering.close()
+
+
+def test_a_key_that_is_not_utf8_does_not_stop_the_subscription(
+    raw: RawClient, standalone: StandaloneProcess
+) -> None:
+    """A SEND whose partition key is not UTF-8 (no client writes one: the field is a string)
+    is stored, and the subscription's dispatch goes past it: the consumer gets it and the
+    message after it. The dispatcher used to fail on it at every retry, for good."""
+    topic = f"persistent://public/default/bad-key-{uuid.uuid4().hex[:8]}"
+    client = official_client(standalone, operation_timeout_s=10)
+    try:
+        consumer = client.subscribe(topic, "sub", consumer_type=pulsar.ConsumerType.Shared)
+        raw.connect()
+        raw.send(encode_command(commands.producer(topic, producer_id=1, request_id=1)))
+        assert raw.next_frame().type == T.PRODUCER_SUCCESS
+        meta = pb.MessageMetadata(producer_name="raw", sequence_id=0, publish_time=1)
+        meta.partition_key = "KK"
+        bad = meta.SerializeToString().replace(b"KK", b"\xff\xfe")
+        section = struct.pack(">I", len(bad)) + bad + b"first"
+        command = encode_command(commands.send(1, 0))[8:]  # the BaseCommand's bytes
+        raw.send(struct.pack(">II", 4 + len(command) + len(section), len(command)))
+        raw.send(command + section)
+        assert raw.next_frame().type == T.SEND_RECEIPT
+        meta.sequence_id = 1
+        raw.send(encode_payload_command(commands.send(1, 1), meta, b"second"))
+        assert raw.next_frame().type == T.SEND_RECEIPT
+        got = [consumer.receive(timeout_millis=5000).data() for _ in range(2)]
+        assert got == [b"first", b"second"]
+    finally:
+        client.close()

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from magnetar.broker.entry import _scan_info, entry_info, entry_info_of, entry_metadata
 from magnetar.wire import pulsar_api_pb2 as pb
+from tests.kit.protobuf_wire import field
 from tests.kit.pulsar_strategies import message_metadata
 
 
@@ -53,3 +54,21 @@ def test_a_truncated_entry_falls_back_to_protobuf() -> None:
     data = stored(meta, b"", False)[:-2]
     assert _scan_info(data) is None
     assert entry_info(data) == entry_info_of(entry_metadata(data))
+
+
+def test_a_string_field_that_is_not_utf8_reads_as_unparseable_metadata() -> None:
+    """Protobuf parses a string field that is not UTF-8 and refuses it when it is read: where
+    the dispatcher needs that field, the entry is as one whose metadata does not parse (one
+    message, no key), and reading it never raises (that stopped the subscription's dispatch at
+    the entry for good: every retry met the same error)."""
+    head = field(2, 1) + field(3, 5) + field(11, 3)
+    chunked = field(26, b"u") + field(27, 2) + field(29, 0)
+    cases = {
+        field(1, b"p") + head + field(6, b"\xff\xfe"): (1, b"", 0, None),  # the key
+        field(1, b"\xff") + head + field(6, b"k"): (3, b"k", 0, None),  # a name not read
+        field(1, b"\xff") + head + field(6, b"k") + chunked: (1, b"", 0, None),  # read
+    }
+    for meta, expected in cases.items():
+        stored = struct.pack(">I", len(meta)) + meta + b"payload"
+        info = entry_info(stored)
+        assert (info.messages, info.key, info.deliver_at, info.chunk) == expected

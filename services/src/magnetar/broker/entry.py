@@ -86,7 +86,15 @@ def entry_info(stored: bytes) -> EntryInfo:
     bytes (:func:`_scan_info`); anything the scan does not expect falls back to protobuf, so
     both give the same answer (tests/property/test_entry_info.py)."""
     info = _scan_info(stored)
-    return info if info is not None else entry_info_of(entry_metadata(stored))
+    if info is not None:
+        return info
+    try:
+        return entry_info_of(entry_metadata(stored))
+    except (TypeError, ValueError):
+        # A string field that is not UTF-8: protobuf parses it but refuses it when read. The
+        # entry is then as one whose metadata does not parse (entry_metadata's empty one),
+        # rather than an error that would stop its subscription's dispatch at it for good.
+        return entry_info_of(pb.MessageMetadata())
 
 
 def entry_info_of(metadata: pb.MessageMetadata) -> EntryInfo:
@@ -265,7 +273,7 @@ def _ascii(data: bytes, start: int, end: int) -> bool:
 
 
 def _bad_utf8(text: bytes) -> bool:
-    """True if ``text`` is not valid UTF-8 (protobuf refuses such a string field)."""
+    """True if ``text`` is not valid UTF-8 (protobuf refuses such a string field when read)."""
     if text.isascii():
         return False
     try:
