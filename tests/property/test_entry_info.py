@@ -14,7 +14,13 @@ import struct
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from magnetar.broker.entry import _scan_info, entry_info, entry_info_of, entry_metadata
+from magnetar.broker.entry import (
+    _scan_info,
+    entry_info,
+    entry_info_of,
+    entry_metadata,
+    split_entry,
+)
 from magnetar.wire import pulsar_api_pb2 as pb
 from tests.kit.protobuf_wire import field
 from tests.kit.pulsar_strategies import message_metadata
@@ -57,18 +63,29 @@ def test_a_truncated_entry_falls_back_to_protobuf() -> None:
 
 
 def test_a_string_field_that_is_not_utf8_reads_as_unparseable_metadata() -> None:
-    """Protobuf parses a string field that is not UTF-8 and refuses it when it is read: where
-    the dispatcher needs that field, the entry is as one whose metadata does not parse (one
-    message, no key), and reading it never raises (that stopped the subscription's dispatch at
-    the entry for good: every retry met the same error)."""
+    """Protobuf parses a string field that is not UTF-8 and refuses it only when it is read:
+    such metadata reads as metadata that does not parse (empty; the entry one message with no
+    key), wherever the field is, so no reader meets the error later (the dispatcher met it at
+    every step, which stopped the subscription at that entry for good)."""
     head = field(2, 1) + field(3, 5) + field(11, 3)
-    chunked = field(26, b"u") + field(27, 2) + field(29, 0)
-    cases = {
-        field(1, b"p") + head + field(6, b"\xff\xfe"): (1, b"", 0, None),  # the key
-        field(1, b"\xff") + head + field(6, b"k"): (3, b"k", 0, None),  # a name not read
-        field(1, b"\xff") + head + field(6, b"k") + chunked: (1, b"", 0, None),  # read
+    unparseable = (1, b"", 0, None)
+    scanned = (3, b"", 0, None)  # a field the dispatcher's scan skips: its facts stand
+    bad = {
+        "partition key": (field(1, b"p") + head + field(6, b"\xff\xfe"), unparseable),
+        "producer name": (field(1, b"\xff") + head + field(6, b"k"), unparseable),
+        "a chunk's uuid": (field(1, b"p") + head + field(26, b"\xc3") + field(27, 2), unparseable),
+        "replicate_to": (field(1, b"p") + head + field(7, b"\xff"), scanned),
+        "a property's key": (
+            field(1, b"p") + head + field(4, field(1, b"\xff") + field(2, b"v")),
+            scanned,
+        ),
     }
-    for meta, expected in cases.items():
+    for name, (meta, facts) in bad.items():
         stored = struct.pack(">I", len(meta)) + meta + b"payload"
         info = entry_info(stored)
-        assert (info.messages, info.key, info.deliver_at, info.chunk) == expected
+        assert (info.messages, info.key, info.deliver_at, info.chunk) == facts, name
+        assert entry_metadata(stored) == pb.MessageMetadata(), name
+        assert split_entry(stored) == (pb.MessageMetadata(), b""), name
+    good = field(1, b"p\xc3\xa9") + head + field(6, b"k\xc3\xa9")  # UTF-8, not ASCII
+    info = entry_info(struct.pack(">I", len(good)) + good + b"payload")
+    assert (info.messages, info.key) == (3, "ké".encode())

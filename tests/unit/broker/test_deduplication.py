@@ -4,7 +4,10 @@ failures, snapshot positions with out-of-order completions, bounds."""
 from __future__ import annotations
 
 from magnetar.broker.deduplication import DupStatus, SequenceTracker
+from magnetar.broker.producer_requests import _origin
 from magnetar.managed_ledger.position import position
+from magnetar.wire import pulsar_api_pb2 as pb
+from tests.kit.protobuf_wire import field
 
 
 def _push(t: SequenceTracker, name: str, seq: int, highest: int | None = None) -> int:
@@ -137,3 +140,16 @@ def test_the_unfinished_chunk_state_survives_a_snapshot() -> None:
     assert reloaded.persisted == {"p": 0}
     assert reloaded.check("p", 1, None, (0, 3)) is DupStatus.DUP
     assert reloaded.check("p", 1, None, (1, 3)) is DupStatus.NOT_DUP
+
+
+def test_a_replicated_send_whose_producer_name_is_not_utf8_has_no_origin() -> None:
+    """protobuf hands a string field that is not UTF-8 over as bytes: such a replicated SEND
+    is deduplicated by the replicator's own ids, not keyed by a name that is not a str."""
+    metadata = pb.MessageMetadata()
+    metadata.MergeFromString(field(1, b"\xff") + field(2, 7) + field(3, 5))
+    assert _origin(metadata) is None
+    assert _origin(pb.MessageMetadata(producer_name="a", sequence_id=3, publish_time=1)) == (
+        "a",
+        3,
+        3,
+    )

@@ -22,7 +22,7 @@ from __future__ import annotations
 import struct
 from typing import NamedTuple
 
-from google.protobuf.message import DecodeError
+from google.protobuf.message import DecodeError, Message
 
 from magnetar.broker.dispatch import ChunkTag
 from magnetar.protocol.batch import is_batch, message_count
@@ -78,7 +78,24 @@ def _parse_metadata(stored: bytes) -> tuple[pb.MessageMetadata, int]:
         metadata.MergeFromString(stored[offset + 4 : end])
     except (DecodeError, ValueError, RuntimeError):
         return pb.MessageMetadata(), 0
+    if not _strings_readable(metadata):
+        return pb.MessageMetadata(), 0
     return metadata, end
+
+
+def _strings_readable(message: Message) -> bool:
+    """Whether every string field of ``message`` is a str: protobuf parses a string field that
+    is not UTF-8 and hands it over as bytes, where every reader expects str (deduplication's
+    replay, the replicator, the compactor, the message view and the dispatcher would each fail
+    on it, at every retry)."""
+    for descriptor, value in message.ListFields():
+        items = value if descriptor.is_repeated else (value,)
+        kind = descriptor.type
+        if kind == descriptor.TYPE_STRING and not all(isinstance(i, str) for i in items):
+            return False
+        if kind == descriptor.TYPE_MESSAGE and not all(_strings_readable(i) for i in items):
+            return False
+    return True
 
 
 def entry_info(stored: bytes) -> EntryInfo:
@@ -88,13 +105,10 @@ def entry_info(stored: bytes) -> EntryInfo:
     info = _scan_info(stored)
     if info is not None:
         return info
-    try:
-        return entry_info_of(entry_metadata(stored))
-    except (TypeError, ValueError):
-        # A string field that is not UTF-8: protobuf parses it but refuses it when read. The
-        # entry is then as one whose metadata does not parse (entry_metadata's empty one),
-        # rather than an error that would stop its subscription's dispatch at it for good.
-        return entry_info_of(pb.MessageMetadata())
+    # entry_metadata gives an empty metadata for one that does not parse or has a string
+    # field that is not UTF-8 (_strings_readable): an error here would stop the entry's
+    # subscription at it for good, every step meeting it again.
+    return entry_info_of(entry_metadata(stored))
 
 
 def entry_info_of(metadata: pb.MessageMetadata) -> EntryInfo:
@@ -273,7 +287,7 @@ def _ascii(data: bytes, start: int, end: int) -> bool:
 
 
 def _bad_utf8(text: bytes) -> bool:
-    """True if ``text`` is not valid UTF-8 (protobuf refuses such a string field when read)."""
+    """True if ``text`` is not valid UTF-8 (protobuf hands such a string field over as bytes)."""
     if text.isascii():
         return False
     try:

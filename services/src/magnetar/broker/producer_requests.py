@@ -295,11 +295,16 @@ class ProducerRequests:
         await producer.close()
 
 
-def _origin(metadata: pb.MessageMetadata) -> tuple[str, int, int]:
+def _origin(metadata: pb.MessageMetadata) -> tuple[str, int, int] | None:
     """A replicated entry's deduplication key: its original producer and sequence ids (Pulsar's
-    MessageDeduplication for ``pulsar.repl.*`` producers)."""
+    MessageDeduplication for ``pulsar.repl.*`` producers). None for a producer name that is not
+    UTF-8 (protobuf hands such a string field over as bytes): deduplicated by the replicator's
+    own ids then."""
     sequence_id = metadata.sequence_id
-    return metadata.producer_name, sequence_id, max(metadata.highest_sequence_id, sequence_id)
+    name: object = metadata.producer_name
+    if not isinstance(name, str):
+        return None
+    return name, sequence_id, max(metadata.highest_sequence_id, sequence_id)
 
 
 def _last_sequence_id(producer: Producer) -> int:

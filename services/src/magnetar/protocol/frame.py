@@ -294,7 +294,7 @@ def _dispatch_facts(metadata: pb.MessageMetadata) -> tuple[int, bytes, int] | No
             and metadata.uuid.isascii()
             and metadata.partition_key.isascii()
         )
-    except (TypeError, ValueError):  # not UTF-8: protobuf refuses the string when read
+    except (TypeError, ValueError):  # not UTF-8: protobuf may refuse the string when read
         return None
     if not ascii_names:
         return None
