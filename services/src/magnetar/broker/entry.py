@@ -22,7 +22,7 @@ from __future__ import annotations
 import struct
 from typing import NamedTuple
 
-from google.protobuf.message import DecodeError, Message
+from google.protobuf.message import DecodeError
 
 from magnetar.broker.dispatch import ChunkTag
 from magnetar.protocol.batch import is_batch, message_count
@@ -83,19 +83,34 @@ def _parse_metadata(stored: bytes) -> tuple[pb.MessageMetadata, int]:
     return metadata, end
 
 
-def _strings_readable(message: Message) -> bool:
-    """Whether every string field of ``message`` is a str: protobuf parses a string field that
-    is not UTF-8 and hands it over as bytes, where every reader expects str (deduplication's
-    replay, the replicator, the compactor, the message view and the dispatcher would each fail
-    on it, at every retry)."""
-    for descriptor, value in message.ListFields():
-        items = value if descriptor.is_repeated else (value,)
-        kind = descriptor.type
-        if kind == descriptor.TYPE_STRING and not all(isinstance(i, str) for i in items):
+def _strings_readable(metadata: pb.MessageMetadata) -> bool:
+    """Whether every string field of ``metadata`` reads as a str: protobuf parses a string
+    field that is not UTF-8, then hands it over as bytes or raises TypeError when it is read,
+    where every reader expects str (deduplication's replay, the replicator, the compactor,
+    the message view and the dispatcher would each fail on it, at every retry). The string
+    fields of MessageMetadata and of the messages in it (pulsar_api.proto), read one by one:
+    under half the time of a walk over ``ListFields``."""
+    try:
+        if not (
+            type(metadata.producer_name) is str
+            and type(metadata.partition_key) is str
+            and type(metadata.replicated_from) is str
+            and type(metadata.uuid) is str
+            and type(metadata.encryption_algo) is str
+            and all(type(name) is str for name in metadata.replicate_to)
+            and all(_pair_readable(pair) for pair in metadata.properties)
+        ):
             return False
-        if kind == descriptor.TYPE_MESSAGE and not all(_strings_readable(i) for i in items):
-            return False
+        for key in metadata.encryption_keys:
+            if type(key.key) is not str or not all(_pair_readable(p) for p in key.metadata):
+                return False
+    except (TypeError, ValueError):
+        return False
     return True
+
+
+def _pair_readable(pair: pb.KeyValue) -> bool:
+    return type(pair.key) is str and type(pair.value) is str
 
 
 def entry_info(stored: bytes) -> EntryInfo:
