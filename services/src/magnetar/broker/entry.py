@@ -27,6 +27,7 @@ from google.protobuf.message import DecodeError
 from magnetar.broker.dispatch import ChunkTag
 from magnetar.protocol.batch import is_batch, message_count
 from magnetar.protocol.frame import MAGIC_CRC32C
+from magnetar.protocol.hand_decoded import ascii_span
 from magnetar.wire import pulsar_api_pb2 as pb
 
 _U32 = struct.Struct(">I")
@@ -274,7 +275,9 @@ def _scan_info(stored: bytes) -> EntryInfo | None:
             return None
     if i != end or _bad_utf8(partition):
         return None
-    names_ascii = _ascii(stored, producer_at, producer_end) and _ascii(stored, uuid_at, uuid_end)
+    names_ascii = ascii_span(stored, producer_at, producer_end) and ascii_span(
+        stored, uuid_at, uuid_end
+    )
     if not names_ascii and (
         _bad_utf8(stored[producer_at:producer_end]) or _bad_utf8(stored[uuid_at:uuid_end])
     ):
@@ -291,14 +294,6 @@ def _scan_info(stored: bytes) -> EntryInfo | None:
     # NamedTuple's generated __new__ is a Python-level lambda, even called from compiled code:
     # the tuple is built directly (one per entry dispatched).
     return _new_tuple(EntryInfo, (messages, key, publish_time, batched, deliver_at, chunk))
-
-
-def _ascii(data: bytes, start: int, end: int) -> bool:
-    """``data[start:end].isascii()`` without the slice (a plain loop: compiled, no generator)."""
-    k = start
-    while k < end and data[k] < 0x80:
-        k += 1
-    return k >= end
 
 
 def _bad_utf8(text: bytes) -> bool:
