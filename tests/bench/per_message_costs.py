@@ -38,6 +38,8 @@ ratio. The alternatives are built here:
 - a 4 MiB SEND arriving in 64 KiB reads: the decoder, which keeps the reads of an incomplete
   frame as they came and joins its command and section once, against joining what was left
   with every read (the cost that avoids);
+- a dispatch step's facts handed to the entry cache after the read evicted those entries:
+  ``remember``'s early return against a lookup per position, per entry;
 - the bookie's two record checksums of a 16 KiB and a 128 KiB payload (the journal's and the
   entry log's): one pass over the payload and each head's checksum combined with it
   (``crc32c_combine``) against a pass after each head;
@@ -76,6 +78,7 @@ from magnetar.client.receiver import _scan_single
 from magnetar.ids import EntryId, LedgerId
 from magnetar.ledger.bookie_client import AddRequest
 from magnetar.ledger.pending_adds import PendingRun
+from magnetar.managed_ledger.entry_cache import CacheBudget, EntryCache
 from magnetar.managed_ledger.position import Position, position_of_pair
 from magnetar.protocol import client_commands, commands, hand_encoded
 from magnetar.protocol.frame import (
@@ -495,6 +498,34 @@ def checksums_seeded(payload: bytes) -> tuple[int, int]:
     )
 
 
+def remember_each(cache: EntryCache, infos: list[tuple[Position, object]]) -> None:
+    """``EntryCache.remember`` before it returned early: one lookup per position."""
+    entries = cache._entries
+    for pos, info in infos:
+        found = entries.get(pos)
+        if found is not None:
+            entries[pos] = (found[0], found[1], info)
+
+
+def cache_cases() -> list[Case]:
+    """A dispatch step's facts handed to the cache after a lone cursor's read evicted the
+    entries it read (what ``remember`` then finds: none of them)."""
+    cache = CacheBudget(1 << 30).cache()
+    positions = [Position(1, i) for i in range(_BATCH)]
+    cache.insert_run(positions, [b"x"] * _BATCH)
+    cache.insert_run([Position(1, _BATCH)], [b"y"])  # the next entry stays cached
+    cache.evict_before(Position(1, _BATCH))
+    infos: list[tuple[Position, object]] = [(p, (1, b"", 0, None)) for p in positions]
+    return [
+        Case(
+            "facts of evicted entries remembered, per entry: early return",
+            functools.partial(cache.remember, infos),
+            functools.partial(remember_each, cache, infos),
+            per=_BATCH,
+        )
+    ]
+
+
 def metrics_cases() -> list[Case]:
     with_histogram = JournalStats()
     with_histogram.sync_latency = Metrics().histogram(metric_names.BOOKIE_JOURNAL_SYNC_LATENCY)
@@ -526,7 +557,7 @@ def main() -> None:
     args = parser.parse_args()
     print(header(vars(args) | {"batch": _BATCH}), flush=True)
     print(f"{'case':<42} {'ours us':>8} {'other us':>9} {'other/ours':>10}")
-    for case in value_cases() + encoding_cases() + byte_cases() + metrics_cases():
+    for case in value_cases() + encoding_cases() + byte_cases() + cache_cases() + metrics_cases():
         if args.only.lower() not in case.name.lower():
             continue
         ours, other = best_us(case, args.repeat)
