@@ -192,12 +192,13 @@ class Journal:
         self._zeros = bytes(config.prealloc_bytes) if self._prefill else b""
         # Where the segment's pages have been dropped from the page cache up to (writer thread).
         self._uncached = 0
-        self._drop_pages = config.sync and config.remove_pages_from_cache
         # Direct (O_DIRECT) writes through the block writer (see _open_segment); off for good
         # at the first segment the filesystem refuses it for.
         self._blocks: BlockWriter | None = None
         if self._dsync and config.direct_writes:
             self._blocks = BlockWriter(config.max_group_bytes, config.prealloc_bytes)
+        # Pages to drop exist only with buffered writes (set again where direct ones stop).
+        self._drop_pages = self._buffered_drops()
         self._applied = JournalPosition(0, 0)
         self._failure: BaseException | None = None
         self._closing = False
@@ -259,6 +260,7 @@ class Journal:
                 log.info("journal_direct_writes_unsupported", directory=str(self._dir))
                 self._blocks.close()
                 self._blocks = None
+                self._drop_pages = self._buffered_drops()
         self._offset = os.lseek(self._fd, 0, os.SEEK_END)
         if self._blocks is not None:
             self._blocks.start(path, self._offset)
@@ -565,11 +567,7 @@ class Journal:
         if self._config.sync and not self._dsync:
             os.fdatasync(self._fd)
         synced = time.perf_counter()
-        if (
-            self._drop_pages
-            and self._blocks is None
-            and self._offset - self._uncached >= _DROP_PAGES_BYTES
-        ):
+        if self._drop_pages and self._offset - self._uncached >= _DROP_PAGES_BYTES:
             self._drop_synced_pages(page_floor(self._offset))
         stats.sync_latency.record(synced - start_write)
         stats.syncs += 1
@@ -580,7 +578,7 @@ class Journal:
         rolled = False
         if self._offset >= self._config.segment_bytes:
             self._cut_prefill()
-            if self._drop_pages and self._blocks is None:
+            if self._drop_pages:
                 self._drop_synced_pages(None)  # to the end: every byte of it is synced
             os.close(self._fd)
             self._segment += 1
@@ -625,6 +623,11 @@ class Journal:
             segments = await asyncio.to_thread(list_segments, self._dir)
             log.info("journal_closed", directory=str(self._dir), segments=len(segments))
         self._space.set()
+
+    def _buffered_drops(self) -> bool:
+        """Whether the writer drops synced pages: with sync on, the setting on, and the
+        segment written through the page cache (a direct write leaves none there)."""
+        return self._config.sync and self._config.remove_pages_from_cache and self._blocks is None
 
     def _drop_synced_pages(self, end: int | None) -> None:
         """Thread: drop the segment's pages from ``_uncached`` to ``end`` (page aligned; None:
