@@ -10,8 +10,10 @@ the disk. Each round writes ``--log-mib`` of 16 KiB entries into a fresh
 :class:`~magnetar.bookie.entry_log.EntryLog` (256 MiB logs, as the bookie's), syncs it, then
 reads the oldest ``--read-mib`` back in order, 100 entries a call (``read_many``: one read per
 span, as a catch-up read of a ledger's entries is), and prints the read's MB/s and CPU per
-entry, once with every page kept (window 0) and once with the default window, alternately. Not
-a test: the figures go to docs/benchmarks.md ("Entry logs in the page cache").
+entry, with buffered appends and every page kept (window 0), with buffered appends and the
+default window, and with the bookie's default, direct writes (written behind, no page cached:
+docs/storage.md, "Entry logs written behind"), alternately. Not a test: the figures go to
+docs/benchmarks.md ("Entry logs in the page cache").
 """
 
 from __future__ import annotations
@@ -29,8 +31,8 @@ _ENTRY = 16 * 1024
 _PER_READ = 100
 
 
-def one_round(directory: Path, window: int, log_mib: int, read_mib: int) -> str:
-    entry_log = EntryLog(directory, page_cache_bytes=window)
+def one_round(directory: Path, window: int, direct: bool, log_mib: int, read_mib: int) -> str:
+    entry_log = EntryLog(directory, page_cache_bytes=window, direct_writes=direct)
     payload = os.urandom(_ENTRY)
     locations: list[EntryLocation] = []
     try:
@@ -47,7 +49,11 @@ def one_round(directory: Path, window: int, log_mib: int, read_mib: int) -> str:
     finally:
         entry_log.close()
     cpu = (after.user + after.system - before.user - before.system) / len(wanted) * 1e6
-    label = "every page kept" if window == 0 else f"window {window >> 20} MiB"
+    label = (
+        "direct writes"
+        if direct
+        else ("every page kept" if window == 0 else f"window {window >> 20} MiB")
+    )
     return (
         f"{label:<16} catch-up read of the oldest {read_mib} MiB: "
         f"{read_mib / elapsed:7.0f} MB/s, {cpu:5.1f} us CPU per 16 KiB entry"
@@ -63,9 +69,9 @@ def main() -> None:
     args = parser.parse_args()
     print(header(vars(args) | {"window_mib": PAGE_CACHE_BYTES >> 20}), flush=True)
     for round_ in range(1, args.rounds + 1):
-        for window in (0, PAGE_CACHE_BYTES):
+        for window, direct in ((0, False), (PAGE_CACHE_BYTES, False), (PAGE_CACHE_BYTES, True)):
             with tempfile.TemporaryDirectory(dir=args.dir, prefix="bench-catchup-") as tmp:
-                line = one_round(Path(tmp), window, args.log_mib, args.read_mib)
+                line = one_round(Path(tmp), window, direct, args.log_mib, args.read_mib)
             print(f"round {round_}  {line}", flush=True)
 
 

@@ -113,6 +113,7 @@ class Bookie:
             config.ledger_dir,
             entry_log_bytes=config.entry_log_size_limit,
             entry_log_page_cache_bytes=config.entry_log_page_cache_bytes,
+            entry_log_direct_writes=config.entry_log_direct_writes,
         )
         storage = await loop.run_in_executor(None, open_storage)
         try:

@@ -40,6 +40,8 @@ class BookieConfig:
     entry_log_size_limit: int = ENTRY_LOG_SIZE_LIMIT  # BookKeeper's logSizeLimit
     # Entry-log bytes kept in the page cache behind the last one written (0: all).
     entry_log_page_cache_bytes: int = ENTRY_LOG_PAGE_CACHE_BYTES
+    # Entry logs written O_DIRECT behind the appends, where the filesystem allows it.
+    entry_log_direct_writes: bool = True
     compaction_threshold: float = COMPACTION_THRESHOLD
     compaction_rate_by_bytes: float = COMPACTION_BYTES_PER_S  # compactionRateByBytes
     journal_location: Path | None = None  # None: DATA/journal (BookKeeper's journalDirectories)

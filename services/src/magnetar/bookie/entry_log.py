@@ -20,9 +20,23 @@ that file, which the next open unlinks before anything else.
 
 Durability: appends are not synced one by one; the journal holds every record until
 :meth:`EntryLog.sync` (called by the storage's flush, before the journal's mark moves) has
-fdatasync'ed them. Meanwhile a writeback thread has the kernel start writing the current log
-out every ``writeback_bytes`` (:func:`~magnetar.bookie.fileio.start_writeback`), so that there
-is never a big backlog of dirty pages to write at once (RocksDB's ``bytes_per_sync``,
+fdatasync'ed them.
+
+Direct writes (``direct_writes``, the bookie's default where the filesystem allows
+``O_DIRECT``): an append is copied into the current log's write-behind buffer
+(:class:`~magnetar.bookie.write_behind.WriteBehind`) and is read from there until it is in
+the file; every ``writeback_bytes`` the buffer is handed to the writeback thread, which writes
+it out as whole blocks while appends go on into the other one. An append waits only when both
+buffers are full (the disk is behind); :meth:`sync` writes out the rest first; a sealed log is
+cut to its last record, so it is the file buffered appends leave. A failed write-out fails
+every later append and sync (the journal keeps its records). No page of the logs enters the
+page cache on the way, so there is nothing to write back or drop (docs/storage.md, "Entry logs
+written behind").
+
+Buffered appends (``direct_writes`` off, or ``O_DIRECT`` refused): a writeback thread has the
+kernel start writing the current log out every ``writeback_bytes``
+(:func:`~magnetar.bookie.fileio.start_writeback`), so that there is never a big backlog of
+dirty pages to write at once (RocksDB's ``bytes_per_sync``,
 BookKeeper's ``flushEntrylogBytes``): the journal's slowest syncs and the publish p99 fell
 with it (docs/benchmarks.md, "Broker round 5"). The same thread keeps the logs' pages in the
 page cache only for the last ``page_cache_bytes`` written (reads of recent entries, a catch-up
@@ -33,13 +47,16 @@ a page never drops data: a range is written back (and waited for) before it is d
 read of a dropped page goes to the disk.
 
 Concurrency: one appender at a time (the storage's writer, or its compaction), readers and
-:meth:`sync` from any thread. ``_lock`` guards the current log and the bookkeeping; ``_sync_lock``
+:meth:`sync` from any thread. ``_lock`` guards the current log, the write-behind buffers and
+the bookkeeping (a write-out runs with it released, ``_writing`` set); ``_sync_lock``
 serializes syncing and is the only place a write fd is closed, so a sync never hits a closed or
 reused fd. Readers pin a log's read fd while they use it; :meth:`remove` closes it after them.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
 import struct
 import threading
@@ -51,6 +68,7 @@ from typing import NamedTuple
 
 import crc32c
 
+from magnetar.bookie.block_writes import open_direct
 from magnetar.bookie.errors import StorageCorrupt
 from magnetar.bookie.fileio import (
     drop_cached_range,
@@ -62,6 +80,7 @@ from magnetar.bookie.fileio import (
     write_all,
 )
 from magnetar.bookie.journal_record import JournalRecord
+from magnetar.bookie.write_behind import OutBuffer, WriteBehind
 from magnetar.checksum import crc32c_combine
 from magnetar.telemetry import get_logger
 
@@ -80,6 +99,8 @@ _SCAN_CHUNK = 4 << 20
 _MAX_READ_FDS = 64
 _MAX_PAYLOAD = 64 << 20  # a longer length field is a torn or corrupt header
 _COALESCE_SLACK = 64 << 10  # read one span when the gaps in it add up to at most this
+# The write-behind buffers' size to begin with (each of two; a bigger write grows them).
+_BEHIND_BYTES = 8 << 20
 # What stays in the page cache of the entry logs, behind the last byte written (0: all of it).
 # Small: the dropped pages are reused for the next writes while the CPU caches still hold them,
 # which made 16 KiB publish a quarter cheaper than a 128 MiB window (docs/storage.md, "Entry
@@ -163,8 +184,16 @@ class EntryLog:
         roll_bytes: int = 256 << 20,
         writeback_bytes: int = 1 << 20,
         page_cache_bytes: int = PAGE_CACHE_BYTES,
+        direct_writes: bool = False,
     ) -> None:
         directory.mkdir(parents=True, exist_ok=True)
+        # Direct writes: the current log's tail, written out behind the appends (None:
+        # buffered appends, or the filesystem refused O_DIRECT). Under _lock.
+        self._behind: WriteBehind | None = (
+            WriteBehind(_BEHIND_BYTES) if direct_writes and hasattr(os, "O_DIRECT") else None
+        )
+        self._writing = False  # a thread writes the buffer handed off, outside _lock
+        self._behind_error: OSError | None = None  # the write-out that failed (sticky)
         self._dir = directory
         self._roll_bytes = roll_bytes
         self._writeback_bytes = writeback_bytes
@@ -173,6 +202,7 @@ class EntryLog:
         # under _sync_lock; entries are added and sizes set under _lock at the seal.
         self._cached: dict[int, _CachedLog] = {}
         self._lock = threading.Lock()
+        self._written = threading.Condition(self._lock)  # a write-out ended
         self._sync_lock = threading.Lock()
         self._readers: OrderedDict[int, _Reader] = OrderedDict()
         self._state = _State()
@@ -269,6 +299,9 @@ class EntryLog:
                 self._seal_current()
             log_id = state.current
             offset = state.offset
+            if self._behind is not None:
+                self._append_behind(self._behind, parts, total, added)
+                return log_id, offset
             try:
                 written = write_all(state.fd, parts, total)
             except OSError:
@@ -288,21 +321,118 @@ class EntryLog:
             self._kick.set()
         return log_id, offset
 
+    def _append_behind(
+        self, behind: WriteBehind, parts: list[bytes], total: int, added: dict[int, int]
+    ) -> None:
+        """Under ``_lock``: copy encoded records to the current log's tail buffer; hand it
+        to the writeback thread once ``writeback_bytes`` are in it, or when the next write
+        does not fit (waiting for the write-out before, if one is under way). After a failed
+        write-out every append fails too, as buffered appends do while the disk refuses them."""
+        if self._behind_error is not None:
+            raise self._behind_error
+        if total > behind.room() and behind.active_bytes:
+            self._write_out(until_empty=False)
+            behind.hand_off()
+            self._kick.set()
+        behind.append(parts, total)
+        state = self._state
+        state.offset += total
+        usage = state.usage[state.current]
+        for ledger_id, size in added.items():
+            usage[ledger_id] = usage.get(ledger_id, 0) + size
+        if behind.out is None and behind.active_bytes >= self._writeback_bytes:
+            behind.hand_off()
+            self._kick.set()
+
+    def _write_out(self, *, until_empty: bool) -> None:
+        """Under ``_lock`` (released while the device writes): write the buffer handed off,
+        or wait for the thread writing it; with ``until_empty``, then hand off and write the
+        rest, until every byte appended is in the file. A failed write-out is raised here
+        and at every later call (the journal still holds what it had)."""
+        behind = self._behind
+        assert behind is not None
+        while behind.out is not None or (until_empty and behind.pending):
+            if self._behind_error is not None:
+                raise self._behind_error
+            if self._writing:
+                self._written.wait()
+                continue
+            out = behind.out if behind.out is not None else behind.hand_off()
+            self._write_unlocked(self._state.fd, out)
+
+    def _write_unlocked(self, fd: int, out: OutBuffer) -> None:
+        """Under ``_lock``, with nothing being written: write ``out`` to ``fd`` with the lock
+        released (appends go on into the other buffer; reads copy from this one meanwhile)."""
+        behind = self._behind
+        assert behind is not None
+        self._writing = True
+        error: OSError | None = None
+        self._lock.release()
+        try:
+            written = os.pwrite(fd, out.view, out.base)
+            if written != len(out.view):
+                error = OSError(errno.EIO, f"short direct write: {written} of {len(out.view)}")
+        except OSError as exc:
+            error = exc
+        finally:
+            self._lock.acquire()
+            self._writing = False
+            self._written.notify_all()
+        if error is not None:
+            if self._behind_error is None:
+                log.error("entry_log_write_failed", directory=str(self._dir), error=repr(error))
+            self._behind_error = error
+            raise error
+        behind.written()
+
     def _start_log(self, log_id: int) -> None:
         """Under ``_lock`` (or in the constructor): make ``log_id`` the current log. If the
         file cannot be created nothing changes."""
-        fd = os.open(
-            _log_path(self._dir, log_id), os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o644
-        )
+        path = _log_path(self._dir, log_id)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o644)
+        if self._behind is not None:
+            fd = self._reopen_direct(path, fd)
         state = self._state
         state.current, state.fd, state.offset = log_id, fd, 0
         state.usage[log_id] = {}
         state.dir_dirty = True
         self._cached[log_id] = _CachedLog()
 
+    def _reopen_direct(self, path: Path, fd: int) -> int:
+        """Under ``_lock``: a new log, created through ``fd``, reopened ``O_DIRECT`` for
+        positioned writes (``O_APPEND`` would put every rewrite of the last block at the
+        end); the descriptor to write it through. Where the filesystem refuses ``O_DIRECT``
+        (EINVAL), this entry log appends buffered from here on, through ``fd``."""
+        behind = self._behind
+        assert behind is not None
+        try:
+            direct_fd, direct = open_direct(path, os.O_WRONLY)
+        except OSError:
+            os.close(fd)
+            path.unlink(missing_ok=True)  # as if never created: the next roll tries again
+            raise
+        if not direct:
+            os.close(direct_fd)
+            log.info("entry_log_direct_writes_unsupported", directory=str(self._dir))
+            behind.close()
+            self._behind = None
+            return fd
+        os.close(fd)
+        behind.start()
+        return direct_fd
+
+    def _finish_behind(self) -> None:
+        """Under ``_lock``, before the current log is sealed: every byte of it in the file,
+        and the file cut to its last record (the last write-out left zeros to a block's end),
+        so a sealed log is what buffered appends leave."""
+        if self._behind is not None:
+            self._write_out(until_empty=True)
+            os.ftruncate(self._state.fd, self._state.offset)
+
     def _seal_current(self) -> None:
         """Under ``_lock``: the current log takes no more appends; a new one starts (if it
         cannot, the current one stays current and the error is raised)."""
+        self._finish_behind()
         state = self._state
         old = _Sealed(state.current, state.fd)
         size = state.offset
@@ -317,6 +447,8 @@ class EntryLog:
         closed; the current one is synced."""
         with self._sync_lock:
             with self._lock:
+                if self._behind is not None and self._state.fd >= 0:
+                    self._write_out(until_empty=True)
                 state = self._state
                 sealed = list(state.sealed)
                 fd = state.fd
@@ -343,6 +475,11 @@ class EntryLog:
             self._kick.clear()
             if self._closed:
                 return
+            if self._behind is not None:
+                # A failure is logged, and raised by the next append or sync.
+                with self._lock, contextlib.suppress(OSError):
+                    self._write_out(until_empty=False)
+                continue
             with self._sync_lock:
                 with self._lock:
                     fd = self._state.fd
@@ -471,6 +608,18 @@ class EntryLog:
         return out
 
     def _pread(self, log_id: int, offset: int, size: int) -> bytes:
+        tail = b""
+        behind = self._behind
+        if behind is not None:
+            with self._lock:
+                # The current log's bytes not yet written out are read from its buffers.
+                if log_id == self._state.current and offset + size > behind.written_to:
+                    start = max(offset, behind.written_to)
+                    stop = min(offset + size, behind.end)
+                    tail = behind.read(start, stop) if start < stop else b""
+                    size = start - offset
+            if not size:
+                return tail
         reader = self._pin(log_id)
         try:
             data = os.pread(reader.fd, size, offset)
@@ -478,7 +627,7 @@ class EntryLog:
             self._unpin(log_id, reader)
         if len(data) < size:
             raise StorageCorrupt(f"entry log {log_id} is shorter than an index entry says")
-        return data
+        return data + tail if tail else data
 
     def _pin(self, log_id: int) -> _Reader:
         """The log's read fd, kept open for later reads; the least recently used ones are
@@ -606,9 +755,12 @@ class EntryLog:
                     os.close(reader.fd)
                 reader.retired = True
             self._readers.clear()
+            if self._behind is not None:
+                self._behind.close()
 
     def _seal_current_for_close(self) -> None:
         """Under ``_lock``: the current log is sealed and no new one is started."""
+        self._finish_behind()
         state = self._state
         state.sealed.append(_Sealed(state.current, state.fd))
         state.fd = -1

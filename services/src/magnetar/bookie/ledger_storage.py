@@ -192,6 +192,7 @@ class LedgerStorage:
         *,
         entry_log_bytes: int = ENTRY_LOG_SIZE_LIMIT,
         entry_log_page_cache_bytes: int = ENTRY_LOG_PAGE_CACHE_BYTES,
+        entry_log_direct_writes: bool = True,
         writeback_bytes: int = 1 << 20,
     ) -> None:
         path.mkdir(parents=True, exist_ok=True)
@@ -237,6 +238,7 @@ class LedgerStorage:
             roll_bytes=entry_log_bytes,
             writeback_bytes=writeback_bytes,
             page_cache_bytes=entry_log_page_cache_bytes,
+            direct_writes=entry_log_direct_writes,
         )
 
     # -- writes (journal sink) ------------------------------------------------------------

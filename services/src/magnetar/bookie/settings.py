@@ -59,6 +59,10 @@ class BookieStorageSettings(BaseSettings):
     # Entry-log MiB kept in the page cache behind the last byte written; older pages are
     # dropped once written back (docs/storage.md, "Entry logs in the page cache"). 0: all.
     entry_log_page_cache_mbytes: int = Field(default=ENTRY_LOG_PAGE_CACHE_BYTES >> 20, ge=0)
+    # Write the entry logs O_DIRECT from two buffers, behind the appends, where the filesystem
+    # allows it (docs/storage.md, "Entry logs written behind"); the page-cache window above
+    # then has nothing to keep. False: buffered appends.
+    entry_log_direct_writes: bool = True
     # A sealed entry log with less than this share of live bytes is compacted.
     compaction_threshold: float = Field(default=COMPACTION_THRESHOLD, ge=0, le=1)
     compaction_rate_by_bytes: int = Field(default=COMPACTION_BYTES_PER_S, gt=0)  # bytes per second
@@ -89,6 +93,7 @@ class BookieStorageSettings(BaseSettings):
             ),
             entry_log_size_limit=self.entry_log_size_limit,
             entry_log_page_cache_bytes=self.entry_log_page_cache_mbytes << 20,
+            entry_log_direct_writes=self.entry_log_direct_writes,
             compaction_threshold=self.compaction_threshold,
             compaction_rate_by_bytes=self.compaction_rate_by_bytes,
         )

@@ -1,0 +1,206 @@
+"""Entry logs written O_DIRECT behind the appends: the same files as buffered appends, reads
+from the buffers before the write-out, a failed write-out, a crash, the buffered fallback."""
+
+from __future__ import annotations
+
+import errno
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from structlog.testing import capture_logs
+
+from magnetar.bookie.entry_log import EntryLocation, EntryLog
+from tests.kit.page_cache import refuse_o_direct, supports_direct_io
+
+
+@pytest.fixture(autouse=True)
+def _direct_io(tmp_path: Path) -> None:
+    if not supports_direct_io(tmp_path):
+        pytest.skip("this filesystem refuses O_DIRECT")
+
+
+def payload(ledger: int, entry: int, size: int) -> bytes:
+    return bytes([(ledger * 31 + entry) % 251]) * size
+
+
+def _wait_for(condition: object, what: str) -> None:
+    deadline = time.monotonic() + 10
+    while not condition():  # type: ignore[operator]
+        assert time.monotonic() < deadline, what
+        time.sleep(0.005)
+
+
+def test_direct_and_buffered_appends_leave_the_same_logs(tmp_path: Path) -> None:
+    """The same appends both ways: records that end mid-block and on a boundary, one bigger
+    than the write-behind buffer, hand-offs and roll-overs. Every entry reads back while the
+    log is open (some from the buffers), the closed logs are byte for byte the same, and each
+    reopened log reads every entry back."""
+    sizes = [0, 1, 4000, 4096 - 24, 100_000, 5000, 3, 9 << 20, 70_000, 200]
+    appends = [
+        [(1, i * 2 + j, payload(1, i * 2 + j, n)) for j in range(2)] for i, n in enumerate(sizes)
+    ]
+    locations: dict[bool, list[EntryLocation]] = {}
+    for direct in (True, False):
+        elog = EntryLog(
+            tmp_path / str(direct),
+            roll_bytes=64 * 1024,
+            writeback_bytes=16 * 1024,
+            direct_writes=direct,
+        )
+        try:
+            assert (elog._behind is not None) == direct
+            found = locations[direct] = []
+            for entries in appends:
+                found += elog.append(entries)
+                for (ledger, entry, data), location in zip(entries, found[-2:], strict=True):
+                    assert elog.read(ledger, entry, location) == data
+        finally:
+            elog.close()
+    assert locations[True] == locations[False]
+    assert len({location.log_id for location in locations[True]}) > 3  # it rolled over
+    names = sorted(p.name for p in (tmp_path / "True").iterdir())
+    assert names == sorted(p.name for p in (tmp_path / "False").iterdir())
+    for name in names:
+        assert (tmp_path / "True" / name).read_bytes() == (tmp_path / "False" / name).read_bytes()
+    reopened = EntryLog(tmp_path / "True", direct_writes=True)
+    try:
+        entries = [entry for group in appends for entry in group]
+        for (ledger, entry, data), location in zip(entries, locations[True], strict=True):
+            assert reopened.read(ledger, entry, location) == data
+    finally:
+        reopened.close()
+
+
+def test_entries_read_back_from_the_buffers_before_and_during_their_write_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Until the writeback thread has written them, appended entries are in no file: reads
+    copy them from the buffers, the one being written included (held here), and one read
+    can span the file, that buffer and the active one."""
+    real_pwrite = os.pwrite
+    entered, release = threading.Event(), threading.Event()
+
+    def held(fd: int, data: bytes | memoryview, offset: int) -> int:
+        if threading.current_thread().name == "entry-log-writeback":
+            entered.set()
+            release.wait(10)
+        return real_pwrite(fd, data, offset)
+
+    elog = EntryLog(tmp_path, writeback_bytes=64 * 1024, direct_writes=True)
+    log_path = tmp_path / "00000001.log"
+    try:
+        (small,) = elog.append([(1, 0, payload(1, 0, 3000))])
+        assert log_path.stat().st_size == 0  # below writeback_bytes: only in the buffer
+        assert elog.read(1, 0, small) == payload(1, 0, 3000)
+        elog.sync()  # written out (by the syncing thread) and synced
+        assert log_path.stat().st_size == 4096
+        monkeypatch.setattr(os, "pwrite", held)
+        big = elog.append([(1, 1, payload(1, 1, 70_000))])  # handed off: the thread writes it
+        assert entered.wait(5)
+        later = elog.append([(1, 2, payload(1, 2, 1000)), (1, 3, payload(1, 3, 20))])
+        assert log_path.stat().st_size == 4096  # the write-out is held
+        wanted = [(1, 0, small), (1, 1, big[0]), (1, 2, later[0]), (1, 3, later[1])]
+        expected = [
+            payload(1, 0, 3000),
+            payload(1, 1, 70_000),
+            payload(1, 2, 1000),
+            payload(1, 3, 20),
+        ]
+        assert elog.read_many(wanted) == expected  # one span: file, out buffer, active buffer
+        release.set()
+        elog.sync()
+        assert elog.read_many(wanted) == expected
+    finally:
+        release.set()
+        elog.close()
+    assert log_path.stat().st_size == later[1].offset + 24 + 20  # cut to its last record
+
+
+def test_a_failed_write_out_fails_the_next_append_and_sync_but_reads_go_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A write-out the device refuses (the disk is full) is logged once and raised by every
+    later append and sync, so the journal keeps what it holds and takes no more; the bytes it
+    could not write stay in memory and every entry still reads back."""
+
+    def full(fd: int, data: bytes | memoryview, offset: int) -> int:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    elog = EntryLog(tmp_path, writeback_bytes=64 * 1024, direct_writes=True)
+    monkeypatch.setattr(os, "pwrite", full)
+    with capture_logs() as logs:
+        (first,) = elog.append([(1, 0, payload(1, 0, 100_000))])
+        _wait_for(lambda: elog._behind_error is not None, "the write-out failed")
+        with pytest.raises(OSError, match="No space"):
+            elog.append([(1, 1, payload(1, 1, 10))])
+        with pytest.raises(OSError, match="No space"):
+            elog.sync()
+    assert [entry["event"] for entry in logs].count("entry_log_write_failed") == 1
+    assert elog.read(1, 0, first) == payload(1, 0, 100_000)
+    monkeypatch.undo()
+    with pytest.raises(OSError, match="No space"):
+        elog.close()  # sticky: nothing after a failed write-out is taken as written
+
+
+_CHILD = """
+import os, sys
+from pathlib import Path
+from magnetar.bookie.entry_log import EntryLog
+elog = EntryLog(Path(sys.argv[1]), writeback_bytes=64 * 1024, direct_writes=True)
+for e in range(200):
+    elog.append([(7, e, bytes([e % 251]) * 3000)])
+    if e == 99:
+        elog.sync()
+        print("synced", flush=True)
+os._exit(0)  # no close: what was not written out is lost, as in a kill -9
+"""
+
+
+def test_a_crash_keeps_every_synced_entry_and_the_zeros_end_the_log(tmp_path: Path) -> None:
+    """A process that stops without closing leaves the current log with the last write-out's
+    zeros after its records: the next open scans it up to there, and every entry appended
+    before the sync reads back (the journal holds the rest until a sync)."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    done = subprocess.run(
+        [sys.executable, "-c", _CHILD, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+        check=True,
+    )
+    assert done.stdout.strip() == "synced"
+    size = (tmp_path / "00000001.log").stat().st_size
+    assert size % 4096 == 0  # the write-outs' zeros are still there
+    elog = EntryLog(tmp_path, direct_writes=True)
+    try:
+        scanned = {entry.entry_id: bytes(entry.payload) for entry in elog.scan(1)}
+        assert set(range(100)) <= set(scanned)
+        assert all(data == bytes([e % 251]) * 3000 for e, data in scanned.items())
+        assert sorted(scanned) == list(range(len(scanned)))  # a prefix: no hole
+        assert sum(elog.sealed_usage()[1].values()) == len(scanned) * (24 + 3000)
+    finally:
+        elog.close()
+
+
+def test_a_filesystem_without_o_direct_gets_buffered_appends(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    refuse_o_direct(monkeypatch)
+    with capture_logs() as logs:
+        elog = EntryLog(tmp_path, roll_bytes=64 * 1024, direct_writes=True)
+        try:
+            assert elog._behind is None
+            locations = [elog.append([(2, e, payload(2, e, 5000))])[0] for e in range(30)]
+            for e, location in enumerate(locations):
+                assert elog.read(2, e, location) == payload(2, e, 5000)
+        finally:
+            elog.close()
+    events = [entry["event"] for entry in logs]
+    assert events.count("entry_log_direct_writes_unsupported") == 1
+    assert not [name for name in os.listdir(tmp_path) if name.endswith(".removed")]
