@@ -11,6 +11,7 @@ must either give what protobuf gives or step aside, and the decoder must then ra
 from __future__ import annotations
 
 import itertools
+import os
 import struct
 
 import pytest
@@ -18,7 +19,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from magnetar.broker.entry import entry_info
-from magnetar.protocol.errors import ProtocolError
+from magnetar.protocol.errors import ChecksumMismatch, ProtocolError
 from magnetar.protocol.frame import (
     FrameDecoder,
     crc32c,
@@ -153,6 +154,28 @@ def test_changed_bytes_give_what_protobuf_gives(
     for at, value in changes:
         frame[8 + at % (len(frame) - 8)] = value  # the sizes stay: the frame stays one frame
     assert _decoded(bytes(frame), True) == _decoded(bytes(frame), False)
+
+
+@pytest.mark.parametrize("size", [16_384 - 200, 16_384, 200_000])
+def test_a_long_section_s_checksum_is_checked_like_a_short_one_s(size: int) -> None:
+    """From 16 KiB on the scan checksums the section through a view, not a copy: a good one
+    passes, and a changed byte anywhere it covers is refused as protobuf's path refuses it."""
+    command = pb.BaseCommand(
+        type=pb.BaseCommand.SEND, send=pb.CommandSend(producer_id=1, sequence_id=2)
+    )
+    m = pb.MessageMetadata(producer_name="p", sequence_id=2, publish_time=5)
+    cmd = command.SerializeToString()
+    section = encode_payload_section(m, os.urandom(size))
+    assert scan_send(cmd, section, True) is not None  # the scan took it (no step aside)
+    good = _frame(cmd, section)
+    for at in (len(section) - size - 1, len(section) - size // 2, len(section) - 1):
+        changed = bytearray(section)
+        changed[at] ^= 0x40
+        assert scan_send(cmd, bytes(changed), True) is None  # left to protobuf's path,
+        bad = bytearray(good)
+        bad[len(good) - len(section) + at] ^= 0x40
+        (refused,) = _decoded(bytes(bad), True)
+        assert refused[0] is ChecksumMismatch  # type: ignore[index]  # which refuses it
 
 
 @settings(max_examples=600, deadline=None)

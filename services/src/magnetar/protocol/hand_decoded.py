@@ -46,6 +46,7 @@ SEND_TYPE: Final = pb.BaseCommand.SEND
 ACK_TYPE: Final = pb.BaseCommand.ACK
 _INT64_MAX: Final = (1 << 63) - 1
 _U64: Final = (1 << 64) - 1
+_VIEW_FROM: Final = 16384  # sections from this size are checksummed through a memoryview
 
 
 def _mask(*fields: int) -> int:
@@ -247,9 +248,12 @@ def _scan_section(
         if size < 6:
             return _NOT_EXPECTED
         pos = 6
-        # (A copy of the covered bytes is cheaper here than a memoryview of them.)
-        if verify_checksum and _crc(section[6:]) != _u32_at(section, 2):
-            return _NOT_EXPECTED
+        # A copy of the covered bytes is cheaper than a memoryview of them up to about 16 KiB
+        # (a batched entry of big messages is 100 KiB and more: 6.8 against 4.5 us at 128 KiB).
+        if verify_checksum:
+            covered = section[6:] if size < _VIEW_FROM else memoryview(section)[6:]
+            if _crc(covered) != _u32_at(section, 2):
+                return _NOT_EXPECTED
     elif size >= 2 and section[0] == 0x0E and section[1] == 0x02:
         return _NOT_EXPECTED  # broker entry metadata: clients do not send it
     if size - pos < 4:
