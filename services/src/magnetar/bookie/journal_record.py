@@ -148,7 +148,9 @@ def frame_records(records: Sequence[JournalRecord]) -> tuple[list[bytes], int, l
             checksum = crc(payload, crc(head))
             payload_crcs.append(-1)
         else:
-            payload_crc = crc(payload)
+            # Holding the GIL (gil_release_mode 0): released, the writer would wait to take it
+            # back from the busy loop (protocol.frame.crc32c).
+            payload_crc = crc(payload, 0, 0)
             checksum = crc32c_combine(crc(head), payload_crc, size)
             payload_crcs.append(payload_crc)
         length = len(head) + size

@@ -70,11 +70,18 @@ _U32 = struct.Struct(">I")
 _U16 = struct.Struct(">H")
 _MAGIC_CRC = _U16.pack(MAGIC_CRC32C)
 _MAGIC_BEM = _U16.pack(MAGIC_BROKER_ENTRY_METADATA)
+_KEEP_GIL = 0  # crc32c's gil_release_mode: never release it (see crc32c below)
 
 
 def crc32c(data: bytes | bytearray | memoryview, value: int = 0) -> int:
-    """CRC32-C (Castagnoli) of ``data``, continuing from ``value``."""
-    result: int = _crc32c.crc32c(data, value)
+    """CRC32-C (Castagnoli) of ``data``, continuing from ``value``, holding the GIL.
+
+    The package releases the GIL from 32 KiB on by default; on the event loop that is a loss:
+    the checksum takes microseconds, and taking the GIL back waits for whichever thread took it
+    meanwhile (the journal's writer, up to the 5 ms switch interval). A thread spinning beside a
+    loop of 128 KiB checksums let it do 198 in 0.2 s against 22,025 holding the GIL
+    (docs/benchmarks.md, "Issue 17, session 15")."""
+    result: int = _crc32c.crc32c(data, value, _KEEP_GIL)
     return result
 
 
