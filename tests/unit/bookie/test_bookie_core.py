@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import crc32c
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -195,6 +197,23 @@ async def test_batch_statuses_in_order(bookie: Bookie) -> None:
     await bookie.add(op(14, 0))
     pending = await bookie.submit_adds([op(14, 1), op(14, 2, mk=b"bad"), op(15, 0)])
     assert await pending.wait() == [Status.OK, Status.UNAUTHORIZED, Status.OK]
+
+
+async def test_known_payload_checksums_go_with_the_adds_the_bookie_accepts(
+    bookie: Bookie,
+) -> None:
+    """Checksums an in-process caller gives with a batch follow the adds accepted: one add
+    refused in the middle takes its checksum out with it, so every stored entry's records (the
+    journal's, the entry log's, combined from them) still check, and each entry reads back."""
+    payloads = [os.urandom(20_000 + i) for i in range(3)]
+    ops = [op(16, 0, payloads[0]), op(16, 1, payloads[1], mk=b"bad"), op(17, 0, payloads[2])]
+    crcs = [crc32c.crc32c(p) for p in payloads]
+    pending = await bookie.submit_adds(ops, crcs)
+    assert await pending.wait() == [Status.OK, Status.UNAUTHORIZED, Status.OK]
+    for ledger, payload in ((16, payloads[0]), (17, payloads[2])):
+        read = await bookie.read_entry(ledger, 0)
+        assert read.entry is not None
+        assert read.entry.payload == payload
 
 
 async def test_journal_failure_makes_bookie_read_only(tmp_path: Path) -> None:

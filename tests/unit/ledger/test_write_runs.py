@@ -48,16 +48,18 @@ class _ScriptedBookie(LocalBookie):
         self.gate: asyncio.Future[None] | None = None
         self.opens: asyncio.Future[None] | None = None
 
-    def submit_adds_nowait(self, adds: Sequence[AddFields]) -> WireAdds | None:
+    def submit_adds_nowait(
+        self, adds: Sequence[AddFields], payload_crcs: Sequence[int] = ()
+    ) -> WireAdds | None:
         keep = self.keep
         if keep is None:
-            durable = super().submit_adds_nowait(adds)
+            durable = super().submit_adds_nowait(adds, payload_crcs)
             opens = self.opens
             if durable is not None and opens is not None:
                 durable.add_done_callback(lambda _statuses: opens.done() or opens.set_result(None))
             return durable
         self.keep = None
-        head = super().submit_adds_nowait(adds[:keep])
+        head = super().submit_adds_nowait(adds[:keep], payload_crcs[:keep])
         assert head is not None
         return _PartlyDurable(head, len(adds) - keep, self.gate)  # type: ignore[return-value]
 

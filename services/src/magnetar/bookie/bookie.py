@@ -191,35 +191,46 @@ class Bookie:
 
     # -- adds ------------------------------------------------------------------------------
 
-    def submit_adds_nowait(self, ops: Sequence[AddFields]) -> PendingAdds | None:
+    def submit_adds_nowait(
+        self, ops: Sequence[AddFields], payload_crcs: Sequence[int] = ()
+    ) -> PendingAdds | None:
         """:meth:`submit_adds` without a coroutine, or None when the journal has no room now
         (nothing journalled; call :meth:`submit_adds`, which checks the ops again and waits).
+        ``payload_crcs`` (parallel to ``ops``, or empty): ``crc32c(op.payload)`` where an
+        in-process caller knows it for certain (-1 where not): the journal then reads no
+        payload it covers (:meth:`Journal.enqueue_callback_nowait`).
         """
-        statuses, records = self._accept(ops)
+        statuses, records, known = self._accept(ops, payload_crcs)
         if not records:
             return PendingAdds(statuses, durable=False)
         pending = PendingAdds(statuses, durable=True)
-        if not self._journal.enqueue_callback_nowait(records, self._on_durable(records, pending)):
+        durable = self._on_durable(records, pending)
+        if not self._journal.enqueue_callback_nowait(records, durable, known):
             return None
         return pending
 
-    async def submit_adds(self, ops: Sequence[AddFields]) -> PendingAdds:
+    async def submit_adds(
+        self, ops: Sequence[AddFields], payload_crcs: Sequence[int] = ()
+    ) -> PendingAdds:
         """Check and journal ``ops`` in order; returns once all are queued (not yet durable).
 
         The accepted ops of one call go to the journal as one unit with one durability future.
         """
-        pending = self.submit_adds_nowait(ops)
+        pending = self.submit_adds_nowait(ops, payload_crcs)
         if pending is not None:
             return pending
-        statuses, records = self._accept(ops)
+        statuses, records, known = self._accept(ops, payload_crcs)
         if not records:
             return PendingAdds(statuses, durable=False)
         pending = PendingAdds(statuses, durable=True)
-        await self._journal.enqueue_callback(records, self._on_durable(records, pending))
+        await self._journal.enqueue_callback(records, self._on_durable(records, pending), known)
         return pending
 
-    def _accept(self, ops: Sequence[AddFields]) -> tuple[list[Status], list[JournalRecord]]:
-        """Each op's status, and the journal records of the accepted ones, in order.
+    def _accept(
+        self, ops: Sequence[AddFields], payload_crcs: Sequence[int] = ()
+    ) -> tuple[list[Status], list[JournalRecord], list[int]]:
+        """Each op's status, the journal records of the accepted ones in order, and their
+        ``payload_crcs`` (empty if none were given).
 
         A batch is mostly runs of one ledger: an op with the ledger, master key and recovery
         flag of the one before it gets that one's status without a new check (nothing the
@@ -256,7 +267,12 @@ class Bookie:
                         (add_kind, ledger_id, op.entry_id, op.lac, op.digest, key, op.payload)
                     )
                 )
-        return statuses, records
+        if not payload_crcs:
+            return statuses, records, []
+        if len(records) == len(ops):
+            return statuses, records, list(payload_crcs)
+        known = [crc for crc, status in zip(payload_crcs, statuses, strict=True) if status is ok]
+        return statuses, records, known
 
     def _on_durable(
         self, records: list[JournalRecord], pending: PendingAdds

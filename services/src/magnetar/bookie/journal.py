@@ -136,6 +136,20 @@ class _Pending:
     size: int  # framed bytes
     callback: DurableCallback  # the unit's outcome (a future's unit: _settle)
     enqueued: float  # time.perf_counter() at the hand-off (the group's queue-wait stage)
+    # Each record's payload checksum where the caller knows it (-1 where not; empty: none):
+    # frame_records then reads no payload it covers.
+    payload_crcs: Sequence[int] = ()
+
+
+def _known_crcs(group: Sequence[_Pending]) -> list[int]:
+    """The payload checksums the group's units brought, parallel to its records (empty if
+    none brought any)."""
+    if not any(item.payload_crcs for item in group):
+        return []
+    known: list[int] = []
+    for item in group:
+        known += item.payload_crcs or [-1] * len(item.records)
+    return known
 
 
 def _settle(future: asyncio.Future[None], error: BaseException | None) -> None:
@@ -325,28 +339,36 @@ class Journal:
         return self._hand_off_future(records, size)
 
     def enqueue_callback_nowait(
-        self, records: Sequence[JournalRecord], callback: DurableCallback
+        self,
+        records: Sequence[JournalRecord],
+        callback: DurableCallback,
+        payload_crcs: Sequence[int] = (),
     ) -> bool:
         """:meth:`enqueue_many_nowait` with a callback instead of a future: False (nothing
         queued) when it would have to wait for room. ``callback(None)`` (or ``callback(error)``)
         runs on the loop inside the delivery of the unit's group, synchronously and in write
         order, so completions reach the caller without a loop iteration and a scheduled
-        callback per unit; it must be quick and should not raise (a raise is logged)."""
+        callback per unit; it must be quick and should not raise (a raise is logged).
+        ``payload_crcs`` (parallel to ``records``, or empty): ``crc32c(record.payload)`` where
+        the caller knows it for certain, else -1; a wrong one makes its record unreadable."""
         self._check_open()
         size = framed_size(records)
         if self._blocked or not self._has_room(size):
             return False
-        self._hand_off(records, size, callback)
+        self._hand_off(records, size, callback, payload_crcs)
         return True
 
     async def enqueue_callback(
-        self, records: Sequence[JournalRecord], callback: DurableCallback
+        self,
+        records: Sequence[JournalRecord],
+        callback: DurableCallback,
+        payload_crcs: Sequence[int] = (),
     ) -> None:
         """:meth:`enqueue_callback_nowait`, waiting (in call order) while the queue is full."""
-        if self.enqueue_callback_nowait(records, callback):
+        if self.enqueue_callback_nowait(records, callback, payload_crcs):
             return
         size = await self._wait_for_room(records)
-        self._hand_off(records, size, callback)
+        self._hand_off(records, size, callback, payload_crcs)
 
     async def _wait_for_room(self, records: Sequence[JournalRecord]) -> int:
         """Wait, after earlier waiters, until ``records`` fit; their framed size. The caller
@@ -376,12 +398,16 @@ class Journal:
         )
 
     def _hand_off(
-        self, records: Sequence[JournalRecord], size: int, callback: DurableCallback
+        self,
+        records: Sequence[JournalRecord],
+        size: int,
+        callback: DurableCallback,
+        payload_crcs: Sequence[int] = (),
     ) -> None:
         self._queued_items += 1
         self._queued_bytes += size
         self._idle.clear()
-        self._handoff.put(_Pending(records, size, callback, time.perf_counter()))
+        self._handoff.put(_Pending(records, size, callback, time.perf_counter(), payload_crcs))
 
     def _hand_off_future(self, records: Sequence[JournalRecord], size: int) -> asyncio.Future[None]:
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -550,11 +576,14 @@ class Journal:
         stats = self.stats
         started = time.perf_counter()
         stats.queue_wait.record(started - group[0].enqueued)
+        known: Sequence[int]
         if len(group) == 1:
             records = group[0].records
+            known = group[0].payload_crcs
         else:
             records = [record for item in group for record in item.records]
-        parts, size, payload_crcs = frame_records(records)
+            known = _known_crcs(group)
+        parts, size, payload_crcs = frame_records(records, known)
         start_write = time.perf_counter()
         if self._blocks is None:
             written = write_all(self._fd, parts, size)

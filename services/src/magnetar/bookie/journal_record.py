@@ -119,7 +119,9 @@ def framed_size(records: Sequence[JournalRecord]) -> int:
     return size + _RECORD_OVERHEAD * len(records)
 
 
-def frame_records(records: Sequence[JournalRecord]) -> tuple[list[bytes], int, list[int]]:
+def frame_records(
+    records: Sequence[JournalRecord], known: Sequence[int] = ()
+) -> tuple[list[bytes], int, list[int]]:
     """The on-disk form of ``records`` in order, as parts to write (``frame_into`` of each,
     in one compiled loop: the writer thread frames a whole group with one call), their total
     size in bytes, and the checksum of each payload taken on the way (``crc32c(payload)``, or
@@ -128,13 +130,16 @@ def frame_records(records: Sequence[JournalRecord]) -> tuple[list[bytes], int, l
 
     A long payload is read once: its record's checksum is combined from the head's and the
     payload's, and the caller can combine the entry log's from the same payload checksum
-    (:meth:`JournalSink.apply`)."""
+    (:meth:`JournalSink.apply`). ``known`` (parallel to ``records``, or empty): payload
+    checksums the caller has already (-1 where not), which are used instead of reading the
+    payload at all; one that is wrong makes its record fail its CRC at replay."""
     parts: list[bytes] = []
     payload_crcs: list[int] = []
     total = 0
     pack_frame = _FRAME.pack
     pack_record = _RECORD.pack
     crc = crc32c.crc32c
+    given = iter(known) if known else None
     for record in records:
         key = record.master_key
         payload = record.payload
@@ -144,7 +149,11 @@ def frame_records(records: Sequence[JournalRecord]) -> tuple[list[bytes], int, l
         if key:
             head += key
         size = len(payload)
-        if size < COMBINE_FROM:
+        payload_crc = -1 if given is None else next(given)
+        if payload_crc >= 0:
+            checksum = crc32c_combine(crc(head), payload_crc, size)
+            payload_crcs.append(payload_crc)
+        elif size < COMBINE_FROM:
             checksum = crc(payload, crc(head))
             payload_crcs.append(-1)
         else:

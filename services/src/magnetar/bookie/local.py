@@ -97,18 +97,23 @@ class LocalBookie:
     def __init__(self, bookie: Bookie) -> None:
         self._bookie = bookie
 
-    def submit_adds_nowait(self, adds: Sequence[AddFields]) -> WireAdds | None:
+    def submit_adds_nowait(
+        self, adds: Sequence[AddFields], payload_crcs: Sequence[int] = ()
+    ) -> WireAdds | None:
         """Journal ``adds`` in order at once; None (nothing journalled) when the journal has
         no room now, then use :meth:`submit_adds`.
 
         The adds are the caller's own values (no wire message in between): anything with the
-        fields of :class:`~magnetar.bookie.bookie_protocol.AddOp`."""
-        pending = self._bookie.submit_adds_nowait(adds)
+        fields of :class:`~magnetar.bookie.bookie_protocol.AddOp`. ``payload_crcs``: as
+        :meth:`Bookie.submit_adds_nowait` takes them."""
+        pending = self._bookie.submit_adds_nowait(adds, payload_crcs)
         return None if pending is None else WireAdds(pending)
 
-    async def submit_adds(self, adds: Sequence[AddFields]) -> WireAdds:
+    async def submit_adds(
+        self, adds: Sequence[AddFields], payload_crcs: Sequence[int] = ()
+    ) -> WireAdds:
         """Journal ``adds`` in order, waiting while the journal queue is full."""
-        return WireAdds(await self._bookie.submit_adds(adds))
+        return WireAdds(await self._bookie.submit_adds(adds, payload_crcs))
 
     async def read_entry(
         self, ledger_id: int, entry_id: int, *, fence: bool = False, master_key: bytes = b""

@@ -9,9 +9,12 @@ big-endian signed (-1 before any confirmation). Pure; the one adapter of the ``c
 from __future__ import annotations
 
 import struct
+from collections.abc import Sequence
+from typing import Protocol
 
 import crc32c
 
+from magnetar.checksum import COMBINE_FROM, crc32c_combine
 from magnetar.ledger.errors import DigestMismatch
 
 _HEADER = struct.Struct(">QQq")
@@ -22,6 +25,42 @@ def entry_digest(ledger_id: int, entry_id: int, last_add_confirmed: int, payload
     """On the event loop: the GIL is held throughout (``protocol.frame.crc32c`` says why)."""
     crc = crc32c.crc32c(_HEADER.pack(ledger_id, entry_id, last_add_confirmed))
     return int(crc32c.crc32c(payload, crc, _KEEP_GIL))
+
+
+class DigestedEntry(Protocol):
+    """An entry with its digest (an add request, say)."""
+
+    @property
+    def ledger_id(self) -> int: ...
+    @property
+    def entry_id(self) -> int: ...
+    @property
+    def lac(self) -> int: ...
+    @property
+    def payload(self) -> bytes: ...
+    @property
+    def digest(self) -> int: ...
+
+
+def payload_crcs(entries: Sequence[DigestedEntry]) -> list[int]:
+    """``crc32c(payload)`` of each entry from its digest, without reading the payload, for
+    those at least :data:`~magnetar.checksum.COMBINE_FROM` long (-1 for the rest; an empty list
+    when there is none): the CRC is linear, so the payload's checksum is the digest with the
+    header's share taken out. Only for digests this process computed or checked over these very
+    bytes (its write handles', the replicator's): from a wrong digest comes a wrong checksum."""
+    crcs: list[int] = []
+    pack = _HEADER.pack
+    for at, entry in enumerate(entries):
+        size = len(entry.payload)
+        if size < COMBINE_FROM:
+            if crcs:
+                crcs.append(-1)
+            continue
+        if not crcs:
+            crcs = [-1] * at
+        header_crc = crc32c.crc32c(pack(entry.ledger_id, entry.entry_id, entry.lac))
+        crcs.append(entry.digest ^ crc32c_combine(header_crc, 0, size))
+    return crcs
 
 
 def verify_digest(

@@ -39,6 +39,7 @@ from magnetar.ledger.bookie_client import (
     one_result,
 )
 from magnetar.ledger.config import LedgerClientConfig
+from magnetar.ledger.digest import payload_crcs
 from magnetar.ledger.errors import BookieUnavailable
 from magnetar.wire import bookie_pb2
 
@@ -59,9 +60,13 @@ class InProcessBookie(Protocol):
     ``submit_adds`` call still waiting for room: nothing done), ``submit_adds`` waits for room;
     adds are journalled in call order."""
 
-    def submit_adds_nowait(self, adds: Sequence[AddRequest]) -> DurableAdds | None: ...
+    def submit_adds_nowait(
+        self, adds: Sequence[AddRequest], payload_crcs: Sequence[int] = ()
+    ) -> DurableAdds | None: ...
 
-    async def submit_adds(self, adds: Sequence[AddRequest]) -> DurableAdds: ...
+    async def submit_adds(
+        self, adds: Sequence[AddRequest], payload_crcs: Sequence[int] = ()
+    ) -> DurableAdds: ...
 
     async def read_entry(
         self, ledger_id: int, entry_id: int, *, fence: bool = False, master_key: bytes = b""
@@ -124,7 +129,7 @@ class LocalBookieClient:
         or if the bookie refused it (the sender task then tries again and reports the error,
         so a failure never reaches the caller inside its own ``send_adds``)."""
         try:
-            durable = self._bookie.submit_adds_nowait(adds)
+            durable = self._bookie.submit_adds_nowait(adds, payload_crcs(adds))
         except MagnetarError:
             return False
         if durable is None:
@@ -150,10 +155,12 @@ class LocalBookieClient:
                 for run, _ in taken:
                     adds += run
             batch_id = self._open_batch(taken)
+            crcs = payload_crcs(adds)
             try:
-                durable = self._bookie.submit_adds_nowait(adds)  # no coroutine chain per batch
+                # no coroutine chain per batch
+                durable = self._bookie.submit_adds_nowait(adds, crcs)
                 if durable is None:  # the journal is full: wait for room
-                    durable = await self._bookie.submit_adds(adds)
+                    durable = await self._bookie.submit_adds(adds, crcs)
             except MagnetarError as exc:  # closing, journal failed: the bookie is gone for us
                 self._finish(batch_id, BookieUnavailable(self.bookie_id, str(exc)))
                 continue
