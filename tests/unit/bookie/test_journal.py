@@ -440,6 +440,38 @@ def test_known_payload_checksums_frame_the_same_records_without_the_payloads() -
     assert scan_segment(data, 0)[0] == records[:3]
 
 
+async def test_units_with_and_without_checksums_share_a_group_and_replay(
+    tmp_path: Path,
+) -> None:
+    """Units that bring their payloads' checksums and units that do not, taken as one group:
+    each record is framed from its own unit's checksum (a checksum one place off would fail
+    its record at replay), and every record replays."""
+    sink = ListSink()
+    journal = await Journal.open(tmp_path, sink, JournalConfig(max_group_wait_ms=50))
+    units = [
+        [add(5, 0, os.urandom(9000)), add(5, 1, os.urandom(20))],
+        [add(5, 2, os.urandom(30_000))],
+        [add(5, 3, os.urandom(12_000)), add(5, 4, os.urandom(15_000))],
+    ]
+    given = [
+        [crc32c.crc32c(r.payload) for r in units[0]],
+        [],
+        [-1, crc32c.crc32c(units[2][1].payload)],
+    ]
+    done: list[asyncio.Future[BaseException | None]] = []
+    loop = asyncio.get_running_loop()
+    for records, crcs in zip(units, given, strict=True):
+        told: asyncio.Future[BaseException | None] = loop.create_future()
+        assert journal.enqueue_callback_nowait(records, told.set_result, crcs)
+        done.append(told)
+    assert await asyncio.gather(*done) == [None, None, None]
+    await journal.close()
+    assert sink.groups == [5]  # one group
+    replayed = ListSink()
+    await (await Journal.open(tmp_path, replayed)).close()
+    assert replayed.records == [record for records in units for record in records]
+
+
 def _segment(directory: Path) -> Path:
     return directory / f"{list_segments(directory)[-1]:08d}.log"
 
