@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import errno
 import os
+import random
 import subprocess
 import sys
 import threading
@@ -204,3 +205,65 @@ def test_a_filesystem_without_o_direct_gets_buffered_appends(
     events = [entry["event"] for entry in logs]
     assert events.count("entry_log_direct_writes_unsupported") == 1
     assert not [name for name in os.listdir(tmp_path) if name.endswith(".removed")]
+
+
+@pytest.mark.parametrize("seed", [1729, 4104, 13832])
+def test_appends_reads_and_syncs_from_several_threads_agree(tmp_path: Path, seed: int) -> None:
+    """One appender (hand-offs every 16 KiB, a roll-over every 256 KiB), a reader of random
+    entries already appended and a thread syncing, all at once: every read returns its entry
+    while they run, and after the close every entry reads back from the files."""
+    elog = EntryLog(tmp_path, roll_bytes=256 * 1024, writeback_bytes=16 * 1024, direct_writes=True)
+    rng = random.Random(seed)
+    sizes = [rng.choice([0, 1, 100, 4000, 4096, 5000, 20_000, 70_000]) for _ in range(600)]
+    appended: list[tuple[int, EntryLocation]] = []
+    lock = threading.Lock()
+    errors: list[BaseException] = []
+    finished = threading.Event()
+
+    def reader() -> None:
+        pick = random.Random(7)
+        try:
+            while not finished.is_set():
+                with lock:
+                    if not appended:
+                        continue
+                    chosen = [appended[pick.randrange(len(appended))] for _ in range(3)]
+                wanted = [(3, entry, location) for entry, location in chosen]
+                got = elog.read_many(sorted(wanted, key=lambda w: (w[2].log_id, w[2].offset)))
+                expect = [
+                    payload(3, e, loc.length)
+                    for e, loc in sorted(chosen, key=lambda c: (c[1].log_id, c[1].offset))
+                ]
+                assert got == expect
+        except BaseException as exc:  # reported by the test below
+            errors.append(exc)
+
+    def syncer() -> None:
+        try:
+            while not finished.is_set():
+                elog.sync()
+                time.sleep(0.001)
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=reader), threading.Thread(target=syncer)]
+    for thread in threads:
+        thread.start()
+    try:
+        for entry, size in enumerate(sizes):
+            (location,) = elog.append([(3, entry, payload(3, entry, size))])
+            with lock:
+                appended.append((entry, location))
+    finally:
+        finished.set()
+        for thread in threads:
+            thread.join(10)
+        elog.close()
+    assert not errors, errors[0]
+    assert len({location.log_id for _, location in appended}) > 10  # it rolled over
+    reopened = EntryLog(tmp_path, direct_writes=True)
+    try:
+        for entry, location in appended:
+            assert reopened.read(3, entry, location) == payload(3, entry, location.length)
+    finally:
+        reopened.close()
