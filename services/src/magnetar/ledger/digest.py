@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Sequence
-from typing import Protocol
 
 import crc32c
 
 from magnetar.checksum import COMBINE_FROM, crc32c_combine
+from magnetar.ledger.bookie_client import AddRequest
 from magnetar.ledger.errors import DigestMismatch
 
 _HEADER = struct.Struct(">QQq")
@@ -27,22 +27,7 @@ def entry_digest(ledger_id: int, entry_id: int, last_add_confirmed: int, payload
     return int(crc32c.crc32c(payload, crc, _KEEP_GIL))
 
 
-class DigestedEntry(Protocol):
-    """An entry with its digest (an add request, say)."""
-
-    @property
-    def ledger_id(self) -> int: ...
-    @property
-    def entry_id(self) -> int: ...
-    @property
-    def lac(self) -> int: ...
-    @property
-    def payload(self) -> bytes: ...
-    @property
-    def digest(self) -> int: ...
-
-
-def payload_crcs(entries: Sequence[DigestedEntry]) -> list[int]:
+def payload_crcs(entries: Sequence[AddRequest]) -> list[int]:
     """``crc32c(payload)`` of each entry from its digest, without reading the payload, for
     those at least :data:`~magnetar.checksum.COMBINE_FROM` long (-1 for the rest; an empty list
     when there is none): the CRC is linear, so the payload's checksum is the digest with the
