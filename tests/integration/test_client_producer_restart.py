@@ -9,6 +9,7 @@ everything from the start, in order, with no gap.
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Iterator
 from typing import Any
 
@@ -61,3 +62,35 @@ async def test_producer_survives_kill_and_restart(durable_standalone: Standalone
 
     expected = [b"before-%d" % i for i in range(100)] + [b"during-%d" % i for i in range(50)]
     assert await asyncio.to_thread(read_back) == [*expected, b"after"]
+
+
+def test_big_batched_entries_read_back_from_the_bookie_after_a_restart(
+    durable_standalone: StandaloneProcess,
+) -> None:
+    """Batches of 16 KiB messages (entries of about 100 KiB): their digests are combined from
+    the SENDs' checked checksums, and after a restart (an empty entry cache) every entry is
+    read from the bookie, its digest checked, and every message comes back as it was sent."""
+    sa = durable_standalone
+    topic = topic_name("big-batches")
+    payloads = [os.urandom(16 * 1024) for _ in range(120)]
+    client: Any = pulsar.Client(sa.service_url, operation_timeout_seconds=15)
+    try:
+        producer = client.create_producer(
+            topic, batching_enabled=True, batching_max_messages=8, batching_max_publish_delay_ms=50
+        )
+        for payload in payloads:
+            producer.send_async(payload, None)
+        producer.flush()
+    finally:
+        client.close()
+    sa.stop()
+    sa.start()
+    client = pulsar.Client(sa.service_url, operation_timeout_seconds=15)
+    try:
+        consumer = client.subscribe(
+            topic, "check", initial_position=pulsar.InitialPosition.Earliest
+        )
+        got = [consumer.receive(timeout_millis=10_000).data() for _ in payloads]
+    finally:
+        client.close()
+    assert got == payloads

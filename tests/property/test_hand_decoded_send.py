@@ -19,6 +19,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from magnetar.broker.entry import entry_info
+from magnetar.checksum import COMBINE_FROM
 from magnetar.protocol.errors import ChecksumMismatch, ProtocolError
 from magnetar.protocol.frame import (
     FrameDecoder,
@@ -176,6 +177,31 @@ def test_a_long_section_s_checksum_is_checked_like_a_short_one_s(size: int) -> N
         bad[len(good) - len(section) + at] ^= 0x40
         (refused,) = _decoded(bytes(bad), True)
         assert refused[0] is ChecksumMismatch  # type: ignore[index]  # which refuses it
+
+
+@pytest.mark.parametrize("size", [COMBINE_FROM - 200, COMBINE_FROM, 200_000])
+def test_a_checked_long_section_carries_its_stored_crc(size: int) -> None:
+    """From COMBINE_FROM on, a SEND whose checksum the scan checked carries crc32c of what the
+    broker stores (combined from that checksum); not when the check is off, nor without a
+    checksum, nor below COMBINE_FROM."""
+    command = pb.BaseCommand(
+        type=pb.BaseCommand.SEND, send=pb.CommandSend(producer_id=1, sequence_id=2)
+    )
+    m = pb.MessageMetadata(producer_name="p", sequence_id=2, publish_time=5)
+    cmd = command.SerializeToString()
+    body = os.urandom(size)
+    section = encode_payload_section(m, body)
+    checked = scan_send(cmd, section, True)
+    assert checked is not None
+    assert checked.stored == section
+    long_enough = len(section) >= COMBINE_FROM
+    assert checked.stored_crc == (crc32c(section) if long_enough else -1)
+    unchecked = scan_send(cmd, section, False)
+    assert unchecked is not None
+    assert unchecked.stored_crc == -1
+    bare = scan_send(cmd, encode_payload_section(m, body, checksum=False), True)
+    assert bare is not None
+    assert bare.stored_crc == -1
 
 
 @settings(max_examples=600, deadline=None)

@@ -9,11 +9,13 @@ mid-batch would; every other bookie is unwrapped."""
 from __future__ import annotations
 
 import asyncio
+import os
 import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import crc32c
 import pytest
 
 from magnetar.bookie.bookie import Bookie
@@ -25,7 +27,7 @@ from magnetar.bookie.registration import Registration
 from magnetar.ids import BookieId
 from magnetar.ledger.client import BookKeeper
 from magnetar.ledger.config import LedgerClientConfig
-from magnetar.ledger.errors import LedgerClosed, LedgerFenced
+from magnetar.ledger.errors import LedgerClosed, LedgerError, LedgerFenced
 from magnetar.managed_ledger import ManagedLedgerFactory, Position
 from magnetar.managed_ledger.config import InitialPosition, ManagedLedgerConfig
 from magnetar.metadata import MetadataStore
@@ -170,6 +172,31 @@ async def test_a_run_confirms_as_one_range_and_respects_the_pending_bounds(stack
         await handle.close()
         reader = await bk.open_ledger(handle.ledger_id)
         assert [e.payload for e in await reader.read(0, 11)] == payloads
+    finally:
+        await bk.close()
+
+
+async def test_given_checksums_make_the_digests_readers_check(stack: _Stack) -> None:
+    """A run given its payloads' checksums (the broker's check of the SENDs') has its digests
+    combined from them: the entries read back, each digest checked, as a run without them
+    does. A checksum given wrong makes its entry fail the reader's check: the given one is
+    what the digest was made of."""
+    bk = await stack.bookkeeper(LedgerClientConfig(read_timeout_s=1.0))
+    try:
+        payloads = [os.urandom(size) for size in (20_000, 9000, 100, 70_000)]
+        crcs = [crc32c.crc32c(p) if len(p) > 1000 else -1 for p in payloads]
+        handle = await bk.create_ledger(2, 2, 2)
+        record = _Recorder()
+        assert handle.append_run(payloads, record, crcs) == 4
+        await record.until(lambda: handle.last_add_confirmed == 3)
+        wrong = [*crcs[:3], crcs[3] ^ 1]
+        assert handle.append_run(payloads, record, wrong) == 4
+        await record.until(lambda: handle.last_add_confirmed == 7)
+        await handle.close()
+        reader = await bk.open_ledger(handle.ledger_id)
+        assert [e.payload for e in await reader.read(0, 6)] == payloads + payloads[:3]
+        with pytest.raises(LedgerError):
+            await reader.read(7, 7)
     finally:
         await bk.close()
 

@@ -212,16 +212,22 @@ class PersistentTopic:
         return MessageId(pos.ledger_id, pos.entry_id)
 
     def publish_nowait(
-        self, stored: bytes, num_messages: int, on_added: Published, facts: object = None
+        self,
+        stored: bytes,
+        num_messages: int,
+        on_added: Published,
+        facts: object = None,
+        stored_crc: int = -1,
     ) -> bool:
         """Add ``stored`` without a task: ``on_added(position, error)`` is called once the
         entry is durable (or failed). False: the managed ledger has no free add slot and
         nothing was done (use :meth:`publish`). Raises TopicClosed, TopicTerminated, NotAllowed
-        (delivery delay) / the ledger's errors. ``facts``: as :meth:`publish_run` has them."""
+        (delivery delay) / the ledger's errors. ``facts`` and ``stored_crc``: as
+        :meth:`publish_run` has them."""
         self._check_publishable()
         self._check_delivery_delay(stored)
         added = functools.partial(self._added, len(stored), num_messages, on_added)
-        return self.ml.add_entry_callback(stored, added, facts)
+        return self.ml.add_entry_callback(stored, added, facts, stored_crc)
 
     # The run-of-SENDs path (Producer.publish_many): slots for the run first, then each SEND's
     # deduplication verdict and checks in order, then the run's adds in one call.
@@ -242,18 +248,21 @@ class PersistentTopic:
         on_added: RunPublished,
         unused: int,
         facts: list[object] | None = None,
+        stored_crcs: list[int] | None = None,
     ) -> None:
         """:meth:`publish_nowait` for each of ``stored`` (in order) on the slots
         :meth:`reserve_publish` took (``unused`` of them are given back), reporting to one
         ``on_added``: ``(index, positions, None)`` per stretch of durable entries from
         ``stored[index]`` on, ``(index, None, error)`` for a failed one (the managed ledger's
         ``add_reserved_run``). ``facts``: what the dispatcher reads of each entry, where the
-        SEND's scan read it (kept with the cached entry)."""
+        SEND's scan read it (kept with the cached entry); ``stored_crcs``: each entry's
+        ``crc32c`` where the scan checked it (-1 where not), for the entry digests."""
         self.ml.add_reserved_run(
             stored,
             functools.partial(self._run_added, stored, num_messages, on_added),
             unused,
             facts,
+            stored_crcs,
         )
 
     def _run_added(

@@ -78,7 +78,8 @@ log = get_logger(__name__)
 Stored = MessageId | Position
 Publish = Callable[[bytes, int], Awaitable[MessageId]]
 Published = Callable[[Stored | None, BaseException | None], None]
-PublishNowait = Callable[[bytes, int, Published, object], bool]  # stored, count, done, facts
+# stored, count, done, facts, crc32c(stored) (or -1)
+PublishNowait = Callable[[bytes, int, Published, object, int], bool]
 # A run's outcome (GroupPublisher.publish_run): (index, positions, None) for the durable
 # entries index.. of the run, (index, None, error) for a failed one.
 RunPublished = Callable[[int, "list[Position] | None", "BaseException | None"], None]
@@ -86,9 +87,9 @@ RunPublished = Callable[[int, "list[Position] | None", "BaseException | None"], 
 # (producer name, sequence id, highest sequence id) deduplication keys a SEND by.
 Origin = tuple[str, int, int | None]
 # One SEND for Producer.publish_many: sequence_id, highest_sequence_id, num_messages, stored,
-# on_done, chunk, origin, facts (Producer.publish's arguments).
+# on_done, chunk, origin, facts, stored_crc (Producer.publish's arguments).
 SendArgs = tuple[
-    int, int | None, int, bytes, Callable[[], None], "Chunk | None", "Origin | None", object
+    int, int | None, int, bytes, Callable[[], None], "Chunk | None", "Origin | None", object, int
 ]
 
 
@@ -107,6 +108,7 @@ class GroupPublisher(Protocol):
         on_added: RunPublished,
         unused: int,
         facts: list[object] | None = None,
+        stored_crcs: list[int] | None = None,
     ) -> None: ...
 
 
@@ -127,6 +129,7 @@ class _Send:
     # What the dispatcher reads of the entry, as the SEND's scan read it (the subscription's
     # Facts), kept with the cached entry so a dispatch does not read it again; None: unknown.
     facts: object = None
+    stored_crc: int = -1  # crc32c(stored) where the SEND's scan checked it (SendFrame's)
     verdict: Verdict = NOT_TRACKED
     finished: bool = False
     message_id: Stored | None = None
@@ -170,11 +173,13 @@ class Producer:
         chunk: Chunk | None = None,
         origin: Origin | None = None,
         facts: object = None,
+        stored_crc: int = -1,
     ) -> None:
         """Start publishing one SEND (call in frame order); ``chunk`` for a chunked message's.
         ``origin``: a replicator's SEND, deduplicated by the producer name and sequence ids
         of the message's metadata instead of this producer's (Pulsar's replicated messages).
-        ``facts``: what the dispatcher reads of the entry, where the SEND's scan read it."""
+        ``facts``: what the dispatcher reads of the entry, where the SEND's scan read it;
+        ``stored_crc``: ``crc32c(stored)`` where it checked the SEND's checksum (else -1)."""
         self._publish_one(
             _Send(
                 sequence_id,
@@ -185,6 +190,7 @@ class Producer:
                 chunk,
                 origin,
                 facts,
+                stored_crc,
             )
         )
 
@@ -231,12 +237,15 @@ class Producer:
                 self._added(send, None, exc)
                 continue
             accepted.append(send)
+        # The checksums go along when the first SEND has one (a run of big SENDs).
+        with_crcs = bool(accepted) and accepted[0].stored_crc >= 0
         group.publish_run(
             [send.stored for send in accepted],
             [send.num_messages for send in accepted],
             functools.partial(self._run_added, accepted),
             slots - len(accepted),
             [send.facts for send in accepted],
+            [send.stored_crc for send in accepted] if with_crcs else None,
         )
 
     def _run_added(
@@ -267,7 +276,7 @@ class Producer:
                 return
             try:
                 added = functools.partial(self._added, send)
-                if nowait(send.stored, send.num_messages, added, send.facts):
+                if nowait(send.stored, send.num_messages, added, send.facts, send.stored_crc):
                     return
             except MagnetarError as exc:
                 self._added(send, None, exc)

@@ -235,6 +235,7 @@ class ProducerRequests:
                 frame.chunk,
                 _origin(frame.metadata) if producer.is_replicator else None,
                 None if facts is None else (facts[0], facts[1], facts[2], None),
+                frame.stored_crc,
             )
         )
 

@@ -27,6 +27,15 @@ def entry_digest(ledger_id: int, entry_id: int, last_add_confirmed: int, payload
     return int(crc32c.crc32c(payload, crc, _KEEP_GIL))
 
 
+def digest_from_crc(
+    ledger_id: int, entry_id: int, last_add_confirmed: int, payload_crc: int, size: int
+) -> int:
+    """:func:`entry_digest` of a payload of ``size`` bytes whose ``crc32c`` is ``payload_crc``
+    (known for certain: the broker's own check of a SEND's checksum), without reading it."""
+    header_crc = crc32c.crc32c(_HEADER.pack(ledger_id, entry_id, last_add_confirmed))
+    return crc32c_combine(header_crc, payload_crc, size)
+
+
 def payload_crcs(entries: Sequence[AddRequest]) -> list[int]:
     """``crc32c(payload)`` of each entry from its digest, without reading the payload, for
     those at least :data:`~magnetar.checksum.COMBINE_FROM` long (-1 for the rest; an empty list

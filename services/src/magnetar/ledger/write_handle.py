@@ -42,7 +42,7 @@ from magnetar.ids import BookieId, EntryId
 from magnetar.ledger.bookie_client import AddRequest
 from magnetar.ledger.bookie_registry import BookiePool, BookieRegistry
 from magnetar.ledger.config import LedgerClientConfig
-from magnetar.ledger.digest import entry_digest
+from magnetar.ledger.digest import digest_from_crc, entry_digest
 from magnetar.ledger.errors import (
     BookieUnavailable,
     LedgerClosed,
@@ -163,7 +163,12 @@ class WriteHandle:
         self._start([payload], size, None, callback)  # type: ignore[arg-type]  # EntryId is int
         return True
 
-    def append_run(self, payloads: Sequence[bytes], callback: RunCallback) -> int:
+    def append_run(
+        self,
+        payloads: Sequence[bytes],
+        callback: RunCallback,
+        crcs: Sequence[int] | None = None,
+    ) -> int:
         """Add the longest prefix of ``payloads`` that has room now as consecutive entries
         travelling as one run (one send per bookie, one answer per bookie, one completion
         per confirmed range); return how many were taken (0: none, nothing done, as
@@ -200,7 +205,7 @@ class WriteHandle:
             return 0
         self._reserved_count += taken
         self._reserved_bytes += size
-        self._start(list(payloads[:taken]), size, callback)
+        self._start(list(payloads[:taken]), size, callback, None, crcs)
         return taken
 
     def _start(
@@ -209,10 +214,13 @@ class WriteHandle:
         size: int,
         callback: RunCallback | None,
         single: Callable[[int | BaseException], None] | None = None,
+        crcs: Sequence[int] | None = None,
     ) -> None:
         """Assign the next entry ids to ``payloads`` (``size`` bytes, room reserved by the
         caller) and send them as one run; ``callback`` gets its outcome (or ``single``, for a
-        run of one from :meth:`append_callback`: no wrapper per add)."""
+        run of one from :meth:`append_callback`: no wrapper per add). ``crcs`` (parallel to
+        ``payloads``, at least as long): each payload's ``crc32c`` where the caller checked
+        it (-1 where not), from which its digest is combined without reading it."""
         tracker = self._tracker
         run = tracker.new_run(payloads, size)
         run.callback = callback
@@ -225,22 +233,21 @@ class WriteHandle:
         # The requests (and their digests: the one checksum of a payload on the add path) are
         # built once per entry, shared by every replica's send and any resend.
         requests = run.requests
-        for payload in payloads:
-            requests.append(
-                _new_tuple(
-                    AddRequest,
-                    (
-                        ledger_id,
-                        entry_id,
-                        lac,
-                        payload,
-                        entry_digest(ledger_id, entry_id, lac, payload),
-                        key,
-                        recovery,
-                    ),
-                )
-            )
-            entry_id += 1
+        if crcs is None:
+            for payload in payloads:
+                digest = entry_digest(ledger_id, entry_id, lac, payload)
+                fields = (ledger_id, entry_id, lac, payload, digest, key, recovery)
+                requests.append(_new_tuple(AddRequest, fields))
+                entry_id += 1
+        else:
+            for payload, crc in zip(payloads, crcs, strict=False):
+                if crc < 0:
+                    digest = entry_digest(ledger_id, entry_id, lac, payload)
+                else:
+                    digest = digest_from_crc(ledger_id, entry_id, lac, crc, len(payload))
+                fields = (ledger_id, entry_id, lac, payload, digest, key, recovery)
+                requests.append(_new_tuple(AddRequest, fields))
+                entry_id += 1
         self._idle.clear()
         if not tracker.changing:
             for bookie, adds in tracker.sends(run, run.first):

@@ -201,9 +201,11 @@ class AddDispatch:
         self.pump()
         return future
 
-    def enqueue_callback(self, data: bytes, callback: AddCallback, info: object = None) -> None:
+    def enqueue_callback(
+        self, data: bytes, callback: AddCallback, info: object = None, crc: int = -1
+    ) -> None:
         """Queue an add that holds a slot and reports to ``callback``; dispatch what can go."""
-        self.adds.ops.append(AddOp(data, None, callback, info=info))
+        self.adds.ops.append(AddOp(data, None, callback, False, None, 0, info, crc))
         self.pump()
 
     def enqueue_callbacks(self, adds: Sequence[tuple[bytes, AddCallback]], unused: int) -> None:
@@ -220,13 +222,20 @@ class AddDispatch:
         callback: RunAddCallback,
         unused: int,
         infos: Sequence[object] | None = None,
+        crcs: Sequence[int] | None = None,
     ) -> None:
         """:meth:`enqueue_callbacks` for a run of adds reporting to one ``callback`` (by
-        index in ``datas``, a range of durable adds per call); ``infos``: see
+        index in ``datas``, a range of durable adds per call); ``infos`` and ``crcs``: see
         :meth:`ManagedLedger.add_reserved_run`."""
         for _ in range(unused):
             self.adds.release_slot()
-        if infos is None:
+        if crcs is not None:
+            known = infos if infos is not None else [None] * len(datas)
+            ops = [
+                AddOp(data, None, None, False, callback, i, info, crc)
+                for i, (data, info, crc) in enumerate(zip(datas, known, crcs, strict=True))
+            ]
+        elif infos is None:
             ops = [AddOp(data, None, None, False, callback, i) for i, data in enumerate(datas)]
         else:
             ops = [
@@ -293,8 +302,10 @@ class AddDispatch:
             return 0
         lac_floor = cur.writer.last_add_confirmed
         run = _Run(self, cur, ops, lac_floor)
+        # The checksums go along when the run's first add has one (a run of big SENDs').
+        crcs = [op.crc for op in ops] if ops[0].crc >= 0 else None
         try:
-            taken = cur.writer.append_run([op.data for op in ops], run.answered)
+            taken = cur.writer.append_run([op.data for op in ops], run.answered, crcs)
         except MagnetarError:  # the task path meets the same error and handles it
             return 0
         if not taken:

@@ -50,7 +50,7 @@ class AddOp:
     A plain class with its own ``__init__``, not a dataclass: compiled, its construction is
     native, where a dataclass's generated ``__init__`` is Python code (one is built per add)."""
 
-    __slots__ = ("callback", "data", "future", "index", "info", "resolved", "run")
+    __slots__ = ("callback", "crc", "data", "future", "index", "info", "resolved", "run")
 
     def __init__(
         self,
@@ -61,6 +61,7 @@ class AddOp:
         run: RunAddCallback | None = None,
         index: int = 0,
         info: object = None,
+        crc: int = -1,
     ) -> None:
         self.data = data
         self.future = future
@@ -69,6 +70,7 @@ class AddOp:
         self.run = run  # an add of a run: its callback, and its index in it
         self.index = index
         self.info = info  # what the adder knows of the entry, for the cache (Entry.info)
+        self.crc = crc  # crc32c(data) where the adder checked it, else -1 (the entry digest)
 
     @property
     def abandoned(self) -> bool:

@@ -66,7 +66,10 @@ class LedgerWriter(Protocol):
     ) -> bool: ...
 
     def append_run(
-        self, payloads: Sequence[bytes], callback: Callable[[int, int, BaseException | None], None]
+        self,
+        payloads: Sequence[bytes],
+        callback: Callable[[int, int, BaseException | None], None],
+        crcs: Sequence[int] | None = None,
     ) -> int: ...
 
     async def close(self) -> None: ...

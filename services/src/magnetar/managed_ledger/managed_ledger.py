@@ -398,14 +398,16 @@ class ManagedLedger:
             return None
         return self._dispatch.enqueue(data)
 
-    def add_entry_callback(self, data: bytes, callback: AddCallback, info: object = None) -> bool:
+    def add_entry_callback(
+        self, data: bytes, callback: AddCallback, info: object = None, crc: int = -1
+    ) -> bool:
         """:meth:`add_entry_nowait` without a future: ``callback(position, None)`` once
         durable, or ``callback(None, error)``; called from the writer's completion (never
-        before this returns). False: no free slot, nothing queued. ``info``: as
+        before this returns). False: no free slot, nothing queued. ``info`` and ``crc``: as
         :meth:`add_reserved_run` has them."""
         if not self._dispatch.take_slot():
             return False
-        self._dispatch.enqueue_callback(data, callback, info)
+        self._dispatch.enqueue_callback(data, callback, info, crc)
         return True
 
     def reserve_adds(self, count: int) -> int:
@@ -426,14 +428,17 @@ class ManagedLedger:
         callback: RunAddCallback,
         unused: int = 0,
         infos: Sequence[object] | None = None,
+        crcs: Sequence[int] | None = None,
     ) -> None:
         """:meth:`add_reserved` for a run of adds reporting to one ``callback``: ``(index,
         positions, None)`` for each stretch of durable adds from ``datas[index]`` on, in order
         (the whole run in one call when it is confirmed together), ``(index, None, error)``
         for a failed add. Called from the writer's completion, never before this returns.
         ``infos`` (parallel to ``datas``): what the writer already knows of each entry, kept
-        with it in the cache as a reader's :meth:`remember_entry_infos` would keep it."""
-        self._dispatch.enqueue_run(datas, callback, unused, infos)
+        with it in the cache as a reader's :meth:`remember_entry_infos` would keep it.
+        ``crcs`` (parallel to ``datas``): each one's ``crc32c`` where the caller checked it
+        (-1 where not): its entry digest is combined from it instead of read from the data."""
+        self._dispatch.enqueue_run(datas, callback, unused, infos, crcs)
 
     # ================================================================== add dispatch's owner
     @property

@@ -40,6 +40,7 @@ from typing import Final, NamedTuple
 
 from crc32c import crc32c as _crc
 
+from magnetar.checksum import COMBINE_FROM, crc32c_combine
 from magnetar.wire import pulsar_api_pb2 as pb
 
 SEND_TYPE: Final = pb.BaseCommand.SEND
@@ -91,6 +92,10 @@ class SendFrame(NamedTuple):
     # ms, 0 at once). None for a chunk, or a producer name, uuid or partition key that is not
     # ASCII: the dispatcher reads the entry itself then.
     facts: tuple[int, bytes, int] | None = None
+    # crc32c(stored), where the scan verified the SEND's checksum and ``stored`` is at least
+    # COMBINE_FROM long (combined from that checksum, no pass of its own); -1 otherwise. The
+    # entry digest is then combined from it too (ledger.digest.digest_from_crc).
+    stored_crc: int = -1
 
     @property
     def type(self) -> int:
@@ -174,8 +179,14 @@ def scan_send(command: bytes, section: bytes, verify_checksum: bool) -> SendFram
     if num_chunks > 1:
         chunk = (chunk_id, num_chunks)
         facts = None
+    size = len(section)
+    stored_crc = -1
+    if verify_checksum and size >= COMBINE_FROM and section[0] == 0x0E and section[1] == 0x01:
+        # Verified by the scan: the checksum covers section[6:]; its own six bytes go before.
+        stored_crc = crc32c_combine(_crc(section[:6]), _u32_at(section, 2), size - 6)
     return _new_tuple(
-        SendFrame, (producer_id, sequence_id, highest, num_messages, chunk, section, facts)
+        SendFrame,
+        (producer_id, sequence_id, highest, num_messages, chunk, section, facts, stored_crc),
     )
 
 
