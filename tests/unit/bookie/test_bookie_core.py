@@ -216,6 +216,22 @@ async def test_known_payload_checksums_go_with_the_adds_the_bookie_accepts(
         assert read.entry.payload == payload
 
 
+async def test_a_corrupt_entry_is_answered_as_an_internal_error(bookie: Bookie) -> None:
+    """An entry whose stored record fails its check (here: stored with a wrong checksum given)
+    is answered INTERNAL by both reads, not raised: a reader then turns to another replica at
+    once. The other entries read as before."""
+    good, bad = os.urandom(20_000), os.urandom(20_000)
+    pending = await bookie.submit_adds(
+        [op(18, 0, good), op(18, 1, bad)], [crc32c.crc32c(good), crc32c.crc32c(bad) ^ 1]
+    )
+    assert await pending.wait() == [Status.OK, Status.OK]
+    assert (await bookie.read_entry(18, 1)).status is Status.INTERNAL
+    assert await bookie.read_range(18, 1, 1) == (Status.INTERNAL, [])
+    read = await bookie.read_entry(18, 0)
+    assert read.entry is not None
+    assert read.entry.payload == good
+
+
 async def test_journal_failure_makes_bookie_read_only(tmp_path: Path) -> None:
     b = await Bookie.open(config(tmp_path))
     modes: list[bool] = []

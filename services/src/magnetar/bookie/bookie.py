@@ -49,7 +49,7 @@ from magnetar.bookie.bookie_stats import BookieStats
 from magnetar.bookie.config import BookieConfig
 from magnetar.bookie.directories import ensure_writable
 from magnetar.bookie.disk_monitor import DiskMonitor, DiskUsage, disk_usage
-from magnetar.bookie.errors import BookieClosed, BookieError
+from magnetar.bookie.errors import BookieClosed, BookieError, StorageCorrupt
 from magnetar.bookie.journal import Journal
 from magnetar.bookie.journal_record import JournalRecord, RecordKind
 from magnetar.bookie.ledger_storage import LedgerStorage, ListedEntry, StoredEntry
@@ -343,7 +343,13 @@ class Bookie:
         elif entry_id < 0:
             return ReadResult(Status.BAD_REQUEST)
         loop = asyncio.get_running_loop()
-        entry = await loop.run_in_executor(None, self._storage.get_entry, ledger_id, entry_id)
+        try:
+            entry = await loop.run_in_executor(None, self._storage.get_entry, ledger_id, entry_id)
+        except StorageCorrupt as exc:
+            # An answer, not an error of the call: the reader goes to another replica at once
+            # (an exception reached it as an unreachable bookie, retried until its timeout).
+            log.error("entry_corrupt", ledger_id=ledger_id, entry_id=entry_id, error=str(exc))
+            return ReadResult(Status.INTERNAL, lac=state.lac)
         if entry is None:
             return ReadResult(Status.NO_SUCH_ENTRY, lac=state.lac)
         self.stats.entries_read += 1
@@ -359,9 +365,13 @@ class Bookie:
         if first > last:
             return Status.BAD_REQUEST, []
         loop = asyncio.get_running_loop()
-        entries = await loop.run_in_executor(
-            None, self._storage.read_range, ledger_id, first, last, max_bytes
-        )
+        try:
+            entries = await loop.run_in_executor(
+                None, self._storage.read_range, ledger_id, first, last, max_bytes
+            )
+        except StorageCorrupt as exc:  # as read_entry answers it (the reader reads around it)
+            log.error("entry_corrupt", ledger_id=ledger_id, first=first, error=str(exc))
+            return Status.INTERNAL, []
         self.stats.entries_read += len(entries)
         return Status.OK, entries
 
