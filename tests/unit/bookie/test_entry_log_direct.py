@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from structlog.testing import capture_logs
 
+from magnetar.bookie import entry_log
 from magnetar.bookie.entry_log import EntryLocation, EntryLog
 from tests.kit.page_cache import refuse_o_direct, supports_direct_io
 
@@ -208,17 +209,34 @@ def test_a_filesystem_without_o_direct_gets_buffered_appends(
 
 
 @pytest.mark.parametrize("seed", [1729, 4104, 13832])
-def test_appends_reads_and_syncs_from_several_threads_agree(tmp_path: Path, seed: int) -> None:
-    """One appender (hand-offs every 16 KiB, a roll-over every 256 KiB), a reader of random
-    entries already appended and a thread syncing, all at once: every read returns its entry
-    while they run, and after the close every entry reads back from the files."""
+def test_appends_reads_and_syncs_from_several_threads_agree(
+    tmp_path: Path, seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two appenders (the journal's writer and a compaction; hand-offs every 16 KiB, buffers
+    of 64 KiB, so that an append often waits for a write-out, a roll-over every 256 KiB), a
+    reader of random entries already appended and a thread syncing, all at once: every
+    location an append returns holds its entry, every read returns it while they run, and
+    after the close every entry reads back from the files."""
+    monkeypatch.setattr(entry_log, "_BEHIND_BYTES", 64 * 1024)
     elog = EntryLog(tmp_path, roll_bytes=256 * 1024, writeback_bytes=16 * 1024, direct_writes=True)
     rng = random.Random(seed)
-    sizes = [rng.choice([0, 1, 100, 4000, 4096, 5000, 20_000, 70_000]) for _ in range(600)]
-    appended: list[tuple[int, EntryLocation]] = []
+    sizes = {
+        ledger: [rng.choice([0, 1, 100, 4000, 4096, 5000, 20_000, 70_000]) for _ in range(300)]
+        for ledger in (3, 4)
+    }
+    appended: list[tuple[int, int, EntryLocation]] = []
     lock = threading.Lock()
     errors: list[BaseException] = []
     finished = threading.Event()
+
+    def appender(ledger: int) -> None:
+        try:
+            for entry, size in enumerate(sizes[ledger]):
+                (location,) = elog.append([(ledger, entry, payload(ledger, entry, size))])
+                with lock:
+                    appended.append((ledger, entry, location))
+        except BaseException as exc:  # reported by the test below
+            errors.append(exc)
 
     def reader() -> None:
         pick = random.Random(7)
@@ -227,15 +245,13 @@ def test_appends_reads_and_syncs_from_several_threads_agree(tmp_path: Path, seed
                 with lock:
                     if not appended:
                         continue
-                    chosen = [appended[pick.randrange(len(appended))] for _ in range(3)]
-                wanted = [(3, entry, location) for entry, location in chosen]
-                got = elog.read_many(sorted(wanted, key=lambda w: (w[2].log_id, w[2].offset)))
-                expect = [
-                    payload(3, e, loc.length)
-                    for e, loc in sorted(chosen, key=lambda c: (c[1].log_id, c[1].offset))
-                ]
-                assert got == expect
-        except BaseException as exc:  # reported by the test below
+                    chosen = sorted(
+                        (appended[pick.randrange(len(appended))] for _ in range(3)),
+                        key=lambda c: (c[2].log_id, c[2].offset),
+                    )
+                got = elog.read_many(chosen)
+                assert got == [payload(ledger, e, loc.length) for ledger, e, loc in chosen]
+        except BaseException as exc:
             errors.append(exc)
 
     def syncer() -> None:
@@ -246,24 +262,24 @@ def test_appends_reads_and_syncs_from_several_threads_agree(tmp_path: Path, seed
         except BaseException as exc:
             errors.append(exc)
 
-    threads = [threading.Thread(target=reader), threading.Thread(target=syncer)]
-    for thread in threads:
+    appenders = [threading.Thread(target=appender, args=(ledger,)) for ledger in (3, 4)]
+    others = [threading.Thread(target=reader), threading.Thread(target=syncer)]
+    for thread in others + appenders:
         thread.start()
     try:
-        for entry, size in enumerate(sizes):
-            (location,) = elog.append([(3, entry, payload(3, entry, size))])
-            with lock:
-                appended.append((entry, location))
+        for thread in appenders:
+            thread.join(60)
     finally:
         finished.set()
-        for thread in threads:
+        for thread in others:
             thread.join(10)
         elog.close()
     assert not errors, errors[0]
-    assert len({location.log_id for _, location in appended}) > 10  # it rolled over
+    assert len(appended) == 600
+    assert len({location.log_id for _, _, location in appended}) > 10  # it rolled over
     reopened = EntryLog(tmp_path, direct_writes=True)
     try:
-        for entry, location in appended:
-            assert reopened.read(3, entry, location) == payload(3, entry, location.length)
+        for ledger, entry, location in appended:
+            assert reopened.read(ledger, entry, location) == payload(ledger, entry, location.length)
     finally:
         reopened.close()

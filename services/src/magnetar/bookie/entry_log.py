@@ -46,7 +46,8 @@ memory the machine has not touched (docs/storage.md, "Entry logs in the page cac
 a page never drops data: a range is written back (and waited for) before it is dropped, and a
 read of a dropped page goes to the disk.
 
-Concurrency: one appender at a time (the storage's writer, or its compaction), readers and
+Concurrency: appends from the storage's writer and its compaction, one at a time
+(``_append_lock``, held across the moments a direct append lets ``_lock`` go), readers and
 :meth:`sync` from any thread. ``_lock`` guards the current log, the write-behind buffers and
 the bookkeeping (a write-out runs with it released, ``_writing`` set); ``_sync_lock``
 serializes syncing and is the only place a write fd is closed, so a sync never hits a closed or
@@ -203,6 +204,10 @@ class EntryLog:
         self._cached: dict[int, _CachedLog] = {}
         self._lock = threading.Lock()
         self._written = threading.Condition(self._lock)  # a write-out ended
+        # One append at a time, held across the moments a direct append lets _lock go (to
+        # wait for a write-out, or to write out a log it seals): the journal's writer and a
+        # compaction both append, and neither may slip in between another's parts.
+        self._append_lock = threading.Lock()
         self._sync_lock = threading.Lock()
         self._readers: OrderedDict[int, _Reader] = OrderedDict()
         self._state = _State()
@@ -293,7 +298,7 @@ class EntryLog:
     def _write(self, parts: list[bytes], total: int, added: dict[int, int]) -> tuple[int, int]:
         """Write encoded records (``total`` bytes; ``added``: bytes per ledger) to the current
         log, rolling it first if it is full; return (log id, offset of the first byte)."""
-        with self._lock:
+        with self._append_lock, self._lock:
             state = self._state
             if state.offset >= self._roll_bytes:
                 self._seal_current()
@@ -331,7 +336,7 @@ class EntryLog:
         if self._behind_error is not None:
             raise self._behind_error
         if total > behind.room() and behind.active_bytes:
-            self._write_out(until_empty=False)
+            self._write_out(None)
             behind.hand_off()
             self._kick.set()
         behind.append(parts, total)
@@ -344,14 +349,20 @@ class EntryLog:
             behind.hand_off()
             self._kick.set()
 
-    def _write_out(self, *, until_empty: bool) -> None:
+    def _write_out(self, until: int | None) -> None:
         """Under ``_lock`` (released while the device writes): write the buffer handed off,
-        or wait for the thread writing it; with ``until_empty``, then hand off and write the
-        rest, until every byte appended is in the file. A failed write-out is raised here
-        and at every later call (the journal still holds what it had)."""
+        or wait for the thread writing it; with ``until`` (an offset of the current log),
+        then hand off and write the rest until the file holds every byte before it. Appends
+        made meanwhile past ``until`` are not waited for (a sync under load ends), nor is a
+        log started meanwhile (the old one was written out whole before it was sealed). A
+        failed write-out is raised here and at every later call (the journal still holds
+        what it had)."""
         behind = self._behind
         assert behind is not None
-        while behind.out is not None or (until_empty and behind.pending):
+        log_id = self._state.current
+        while self._behind is behind and self._state.current == log_id:
+            if behind.out is None and (until is None or behind.written_to >= until):
+                return
             if self._behind_error is not None:
                 raise self._behind_error
             if self._writing:
@@ -426,7 +437,7 @@ class EntryLog:
         and the file cut to its last record (the last write-out left zeros to a block's end),
         so a sealed log is what buffered appends leave."""
         if self._behind is not None:
-            self._write_out(until_empty=True)
+            self._write_out(self._state.offset)  # no append meanwhile: _append_lock is held
             os.ftruncate(self._state.fd, self._state.offset)
 
     def _seal_current(self) -> None:
@@ -448,7 +459,7 @@ class EntryLog:
         with self._sync_lock:
             with self._lock:
                 if self._behind is not None and self._state.fd >= 0:
-                    self._write_out(until_empty=True)
+                    self._write_out(self._state.offset)  # what was appended before this call
                 state = self._state
                 sealed = list(state.sealed)
                 fd = state.fd
@@ -478,7 +489,7 @@ class EntryLog:
             if self._behind is not None:
                 # A failure is logged, and raised by the next append or sync.
                 with self._lock, contextlib.suppress(OSError):
-                    self._write_out(until_empty=False)
+                    self._write_out(None)
                 continue
             with self._sync_lock:
                 with self._lock:
@@ -743,7 +754,7 @@ class EntryLog:
         """Seal and sync everything; stop the writeback thread; close every fd."""
         if self._closed:
             return
-        with self._lock:
+        with self._append_lock, self._lock:
             self._seal_current_for_close()
         self.sync()
         self._closed = True
