@@ -590,13 +590,18 @@ async def test_a_failed_fill_stops_the_fills_and_loses_no_record(
     assert replayed.records == records
 
 
+@pytest.mark.parametrize("buffered", ["direct writes off", "O_DIRECT refused"])
 async def test_synced_pages_leave_the_page_cache_behind_the_last_record(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, buffered: str
 ) -> None:
-    """With sync on the writer drops the segment's synced pages from the page cache a MiB at a
-    time (BookKeeper's journalRemovePagesFromCache): never the page the last record ends in,
-    nor the zeros ahead, which later writes continue (a dropped page there would have to be
-    read back first). A roll-over drops the rest of the closed segment."""
+    """With sync on and buffered writes (the setting off, or the filesystem refusing
+    O_DIRECT, where the journal falls back to them) the writer drops the segment's synced
+    pages from the page cache a MiB at a time (BookKeeper's journalRemovePagesFromCache):
+    never the page the last record ends in, nor the zeros ahead, which later writes continue
+    (a dropped page there would have to be read back first). A roll-over drops the rest of the
+    closed segment."""
+    if buffered == "O_DIRECT refused":
+        refuse_o_direct(monkeypatch)
     real_fadvise = os.posix_fadvise
     advised: list[tuple[int, int, int, int]] = []  # offset, length, advice, bytes written
     written = 0
@@ -606,8 +611,13 @@ async def test_synced_pages_leave_the_page_cache_behind_the_last_record(
         real_fadvise(fd, offset, length, advice)
 
     monkeypatch.setattr(os, "posix_fadvise", spy)
-    config = JournalConfig(segment_bytes=2 << 20, prealloc_bytes=16 * 1024, direct_writes=False)
+    config = JournalConfig(
+        segment_bytes=2 << 20,
+        prealloc_bytes=16 * 1024,
+        direct_writes=buffered == "O_DIRECT refused",
+    )
     journal = await Journal.open(tmp_path, ListSink(), config)
+    assert journal._blocks is None
     records = [add(1, i, bytes([i % 256]) * 3000) for i in range(1000)]  # ~2.9 MiB
     for record in records:
         written += framed_size([record])
