@@ -106,11 +106,11 @@ class Case(NamedTuple):
     per: int = 1  # calls of ``ours``/``other`` cover this many messages
 
 
-def mirror(value_type: type[Any], **options: bool) -> type[Any]:
+def mirror(value_type: type[Any], *, order: bool = False) -> type[Any]:
     """A frozen dataclass with the fields of the NamedTuple ``value_type``."""
     fields = [(name, object) for name in value_type._fields]
     return dataclasses.make_dataclass(
-        f"{value_type.__name__}Dataclass", fields, frozen=True, slots=True, **options
+        f"{value_type.__name__}Dataclass", fields, frozen=True, slots=True, order=order
     )
 
 
@@ -152,16 +152,20 @@ class PendingMessageDataclass:
 
 def value_cases() -> list[Case]:
     position_dc = mirror(Position, order=True)
-    a, b = Position(7, 41), Position(7, 42)
+    a, b = Position(LedgerId(7), EntryId(41)), Position(LedgerId(7), EntryId(42))
     c, d = position_dc(7, 41), position_dc(7, 42)
     add_dc, cand_dc, ack_dc = mirror(AddRequest), mirror(Candidate), mirror(PendingAck)
     msg_dc, rec_dc = mirror(Message), mirror(JournalRecord)
     info_dc, section_dc = mirror(EntryInfo), mirror(PayloadSection)
     meta, new_tuple = pb.MessageMetadata(), tuple.__new__
     mid = MessageId(7, 42)
-    fields = ("t", mid, b"x", None, {}, 1, None, 0, "p", 3, None, None)
+    fields: tuple[object, ...] = ("t", mid, b"x", None, {}, 1, None, 0, "p", 3, None, None)
     return [
-        Case("Position: build", lambda: Position(7, 42), lambda: position_dc(7, 42)),
+        Case(
+            "Position: build",
+            lambda: Position(LedgerId(7), EntryId(42)),
+            lambda: position_dc(7, 42),
+        ),
         Case("Position: compare and hash", lambda: (a < b, hash(a)), lambda: (c < d, hash(c))),
         Case(
             "AddRequest: build",
@@ -171,8 +175,8 @@ def value_cases() -> list[Case]:
         Case("Candidate: build", lambda: Candidate(a, 1, None), lambda: cand_dc(a, 1, None)),
         Case(
             "PendingAck: build",
-            lambda: PendingAck(a, 1, 1, None, 0),
-            lambda: ack_dc(a, 1, 1, None, 0),
+            lambda: PendingAck(a, (1, 1), 1, None, 0),
+            lambda: ack_dc(a, (1, 1), 1, None, 0),
         ),
         Case("Message: build (new_message)", lambda: new_message(fields), lambda: msg_dc(*fields)),
         Case(
@@ -511,10 +515,11 @@ def cache_cases() -> list[Case]:
     """A dispatch step's facts handed to the cache after a lone cursor's read evicted the
     entries it read (what ``remember`` then finds: none of them)."""
     cache = CacheBudget(1 << 30).cache()
-    positions = [Position(1, i) for i in range(_BATCH)]
+    ledger = LedgerId(1)
+    positions = [Position(ledger, EntryId(i)) for i in range(_BATCH)]
     cache.insert_run(positions, [b"x"] * _BATCH)
-    cache.insert_run([Position(1, _BATCH)], [b"y"])  # the next entry stays cached
-    cache.evict_before(Position(1, _BATCH))
+    cache.insert_run([Position(ledger, EntryId(_BATCH))], [b"y"])  # the next entry stays cached
+    cache.evict_before(Position(ledger, EntryId(_BATCH)))
     infos: list[tuple[Position, object]] = [(p, (1, b"", 0, None)) for p in positions]
     return [
         Case(
