@@ -23,6 +23,15 @@ from typing import TYPE_CHECKING, Final
 if TYPE_CHECKING:
     from mypy_extensions import i64  # native 64-bit ints when compiled; plain int otherwise
 
+# The ``gil_release_mode`` to pass ``crc32c.crc32c``: never release the GIL. The package
+# releases it from 32 KiB on by default, which costs more than it gives on the event loop and
+# on the journal's writer: the checksum takes microseconds, and taking the GIL back waits for
+# whichever thread took it meanwhile, up to the switch interval. Beside a thread spinning in
+# Python, a 128 KiB checksum took 72 us releasing the GIL and 10 us holding it with the
+# broker's 0.2 ms interval (python -m tests.bench.per_message_costs -k GIL; docs/benchmarks.md,
+# "Issue 17, session 15").
+KEEP_GIL: Final = 0
+
 _POLY: Final = 0x82F63B78  # Castagnoli, bit-reflected
 _ONE: Final = 1 << 31  # the polynomial 1 in the reflected representation
 

@@ -28,7 +28,7 @@ from typing import NamedTuple, Protocol
 
 import crc32c
 
-from magnetar.checksum import COMBINE_FROM, crc32c_combine
+from magnetar.checksum import COMBINE_FROM, KEEP_GIL, crc32c_combine
 
 _FRAME = struct.Struct(">II")
 _RECORD = struct.Struct(">BQqqIH")
@@ -157,9 +157,7 @@ def frame_records(
             checksum = crc(payload, crc(head))
             payload_crcs.append(-1)
         else:
-            # Holding the GIL (gil_release_mode 0): released, the writer would wait to take it
-            # back from the busy loop (protocol.frame.crc32c).
-            payload_crc = crc(payload, 0, 0)
+            payload_crc = crc(payload, 0, KEEP_GIL)  # the writer must not wait for the loop
             checksum = crc32c_combine(crc(head), payload_crc, size)
             payload_crcs.append(payload_crc)
         length = len(head) + size

@@ -13,18 +13,17 @@ from collections.abc import Sequence
 
 import crc32c
 
-from magnetar.checksum import COMBINE_FROM, crc32c_combine
+from magnetar.checksum import COMBINE_FROM, KEEP_GIL, crc32c_combine
 from magnetar.ledger.bookie_client import AddRequest
 from magnetar.ledger.errors import DigestMismatch
 
 _HEADER = struct.Struct(">QQq")
-_KEEP_GIL = 0  # crc32c's gil_release_mode: never release it
 
 
 def entry_digest(ledger_id: int, entry_id: int, last_add_confirmed: int, payload: bytes) -> int:
-    """On the event loop: the GIL is held throughout (``protocol.frame.crc32c`` says why)."""
+    """On the event loop: the GIL is held throughout (:data:`magnetar.checksum.KEEP_GIL`)."""
     crc = crc32c.crc32c(_HEADER.pack(ledger_id, entry_id, last_add_confirmed))
-    return int(crc32c.crc32c(payload, crc, _KEEP_GIL))
+    return int(crc32c.crc32c(payload, crc, KEEP_GIL))
 
 
 def digest_from_crc(

@@ -37,6 +37,7 @@ import crc32c as _crc32c
 from google.protobuf import unknown_fields
 from google.protobuf.message import DecodeError, EncodeError, Message
 
+from magnetar.checksum import KEEP_GIL
 from magnetar.protocol.errors import (
     BrokenStream,
     ChecksumMismatch,
@@ -70,19 +71,12 @@ _U32 = struct.Struct(">I")
 _U16 = struct.Struct(">H")
 _MAGIC_CRC = _U16.pack(MAGIC_CRC32C)
 _MAGIC_BEM = _U16.pack(MAGIC_BROKER_ENTRY_METADATA)
-_KEEP_GIL = 0  # crc32c's gil_release_mode: never release it (see crc32c below)
 
 
 def crc32c(data: bytes | bytearray | memoryview, value: int = 0) -> int:
-    """CRC32-C (Castagnoli) of ``data``, continuing from ``value``, holding the GIL.
-
-    The package releases the GIL from 32 KiB on by default; on the event loop that is a loss:
-    the checksum takes microseconds, and taking the GIL back waits for whichever thread took it
-    meanwhile (the journal's writer), up to the switch interval. Beside a thread spinning in
-    Python, a 128 KiB checksum took 72 us releasing the GIL and 10 us holding it with the
-    broker's 0.2 ms interval (1,000 us and 9 us with CPython's 5 ms; docs/benchmarks.md, "Issue
-    17, session 15")."""
-    result: int = _crc32c.crc32c(data, value, _KEEP_GIL)
+    """CRC32-C (Castagnoli) of ``data``, continuing from ``value``, holding the GIL
+    (:data:`magnetar.checksum.KEEP_GIL` says why)."""
+    result: int = _crc32c.crc32c(data, value, KEEP_GIL)
     return result
 
 
