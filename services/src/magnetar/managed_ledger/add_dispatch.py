@@ -39,6 +39,7 @@ tracked per ledger in :attr:`CurrentLedger.inflight` and awaited by
 from __future__ import annotations
 
 import asyncio
+import itertools
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -229,20 +230,22 @@ class AddDispatch:
         :meth:`ManagedLedger.add_reserved_run`."""
         for _ in range(unused):
             self.adds.release_slot()
-        if crcs is not None:
-            known = infos if infos is not None else [None] * len(datas)
-            ops = [
+        count = len(datas)
+        if (infos is not None and len(infos) != count) or (crcs is not None and len(crcs) != count):
+            raise ValueError("infos and crcs must be parallel to datas")
+        self.adds.ops.extend(
+            [
                 AddOp(data, None, None, False, callback, i, info, crc)
-                for i, (data, info, crc) in enumerate(zip(datas, known, crcs, strict=True))
+                for i, (data, info, crc) in enumerate(
+                    zip(
+                        datas,
+                        infos if infos is not None else itertools.repeat(None),
+                        crcs if crcs is not None else itertools.repeat(-1),
+                        strict=False,  # (the lengths are checked above)
+                    )
+                )
             ]
-        elif infos is None:
-            ops = [AddOp(data, None, None, False, callback, i) for i, data in enumerate(datas)]
-        else:
-            ops = [
-                AddOp(data, None, None, False, callback, i, info)
-                for i, (data, info) in enumerate(zip(datas, infos, strict=True))
-            ]
-        self.adds.ops.extend(ops)
+        )
         self.pump()
 
     def fail_all(self, error: BaseException) -> None:
