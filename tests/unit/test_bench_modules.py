@@ -31,7 +31,11 @@ def test_every_per_message_case_runs_both_sides() -> None:
     from tests.bench import per_message_costs as bench
 
     cases = (
-        bench.value_cases() + bench.encoding_cases() + bench.byte_cases() + bench.metrics_cases()
+        bench.value_cases()
+        + bench.encoding_cases()
+        + bench.byte_cases()
+        + bench.metrics_cases()
+        + bench.checksum_cases()
     )
     assert len(cases) > 10
     for case in cases:

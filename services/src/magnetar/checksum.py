@@ -27,9 +27,9 @@ if TYPE_CHECKING:
 # releases it from 32 KiB on by default, which costs more than it gives on the event loop and
 # on the journal's writer: the checksum takes microseconds, and taking the GIL back waits for
 # whichever thread took it meanwhile, up to the switch interval. Beside a thread spinning in
-# Python, a 128 KiB checksum took 72 us releasing the GIL and 10 us holding it with the
-# broker's 0.2 ms interval (python -m tests.bench.per_message_costs -k GIL; docs/benchmarks.md,
-# "Issue 17, session 15").
+# Python, a 128 KiB checksum took 64-74 us releasing the GIL and 9-10 us holding it with the
+# broker's 0.2 ms interval (python -m tests.bench.gil_checksum; docs/benchmarks.md, "Issue 17,
+# session 15").
 KEEP_GIL: Final = 0
 
 _POLY: Final = 0x82F63B78  # Castagnoli, bit-reflected
