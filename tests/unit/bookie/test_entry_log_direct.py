@@ -283,3 +283,35 @@ def test_appends_reads_and_syncs_from_several_threads_agree(
             assert reopened.read(ledger, entry, location) == payload(ledger, entry, location.length)
     finally:
         reopened.close()
+
+
+def test_a_sync_writes_out_what_was_appended_before_it_not_what_keeps_coming(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An appender that adds a record during every write-out of a sync (while the sync lets
+    the entry log's lock go): the sync ends after writing out what was there when it was
+    called, instead of chasing the new records, and every record reads back."""
+    elog = EntryLog(tmp_path, writeback_bytes=1 << 30, direct_writes=True)  # no hand-offs
+    real_pwrite = os.pwrite
+    write_outs = 0
+    appended: list[tuple[int, EntryLocation]] = []
+
+    def appending_pwrite(fd: int, data: bytes | memoryview, offset: int) -> int:
+        nonlocal write_outs
+        write_outs += 1
+        written = real_pwrite(fd, data, offset)
+        if write_outs < 50:
+            entry = len(appended) + 1
+            appended.append((entry, elog.append([(5, entry, payload(5, entry, 5000))])[0]))
+        return written
+
+    try:
+        (first,) = elog.append([(5, 0, payload(5, 0, 5000))])
+        monkeypatch.setattr(os, "pwrite", appending_pwrite)
+        elog.sync()
+        assert write_outs == 1  # the records appended meanwhile wait for the next one
+        monkeypatch.undo()
+        for entry, location in [(0, first), *appended]:
+            assert elog.read(5, entry, location) == payload(5, entry, 5000)
+    finally:
+        elog.close()
