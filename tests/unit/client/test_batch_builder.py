@@ -34,7 +34,7 @@ def test_single_message_metadata() -> None:
     assert not md.HasField("uncompressed_size")
     assert op.payload == b"hello"
     assert not op.is_batch
-    assert op.message_ids(MessageId(3, 4), 2) == [MessageId(3, 4, -1, 2)]
+    assert op.message_ids(3, 4, 2) == [MessageId(3, 4, -1, 2)]
 
 
 def test_no_event_time_means_field_absent() -> None:
@@ -66,7 +66,7 @@ def test_batch_round_trips_through_the_protocol_codec(codec: CompressionType) ->
     assert [i.metadata.partition_key for i in items] == ["k0", "k1", "k2"]
     assert [i.metadata.sequence_id for i in items] == [10, 11, 12]
     assert items[1].metadata.properties[0] == pb.KeyValue(key="i", value="1")
-    ids = op.message_ids(MessageId(1, 2), -1)
+    ids = op.message_ids(1, 2, -1)
     assert ids == [MessageId(1, 2, i, -1, 3) for i in range(3)]
     assert all(i.batch_size == 3 for i in ids)
 

@@ -124,8 +124,8 @@ class Recorder:
         self.events: list[tuple[str, Any]] = []
         self.lost = asyncio.Event()
 
-    def on_send_receipt(self, receipt: pb.CommandSendReceipt) -> None:
-        self.events.append(("receipt", receipt.sequence_id))
+    def on_send_receipt(self, sequence_id: int, ledger_id: int, entry_id: int) -> None:
+        self.events.append(("receipt", (sequence_id, ledger_id, entry_id)))
 
     def on_send_error(self, error: pb.CommandSendError) -> None:
         self.events.append(("send_error", error.error))
@@ -160,6 +160,8 @@ async def test_dispatch_to_handlers_and_ping_answered() -> None:
         )
         broker.send(wrap(T.SEND_RECEIPT, receipt))
         broker.send(wrap(T.SEND_RECEIPT, pb.CommandSendReceipt(producer_id=99, sequence_id=1)))
+        # Without a message id the scan leaves the receipt to protobuf: the same call.
+        broker.send(wrap(T.SEND_RECEIPT, pb.CommandSendReceipt(producer_id=3, sequence_id=10)))
         message = wrap(
             T.MESSAGE,
             pb.CommandMessage(consumer_id=4, message_id=pb.MessageIdData(ledger_id=1, entry_id=2)),
@@ -172,7 +174,11 @@ async def test_dispatch_to_handlers_and_ping_answered() -> None:
         broker.send(commands.close_producer(3))
         broker.send(commands.ping())
         await broker.wait_until(lambda: any(f.command.type == T.PONG for f in broker.frames))
-        assert producer.events == [("receipt", 9), ("broker_close", None)]
+        assert producer.events == [
+            ("receipt", (9, 1, 2)),
+            ("receipt", (10, 0, 0)),
+            ("broker_close", None),
+        ]
         assert consumer.events == [("message", b"body"), ("active", False), ("end", None)]
         broker.drop()
         async with asyncio.timeout(5):

@@ -1,4 +1,5 @@
-"""The hand-encoded SEND_RECEIPT and MESSAGE frames are byte-for-byte what protobuf writes."""
+"""The hand-encoded SEND_RECEIPT, MESSAGE and SEND frames are byte-for-byte what protobuf
+writes."""
 
 from __future__ import annotations
 
@@ -9,11 +10,17 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from magnetar.protocol import commands
-from magnetar.protocol.frame import FrameDecoder, encode_command, encode_message
+from magnetar.protocol.frame import (
+    FrameDecoder,
+    encode_command,
+    encode_message,
+    encode_payload_command,
+)
 from magnetar.protocol.hand_encoded import (
     message_frame,
     message_frame_head,
     message_frames,
+    send_frame,
     send_receipt_frame,
     send_receipt_frames,
     varint,
@@ -174,3 +181,37 @@ def test_a_run_of_message_frames_equals_protobuf(
         [s for _, _, s in entries],
     )
     assert parts == expected
+
+
+@settings(max_examples=300)
+@given(producer_id=U64, sequence_id=U64,
+       batch=st.none() | st.tuples(st.integers(1, 2**31 - 1), U64), checksum=st.booleans(),
+       payload=st.binary(max_size=300), name=st.text(max_size=20),
+       schema_version=st.binary(max_size=8))  # fmt: skip
+@example(producer_id=0, sequence_id=0, batch=None, checksum=True, payload=b"", name="",
+         schema_version=b"")  # fmt: skip
+def test_send_bytes_equal_protobuf(
+    producer_id: int,
+    sequence_id: int,
+    batch: tuple[int, int] | None,
+    checksum: bool,
+    payload: bytes,
+    name: str,
+    schema_version: bytes,
+) -> None:
+    """A producer's SEND, single or a batch's, is the frame protobuf writes for it."""
+    metadata = pb.MessageMetadata(producer_name=name, sequence_id=sequence_id, publish_time=1)
+    if schema_version:
+        metadata.schema_version = schema_version
+    if batch is None:
+        command = commands.send(producer_id, sequence_id)
+        num_messages = highest = -1
+    else:
+        num_messages, highest = batch
+        command = commands.send(
+            producer_id, sequence_id, num_messages=num_messages, highest_sequence_id=highest
+        )
+    expected = encode_payload_command(command, metadata, payload, checksum=checksum)
+    raw = metadata.SerializeToString()
+    frame = send_frame(producer_id, sequence_id, num_messages, highest, raw, payload, checksum)
+    assert frame == expected

@@ -123,9 +123,8 @@ class OpSend:
     def num_messages(self) -> int:
         return len(self.messages)
 
-    def message_ids(self, receipt: MessageId, partition: int) -> list[MessageId]:
-        """The id of each message, given the entry id from SEND_RECEIPT."""
-        ledger_id, entry_id = receipt.ledger_id, receipt.entry_id
+    def message_ids(self, ledger_id: int, entry_id: int, partition: int) -> list[MessageId]:
+        """The id of each message, given where SEND_RECEIPT says the entry was stored."""
         if not self.is_batch:
             return [unchecked_message_id(ledger_id, entry_id, -1, partition, 0)]
         n = self.num_messages

@@ -54,8 +54,10 @@ from magnetar.protocol.frame import (
     FrameDecoder,
     command_body,
     encode_command,
-    encode_payload_command,
 )
+from magnetar.protocol.hand_decoded import ReceiptFrame
+from magnetar.protocol.hand_encoded import send_frame
+from magnetar.protocol.message_id import to_signed64
 from magnetar.protocol.version import MAX_PROTOCOL_VERSION, V_CHECKSUM
 from magnetar.telemetry import get_logger
 from magnetar.wire import pulsar_api_pb2 as pb
@@ -87,7 +89,8 @@ _RESPONSES = frozenset(
 
 
 class ProducerHandler(Protocol):
-    def on_send_receipt(self, receipt: pb.CommandSendReceipt) -> None: ...
+    def on_send_receipt(self, sequence_id: int, ledger_id: int, entry_id: int) -> None:
+        """The broker stored the SEND of ``sequence_id`` at (ledger_id, entry_id)."""
 
     def on_send_error(self, error: pb.CommandSendError) -> None: ...
 
@@ -349,11 +352,29 @@ class Connection:
         self._write(encode_command(command))
 
     def send_message(
-        self, command: pb.BaseCommand, metadata: pb.MessageMetadata, payload: bytes
+        self,
+        producer_id: int,
+        sequence_id: int,
+        num_messages: int,
+        highest_sequence_id: int,
+        metadata: pb.MessageMetadata,
+        payload: bytes,
     ) -> None:
-        """A SEND frame; with a CRC32-C when the broker speaks protocol v6 or later."""
+        """A SEND frame (:func:`~magnetar.protocol.hand_encoded.send_frame`: ``num_messages``
+        and ``highest_sequence_id`` written when not negative); with a CRC32-C when the broker
+        speaks protocol v6 or later."""
         self._check_open()
-        self._write(encode_payload_command(command, metadata, payload, checksum=self.checksum))
+        self._write(
+            send_frame(
+                producer_id,
+                sequence_id,
+                num_messages,
+                highest_sequence_id,
+                metadata.SerializeToString(),
+                payload,
+                self.checksum,
+            )
+        )
 
     async def drain(self) -> None:
         """Wait until the transport's write buffer is below its high-water mark."""
@@ -447,8 +468,11 @@ class Connection:
                 self._decoder.feed(data)
                 while True:
                     try:
-                        for frame in self._decoder.frames():
-                            self._dispatch(frame)
+                        for frame in self._decoder.client_frames():
+                            if frame.__class__ is ReceiptFrame:
+                                self._on_receipt(frame)
+                            else:
+                                self._dispatch(frame)  # type: ignore[arg-type]
                         break
                     except ProtocolError as exc:
                         if exc.fatal:
@@ -482,15 +506,31 @@ class Connection:
                 )
                 return
 
+    def _on_receipt(self, receipt: ReceiptFrame) -> None:
+        """A SEND_RECEIPT as scanned: one arrives for every SEND."""
+        producer = self._producers.get(receipt.producer_id)
+        if producer is None:
+            return
+        try:
+            producer.on_send_receipt(receipt.sequence_id, receipt.ledger_id, receipt.entry_id)
+        except Exception as exc:
+            log.warning("client_handler_error", callback="on_send_receipt", error=repr(exc))
+
     def _dispatch(self, frame: Frame) -> None:
         command = frame.command
         t = command.type
         if t in _RESPONSES:
             self._complete(command)
-        elif t == T.SEND_RECEIPT:
-            producer = self._producers.get(command.send_receipt.producer_id)
-            if producer is not None:
-                self._call(producer.on_send_receipt, command.send_receipt)
+        elif t == T.SEND_RECEIPT:  # one the scan did not take: protobuf read it
+            receipt = command.send_receipt
+            self._on_receipt(
+                ReceiptFrame(
+                    receipt.producer_id,
+                    receipt.sequence_id,
+                    to_signed64(receipt.message_id.ledger_id),
+                    to_signed64(receipt.message_id.entry_id),
+                )
+            )
         elif t == T.SEND_ERROR:
             producer = self._producers.get(command.send_error.producer_id)
             if producer is not None:

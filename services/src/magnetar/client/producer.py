@@ -130,11 +130,6 @@ class Producer:
         self._batch_timer: asyncio.TimerHandle | None = None
         self._batching = options.batching_enabled
         self._pushed = 0  # ops pushed so far: the next op's push_index
-        # SEND commands reused for every frame (their fields are set before each encode):
-        # setting fields is much cheaper than building a command (see docs/benchmarks.md,
-        # "Per-message costs").
-        self._send_single = commands.send(self.producer_id, 0)
-        self._send_batch = commands.send(self.producer_id, 0, num_messages=1, highest_sequence_id=0)
         self._permits = options.max_pending_messages
         self._space = asyncio.Event()
         self._space.set()
@@ -532,18 +527,16 @@ class Producer:
         if conn is None or not conn.is_open:
             return
         if op.is_batch:
-            command = self._send_batch
-            body = command.send
-            body.num_messages = op.wire_messages or len(op.messages)
-            body.highest_sequence_id = op.highest_sequence_id
+            num_messages = op.wire_messages or len(op.messages)
+            highest = op.highest_sequence_id
         else:
-            command = self._send_single
-            body = command.send
-        body.sequence_id = op.sequence_id
+            num_messages = highest = -1  # not written
         # On loss on_connection_lost follows, and the reattach resends everything pending.
         # (try/except, not contextlib.suppress: no context manager object per frame.)
         try:  # noqa: SIM105
-            conn.send_message(command, op.metadata, op.payload)
+            conn.send_message(
+                self.producer_id, op.sequence_id, num_messages, highest, op.metadata, op.payload
+            )
         except ConnectionLost:
             pass
 
@@ -553,18 +546,23 @@ class Producer:
         self._permits += count
         self._space.set()
 
-    def _settle(self, op: OpSend, result: MessageId | BaseException) -> None:
+    def _settle_stored(self, op: OpSend, ledger_id: int, entry_id: int) -> None:
+        """``op``'s messages were stored in the entry at (ledger_id, entry_id)."""
         if not op.messages:
             return  # a chunk before the last: the message settles with its last chunk
-        if isinstance(result, MessageId):
-            ids = op.message_ids(result, self.partition)
-            for message, message_id in zip(op.messages, ids, strict=True):
-                message.settle(message_id)
-            if op.highest_sequence_id > self.last_sequence_id:
-                self.last_sequence_id = op.highest_sequence_id
-        else:
-            for message in op.messages:
-                message.settle(result)
+        ids = op.message_ids(ledger_id, entry_id, self.partition)
+        for message, message_id in zip(op.messages, ids, strict=True):
+            message.settle(message_id)
+        if op.highest_sequence_id > self.last_sequence_id:
+            self.last_sequence_id = op.highest_sequence_id
+        self._release(len(op.messages))
+
+    def _settle(self, op: OpSend, error: BaseException) -> None:
+        """``op``'s messages failed with ``error``."""
+        if not op.messages:
+            return  # a chunk before the last: the message settles with its last chunk
+        for message in op.messages:
+            message.settle(error)
         self._release(len(op.messages))
 
     def _fail_all(self, error: BaseException) -> None:
@@ -595,11 +593,10 @@ class Producer:
 
     # ------------------------------------------------------------------ ProducerHandler
 
-    def on_send_receipt(self, receipt: pb.CommandSendReceipt) -> None:
+    def on_send_receipt(self, sequence_id: int, ledger_id: int, entry_id: int) -> None:
         if not self._pending:
             return
         head = self._pending[0]
-        sequence_id = receipt.sequence_id
         if sequence_id < head.sequence_id:
             return  # a receipt for something already timed out, or a duplicate
         if sequence_id > head.sequence_id:
@@ -612,7 +609,7 @@ class Producer:
             self._close_connection()
             return
         self._pending.popleft()
-        self._settle(head, MessageId.from_proto(receipt.message_id))
+        self._settle_stored(head, ledger_id, entry_id)
 
     def on_send_error(self, error: pb.CommandSendError) -> None:
         # ChecksumError (C++) and NotAllowedError (Java, e.g. "Exceeds max allowed delivery

@@ -31,7 +31,7 @@ from __future__ import annotations
 import struct
 from collections import deque
 from collections.abc import Iterator
-from typing import NamedTuple, cast
+from typing import Final, NamedTuple, cast
 
 import crc32c as _crc32c
 from google.protobuf import unknown_fields
@@ -51,10 +51,13 @@ from magnetar.protocol.errors import (
 )
 from magnetar.protocol.hand_decoded import (
     ACK_TYPE,
+    SEND_RECEIPT_TYPE,
     SEND_TYPE,
     AckFrame,
+    ReceiptFrame,
     SendFrame,
     scan_ack,
+    scan_receipt,
     scan_send,
 )
 from magnetar.wire import pulsar_api_pb2 as pb
@@ -328,6 +331,11 @@ def _join_range(pieces: list[bytes | memoryview], start: int, end: int) -> bytes
     return b"".join(parts)
 
 
+_PLAIN: Final = 0  # FrameDecoder._frames: every frame parsed with protobuf
+_BROKER: Final = 1  # SEND and ACK scanned
+_CLIENT: Final = 2  # SEND_RECEIPT scanned
+
+
 class FrameDecoder:
     """Incremental decoder: :meth:`feed` bytes as they arrive, then iterate :meth:`frames`.
 
@@ -452,16 +460,23 @@ class FrameDecoder:
         to continue with the next frame. After a fatal error every call raises it again.
         """
         # The generator never yields a SendFrame when asked not to.
-        return cast("Iterator[Frame]", self._frames(broker=False))
+        return cast("Iterator[Frame]", self._frames(_PLAIN))
 
     def broker_frames(self) -> Iterator[Frame | SendFrame | AckFrame]:
         """:meth:`frames` as a broker's reader takes them: each SEND as a :class:`SendFrame`,
         and each ACK of whole entries as an :class:`AckFrame` (the fields the broker reads,
         scanned from the wire where the frame is as expected, :mod:`.hand_decoded`). Errors
         are the same as :meth:`frames`'s."""
-        return self._frames(broker=True)
+        return cast("Iterator[Frame | SendFrame | AckFrame]", self._frames(_BROKER))
 
-    def _frames(self, broker: bool) -> Iterator[Frame | SendFrame | AckFrame]:
+    def client_frames(self) -> Iterator[Frame | ReceiptFrame]:
+        """:meth:`frames` as a client's reader takes them: each SEND_RECEIPT as a
+        :class:`ReceiptFrame` (scanned from the wire where the frame is as expected,
+        :mod:`.hand_decoded`). Errors are the same as :meth:`frames`'s."""
+        return cast("Iterator[Frame | ReceiptFrame]", self._frames(_CLIENT))
+
+    def _frames(self, mode: int) -> Iterator[Frame | SendFrame | AckFrame | ReceiptFrame]:
+        broker = mode == _BROKER
         verify = self._verify_checksum
         while True:
             if self._broken is not None:
@@ -492,12 +507,19 @@ class FrameDecoder:
                 section = data[cmd_end:end]
             else:  # a simple command, or one that does not fit its frame (an error)
                 body = data[start:end]
-                # An ACK of whole entries (a command filling its frame) is scanned too.
-                if broker and len(body) > 6 and body[4] == 0x08 and body[5] == ACK_TYPE:
-                    ack = scan_ack(body, 4) if cmd_end == end else None
-                    if ack is not None:
-                        yield ack
-                        continue
+                # An ACK of whole entries or a receipt (a command filling its frame) is
+                # scanned too.
+                if mode and cmd_end == end and len(body) > 6 and body[4] == 0x08:
+                    if broker and body[5] == ACK_TYPE:
+                        ack = scan_ack(body, 4)
+                        if ack is not None:
+                            yield ack
+                            continue
+                    elif mode == _CLIENT and body[5] == SEND_RECEIPT_TYPE:
+                        receipt = scan_receipt(body, 4)
+                        if receipt is not None:
+                            yield receipt
+                            continue
                 yield parse_frame_body(body, verify_checksum=verify)
                 continue
             yield self._payload_frame(command, section, broker, verify)

@@ -1,4 +1,5 @@
-"""The two frames a broker receives per message, read from the wire: SEND and ACK.
+"""The frames received per message, read from the wire: a broker's SEND and ACK, and a
+producer's SEND_RECEIPT.
 
 The publish path reads six things of a SEND: the producer and sequence ids, the highest
 sequence id (if one was sent), the message count, the chunk the metadata names, and the bytes
@@ -27,6 +28,10 @@ its required consumer id and a known ack type; each id holds its two required fi
 scalars only (an ``ack_set`` or a ``first_chunk_message_id`` falls back, as do the ack's
 ``properties``).
 
+What a receipt scan expects: ``type`` (SEND_RECEIPT) and one ``send_receipt`` body with its
+two required ids and a message id of scalars with its two required fields (a receipt without
+a message id falls back).
+
 Protobuf rules kept: the last occurrence of a scalar wins; int32 fields are the low 32 bits
 of their varint, signed; a varint is at most ten bytes. tests/property/test_hand_decoded_*.py
 compare the scans with protobuf on generated, changed and random frames.
@@ -45,6 +50,7 @@ from magnetar.wire import pulsar_api_pb2 as pb
 
 SEND_TYPE: Final = pb.BaseCommand.SEND
 ACK_TYPE: Final = pb.BaseCommand.ACK
+SEND_RECEIPT_TYPE: Final = pb.BaseCommand.SEND_RECEIPT
 _INT64_MAX: Final = (1 << 63) - 1
 _U64: Final = (1 << 64) - 1
 _VIEW_FROM: Final = 16384  # sections from this size are checksummed through a memoryview
@@ -421,6 +427,60 @@ def scan_ack(data: bytes, start: int) -> AckFrame | None:
     if consumer_id < 0 or not 0 <= ack_type <= _CUMULATIVE:
         return None
     return _new_tuple(AckFrame, (consumer_id, ack_type == _CUMULATIVE, request_id, entries))
+
+
+class ReceiptFrame(NamedTuple):
+    """A SEND_RECEIPT: what a producer reads of it (one arrives for every SEND)."""
+
+    producer_id: int
+    sequence_id: int
+    # Where the SEND's entry was stored, as signed 64-bit ids (the wire's are uint64).
+    ledger_id: int
+    entry_id: int
+
+    @property
+    def type(self) -> int:
+        return SEND_RECEIPT_TYPE
+
+
+_RECEIPT_PRODUCER: Final = 0x08  # tags: field 1, 2 and 4 varints, field 3 a message
+_RECEIPT_SEQUENCE: Final = 0x10
+_RECEIPT_MESSAGE_ID: Final = 0x1A
+_RECEIPT_HIGHEST: Final = 0x20
+
+
+def scan_receipt(data: bytes, start: int) -> ReceiptFrame | None:
+    """The SEND_RECEIPT that ``data[start:]`` (a BaseCommand's bytes) is, or None if anything
+    is not as expected (then parse it with protobuf)."""
+    body_at, body_end = _body_of(data, start, SEND_RECEIPT_TYPE)
+    if body_at < 0:
+        return None
+    r = _Reader(data, body_at, body_end)
+    producer_id = sequence_id = ledger_id = entry_id = -1
+    while r.pos < r.end:
+        tag = r.varint(5)
+        if tag in (_RECEIPT_PRODUCER, _RECEIPT_SEQUENCE, _RECEIPT_HIGHEST):
+            value = r.varint(10)
+            if tag == _RECEIPT_PRODUCER:
+                producer_id = value
+            elif tag == _RECEIPT_SEQUENCE:
+                sequence_id = value
+        elif tag == _RECEIPT_MESSAGE_ID:
+            n = r.length()
+            if not r.ok:
+                return None
+            # A second message id would merge into the first: take it only when whole.
+            ledger_id, entry_id = _message_id(data, r.pos, r.pos + n)
+            if ledger_id < 0:
+                return None
+            r.pos += n
+        else:
+            return None
+        if not r.ok:
+            return None
+    if producer_id < 0 or sequence_id < 0 or ledger_id < 0:
+        return None
+    return _new_tuple(ReceiptFrame, (producer_id, sequence_id, _int64(ledger_id), _int64(entry_id)))
 
 
 def _message_id(data: bytes, pos: int, end: int) -> tuple[int, int]:

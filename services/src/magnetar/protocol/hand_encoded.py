@@ -1,4 +1,5 @@
-"""The two frames a broker writes per message, encoded by hand: SEND_RECEIPT and MESSAGE.
+"""The frames written per message, encoded by hand: a broker's SEND_RECEIPT and MESSAGE, and
+a producer's SEND.
 
 Building a ``BaseCommand`` through protobuf (sub-messages, ``CopyFrom``, the body check,
 ``SerializeToString``) takes several times as long as writing these bytes directly
@@ -14,6 +15,10 @@ the publish path). Both commands have a fixed shape, so their bytes are written 
         redelivery_count (3)?, ack_set (4)* (unpacked int64), consumer_epoch (5)? } }
     [stored entry bytes]
 
+    [total][cmd_size] BaseCommand{ type = SEND (1), send (6) = {
+        producer_id (1), sequence_id (2), num_messages (3)?, highest_sequence_id (6)? } }
+    [0x0e01][crc32c]?[meta_size][MessageMetadata][payload]
+
 Fields are written in field-number order, as protobuf serialises them, so the bytes equal
 what :mod:`.commands` and :mod:`.frame` produce for the same values (the unit tests compare
 them). Ids are written as uint64 (two's complement for negative values, as
@@ -26,6 +31,7 @@ import struct
 from collections.abc import Sequence
 from typing import Protocol
 
+from magnetar.protocol.frame import crc32c
 from magnetar.wire import pulsar_api_pb2 as pb
 
 _U32 = struct.Struct(">I")
@@ -35,6 +41,8 @@ _MASK64 = (1 << 64) - 1
 _SMALL = tuple(bytes((n,)) for n in range(128))
 _RECEIPT_HEAD = b"\x08" + _SMALL[pb.BaseCommand.SEND_RECEIPT] + b"\x3a"  # type, then field 7
 _MESSAGE_TYPE = b"\x08" + _SMALL[pb.BaseCommand.MESSAGE] + b"\x4a"  # type, then field 9
+_SEND_TYPE = b"\x08" + _SMALL[pb.BaseCommand.SEND] + b"\x32"  # type, then field 6
+_MAGIC_CRC = b"\x0e\x01"
 
 
 def varint(value: int) -> bytes:
@@ -113,6 +121,37 @@ def _add_receipt(
     if highest_sequence_id is not None:
         parts.append(b"\x20")
         parts.append(highest)
+
+
+def send_frame(
+    producer_id: int,
+    sequence_id: int,
+    num_messages: int,
+    highest_sequence_id: int,
+    metadata: bytes,
+    payload: bytes,
+    checksum: bool,
+) -> bytes:
+    """The whole SEND frame of ``payload`` under its serialized ``metadata``, with a CRC32-C
+    when ``checksum`` (protocol v6 and later). ``num_messages`` and ``highest_sequence_id``
+    are written when not negative (a batch's SEND carries both, a single message's neither),
+    as :func:`.client_commands.send` and :func:`.frame.encode_payload_command` write them;
+    the payload is copied once, into the frame."""
+    body = b"\x08" + varint(producer_id) + b"\x10" + varint(sequence_id & _MASK64)
+    if num_messages >= 0:
+        body += b"\x18" + varint(num_messages)
+    if highest_sequence_id >= 0:
+        body += b"\x30" + varint(highest_sequence_id)
+    command = _SEND_TYPE + varint(len(body)) + body
+    covered_head = _U32.pack(len(metadata)) + metadata  # the checksum covers it and payload
+    if checksum:
+        crc = crc32c(payload, crc32c(covered_head))
+        section_head = _MAGIC_CRC + _U32.pack(crc) + covered_head
+    else:
+        section_head = covered_head
+    size = len(command)
+    total = 4 + size + len(section_head) + len(payload)
+    return b"".join((_SIZES.pack(total, size), command, section_head, payload))
 
 
 class _StoredAt(Protocol):
