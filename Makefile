@@ -68,6 +68,7 @@ bench: setup bench-setup
 	$(BIN)/python -m tests.bench.broker_official_client
 	$(BIN)/python -m tests.bench.broker_official_client --client magnetar --no-consumer
 	$(BIN)/python -m tests.bench.side_by_side
+	$(BIN)/python -m tests.bench.side_by_side --client magnetar
 
 # The side-by-side benchmark's durable peer: Debian's Redis (redis-server, redis-benchmark).
 # The benchmark starts private servers on free loopback ports; the system service stays off.
