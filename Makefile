@@ -51,6 +51,7 @@ lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+	$(BIN)/mypy tests/bench
 	$(BIN)/lint-imports
 
 test: setup lint

@@ -30,7 +30,7 @@ _PAUSE_S = 0.002
 _AFTER_DELETE_S = 1.2
 
 
-def run(directory: Path, remove: Callable[[Path], None], deletes: int, size: int) -> str:
+def run(directory: Path, remove: Callable[[Path], object], deletes: int, size: int) -> str:
     stop = threading.Event()
     deleted_at: list[float] = []
 
@@ -88,7 +88,11 @@ def main() -> None:
     print(header(vars(args) | {"write_bytes": _WRITE, "pause_s": _PAUSE_S}), flush=True)
     with tempfile.TemporaryDirectory(prefix="delete-stalls-", dir=args.dir) as tmp:
         size = args.size_mib << 20
-        for name, remove in (("unlink", Path.unlink), ("remove_gradually", remove_gradually)):
+        ways: list[tuple[str, Callable[[Path], object]]] = [
+            ("unlink", Path.unlink),
+            ("remove_gradually", remove_gradually),
+        ]
+        for name, remove in ways:
             print(f"{name:>16}: {run(Path(tmp), remove, args.deletes, size)}", flush=True)
 
 

@@ -101,7 +101,12 @@ def stored_entry(sequence_id: int, payload: bytes) -> bytes:
 
 
 async def one_round(
-    factory: ManagedLedgerFactory, entries: int, burst: int, ack_ids: int, sub_type: int, n: int
+    factory: ManagedLedgerFactory,
+    entries: int,
+    burst: int,
+    ack_ids: int,
+    sub_type: pb.CommandSubscribe.SubType.ValueType,
+    n: int,
 ) -> tuple[float, float]:
     """Microseconds of loop-thread CPU per entry: (dispatch steps, acks)."""
     ml = await factory.open(
@@ -113,7 +118,7 @@ async def one_round(
     # timed, not the task switches around it.
     sub._ensure_task = lambda: None  # type: ignore[method-assign]
     cnx = SinkCnx()
-    consumer = Consumer(cnx, 1, "c", "sub", sub_type)  # type: ignore[arg-type]
+    consumer = Consumer(cnx, 1, "c", "sub", sub_type)
     sub.add_consumer(consumer)
     payload = bytes(1024)
     dispatch = ack = 0.0

@@ -25,6 +25,7 @@ from magnetar.broker.dispatch import (
     RedeliveryQueue,
     key_shared_replayable,
 )
+from magnetar.ids import EntryId, LedgerId
 from magnetar.managed_ledger import Position
 from tests.bench.report import header
 
@@ -41,9 +42,9 @@ def step_ms(parked: int, keys: int, repeat: int) -> float:
     slots_b = [s for s in range(_SLOTS) if selector.select(s) == b.key]
     queue = RedeliveryQueue()
     for i in range(parked):
-        queue.add(Position(1, i), slots_a[(i * 7919) % keys % len(slots_a)])
+        queue.add(Position(LedgerId(1), EntryId(i)), slots_a[(i * 7919) % keys % len(slots_a)])
     for i in range(_BUDGET):
-        queue.add(Position(2, i), slots_b[i])
+        queue.add(Position(LedgerId(2), EntryId(i)), slots_b[i])
     permits: dict[ConsumerKey, int] = {a.key: 0, b.key: 1000}
     view = KeySharedView(selector.select, {}, PendingAcks().holders_of_hash)
 

@@ -39,7 +39,7 @@ REPEAT_S = 1.0
 
 def _import_pulsar() -> Any:
     try:
-        import pulsar  # type: ignore[import-untyped]
+        import pulsar
     except ImportError as exc:
         raise OfficialClientMissing(
             "--use-official-client needs the pulsar-client package (pip install pulsar-client)"
