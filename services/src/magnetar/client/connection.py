@@ -508,11 +508,12 @@ class Connection:
 
     def _on_receipt(self, receipt: ReceiptFrame) -> None:
         """A SEND_RECEIPT as scanned: one arrives for every SEND."""
-        producer = self._producers.get(receipt.producer_id)
+        producer_id, sequence_id, ledger_id, entry_id = receipt
+        producer = self._producers.get(producer_id)
         if producer is None:
             return
         try:
-            producer.on_send_receipt(receipt.sequence_id, receipt.ledger_id, receipt.entry_id)
+            producer.on_send_receipt(sequence_id, ledger_id, entry_id)
         except Exception as exc:
             log.warning("client_handler_error", callback="on_send_receipt", error=repr(exc))
 

@@ -70,7 +70,7 @@ from magnetar.client.producer_options import (
 from magnetar.client.reconnect import Reconnector, retry_until
 from magnetar.naming import client_topic_name
 from magnetar.protocol import commands
-from magnetar.protocol.message_id import MessageId
+from magnetar.protocol.message_id import MessageId, unchecked_message_id
 from magnetar.tasks import TaskSet
 from magnetar.telemetry import get_logger
 from magnetar.wire import pulsar_api_pb2 as pb
@@ -548,11 +548,15 @@ class Producer:
 
     def _settle_stored(self, op: OpSend, ledger_id: int, entry_id: int) -> None:
         """``op``'s messages were stored in the entry at (ledger_id, entry_id)."""
-        if not op.messages:
+        messages = op.messages
+        if not messages:
             return  # a chunk before the last: the message settles with its last chunk
-        ids = op.message_ids(ledger_id, entry_id, self.partition)
-        for message, message_id in zip(op.messages, ids, strict=True):
-            message.settle(message_id)
+        if op.is_batch:
+            ids = op.message_ids(ledger_id, entry_id, self.partition)
+            for message, message_id in zip(messages, ids, strict=True):
+                message.settle(message_id)
+        else:  # one message (the last chunk's, for a chunked one)
+            messages[0].settle(unchecked_message_id(ledger_id, entry_id, -1, self.partition, 0))
         if op.highest_sequence_id > self.last_sequence_id:
             self.last_sequence_id = op.highest_sequence_id
         self._release(len(op.messages))
