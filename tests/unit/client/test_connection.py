@@ -21,6 +21,7 @@ from magnetar.client.errors import (
 from magnetar.protocol import commands
 from magnetar.protocol.envelope import wrap
 from magnetar.protocol.frame import Frame, encode_payload_command
+from magnetar.protocol.hand_decoded import Delivery
 from magnetar.wire import pulsar_api_pb2 as pb
 from tests.unit.client.fake_broker import FakeBroker
 
@@ -137,10 +138,8 @@ class Recorder:
         self.events.append(("lost", type(error).__name__))
         self.lost.set()
 
-    def on_message(
-        self, command: pb.CommandMessage, metadata: pb.MessageMetadata, payload: bytes
-    ) -> None:
-        self.events.append(("message", payload))
+    def on_message(self, delivery: Delivery, metadata: pb.MessageMetadata, payload: bytes) -> None:
+        self.events.append(("message", (delivery.consumer_id, delivery.entry_id, payload)))
 
     def on_active_consumer_change(self, is_active: bool) -> None:
         self.events.append(("active", is_active))
@@ -169,6 +168,10 @@ async def test_dispatch_to_handlers_and_ping_answered() -> None:
         metadata = pb.MessageMetadata(producer_name="p", sequence_id=0, publish_time=1)
         assert broker.writer is not None
         broker.writer.write(encode_payload_command(message, metadata, b"body"))
+        # An id with a batch index: the scan leaves the MESSAGE to protobuf, the same call.
+        message.message.message_id.entry_id = 3
+        message.message.message_id.batch_index = 0
+        broker.writer.write(encode_payload_command(message, metadata, b"other"))
         broker.send(wrap(T.ACTIVE_CONSUMER_CHANGE, pb.CommandActiveConsumerChange(consumer_id=4)))
         broker.send(wrap(T.REACHED_END_OF_TOPIC, pb.CommandReachedEndOfTopic(consumer_id=4)))
         broker.send(commands.close_producer(3))
@@ -179,7 +182,12 @@ async def test_dispatch_to_handlers_and_ping_answered() -> None:
             ("receipt", (10, 0, 0)),
             ("broker_close", None),
         ]
-        assert consumer.events == [("message", b"body"), ("active", False), ("end", None)]
+        assert consumer.events == [
+            ("message", (4, 2, b"body")),
+            ("message", (4, 3, b"other")),
+            ("active", False),
+            ("end", None),
+        ]
         broker.drop()
         async with asyncio.timeout(5):
             await consumer.lost.wait()

@@ -11,6 +11,7 @@ from magnetar.client.errors import DecompressionError, InvalidConfiguration
 from magnetar.client.receiver import ConsumerOptions, ReceiverPermits, is_prior, unpack_entry
 from magnetar.protocol.batch import build_batch, parse_batch
 from magnetar.protocol.errors import MalformedBatch
+from magnetar.protocol.hand_decoded import Delivery, delivery_of
 from magnetar.protocol.message_id import EARLIEST, LATEST, MessageId, ack_set_from_bits
 from magnetar.wire import pulsar_api_pb2 as pb
 
@@ -18,7 +19,8 @@ TOPIC = "persistent://public/default/t"
 
 
 def message_command(entry: int = 4, *, redeliveries: int = 0, ack_set: int | None = None,
-                    partition: int | None = None) -> pb.CommandMessage:  # fmt: skip
+                    partition: int | None = None) -> Delivery:  # fmt: skip
+    """A MESSAGE command, as the consumer is given it."""
     cmd = pb.CommandMessage(consumer_id=1, message_id=MessageId(3, entry).to_proto())
     if partition is not None:
         cmd.message_id.partition = partition
@@ -26,7 +28,7 @@ def message_command(entry: int = 4, *, redeliveries: int = 0, ack_set: int | Non
         cmd.redelivery_count = redeliveries
     if ack_set is not None:
         cmd.ack_set.extend(ack_set_from_bits(ack_set))
-    return cmd
+    return delivery_of(cmd)
 
 
 def batch(

@@ -52,10 +52,12 @@ from magnetar.protocol.frame import (
     FRAME_SIZE_PADDING,
     Frame,
     FrameDecoder,
+    MessageFrame,
+    PayloadSection,
     command_body,
     encode_command,
 )
-from magnetar.protocol.hand_decoded import ReceiptFrame
+from magnetar.protocol.hand_decoded import Delivery, ReceiptFrame, delivery_of
 from magnetar.protocol.hand_encoded import send_frame
 from magnetar.protocol.message_id import to_signed64
 from magnetar.protocol.version import MAX_PROTOCOL_VERSION, V_CHECKSUM
@@ -101,7 +103,7 @@ class ProducerHandler(Protocol):
 
 class ConsumerHandler(Protocol):
     def on_message(
-        self, command: pb.CommandMessage, metadata: pb.MessageMetadata, payload: bytes
+        self, delivery: Delivery, metadata: pb.MessageMetadata, payload: bytes
     ) -> None: ...
 
     def on_active_consumer_change(self, is_active: bool) -> None: ...
@@ -469,8 +471,11 @@ class Connection:
                 while True:
                     try:
                         for frame in self._decoder.client_frames():
-                            if frame.__class__ is ReceiptFrame:
-                                self._on_receipt(frame)
+                            kind = frame.__class__
+                            if kind is ReceiptFrame:
+                                self._on_receipt(frame)  # type: ignore[arg-type]
+                            elif kind is MessageFrame:
+                                self._on_delivery(frame.delivery, frame.section)  # type: ignore[union-attr]
                             else:
                                 self._dispatch(frame)  # type: ignore[arg-type]
                         break
@@ -517,6 +522,16 @@ class Connection:
         except Exception as exc:
             log.warning("client_handler_error", callback="on_send_receipt", error=repr(exc))
 
+    def _on_delivery(self, delivery: Delivery, section: PayloadSection) -> None:
+        """A MESSAGE: one arrives for every entry delivered."""
+        consumer = self._consumers.get(delivery.consumer_id)
+        if consumer is None:
+            return
+        try:
+            consumer.on_message(delivery, section.metadata, section.payload)
+        except Exception as exc:
+            log.warning("client_handler_error", callback="on_message", error=repr(exc))
+
     def _dispatch(self, frame: Frame) -> None:
         command = frame.command
         t = command.type
@@ -540,11 +555,8 @@ class Connection:
             producer = self._producers.pop(command.close_producer.producer_id, None)
             if producer is not None:
                 self._call(producer.on_broker_close)
-        elif t == T.MESSAGE and frame.payload is not None:
-            consumer = self._consumers.get(command.message.consumer_id)
-            if consumer is not None:
-                section = frame.payload
-                self._call(consumer.on_message, command.message, section.metadata, section.payload)
+        elif t == T.MESSAGE and frame.payload is not None:  # one the scan did not take
+            self._on_delivery(delivery_of(command.message), frame.payload)
         elif t == T.ACTIVE_CONSUMER_CHANGE:
             change = command.active_consumer_change
             consumer = self._consumers.get(change.consumer_id)

@@ -73,9 +73,8 @@ from magnetar.naming import client_topic_name
 from magnetar.protocol import commands
 from magnetar.protocol.batch import is_batch
 from magnetar.protocol.errors import MalformedBatch
-from magnetar.protocol.message_id import (
-    MessageId,
-)
+from magnetar.protocol.hand_decoded import Delivery
+from magnetar.protocol.message_id import MessageId, unchecked_message_id
 from magnetar.telemetry import get_logger
 from magnetar.wire import pulsar_api_pb2 as pb
 
@@ -297,23 +296,17 @@ class Consumer:
             raise ClientClosed(f"consumer on {self.topic} is closed") from self._close_error
 
     # ------------------------------------------------------------------ ConsumerHandler
-    def on_message(
-        self, command: pb.CommandMessage, metadata: pb.MessageMetadata, payload: bytes
-    ) -> None:
+    def on_message(self, delivery: Delivery, metadata: pb.MessageMetadata, payload: bytes) -> None:
         if self._closed:
             return
-        # epoch 0 (no redelivery of everything yet): nothing can be stale
-        stale = (
-            self._epoch > 0
-            and command.HasField("consumer_epoch")
-            and command.consumer_epoch < self._epoch
-        )
+        # epoch 0 (no redelivery of everything yet): nothing can be stale; -1: none sent
+        stale = self._epoch > 0 and 0 <= delivery.consumer_epoch < self._epoch
         chunk_ids: tuple[MessageId, ...] = ()
         if metadata.num_chunks_from_msg > 1:
             if stale or self._drop_until_attached:
                 self._release(1)
                 return
-            assembled = self._take_chunk(command, metadata, payload)
+            assembled = self._take_chunk(delivery, metadata, payload)
             if assembled is None:
                 self._release(1)  # the chunk is held; only the whole message takes a permit
                 return
@@ -323,9 +316,9 @@ class Consumer:
                 assembled.chunk_ids,
             )
         try:
-            unpacked = unpack_entry(self.topic, command, metadata, payload, self.partition)
+            unpacked = unpack_entry(self.topic, delivery, metadata, payload, self.partition)
         except (ClientError, MalformedBatch) as exc:
-            self._discard_corrupt(command, metadata, exc)
+            self._discard_corrupt(delivery, metadata, exc)
             return
         if stale or self._drop_until_attached:
             self._release(unpacked.charged)
@@ -333,8 +326,10 @@ class Consumer:
         if chunk_ids:
             self._chunk_ids[unpacked.messages[0].message_id] = chunk_ids
         if unpacked.batch_size:
-            entry = MessageId.from_proto(command.message_id)
-            self._acks.register_batch(entry, unpacked.batch_size, list(command.ack_set))
+            entry = unchecked_message_id(
+                delivery.ledger_id, delivery.entry_id, -1, delivery.partition, 0
+            )
+            self._acks.register_batch(entry, unpacked.batch_size, delivery.ack_set)
         kept = unpacked.messages
         if self._start is not None and not self.options.durable:
             start, inclusive = self._start, self._start_inclusive
@@ -348,12 +343,11 @@ class Consumer:
                 self._on_arrival()
 
     def _take_chunk(
-        self, command: pb.CommandMessage, metadata: pb.MessageMetadata, payload: bytes
+        self, delivery: Delivery, metadata: pb.MessageMetadata, payload: bytes
     ) -> Assembled | None:
         """One chunk of a chunked message: the whole message once its last chunk is here."""
-        data = command.message_id
-        partition = data.partition if data.partition >= 0 else self.partition
-        chunk_id = MessageId(data.ledger_id, data.entry_id, partition=partition)
+        partition = delivery.partition if delivery.partition >= 0 else self.partition
+        chunk_id = MessageId(delivery.ledger_id, delivery.entry_id, partition=partition)
         now = asyncio.get_running_loop().time()
         assembled, given_up = self._chunks.add(metadata, chunk_id, payload, now)
         given_up += self._chunks.expire(now)
@@ -384,16 +378,19 @@ class Consumer:
         self._detach("connection_lost")
 
     def _discard_corrupt(
-        self, command: pb.CommandMessage, metadata: pb.MessageMetadata, error: Exception
+        self, delivery: Delivery, metadata: pb.MessageMetadata, error: Exception
     ) -> None:
         log.warning("consumer_corrupt_message", topic=self.topic, error=repr(error))
-        entry = MessageId.from_proto(command.message_id)
         count = metadata.num_messages_in_batch if is_batch(metadata) else 1
         if self._cnx is not None and self._cnx.is_open:
             self._cnx.send_command(
                 commands.ack(
                     self._id,
-                    [MessageId(entry.ledger_id, entry.entry_id, partition=entry.partition)],
+                    [
+                        MessageId(
+                            delivery.ledger_id, delivery.entry_id, partition=delivery.partition
+                        )
+                    ],
                     validation_error=pb.CommandAck.DecompressionError,
                 )
             )

@@ -27,13 +27,12 @@ from magnetar.client.errors import InvalidConfiguration
 from magnetar.client.message import NO_PROPERTIES, Message, new_message
 from magnetar.client.schema import SchemaInfo
 from magnetar.protocol.errors import MalformedBatch
+from magnetar.protocol.hand_decoded import Delivery
 from magnetar.protocol.message_id import (
     EARLIEST,
-    INT64_MAX,
     LATEST,
     MessageId,
     ack_set_to_bits,
-    to_signed64,
     unchecked_message_id,
 )
 from magnetar.wire import pulsar_api_pb2 as pb
@@ -165,7 +164,7 @@ _new_unpacked = cast(
 
 def unpack_entry(
     topic: str,
-    command: pb.CommandMessage,
+    delivery: Delivery,
     metadata: pb.MessageMetadata,
     payload: bytes,
     partition: int = -1,
@@ -178,11 +177,8 @@ def unpack_entry(
     """
     if metadata.compression:  # pb.NONE is 0
         payload = decompress(metadata.compression, payload, metadata.uncompressed_size)
-    data = command.message_id
-    ledger, entry, wire_partition = data.ledger_id, data.entry_id, data.partition
-    if ledger > INT64_MAX or entry > INT64_MAX:  # uint64 on the wire: earliest/latest
-        ledger, entry = to_signed64(ledger), to_signed64(entry)
-    if wire_partition >= 0:  # the field's default is -1
+    ledger, entry, wire_partition = delivery.ledger_id, delivery.entry_id, delivery.partition
+    if wire_partition >= 0:  # -1: the id named none
         partition = wire_partition
     key_of = metadata.partition_key if metadata.HasField("partition_key") else None
     ordering = metadata.ordering_key if metadata.HasField("ordering_key") else None
@@ -195,7 +191,7 @@ def unpack_entry(
         message = new_message((
             topic, unchecked_message_id(ledger, entry, -1, partition, 0),
             b"" if metadata.null_value else payload, key_of, properties,
-            metadata.publish_time, metadata.event_time or None, command.redelivery_count,
+            metadata.publish_time, metadata.event_time or None, delivery.redelivery_count,
             metadata.producer_name, metadata.sequence_id, ordering,
             metadata.replicated_from if metadata.HasField("replicated_from") else None,
         ))  # fmt: skip
@@ -203,11 +199,12 @@ def unpack_entry(
     size = metadata.num_messages_in_batch
     if size < 0:
         raise MalformedBatch(f"negative message count {size}")
-    unacked = ((1 << size) - 1) & ack_set_to_bits(command.ack_set) if command.ack_set else -1
+    ack_set = delivery.ack_set
+    unacked = ((1 << size) - 1) & ack_set_to_bits(ack_set) if ack_set else -1
     messages: list[Message] = []
     append = messages.append
     charged = 0
-    redeliveries = command.redelivery_count
+    redeliveries = delivery.redelivery_count
     publish_time, producer, base_sequence = (
         metadata.publish_time, metadata.producer_name, metadata.sequence_id,
     )  # fmt: skip

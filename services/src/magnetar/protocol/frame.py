@@ -51,12 +51,15 @@ from magnetar.protocol.errors import (
 )
 from magnetar.protocol.hand_decoded import (
     ACK_TYPE,
+    MESSAGE_TYPE,
     SEND_RECEIPT_TYPE,
     SEND_TYPE,
     AckFrame,
+    Delivery,
     ReceiptFrame,
     SendFrame,
     scan_ack,
+    scan_message,
     scan_receipt,
     scan_send,
 )
@@ -116,6 +119,18 @@ class Frame(NamedTuple):
     @property
     def type(self) -> pb.BaseCommand.Type.ValueType:
         return self.command.type
+
+
+class MessageFrame(NamedTuple):
+    """A MESSAGE as a client's reader takes it: the command's fields scanned from the wire
+    (:func:`~magnetar.protocol.hand_decoded.scan_message`) and the payload section."""
+
+    delivery: Delivery
+    section: PayloadSection
+
+    @property
+    def type(self) -> int:
+        return MESSAGE_TYPE
 
 
 # NamedTuple's generated __new__ is a Python-level lambda; the decoder builds frames and
@@ -331,6 +346,9 @@ def _join_range(pieces: list[bytes | memoryview], start: int, end: int) -> bytes
     return b"".join(parts)
 
 
+# The command a scanned MESSAGE's section is parsed under: an error there is raised again by
+# the protobuf path, with the frame's own command.
+_SCANNED = pb.BaseCommand()
 _PLAIN: Final = 0  # FrameDecoder._frames: every frame parsed with protobuf
 _BROKER: Final = 1  # SEND and ACK scanned
 _CLIENT: Final = 2  # SEND_RECEIPT scanned
@@ -469,13 +487,16 @@ class FrameDecoder:
         are the same as :meth:`frames`'s."""
         return cast("Iterator[Frame | SendFrame | AckFrame]", self._frames(_BROKER))
 
-    def client_frames(self) -> Iterator[Frame | ReceiptFrame]:
+    def client_frames(self) -> Iterator[Frame | ReceiptFrame | MessageFrame]:
         """:meth:`frames` as a client's reader takes them: each SEND_RECEIPT as a
-        :class:`ReceiptFrame` (scanned from the wire where the frame is as expected,
-        :mod:`.hand_decoded`). Errors are the same as :meth:`frames`'s."""
-        return cast("Iterator[Frame | ReceiptFrame]", self._frames(_CLIENT))
+        :class:`ReceiptFrame` and each MESSAGE as a :class:`MessageFrame` (the commands
+        scanned from the wire where they are as expected, :mod:`.hand_decoded`). Errors are
+        the same as :meth:`frames`'s."""
+        return cast("Iterator[Frame | ReceiptFrame | MessageFrame]", self._frames(_CLIENT))
 
-    def _frames(self, mode: int) -> Iterator[Frame | SendFrame | AckFrame | ReceiptFrame]:
+    def _frames(
+        self, mode: int
+    ) -> Iterator[Frame | SendFrame | AckFrame | ReceiptFrame | MessageFrame]:
         broker = mode == _BROKER
         verify = self._verify_checksum
         while True:
@@ -486,7 +507,7 @@ class FrameDecoder:
             if self._ready:
                 command_of, rest_of = self._ready.popleft()
                 if command_of is not None:
-                    yield self._payload_frame(command_of, rest_of, broker, verify)
+                    yield self._payload_frame(command_of, rest_of, mode, verify)
                     continue
                 data = rest_of
                 pos = 0
@@ -522,16 +543,26 @@ class FrameDecoder:
                             continue
                 yield parse_frame_body(body, verify_checksum=verify)
                 continue
-            yield self._payload_frame(command, section, broker, verify)
+            yield self._payload_frame(command, section, mode, verify)
 
     @staticmethod
     def _payload_frame(
-        command: bytes, section: bytes, broker: bool, verify: bool
-    ) -> Frame | SendFrame:
+        command: bytes, section: bytes, mode: int, verify: bool
+    ) -> Frame | SendFrame | MessageFrame:
         """The frame of a command and the payload section after it, sliced apart: the stored
         bytes are then the section itself (no second copy of the payload out of a frame
-        body). A broker's SEND is scanned (:func:`scan_send`), else parsed with protobuf."""
-        if not broker:
+        body). A broker's SEND is scanned (:func:`scan_send`), and a client's MESSAGE command
+        (:func:`scan_message`), else they are parsed with protobuf."""
+        if mode == _CLIENT:
+            delivery = scan_message(command)
+            if delivery is not None:
+                try:
+                    parsed = parse_payload_section(_SCANNED, section, verify_checksum=verify)
+                except ProtocolError:
+                    pass  # protobuf's path below raises it, naming the command
+                else:
+                    return _new_tuple(MessageFrame, (delivery, parsed))
+        if mode != _BROKER:
             return parse_split_frame(command, section, verify_checksum=verify)
         scanned = scan_send(command, section, verify)
         if scanned is not None:

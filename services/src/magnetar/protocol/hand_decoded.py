@@ -1,5 +1,5 @@
-"""The frames received per message, read from the wire: a broker's SEND and ACK, and a
-producer's SEND_RECEIPT.
+"""The frames received per message, read from the wire: a broker's SEND and ACK, a
+producer's SEND_RECEIPT and a consumer's MESSAGE command.
 
 The publish path reads six things of a SEND: the producer and sequence ids, the highest
 sequence id (if one was sent), the message count, the chunk the metadata names, and the bytes
@@ -32,6 +32,11 @@ What a receipt scan expects: ``type`` (SEND_RECEIPT) and one ``send_receipt`` bo
 two required ids and a message id of scalars with its two required fields (a receipt without
 a message id falls back).
 
+What a MESSAGE scan expects (the command only; its payload section is parsed as before):
+``type`` (MESSAGE) and one ``message`` body of scalars, ``ack_set`` words (unpacked) and a
+message id of its two required fields and a partition at most (a batch index, ack set, batch
+size or first chunk id in the id falls back, as does a packed ``ack_set``).
+
 Protobuf rules kept: the last occurrence of a scalar wins; int32 fields are the low 32 bits
 of their varint, signed; a varint is at most ten bytes. tests/property/test_hand_decoded_*.py
 compare the scans with protobuf on generated, changed and random frames.
@@ -51,6 +56,7 @@ from magnetar.wire import pulsar_api_pb2 as pb
 SEND_TYPE: Final = pb.BaseCommand.SEND
 ACK_TYPE: Final = pb.BaseCommand.ACK
 SEND_RECEIPT_TYPE: Final = pb.BaseCommand.SEND_RECEIPT
+MESSAGE_TYPE: Final = pb.BaseCommand.MESSAGE
 _INT64_MAX: Final = (1 << 63) - 1
 _U64: Final = (1 << 64) - 1
 _VIEW_FROM: Final = 16384  # sections from this size are checksummed through a memoryview
@@ -481,6 +487,127 @@ def scan_receipt(data: bytes, start: int) -> ReceiptFrame | None:
     if producer_id < 0 or sequence_id < 0 or ledger_id < 0:
         return None
     return _new_tuple(ReceiptFrame, (producer_id, sequence_id, _int64(ledger_id), _int64(entry_id)))
+
+
+class Delivery(NamedTuple):
+    """A MESSAGE command: what a consumer reads of it (one arrives for every entry)."""
+
+    consumer_id: int
+    # The entry, as signed 64-bit ids (the wire's are uint64), and the partition its id names
+    # (-1: none).
+    ledger_id: int
+    entry_id: int
+    partition: int
+    redelivery_count: int
+    ack_set: list[int]  # the batch's ack set words (empty: none)
+    consumer_epoch: int  # -1: not on the wire
+
+
+# CommandMessage's tags: consumer_id, redelivery_count, consumer_epoch and the ack set words
+# are varints; the message id a message of its own.
+_DELIVERY_CONSUMER: Final = 0x08
+_DELIVERY_MESSAGE_ID: Final = 0x12
+_DELIVERY_REDELIVERIES: Final = 0x18
+_DELIVERY_ACK_WORD: Final = 0x20
+_DELIVERY_EPOCH: Final = 0x28
+
+
+def scan_message(command: bytes) -> Delivery | None:
+    """The MESSAGE that ``command`` (a BaseCommand's bytes) is, or None if anything is not as
+    expected (then parse it with protobuf)."""
+    body_at, body_end = _body_of(command, 0, MESSAGE_TYPE)
+    if body_at < 0:
+        return None
+    r = _Reader(command, body_at, body_end)
+    consumer_id = ledger_id = entry_id = epoch = -1
+    partition = -1
+    redeliveries = 0
+    ack_set: list[int] = []
+    while r.pos < r.end:
+        tag = r.varint(5)
+        if tag == _DELIVERY_MESSAGE_ID:
+            n = r.length()
+            if not r.ok or ledger_id >= 0:  # a second id merges into the first: protobuf
+                return None
+            ledger_id, entry_id, partition = _entry_id(command, r.pos, r.pos + n)
+            if ledger_id < 0:
+                return None
+            r.pos += n
+        elif tag in (
+            _DELIVERY_CONSUMER,
+            _DELIVERY_REDELIVERIES,
+            _DELIVERY_ACK_WORD,
+            _DELIVERY_EPOCH,
+        ):
+            value = r.varint(10)
+            if tag == _DELIVERY_CONSUMER:
+                consumer_id = value
+            elif tag == _DELIVERY_REDELIVERIES:
+                redeliveries = value & 0xFFFFFFFF  # uint32: the low 32 bits
+            elif tag == _DELIVERY_ACK_WORD:
+                ack_set.append(_int64(value))
+            else:
+                epoch = value
+        else:
+            return None
+        if not r.ok:
+            return None
+    if consumer_id < 0 or ledger_id < 0:
+        return None
+    return _new_tuple(
+        Delivery,
+        (
+            consumer_id,
+            _int64(ledger_id),
+            _int64(entry_id),
+            partition,
+            redeliveries,
+            ack_set,
+            epoch,
+        ),
+    )
+
+
+def delivery_of(message: pb.CommandMessage) -> Delivery:
+    """The :class:`Delivery` of a MESSAGE command parsed with protobuf (the id's batch index
+    and batch size, which no broker sends for an entry, are not kept)."""
+    mid = message.message_id
+    return Delivery(
+        message.consumer_id,
+        _int64(mid.ledger_id),
+        _int64(mid.entry_id),
+        mid.partition,
+        message.redelivery_count,
+        list(message.ack_set),
+        message.consumer_epoch if message.HasField("consumer_epoch") else -1,
+    )
+
+
+_ENTRY_ID_PARTITION: Final = 3
+
+
+def _entry_id(data: bytes, pos: int, end: int) -> tuple[int, int, int]:
+    """(ledger_id, entry_id, partition) of a MessageIdData holding those (the two required,
+    as uint64; partition -1 when absent) and nothing else; (-1, -1, -1) otherwise."""
+    r = _Reader(data, pos, end)
+    ledger_id = entry_id = partition = -1
+    while r.pos < r.end:
+        tag = r.varint(5)
+        field = tag >> 3
+        if tag & 7 != 0 or not 1 <= field <= _ENTRY_ID_PARTITION:
+            return -1, -1, -1
+        value = r.varint(10)
+        if not r.ok:
+            return -1, -1, -1
+        if field == 1:
+            ledger_id = value
+        elif field == 2:
+            entry_id = value
+        else:
+            partition = _int32(value)
+    if entry_id < 0:
+        return -1, -1, -1
+    return ledger_id, entry_id, partition
 
 
 def _message_id(data: bytes, pos: int, end: int) -> tuple[int, int]:

@@ -1,11 +1,12 @@
-"""A producer's one-pass scan of a SEND_RECEIPT agrees with protobuf.
+"""A client's one-pass scans of a SEND_RECEIPT and of a MESSAGE command agree with protobuf.
 
 :func:`magnetar.protocol.hand_decoded.scan_receipt` reads a receipt straight from the wire:
-the producer and sequence ids and where the entry was stored. The client's frame decoder
-(:meth:`FrameDecoder.client_frames`) falls back to protobuf for anything else. Every receipt a
-broker writes must take the fast path and give what protobuf gives; for changed or random
-bytes the client's reader must give what protobuf's reading of the same frames gives, an error
-included.
+the producer and sequence ids and where the entry was stored; :func:`scan_message` reads a
+MESSAGE's command: the consumer, the entry, the redelivery count, the ack set and the epoch.
+The client's frame decoder (:meth:`FrameDecoder.client_frames`) falls back to protobuf for
+anything else. Every receipt and MESSAGE a broker writes must take the fast path and give what
+protobuf gives; for changed or random bytes the client's reader must give what protobuf's
+reading of the same frames gives, an error included.
 """
 
 from __future__ import annotations
@@ -17,9 +18,22 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from magnetar.protocol.errors import ProtocolError
-from magnetar.protocol.frame import Frame, FrameDecoder, encode_command
-from magnetar.protocol.hand_decoded import ReceiptFrame, scan_receipt
-from magnetar.protocol.hand_encoded import send_receipt_frame
+from magnetar.protocol.frame import (
+    Frame,
+    FrameDecoder,
+    MessageFrame,
+    encode_command,
+    encode_payload_command,
+    encode_payload_section,
+)
+from magnetar.protocol.hand_decoded import (
+    Delivery,
+    ReceiptFrame,
+    delivery_of,
+    scan_message,
+    scan_receipt,
+)
+from magnetar.protocol.hand_encoded import message_frame, send_receipt_frame
 from magnetar.protocol.message_id import INT64_MAX, INT64_MIN, to_signed64
 from magnetar.wire import pulsar_api_pb2 as pb
 from tests.kit.protobuf_wire import field
@@ -27,6 +41,7 @@ from tests.kit.protobuf_wire import field
 _UINT64 = st.integers(0, 2**64 - 1)
 _INT64 = st.integers(INT64_MIN, INT64_MAX)
 _RECEIPT = pb.BaseCommand.SEND_RECEIPT
+_MESSAGE = pb.BaseCommand.MESSAGE
 
 
 @st.composite
@@ -64,7 +79,7 @@ def _frame(command: bytes) -> bytes:
 
 def _decoded(data: bytes, client: bool) -> list[object]:
     """Every frame (or the error that ended the decoding) of ``data``; a receipt the scan
-    takes as its ReceiptFrame, either way."""
+    takes as its ReceiptFrame, and a MESSAGE as its Delivery and section, either way."""
     decoder = FrameDecoder()
     out: list[object] = []
     try:
@@ -72,6 +87,10 @@ def _decoded(data: bytes, client: bool) -> list[object]:
         for frame in decoder.client_frames() if client else decoder.frames():
             if isinstance(frame, Frame) and frame.type == _RECEIPT:
                 frame = receipt_frame_of(frame.command) or frame
+            elif isinstance(frame, Frame) and frame.type == _MESSAGE:
+                frame = (delivery_of(frame.command.message), frame.payload)
+            elif isinstance(frame, MessageFrame):
+                frame = (frame.delivery, frame.section)
             out.append(frame)
     except ProtocolError as exc:
         out.append((type(exc), str(exc)))
@@ -168,3 +187,131 @@ def test_the_cases_it_steps_aside_for_are_well_formed_otherwise() -> None:
     twice = _receipt(_HEAD, _ID, field(2, 10), field(3, field(1, 7) + field(2, 8)))
     assert scan_receipt(twice, 0) == ReceiptFrame(1, 10, 7, 8)
     assert receipt_frame_of(pb.BaseCommand.FromString(twice)) == ReceiptFrame(1, 10, 7, 8)
+
+
+# ------------------------------------------------------------------ MESSAGE
+
+
+@st.composite
+def deliveries(draw: st.DrawFn) -> pb.BaseCommand:
+    mid = pb.MessageIdData(ledger_id=draw(_UINT64), entry_id=draw(_UINT64))
+    if draw(st.booleans()):
+        mid.partition = draw(st.integers(-(2**31), 2**31 - 1))
+    message = pb.CommandMessage(consumer_id=draw(_UINT64), message_id=mid)
+    if draw(st.booleans()):
+        message.redelivery_count = draw(st.integers(0, 2**32 - 1))
+    message.ack_set.extend(draw(st.lists(_INT64, max_size=3)))
+    if draw(st.booleans()):
+        message.consumer_epoch = draw(_UINT64)
+    return pb.BaseCommand(type=_MESSAGE, message=message)
+
+
+_METADATA = pb.MessageMetadata(producer_name="p", sequence_id=1, publish_time=2)
+_SECTION = encode_payload_section(_METADATA, b"body")
+
+
+def _message(command: pb.BaseCommand, payload: bytes = b"body") -> bytes:
+    return encode_payload_command(command, _METADATA, payload)
+
+
+@settings(max_examples=400, deadline=None)
+@given(deliveries())
+def test_the_message_scan_reads_what_protobuf_reads(command: pb.BaseCommand) -> None:
+    scanned = scan_message(command.SerializeToString())
+    assert scanned is not None  # every MESSAGE with a plain entry id takes the fast path
+    assert scanned == delivery_of(command.message)
+    decoder = FrameDecoder()
+    decoder.feed(_message(command))
+    [frame] = list(decoder.client_frames())
+    assert isinstance(frame, MessageFrame)
+    assert frame.delivery == scanned
+    assert (frame.section.metadata, frame.section.payload) == (_METADATA, b"body")
+
+
+@settings(max_examples=200, deadline=None)
+@given(consumer_id=_UINT64, ledger_id=_INT64, entry_id=_INT64,
+       partition=st.integers(-1, 2**31 - 1), redeliveries=st.integers(0, 100),
+       ack_set=st.none() | st.lists(_INT64, min_size=1, max_size=3),
+       epoch=st.none() | _UINT64)  # fmt: skip
+def test_what_the_broker_writes_takes_the_message_fast_path(
+    consumer_id: int,
+    ledger_id: int,
+    entry_id: int,
+    partition: int,
+    redeliveries: int,
+    ack_set: list[int] | None,
+    epoch: int | None,
+) -> None:
+    frame = message_frame(consumer_id, ledger_id, entry_id, partition, _SECTION,
+                          redelivery_count=redeliveries, ack_set=ack_set,
+                          consumer_epoch=epoch)  # fmt: skip
+    decoder = FrameDecoder()
+    decoder.feed(frame)
+    [got] = list(decoder.client_frames())
+    assert isinstance(got, MessageFrame)
+    expected = Delivery(consumer_id, ledger_id, entry_id, partition, redeliveries,
+                        ack_set or [], -1 if epoch is None else epoch)  # fmt: skip
+    assert got.delivery == expected
+
+
+@settings(max_examples=600, deadline=None)
+@given(
+    deliveries(),
+    st.lists(st.tuples(st.integers(0, 1000), st.integers(0, 255)), min_size=1, max_size=3),
+)
+def test_changed_message_bytes_give_what_protobuf_gives(
+    command: pb.BaseCommand, changes: list[tuple[int, int]]
+) -> None:
+    frame = bytearray(_message(command))
+    command_end = 8 + int.from_bytes(frame[4:8], "big")
+    for at, value in changes:  # within the command: the sizes stay, the frame stays one
+        frame[8 + at % (command_end - 8)] = value
+    assert _decoded(bytes(frame), True) == _decoded(bytes(frame), False)
+
+
+def _delivery(*fields: bytes) -> bytes:
+    return field(1, _MESSAGE) + field(9, b"".join(fields))
+
+
+_ENTRY = field(2, field(1, 5) + field(2, 6))
+
+_MESSAGE_STEPS_ASIDE = {
+    "an id with a batch index": _delivery(
+        field(1, 1), field(2, field(1, 5) + field(2, 6) + field(4, 0))
+    ),
+    "an id without its entry id": _delivery(field(1, 1), field(2, field(1, 5))),
+    "an id without its ledger id": _delivery(field(1, 1), field(2, field(2, 6))),
+    "two ids (protobuf merges them)": _delivery(
+        field(1, 1), _ENTRY, field(2, field(3, 4) + field(1, 5) + field(2, 7))
+    ),
+    "no message id": _delivery(field(1, 1)),
+    "no consumer id": _delivery(_ENTRY),
+    "a packed ack set": _delivery(field(1, 1), _ENTRY, field(4, b"\x01\x02")),
+    "an unknown field": _delivery(field(1, 1), _ENTRY, field(9, 1)),
+    "another type with a message body": field(1, pb.BaseCommand.PING)
+    + field(9, field(1, 1) + _ENTRY),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_MESSAGE_STEPS_ASIDE))
+def test_the_message_scan_steps_aside_for_what_it_does_not_expect(case: str) -> None:
+    command = _MESSAGE_STEPS_ASIDE[case]
+    assert scan_message(command) is None
+    size = len(command)
+    frame = struct.pack(">II", 4 + size + len(_SECTION), size) + command + _SECTION
+    assert _decoded(frame, True) == _decoded(frame, False)
+
+
+def test_the_message_cases_it_steps_aside_for_are_well_formed_otherwise() -> None:
+    """Without the defect the same bytes take the fast path; ids above INT64_MAX are signed,
+    ack set words are int64, a redelivery count is the low 32 bits of its varint."""
+    assert scan_message(_delivery(field(1, 1), _ENTRY)) == Delivery(1, 5, 6, -1, 0, [], -1)
+    wide = _delivery(
+        field(1, 1),
+        field(2, field(1, 2**64 - 1) + field(2, 2**63) + field(3, 2**64 - 1)),
+        field(3, 2**32 + 3),
+        field(4, 2**64 - 1),
+        field(5, 9),
+    )
+    assert scan_message(wide) == Delivery(1, -1, -(2**63), -1, 3, [-1], 9)
+    assert delivery_of(pb.BaseCommand.FromString(wide).message) == scan_message(wide)
