@@ -20,3 +20,11 @@ def field(number: int, value: int | bytes) -> bytes:
     if isinstance(value, int):
         return varint(number << 3) + varint(value)
     return varint(number << 3 | 2) + varint(len(value)) + value
+
+
+def whole_frame(command: bytes, section: bytes = b"") -> bytes:
+    """A whole frame of ``command``'s bytes and the payload section after them (if any)."""
+    size = len(command)
+    return (
+        (4 + size + len(section)).to_bytes(4, "big") + size.to_bytes(4, "big") + command + section
+    )

@@ -9,8 +9,6 @@ reader must give what protobuf's reading of the same frames gives, an error incl
 
 from __future__ import annotations
 
-import struct
-
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
@@ -20,7 +18,7 @@ from magnetar.protocol.frame import Frame, FrameDecoder, encode_command
 from magnetar.protocol.hand_decoded import AckFrame, scan_ack
 from magnetar.protocol.message_id import to_signed64
 from magnetar.wire import pulsar_api_pb2 as pb
-from tests.kit.protobuf_wire import field
+from tests.kit.protobuf_wire import field, whole_frame
 
 _UINT64 = st.integers(0, 2**64 - 1)
 _INT32 = st.integers(-(2**31), 2**31 - 1)
@@ -66,10 +64,6 @@ def ack_frame_of(command: pb.BaseCommand) -> AckFrame | None:
         ack.request_id if ack.HasField("request_id") else None,
         [(to_signed64(m.ledger_id), to_signed64(m.entry_id)) for m in ack.message_id],
     )
-
-
-def _frame(command: bytes) -> bytes:
-    return struct.pack(">II", 4 + len(command), len(command)) + command
 
 
 def _decoded(data: bytes, broker: bool) -> list[object]:
@@ -120,7 +114,7 @@ def test_any_bytes_give_what_protobuf_gives(command: bytes) -> None:
     scanned = scan_ack(data, 0)
     if scanned is not None:
         assert scanned == ack_frame_of(pb.BaseCommand.FromString(data))
-    assert _decoded(_frame(data), True) == _decoded(_frame(data), False)
+    assert _decoded(whole_frame(data), True) == _decoded(whole_frame(data), False)
 
 
 def _ack(*fields: bytes) -> bytes:
@@ -158,7 +152,7 @@ _STEPS_ASIDE = {
 def test_the_scan_steps_aside_for_what_it_does_not_expect(case: str) -> None:
     command = _STEPS_ASIDE[case]
     assert scan_ack(command, 0) is None
-    assert _decoded(_frame(command), True) == _decoded(_frame(command), False)
+    assert _decoded(whole_frame(command), True) == _decoded(whole_frame(command), False)
 
 
 def test_the_cases_it_steps_aside_for_are_well_formed_otherwise() -> None:

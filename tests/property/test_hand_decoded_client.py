@@ -11,8 +11,6 @@ reading of the same frames gives, an error included.
 
 from __future__ import annotations
 
-import struct
-
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
@@ -36,7 +34,7 @@ from magnetar.protocol.hand_decoded import (
 from magnetar.protocol.hand_encoded import message_frame, send_receipt_frame
 from magnetar.protocol.message_id import INT64_MAX, INT64_MIN, to_signed64
 from magnetar.wire import pulsar_api_pb2 as pb
-from tests.kit.protobuf_wire import field
+from tests.kit.protobuf_wire import field, whole_frame
 
 _UINT64 = st.integers(0, 2**64 - 1)
 _INT64 = st.integers(INT64_MIN, INT64_MAX)
@@ -71,10 +69,6 @@ def receipt_frame_of(command: pb.BaseCommand) -> ReceiptFrame | None:
         to_signed64(mid.ledger_id),
         to_signed64(mid.entry_id),
     )
-
-
-def _frame(command: bytes) -> bytes:
-    return struct.pack(">II", 4 + len(command), len(command)) + command
 
 
 def _decoded(data: bytes, client: bool) -> list[object]:
@@ -143,7 +137,7 @@ def test_any_bytes_give_what_protobuf_gives(command: bytes) -> None:
     scanned = scan_receipt(data, 0)
     if scanned is not None:
         assert scanned == receipt_frame_of(pb.BaseCommand.FromString(data))
-    assert _decoded(_frame(data), True) == _decoded(_frame(data), False)
+    assert _decoded(whole_frame(data), True) == _decoded(whole_frame(data), False)
 
 
 def _receipt(*fields: bytes) -> bytes:
@@ -175,7 +169,7 @@ _STEPS_ASIDE = {
 def test_the_scan_steps_aside_for_what_it_does_not_expect(case: str) -> None:
     command = _STEPS_ASIDE[case]
     assert scan_receipt(command, 0) is None
-    assert _decoded(_frame(command), True) == _decoded(_frame(command), False)
+    assert _decoded(whole_frame(command), True) == _decoded(whole_frame(command), False)
 
 
 def test_the_cases_it_steps_aside_for_are_well_formed_otherwise() -> None:
@@ -297,9 +291,8 @@ _MESSAGE_STEPS_ASIDE = {
 def test_the_message_scan_steps_aside_for_what_it_does_not_expect(case: str) -> None:
     command = _MESSAGE_STEPS_ASIDE[case]
     assert scan_message(command) is None
-    size = len(command)
-    frame = struct.pack(">II", 4 + size + len(_SECTION), size) + command + _SECTION
-    assert _decoded(frame, True) == _decoded(frame, False)
+    whole = whole_frame(command, _SECTION)
+    assert _decoded(whole, True) == _decoded(whole, False)
 
 
 def test_the_message_cases_it_steps_aside_for_are_well_formed_otherwise() -> None:

@@ -31,7 +31,7 @@ from magnetar.protocol.frame import (
 )
 from magnetar.protocol.hand_decoded import SendFrame, scan_send
 from magnetar.wire import pulsar_api_pb2 as pb
-from tests.kit.protobuf_wire import field
+from tests.kit.protobuf_wire import field, whole_frame
 from tests.kit.pulsar_strategies import message_metadata
 
 _INT32 = st.integers(-(2**31), 2**31 - 1)
@@ -52,10 +52,6 @@ def sends(draw: st.DrawFn) -> pb.BaseCommand:
         send.is_chunk = draw(st.booleans())
         send.marker = draw(st.booleans())
     return pb.BaseCommand(type=pb.BaseCommand.SEND, send=send)
-
-
-def _frame(command: bytes, section: bytes) -> bytes:
-    return struct.pack(">II", 4 + len(command) + len(section), len(command)) + command + section
 
 
 def _decoded(data: bytes, sends: bool) -> list[object]:
@@ -85,7 +81,7 @@ def test_the_scan_reads_what_protobuf_reads(
     assert scanned is not None  # every SEND a client writes takes the fast path
     assert scanned == send_frame_of(parse_split_frame(cmd, section))
     assert scanned.metadata == m
-    assert _decoded(_frame(cmd, section), True) == [scanned]
+    assert _decoded(whole_frame(cmd, section), True) == [scanned]
 
 
 @settings(max_examples=400, deadline=None)
@@ -151,7 +147,7 @@ def test_changed_bytes_give_what_protobuf_gives(
     changes: list[tuple[int, int]],
 ) -> None:
     cmd = command.SerializeToString()
-    frame = bytearray(_frame(cmd, encode_payload_section(m, b"payload", checksum=checksum)))
+    frame = bytearray(whole_frame(cmd, encode_payload_section(m, b"payload", checksum=checksum)))
     for at, value in changes:
         frame[8 + at % (len(frame) - 8)] = value  # the sizes stay: the frame stays one frame
     assert _decoded(bytes(frame), True) == _decoded(bytes(frame), False)
@@ -168,7 +164,7 @@ def test_a_long_section_s_checksum_is_checked_like_a_short_one_s(size: int) -> N
     cmd = command.SerializeToString()
     section = encode_payload_section(m, os.urandom(size))
     assert scan_send(cmd, section, True) is not None  # the scan took it (no step aside)
-    good = _frame(cmd, section)
+    good = whole_frame(cmd, section)
     for at in (len(section) - size - 1, len(section) - size // 2, len(section) - 1):
         changed = bytearray(section)
         changed[at] ^= 0x40
@@ -217,7 +213,9 @@ def test_any_bytes_give_what_protobuf_gives(command: bytes, section: bytes, crc:
     if scanned is not None:
         assert scanned == send_frame_of(parse_split_frame(command, section, verify_checksum=False))
     if section:
-        assert _decoded(_frame(command, section), True) == _decoded(_frame(command, section), False)
+        assert _decoded(whole_frame(command, section), True) == _decoded(
+            whole_frame(command, section), False
+        )
 
 
 @settings(max_examples=300, deadline=None)
@@ -239,7 +237,7 @@ def test_sends_cut_across_reads_give_what_one_read_gives(
     then: a SEND longer than the reads is collected from them and its section joined once;
     the broker's frames are those of the whole stream fed at once, stored bytes included."""
     stream = b"".join(
-        _frame(command.SerializeToString(), encode_payload_section(m, b"p" * size, checksum=c))
+        whole_frame(command.SerializeToString(), encode_payload_section(m, b"p" * size, checksum=c))
         + encode_command(pb.BaseCommand(type=pb.BaseCommand.PING, ping=pb.CommandPing()))
         for command, m, size, c in frames
     )
@@ -269,7 +267,7 @@ def test_a_send_frame_is_built_for_every_send_even_off_the_fast_path() -> None:
     m = pb.MessageMetadata(producer_name="p", sequence_id=9, publish_time=5)
     section = encode_payload_section(m, b"x")
     assert scan_send(command, section, True) is None
-    (frame,) = _decoded(_frame(command, section), True)
+    (frame,) = _decoded(whole_frame(command, section), True)
     assert isinstance(frame, SendFrame)
     assert (frame.producer_id, frame.sequence_id, frame.stored) == (3, 9, section)
 
@@ -350,7 +348,7 @@ _STEPS_ASIDE = {
 def test_the_scan_steps_aside_for_what_it_does_not_expect(case: str) -> None:
     command, section = _STEPS_ASIDE[case]
     assert scan_send(command, section, True) is None
-    frame = _frame(command, section)
+    frame = whole_frame(command, section)
     assert _decoded(frame, True) == _decoded(frame, False)
 
 

@@ -418,14 +418,10 @@ def scan_ack(data: bytes, start: int) -> AckFrame | None:
             elif field == 8:
                 request_id = value
         elif wire == 2 and field == _MESSAGE_ID:
-            n = r.length()
-            if not r.ok:
-                return None
-            ledger_id, entry_id = _message_id(data, r.pos, r.pos + n)
+            ledger_id, entry_id = _read_id(r)
             if ledger_id < 0:
                 return None
             entries.append((_int64(ledger_id), _int64(entry_id)))
-            r.pos += n
         else:
             return None
         if not r.ok:
@@ -472,14 +468,10 @@ def scan_receipt(data: bytes, start: int) -> ReceiptFrame | None:
             elif tag == _RECEIPT_SEQUENCE:
                 sequence_id = value
         elif tag == _RECEIPT_MESSAGE_ID:
-            n = r.length()
-            if not r.ok:
-                return None
             # A second message id would merge into the first: take it only when whole.
-            ledger_id, entry_id = _message_id(data, r.pos, r.pos + n)
+            ledger_id, entry_id = _read_id(r)
             if ledger_id < 0:
                 return None
-            r.pos += n
         else:
             return None
         if not r.ok:
@@ -608,6 +600,17 @@ def _entry_id(data: bytes, pos: int, end: int) -> tuple[int, int, int]:
     if entry_id < 0:
         return -1, -1, -1
     return ledger_id, entry_id, partition
+
+
+def _read_id(r: _Reader) -> tuple[int, int]:
+    """:func:`_message_id` of the length-delimited MessageIdData at ``r``'s cursor, which then
+    moves past it; (-1, -1) when it is not one (or its length does not fit)."""
+    n = r.length()
+    if not r.ok:
+        return -1, -1
+    at = r.pos
+    r.pos += n
+    return _message_id(r.data, at, at + n)
 
 
 def _message_id(data: bytes, pos: int, end: int) -> tuple[int, int]:
