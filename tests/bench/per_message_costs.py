@@ -19,8 +19,12 @@ ratio. The alternatives are built here:
 - ``unchecked_message_id`` against ``MessageId(...)`` with its range check;
 - the hand-encoded SEND_RECEIPT and MESSAGE frames against protobuf's ``BaseCommand``;
 - a batch's plain single-message metadata from one reused template, the ACK command filled
-  in place, the reused SEND command, and the receive path's varint scan of a
-  ``SingleMessageMetadata``, each against building (and parsing) a new protobuf message;
+  in place, and the receive path's varint scan of a ``SingleMessageMetadata``, each against
+  building (and parsing) a new protobuf message;
+- a client's 1 KiB SEND frame written by hand around its serialized metadata (``send_frame``)
+  against protobuf's command and ``encode_payload_command``; a SEND_RECEIPT and a 1 KiB
+  MESSAGE through the client's reader (``client_frames``: the commands scanned from the wire)
+  against protobuf's parse (``frames``) and the reads the client made of it;
 - the hand encoder's unrolled two- and three-byte ``varint`` against the loop over a
   bytearray it kept for longer values;
 - a dispatch step's run of MESSAGE frames for one consumer, what the frames share encoded
@@ -85,11 +89,14 @@ from magnetar.managed_ledger.entry_cache import CacheBudget, EntryCache
 from magnetar.managed_ledger.position import Position, position_of_pair
 from magnetar.protocol import client_commands, commands, hand_encoded
 from magnetar.protocol.frame import (
+    Frame,
     FrameDecoder,
+    MessageFrame,
     PayloadSection,
     encode_command,
     encode_message,
     encode_payload_command,
+    encode_payload_section,
     parse_frame_body,
 )
 from magnetar.protocol.hand_decoded import AckFrame
@@ -271,6 +278,34 @@ def decode_one(data: bytes, *, sends: bool) -> object:
     return next(decoder.broker_frames() if sends else decoder.frames())
 
 
+def receipt_read(data: bytes, *, scanned: bool) -> object:
+    """What a producer reads of a SEND_RECEIPT: the client's reader (scanned from the wire)
+    or protobuf's parse and the former reads (``MessageId.from_proto``)."""
+    decoder = FrameDecoder()
+    decoder.feed(data)
+    if scanned:
+        _, sequence_id, ledger_id, entry_id = next(decoder.client_frames())  # type: ignore[misc]
+        return sequence_id, ledger_id, entry_id
+    receipt = next(decoder.frames()).command.send_receipt
+    return receipt.sequence_id, MessageId.from_proto(receipt.message_id)
+
+
+def message_read(data: bytes, *, scanned: bool) -> object:
+    """What a consumer reads of a MESSAGE's command: the client's reader (the command scanned
+    from the wire) or protobuf's parse and the former reads of the command."""
+    decoder = FrameDecoder()
+    decoder.feed(data)
+    frame = next(decoder.client_frames() if scanned else decoder.frames())
+    if isinstance(frame, MessageFrame):
+        d = frame.delivery
+        return d.ledger_id, d.entry_id, d.partition, d.redelivery_count, d.consumer_epoch
+    assert isinstance(frame, Frame)
+    command = frame.command.message
+    mid = command.message_id
+    epoch = command.consumer_epoch if command.HasField("consumer_epoch") else -1
+    return mid.ledger_id, mid.entry_id, mid.partition, command.redelivery_count, epoch
+
+
 def ack_positions(data: bytes, *, broker: bool) -> object:
     """An ACK frame's acked positions: the broker's reader (ids scanned from the wire, then
     mapped to positions) or its former path (protobuf's parse, then per id the attribute
@@ -308,9 +343,10 @@ def encoding_cases() -> list[Case]:
     request = AckRequest(pb.CommandAck.Individual, ids)
     reused = client_commands.send(1, 0)
 
-    def reuse_send() -> pb.BaseCommand:
+    def protobuf_send(payload: bytes) -> bytes:
+        # The client's former SEND: a reused command, its sequence id set, then the frame.
         reused.send.sequence_id = 42
-        return reused
+        return encode_payload_command(reused, meta, payload)
 
     raw = pb.SingleMessageMetadata(payload_size=100, sequence_id=42).SerializeToString()
     run_positions = [(123_456, 789 + i) for i in range(_BATCH)]
@@ -320,7 +356,10 @@ def encoding_cases() -> list[Case]:
         for i in range(_BATCH)
     ]
     meta = pb.MessageMetadata(producer_name="standalone-0-1", sequence_id=42, publish_time=1)
-    send_1k = encode_payload_command(commands.send(1, 42), meta, b"x" * 1024)
+    kib = b"x" * 1024
+    send_1k = encode_payload_command(commands.send(1, 42), meta, kib)
+    receipt = hand_encoded.send_receipt_frame(1, 42, 123_456, 789)
+    message_1k = hand_encoded.message_frame(1, 123_456, 789, -1, encode_payload_section(meta, kib))
     ack_ids = [pb.MessageIdData(ledger_id=123_456, entry_id=789 + i) for i in range(_BATCH)]
     ack_frame = encode_command(
         pb.BaseCommand(
@@ -357,7 +396,21 @@ def encoding_cases() -> list[Case]:
             lambda: client_commands.ack(1, [m.to_proto() for m, _ in ids]),
             _BATCH,
         ),
-        Case("SEND command (reused)", reuse_send, lambda: client_commands.send(1, 42)),
+        Case(
+            "client SEND frame 1 KiB (hand-encoded)",
+            lambda: hand_encoded.send_frame(1, 42, -1, -1, meta.SerializeToString(), kib, True),
+            lambda: protobuf_send(kib),
+        ),
+        Case(
+            "client SEND_RECEIPT decode (wire scan)",
+            lambda: receipt_read(receipt, scanned=True),
+            lambda: receipt_read(receipt, scanned=False),
+        ),
+        Case(
+            "client MESSAGE decode 1 KiB (wire scan)",
+            lambda: message_read(message_1k, scanned=True),
+            lambda: message_read(message_1k, scanned=False),
+        ),
         Case(
             "SingleMessageMetadata read (varint scan)",
             lambda: _scan_single(raw, 0, len(raw)),
