@@ -351,7 +351,7 @@ def _join_range(pieces: list[bytes | memoryview], start: int, end: int) -> bytes
 _SCANNED = pb.BaseCommand()
 _PLAIN: Final = 0  # FrameDecoder._frames: every frame parsed with protobuf
 _BROKER: Final = 1  # SEND and ACK scanned
-_CLIENT: Final = 2  # SEND_RECEIPT scanned
+_CLIENT: Final = 2  # SEND_RECEIPT and MESSAGE scanned
 
 
 class FrameDecoder:
@@ -637,15 +637,21 @@ def encode_command(command: pb.BaseCommand) -> bytes:
     return _U32.pack(4 + len(cmd)) + _U32.pack(len(cmd)) + cmd
 
 
+def payload_section_head(metadata: bytes, payload: bytes, checksum: bool) -> bytes:
+    """What goes before ``payload`` in its payload section, ``[0x0e01][crc][meta_size][meta]``
+    for the serialized ``metadata`` (without the magic and crc if not ``checksum``; the crc
+    covers the size, the metadata and the payload), so that a frame copies the payload once."""
+    covered_head = _U32.pack(len(metadata)) + metadata
+    if not checksum:
+        return covered_head
+    return _MAGIC_CRC + _U32.pack(crc32c(payload, crc32c(covered_head))) + covered_head
+
+
 def encode_payload_section(
     metadata: pb.MessageMetadata, payload: bytes, *, checksum: bool = True
 ) -> bytes:
     """``[0x0e01][crc][meta_size][meta][payload]`` (without the magic and crc if not checksum)."""
-    meta = _serialize(metadata)
-    covered = _U32.pack(len(meta)) + meta + payload
-    if not checksum:
-        return covered
-    return _MAGIC_CRC + _U32.pack(crc32c(covered)) + covered
+    return payload_section_head(_serialize(metadata), payload, checksum) + payload
 
 
 def _frame_with_section(

@@ -31,7 +31,7 @@ import struct
 from collections.abc import Sequence
 from typing import Protocol
 
-from magnetar.protocol.frame import crc32c
+from magnetar.protocol.frame import payload_section_head
 from magnetar.wire import pulsar_api_pb2 as pb
 
 _U32 = struct.Struct(">I")
@@ -42,7 +42,6 @@ _SMALL = tuple(bytes((n,)) for n in range(128))
 _RECEIPT_HEAD = b"\x08" + _SMALL[pb.BaseCommand.SEND_RECEIPT] + b"\x3a"  # type, then field 7
 _MESSAGE_TYPE = b"\x08" + _SMALL[pb.BaseCommand.MESSAGE] + b"\x4a"  # type, then field 9
 _SEND_TYPE = b"\x08" + _SMALL[pb.BaseCommand.SEND] + b"\x32"  # type, then field 6
-_MAGIC_CRC = b"\x0e\x01"
 
 
 def varint(value: int) -> bytes:
@@ -143,12 +142,7 @@ def send_frame(
     if highest_sequence_id >= 0:
         body += b"\x30" + varint(highest_sequence_id)
     command = _SEND_TYPE + varint(len(body)) + body
-    covered_head = _U32.pack(len(metadata)) + metadata  # the checksum covers it and payload
-    if checksum:
-        crc = crc32c(payload, crc32c(covered_head))
-        section_head = _MAGIC_CRC + _U32.pack(crc) + covered_head
-    else:
-        section_head = covered_head
+    section_head = payload_section_head(metadata, payload, checksum)
     size = len(command)
     total = 4 + size + len(section_head) + len(payload)
     return b"".join((_SIZES.pack(total, size), command, section_head, payload))
