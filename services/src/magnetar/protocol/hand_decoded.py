@@ -418,7 +418,7 @@ def scan_ack(data: bytes, start: int) -> AckFrame | None:
             elif field == 8:
                 request_id = value
         elif wire == 2 and field == _MESSAGE_ID:
-            ledger_id, entry_id = _read_id(r)
+            ledger_id, entry_id, _ = _read_id(r, _ID_VARINTS)
             if ledger_id < 0:
                 return None
             entries.append((_int64(ledger_id), _int64(entry_id)))
@@ -469,7 +469,7 @@ def scan_receipt(data: bytes, start: int) -> ReceiptFrame | None:
                 sequence_id = value
         elif tag == _RECEIPT_MESSAGE_ID:
             # A second message id would merge into the first: take it only when whole.
-            ledger_id, entry_id = _read_id(r)
+            ledger_id, entry_id, _ = _read_id(r, _ID_VARINTS)
             if ledger_id < 0:
                 return None
         else:
@@ -518,13 +518,11 @@ def scan_message(command: bytes) -> Delivery | None:
     while r.pos < r.end:
         tag = r.varint(5)
         if tag == _DELIVERY_MESSAGE_ID:
-            n = r.length()
-            if not r.ok or ledger_id >= 0:  # a second id merges into the first: protobuf
+            if ledger_id >= 0:  # a second id merges into the first: protobuf
                 return None
-            ledger_id, entry_id, partition = _entry_id(command, r.pos, r.pos + n)
+            ledger_id, entry_id, partition = _read_id(r, _ENTRY_ID_FIELDS)
             if ledger_id < 0:
                 return None
-            r.pos += n
         elif tag in (
             _DELIVERY_CONSUMER,
             _DELIVERY_REDELIVERIES,
@@ -575,18 +573,31 @@ def delivery_of(message: pb.CommandMessage) -> Delivery:
     )
 
 
-_ENTRY_ID_PARTITION: Final = 3
+# The fields of a MESSAGE's entry id the consumer reads: ledger_id, entry_id, partition.
+_ENTRY_ID_FIELDS: Final = _mask(1, 2, 3)
 
 
-def _entry_id(data: bytes, pos: int, end: int) -> tuple[int, int, int]:
-    """(ledger_id, entry_id, partition) of a MessageIdData holding those (the two required,
-    as uint64; partition -1 when absent) and nothing else; (-1, -1, -1) otherwise."""
+def _read_id(r: _Reader, allowed: int) -> tuple[int, int, int]:
+    """:func:`_id_fields` of the length-delimited MessageIdData at ``r``'s cursor, which then
+    moves past it; (-1, -1, -1) when it is not one (or its length does not fit)."""
+    n = r.length()
+    if not r.ok:
+        return -1, -1, -1
+    at = r.pos
+    r.pos += n
+    return _id_fields(r.data, at, at + n, allowed)
+
+
+def _id_fields(data: bytes, pos: int, end: int, allowed: int) -> tuple[int, int, int]:
+    """(ledger_id, entry_id, partition) of a MessageIdData of varint fields in ``allowed`` (a
+    mask by field number) only, the ids as uint64, partition -1 when absent; (-1, -1, -1)
+    when it is not one or lacks a required id."""
     r = _Reader(data, pos, end)
     ledger_id = entry_id = partition = -1
     while r.pos < r.end:
         tag = r.varint(5)
         field = tag >> 3
-        if tag & 7 != 0 or not 1 <= field <= _ENTRY_ID_PARTITION:
+        if tag & 7 != 0 or not (allowed >> field) & 1:
             return -1, -1, -1
         value = r.varint(10)
         if not r.ok:
@@ -595,41 +606,8 @@ def _entry_id(data: bytes, pos: int, end: int) -> tuple[int, int, int]:
             ledger_id = value
         elif field == 2:
             entry_id = value
-        else:
+        elif field == 3:
             partition = _int32(value)
     if entry_id < 0:
         return -1, -1, -1
     return ledger_id, entry_id, partition
-
-
-def _read_id(r: _Reader) -> tuple[int, int]:
-    """:func:`_message_id` of the length-delimited MessageIdData at ``r``'s cursor, which then
-    moves past it; (-1, -1) when it is not one (or its length does not fit)."""
-    n = r.length()
-    if not r.ok:
-        return -1, -1
-    at = r.pos
-    r.pos += n
-    return _message_id(r.data, at, at + n)
-
-
-def _message_id(data: bytes, pos: int, end: int) -> tuple[int, int]:
-    """(ledger_id, entry_id) of a MessageIdData of scalars only as uint64; (-1, -1) when it is
-    not one."""
-    r = _Reader(data, pos, end)
-    ledger_id = entry_id = -1
-    while r.pos < r.end:
-        tag = r.varint(5)
-        field = tag >> 3
-        if tag & 7 != 0 or not (_ID_VARINTS >> field) & 1:
-            return -1, -1
-        value = r.varint(10)
-        if not r.ok:
-            return -1, -1
-        if field == 1:
-            ledger_id = value
-        elif field == 2:
-            entry_id = value
-    if entry_id < 0:
-        return -1, -1
-    return ledger_id, entry_id
