@@ -471,13 +471,12 @@ class Connection:
                 while True:
                     try:
                         for frame in self._decoder.client_frames():
-                            kind = frame.__class__
-                            if kind is ReceiptFrame:
-                                self._on_receipt(frame)  # type: ignore[arg-type]
-                            elif kind is MessageFrame:
-                                self._on_delivery(frame.delivery, frame.section)  # type: ignore[union-attr]
+                            if isinstance(frame, ReceiptFrame):
+                                self._on_receipt(frame)
+                            elif isinstance(frame, MessageFrame):
+                                self._on_delivery(frame.delivery, frame.section)
                             else:
-                                self._dispatch(frame)  # type: ignore[arg-type]
+                                self._dispatch(frame)
                         break
                     except ProtocolError as exc:
                         if exc.fatal:
