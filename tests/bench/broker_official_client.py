@@ -6,7 +6,7 @@ Usage::
     python -m tests.bench.broker_official_client [--seconds 10] [--size 1024] [--producers 4]
         [--scenarios unbatched-1,batched-1,unbatched-8,batched-8] [--no-half-rate]
         [--hold-s 0] [--rate MSG_S] [--json FILE] [--client official|magnetar]
-        [--journal-dir DIR]
+        [--journal-dir DIR] [--sink]
 
 Starts one standalone process on loopback (journal fdatasync on), then for each scenario
 (batched or unbatched producers; one topic, or a topic of 8 partitions) runs:
@@ -50,8 +50,11 @@ long the standalone took to stop (SIGTERM to exit) after the last run, a table, 
 ``BENCH_JSON {...}`` line (also written to ``--json``).
 ``--hold-s N`` keeps the load of the first scenario running N seconds longer and prints the
 standalone's pid first, for a profiler (``py-spy record --pid PID``); ``--rate N`` runs only
-paced runs at N msg/s in total (to profile a moderate load). Not a test: numbers go to
-docs/benchmarks.md.
+paced runs at N msg/s in total (to profile a moderate load). ``--sink`` loads
+:mod:`tests.bench.pulsar_sink` instead (no consumer): ``producers us/msg`` is then the load
+generator's own CPU per message, and the rate its ceiling (with ``--producers 1`` and
+``--client magnetar``: what one producer of Magnetar's client costs). Not a test: numbers go
+to docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -81,6 +84,7 @@ from tests.bench.load_window import (
     stamped,
     wait_window,
 )
+from tests.bench.pulsar_sink import SinkProcess
 from tests.bench.report import bench_json, header, machine, percentile
 from tests.kit.standalone import StandaloneProcess
 
@@ -609,7 +613,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--journal-dir", type=Path,
                         help="the standalone's journal in a fresh dir under this one (its own "
                              "volume, say); default: under its data dir")  # fmt: skip
+    parser.add_argument("--sink", action="store_true",
+                        help="load tests.bench.pulsar_sink instead of a standalone (no "
+                             "consumer): the load generator's own cost and ceiling")  # fmt: skip
     args = parser.parse_args(argv)
+    if args.sink:
+        args.consumer = False  # the sink delivers nothing
     if args.client == "official" and official_client_missing():
         return 2
     print(header({k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()}))
@@ -623,10 +632,16 @@ def main(argv: list[str] | None = None) -> int:
         journal = []
         if args.journal_dir:
             journal = ["--journal-dir", str(args.journal_dir / uuid.uuid4().hex)]
-        sa = StandaloneProcess(data_dir=Path(tmp) / "data", journal_sync=True, log_level="warning",
-                               extra_args=journal)  # fmt: skip
-        sa.start()
-        target = Target.standalone(sa)
+        sa: StandaloneProcess | SinkProcess
+        if args.sink:
+            sa = SinkProcess(data_dir=Path(tmp) / "sink")
+            sa.start()
+            target = Target(sa.service_url, "", (sa.process.pid,) if sa.process else ())
+        else:
+            sa = StandaloneProcess(data_dir=Path(tmp) / "data", journal_sync=True,
+                                   log_level="warning", extra_args=journal)  # fmt: skip
+            sa.start()
+            target = Target.standalone(sa)
         try:
             for i, scenario in enumerate(scenarios):
                 hold = args.hold_s if i == 0 else 0.0
@@ -643,7 +658,8 @@ def main(argv: list[str] | None = None) -> int:
             stopping = time.monotonic()
             code = sa.stop()
             stop_s = time.monotonic() - stopping
-            print(f"standalone stop: {stop_s:.2f} s (SIGTERM to exit, code {code})", flush=True)
+            print(f"{'sink' if args.sink else 'standalone'} stop: {stop_s:.2f} s (SIGTERM to exit, "
+                  f"code {code})", flush=True)  # fmt: skip
             if code != 0:
                 print(sa.log_text()[-3000:], file=sys.stderr)
     summary = {
