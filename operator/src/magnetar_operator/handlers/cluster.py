@@ -18,6 +18,7 @@ import kopf
 
 from magnetar_operator import annotations as ann
 from magnetar_operator.cluster_reconciler import Outcome, delete_bookie_volumes, reconcile
+from magnetar_operator.handlers.serial import one_pass_at_a_time
 from magnetar_operator.kube import Kube
 from magnetar_operator.settings import OperatorSettings
 
@@ -42,7 +43,16 @@ async def sync_cluster(
     kube: Kube, settings: OperatorSettings, body: Mapping[str, Any], *, changed: bool = False
 ) -> Outcome:
     """One pass over the PulsarCluster ``body``: children, status, Events (the immutable-field
-    warning only on a pass for a change of the resource, not on every periodic pass)."""
+    warning only on a pass for a change of the resource, not on every periodic pass). One
+    pass at a time over a cluster (:mod:`.serial`)."""
+    meta = body.get("metadata", {})
+    async with one_pass_at_a_time(PLURAL, str(meta.get("namespace")), str(meta.get("name"))):
+        return await _sync_cluster(kube, settings, body, changed=changed)
+
+
+async def _sync_cluster(
+    kube: Kube, settings: OperatorSettings, body: Mapping[str, Any], *, changed: bool
+) -> Outcome:
     outcome = await reconcile(kube, body, _adopt(body), settings)
     await kube.patch_status(body, outcome.status)
     before = _progress(body.get("status") or {})

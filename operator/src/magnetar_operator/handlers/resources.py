@@ -18,6 +18,7 @@ import kopf
 
 from magnetar_operator import annotations as ann
 from magnetar_operator.cluster_reconciler import now
+from magnetar_operator.handlers.serial import one_pass_at_a_time
 from magnetar_operator.kube import Kube
 from magnetar_operator.pulsar_resources import (
     NamespaceDesired,
@@ -115,7 +116,22 @@ async def sync_resource(
 ) -> Result:
     """One pass over a Tenant, Namespace or Topic: Pulsar made to match, status written, an
     Event when the Ready reason changes (or, on a drift pass, when something was reverted).
-    ``previous``: the spec before the update being handled (what it removed is undone)."""
+    ``previous``: the spec before the update being handled (what it removed is undone).
+    One pass at a time over an object (:mod:`.serial`)."""
+    meta = body["metadata"]
+    async with one_pass_at_a_time(plural, str(meta.get("namespace")), str(meta.get("name"))):
+        return await _sync_resource(kube, settings, plural, body, drift=drift, previous=previous)
+
+
+async def _sync_resource(
+    kube: Kube,
+    settings: OperatorSettings,
+    plural: str,
+    body: Mapping[str, Any],
+    *,
+    drift: bool,
+    previous: Spec | None,
+) -> Result:
     kind, sync, _ = KINDS[plural]
     meta, spec = body["metadata"], body.get("spec") or {}
     generation = meta.get("generation")
