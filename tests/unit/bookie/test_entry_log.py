@@ -12,9 +12,10 @@ import crc32c
 import pytest
 
 from magnetar.bookie import entry_log, fileio
-from magnetar.bookie.entry_log import RECORD_HEAD_SIZE, EntryLocation, EntryLog
+from magnetar.bookie.entry_log import EntryLocation, EntryLog
 from magnetar.bookie.errors import StorageCorrupt
 from magnetar.bookie.journal_record import JournalRecord, RecordKind
+from magnetar.bookie.log_records import RECORD_HEAD_SIZE
 from magnetar.checksum import COMBINE_FROM
 from tests.kit.page_cache import HAVE_FINCORE, drops_pages, resident_bytes
 
@@ -282,6 +283,36 @@ def test_append_records_lays_records_back_to_back_like_append(tmp_path: Path) ->
         assert usage == {9: RECORD_HEAD_SIZE + 5, 1: 4 * RECORD_HEAD_SIZE + 46, 2: RECORD_HEAD_SIZE}
     finally:
         reopened.close()
+
+
+def test_append_records_writes_only_the_adds_of_a_mixed_group(tmp_path: Path) -> None:
+    """A group with fences and deletes among its adds: only the adds get log records, back to
+    back, each checked against its own payload checksum (the checksums run parallel to every
+    record, not just the adds); a group without an add writes nothing."""
+    payloads = [b"a" * 7, os.urandom(COMBINE_FROM + 1), b"c" * 3]
+    records = [
+        JournalRecord(RecordKind.FENCE, 4, master_key=b"mk"),
+        JournalRecord(RecordKind.ADD, 4, 0, -1, 0, b"mk", payloads[0]),
+        JournalRecord(RecordKind.DELETE, 8),
+        JournalRecord(RecordKind.ADD, 4, 1, 0, 0, b"mk", payloads[1]),
+        JournalRecord(RecordKind.ADD, 5, 0, -1, 0, b"mk", payloads[2]),
+        JournalRecord(RecordKind.FENCE, 5, master_key=b"mk"),
+    ]
+    crcs = [-1, -1, -1, crc32c.crc32c(payloads[1]), -1, -1]
+    elog = EntryLog(tmp_path)
+    try:
+        assert elog.append_records([JournalRecord(RecordKind.DELETE, 8)]) == (-1, 0)
+        log_id, offset = elog.append_records(records, crcs)
+        assert offset == 0
+        for record in records:
+            if record.kind is not RecordKind.ADD:
+                continue
+            location = EntryLocation(log_id, offset, len(record.payload))
+            assert elog.read(record.ledger_id, record.entry_id, location) == record.payload
+            offset += RECORD_HEAD_SIZE + len(record.payload)
+        assert elog.append([(9, 0, b"z")])[0].offset == offset  # nothing else was written
+    finally:
+        elog.close()
 
 
 def test_append_records_with_payload_checksums_writes_the_same_records(tmp_path: Path) -> None:

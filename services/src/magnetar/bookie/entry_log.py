@@ -10,8 +10,9 @@ Layout: ``<dir>/00000001.log``, ``00000002.log``, ... Each log is a sequence of 
 
     length (u32) | ledger id (u64) | entry id (u64) | crc32c (u32) | payload (length bytes)
 
-all big-endian; the CRC covers the first three fields and the payload, so a read can check what
-it got and a scan stops at a torn or zeroed tail. ``<dir>/<n>.ledgers`` is a sealed log's
+all big-endian (:mod:`magnetar.bookie.log_records`, compiled, holds the layout and frames the
+journal writer's appends); the CRC covers the first three fields and the payload, so a read can
+check what it got and a scan stops at a torn or zeroed tail. ``<dir>/<n>.ledgers`` is a sealed log's
 summary (bytes per ledger, for GC), written once the log is synced; a log without one is
 scanned at open. A log is sealed when it reaches ``roll_bytes``, and at every open: appends
 always go to a log created by this process, so a torn tail is never appended to. A log being
@@ -81,15 +82,12 @@ from magnetar.bookie.fileio import (
     write_all,
 )
 from magnetar.bookie.journal_record import JournalRecord
+from magnetar.bookie.log_records import CRC_HEAD, HEAD, frame_adds
 from magnetar.bookie.write_behind import OutBuffer, WriteBehind
-from magnetar.checksum import crc32c_combine
 from magnetar.telemetry import get_logger
 
 log = get_logger(__name__)
 
-_HEAD = struct.Struct(">IQQI")
-RECORD_HEAD_SIZE = _HEAD.size  # bytes of a record before its payload
-_CRC_HEAD = struct.Struct(">QQI")  # the CRC covers ledger id, entry id, length, then the payload
 _LEN = struct.Struct(">I")
 _USAGE_HEAD = struct.Struct(">I")
 _USAGE_ITEM = struct.Struct(">QQ")
@@ -128,7 +126,7 @@ class ScannedEntry(NamedTuple):
 
 
 def _crc(ledger_id: int, entry_id: int, payload: bytes | memoryview) -> int:
-    head = _CRC_HEAD.pack(ledger_id, entry_id, len(payload))
+    head = CRC_HEAD.pack(ledger_id, entry_id, len(payload))
     return int(crc32c.crc32c(payload, crc32c.crc32c(head)))
 
 
@@ -236,16 +234,16 @@ class EntryLog:
         offsets: list[int] = []
         usage: dict[int, int] = {}
         offset = 0
-        pack_head = _HEAD.pack
-        pack_crc_head = _CRC_HEAD.pack
+        pack_head = HEAD.pack
+        pack_crc_head = CRC_HEAD.pack
         crc = crc32c.crc32c
         for ledger_id, entry_id, payload in entries:
             length = len(payload)
             checksum = crc(payload, crc(pack_crc_head(ledger_id, entry_id, length)))
             parts += (pack_head(length, ledger_id, entry_id, checksum), payload)
             offsets.append(offset)
-            offset += _HEAD.size + length
-            usage[ledger_id] = usage.get(ledger_id, 0) + _HEAD.size + length
+            offset += HEAD.size + length
+            usage[ledger_id] = usage.get(ledger_id, 0) + HEAD.size + length
         log_id, base = self._write(parts, offset, usage)
         return [
             EntryLocation(log_id, base + at, len(entry[2]))
@@ -255,44 +253,18 @@ class EntryLog:
     def append_records(
         self, records: Sequence[JournalRecord], payload_crcs: Sequence[int] = ()
     ) -> tuple[int, int]:
-        """Append the payloads of journalled adds (all ``RecordKind.ADD``) in one write, as
-        :meth:`append` does, without building a tuple and a location per entry (the journal
-        writer's path): return (log id, offset of the first record); the records lie back to
-        back from there, each ``RECORD_HEAD_SIZE`` bytes of header then its payload.
+        """Append the payloads of the journalled adds among ``records`` (fences and deletes
+        have none) in one write, as :meth:`append` does, without building a tuple and a
+        location per entry (the journal writer's path): return (log id, offset of the first
+        record), or (-1, 0) when there is no add; the records lie back to back from there,
+        each ``log_records.RECORD_HEAD_SIZE`` bytes of header then its payload.
 
         ``payload_crcs`` (parallel to ``records``, or empty): each payload's ``crc32c`` where
         the journal took it (not -1): the record's checksum is then combined from it and the
         head's, without a second pass over the payload."""
-        parts: list[bytes] = []
-        usage: dict[int, int] = {}
-        total = 0
-        run_ledger = -1
-        run_bytes = 0
-        pack_head = _HEAD.pack
-        pack_crc_head = _CRC_HEAD.pack
-        crc = crc32c.crc32c
-        known = iter(payload_crcs) if payload_crcs else None
-        for record in records:
-            ledger_id = record.ledger_id
-            entry_id = record.entry_id
-            payload = record.payload
-            length = len(payload)
-            payload_crc = -1 if known is None else next(known)
-            if payload_crc < 0:
-                checksum = crc(payload, crc(pack_crc_head(ledger_id, entry_id, length)))
-            else:
-                head_crc = crc(pack_crc_head(ledger_id, entry_id, length))
-                checksum = crc32c_combine(head_crc, payload_crc, length)
-            parts += (pack_head(length, ledger_id, entry_id, checksum), payload)
-            length += _HEAD.size
-            total += length
-            if ledger_id != run_ledger:  # a group is mostly runs of one ledger: one sum a run
-                if run_bytes:
-                    usage[run_ledger] = usage.get(run_ledger, 0) + run_bytes
-                run_ledger, run_bytes = ledger_id, 0
-            run_bytes += length
-        if run_bytes:
-            usage[run_ledger] = usage.get(run_ledger, 0) + run_bytes
+        parts, total, usage = frame_adds(records, payload_crcs)  # one compiled loop
+        if not parts:
+            return -1, 0
         return self._write(parts, total, usage)
 
     def _write(self, parts: list[bytes], total: int, added: dict[int, int]) -> tuple[int, int]:
@@ -583,7 +555,7 @@ class EntryLog:
         usage: dict[int, int] = {}
         for scanned in self.scan(log_id):
             loc = scanned.location
-            usage[scanned.ledger_id] = usage.get(scanned.ledger_id, 0) + _HEAD.size + loc.length
+            usage[scanned.ledger_id] = usage.get(scanned.ledger_id, 0) + HEAD.size + loc.length
         self._write_usage(log_id, usage)
         log.info("entry_log_summarized_by_scan", log_id=log_id, ledgers=len(usage))
         return usage
@@ -601,7 +573,7 @@ class EntryLog:
         start = 0
         while start < len(wanted):
             first = wanted[start][2]
-            span_end = first.offset + _HEAD.size + first.length
+            span_end = first.offset + HEAD.size + first.length
             gaps = 0  # bytes in the span that no wanted record occupies
             end = start + 1
             while end < len(wanted):
@@ -610,7 +582,7 @@ class EntryLog:
                 if loc.log_id != first.log_id or gap < 0 or gaps + gap > _COALESCE_SLACK:
                     break
                 gaps += gap
-                span_end = loc.offset + _HEAD.size + loc.length
+                span_end = loc.offset + HEAD.size + loc.length
                 end += 1
             data = self._pread(first.log_id, first.offset, span_end - first.offset)
             for ledger_id, entry_id, loc in wanted[start:end]:
@@ -675,13 +647,13 @@ class EntryLog:
             base = 0  # file offset of buf[0]
             pos = 0
             while True:
-                if len(buf) - pos >= _HEAD.size:
-                    length, ledger_id, entry_id, crc = _HEAD.unpack_from(buf, pos)
+                if len(buf) - pos >= HEAD.size:
+                    length, ledger_id, entry_id, crc = HEAD.unpack_from(buf, pos)
                     if length > _MAX_PAYLOAD:
                         return
-                    end = pos + _HEAD.size + length
+                    end = pos + HEAD.size + length
                     if end <= len(buf):
-                        body = memoryview(buf)[pos + _HEAD.size : end]
+                        body = memoryview(buf)[pos + HEAD.size : end]
                         if _crc(ledger_id, entry_id, body) != crc:
                             return
                         location = EntryLocation(log_id, base + pos, length)
@@ -779,10 +751,10 @@ class EntryLog:
 
 def _check(data: bytes, at: int, ledger_id: int, entry_id: int, location: EntryLocation) -> bytes:
     try:
-        length, got_ledger, got_entry, crc = _HEAD.unpack_from(data, at)
+        length, got_ledger, got_entry, crc = HEAD.unpack_from(data, at)
     except struct.error as exc:
         raise StorageCorrupt(f"entry {ledger_id}:{entry_id}: no record at {location}") from exc
-    payload = data[at + _HEAD.size : at + _HEAD.size + length]
+    payload = data[at + HEAD.size : at + HEAD.size + length]
     if (got_ledger, got_entry, length) != (ledger_id, entry_id, location.length) or _crc(
         ledger_id, entry_id, payload
     ) != crc:

@@ -42,25 +42,19 @@ from typing import NamedTuple
 
 from rocksdict import Options, Rdict, WriteBatch, WriteOptions
 
-from magnetar.bookie.entry_log import (
-    PAGE_CACHE_BYTES,
-    RECORD_HEAD_SIZE,
-    EntryLocation,
-    EntryLog,
-    ScannedEntry,
-)
+from magnetar.bookie.entry_log import PAGE_CACHE_BYTES, EntryLocation, EntryLog, ScannedEntry
 from magnetar.bookie.errors import StorageCorrupt, StorageUnavailable
-from magnetar.bookie.journal_record import JournalRecord, RecordKind
+from magnetar.bookie.index_rows import ENTRY_PREFIX, INDEX, MetaChange, index_adds
+from magnetar.bookie.journal_record import JournalRecord
 from magnetar.telemetry import get_logger
 
 log = get_logger(__name__)
 
-_ENTRY_PREFIX = b"e"
+_ENTRY_PREFIX = ENTRY_PREFIX
 _META_PREFIX = b"m"
-_INDEX = struct.Struct(">qIIQI")
+_INDEX = INDEX
 _META_HEAD = struct.Struct(">BqH")
 _U64 = struct.Struct(">Q")
-_ENTRY_KEY = struct.Struct(">cQQ")  # entry_key's layout, packed in one call
 _FENCED = 1
 _DELETED = 2
 _COLLECTED = 4
@@ -129,25 +123,16 @@ class ListedEntry(NamedTuple):
     digest: int
 
 
-@dataclass(slots=True)
-class _MetaChange:
-    """What one :meth:`LedgerStorage.apply` call does to one ledger's meta (flags only get set,
-    the LAC only grows, the first non-empty master key sticks)."""
-
-    master_key: bytes
-    lac: int = -1
-    fenced: bool = False
-    deleted: bool = False
-
-    def merged(self, old: LedgerMeta | None) -> LedgerMeta:
-        base = old or LedgerMeta()
-        return LedgerMeta(
-            master_key=base.master_key or self.master_key,
-            fenced=base.fenced or self.fenced,
-            deleted=base.deleted or self.deleted,
-            collected=base.collected and not self.deleted,  # a delete is collected anew
-            lac=max(base.lac, self.lac),
-        )
+def _merged(change: MetaChange, old: LedgerMeta | None) -> LedgerMeta:
+    """``old`` (None: no meta yet) with what one group did to its ledger."""
+    base = old or LedgerMeta()
+    return LedgerMeta(
+        master_key=base.master_key or change.master_key,
+        fenced=base.fenced or change.fenced,
+        deleted=base.deleted or change.deleted,
+        collected=base.collected and not change.deleted,  # a delete is collected anew
+        lac=max(base.lac, change.lac),
+    )
 
 
 def entry_key(ledger_id: int, entry_id: int) -> bytes:
@@ -249,56 +234,17 @@ class LedgerStorage:
         every time). Adds are handled as runs of one ledger: one meta lookup per run.
         ``payload_crcs``: as :meth:`JournalSink.apply` has them (for the entry-log records)."""
         batch = WriteBatch(raw_mode=True)
-        put = batch.put
-        if all(r.kind is RecordKind.ADD for r in records):
-            adds: Sequence[JournalRecord] = records
-            add_crcs = payload_crcs
-        else:
-            adds = [r for r in records if r.kind is RecordKind.ADD]
-            add_crcs = (
-                [c for r, c in zip(records, payload_crcs, strict=True) if r.kind is RecordKind.ADD]
-                if payload_crcs
-                else ()
-            )
-        if adds:
-            log_id, offset = self._log.append_records(adds, add_crcs)
-        changes: dict[int, _MetaChange] = {}
-        pack_key = _ENTRY_KEY.pack
-        pack_index = _INDEX.pack
-        run_ledger = -1
-        change = _MetaChange(b"")
-        for rec in records:
-            ledger_id = rec.ledger_id
-            if ledger_id != run_ledger:
-                run_ledger = ledger_id
-                found = changes.get(ledger_id)
-                if found is None:
-                    found = changes[ledger_id] = _MetaChange(rec.master_key)
-                change = found
-            if not change.master_key:
-                change.master_key = rec.master_key
-            kind = rec.kind
-            if kind is RecordKind.ADD:
-                length = len(rec.payload)
-                put(
-                    pack_key(_ENTRY_PREFIX, ledger_id, rec.entry_id),
-                    pack_index(rec.lac, rec.digest, log_id, offset, length),
-                )
-                offset += RECORD_HEAD_SIZE + length
-                if rec.lac > change.lac:
-                    change.lac = rec.lac
-            elif kind is RecordKind.FENCE:
-                change.fenced = True
-            elif kind is RecordKind.DELETE:
-                change.deleted = True
+        # two compiled loops: the entry-log records of the adds, then their index rows
+        log_id, offset = self._log.append_records(records, payload_crcs)
+        changes = index_adds(records, batch.put, log_id, offset)
         with self._lock:
             changed: dict[int, LedgerMeta] = {}
             for ledger_id, change in changes.items():
                 old = self._metas.get(ledger_id)
-                meta = change.merged(old)
+                meta = _merged(change, old)
                 if meta != old:
                     changed[ledger_id] = meta
-                    put(meta_key(ledger_id), meta.encode())
+                    batch.put(meta_key(ledger_id), meta.encode())
             self._db.write(batch, self._no_wal)
             self._metas.update(changed)
 
