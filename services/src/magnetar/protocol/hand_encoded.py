@@ -71,55 +71,60 @@ def send_receipt_frame(
     highest_sequence_id: int | None = None,
 ) -> bytes:
     """The whole SEND_RECEIPT frame for an entry stored at (ledger_id, entry_id)."""
-    parts: list[bytes] = []
-    _add_receipt(
-        parts,
-        varint(producer_id),
-        sequence_id,
-        varint(ledger_id & _MASK64),
-        entry_id,
-        highest_sequence_id,
-    )
-    return b"".join(parts)
+    receipts = _Receipts(producer_id)
+    receipts.add(sequence_id, ledger_id, entry_id, highest_sequence_id)
+    return b"".join(receipts.parts)
 
 
-def _add_receipt(
-    parts: list[bytes],
-    producer: bytes,
-    sequence_id: int,
-    ledger: bytes,
-    entry_id: int,
-    highest_sequence_id: int | None,
-) -> None:
-    """Append one SEND_RECEIPT frame's parts; ``producer`` and ``ledger`` already encoded (a
-    run of receipts shares them). The sizes are counted from the parts' lengths: the body is
-    tag + producer, tag + sequence, tag + size + message id, then tag + highest (if any)."""
-    sequence = varint(sequence_id & _MASK64)
-    entry = varint(entry_id & _MASK64)
-    mid_size = 2 + len(ledger) + len(entry)
-    body_size = 1 + len(producer) + 1 + len(sequence) + 2 + mid_size
-    highest = b""
-    if highest_sequence_id is not None:
-        highest = varint(highest_sequence_id & _MASK64)
-        body_size += 1 + len(highest)
-    head = varint(body_size)
-    total = 3 + len(head) + body_size  # type + body tag + body size + body
-    parts.append(_SIZES.pack(total + 4, total))
-    parts.append(_RECEIPT_HEAD)
-    parts.append(head)
-    parts.append(b"\x08")
-    parts.append(producer)
-    parts.append(b"\x10")
-    parts.append(sequence)
-    parts.append(b"\x1a")
-    parts.append(_SMALL[mid_size])
-    parts.append(b"\x08")
-    parts.append(ledger)
-    parts.append(b"\x10")
-    parts.append(entry)
-    if highest_sequence_id is not None:
-        parts.append(b"\x20")
-        parts.append(highest)
+class _Receipts:
+    """SEND_RECEIPT frames of one producer, as parts to join: five a frame (seven with the
+    highest sequence id), each run of fields that stays the same from frame to frame encoded
+    once. The sizes are counted from the parts' lengths: the body is tag + producer, tag +
+    sequence, tag + size + message id, then tag + highest (if any)."""
+
+    def __init__(self, producer_id: int) -> None:
+        self.parts: list[bytes] = []
+        # producer_id's tag and value, then sequence_id's tag
+        self._producer = b"\x08" + varint(producer_id) + b"\x10"
+        self._ledger_id: int | None = None  # (not -1: that is a ledger id the wire can carry)
+        self._ledger = b""
+        self._entry_size = -1
+        self._message_id = b""  # the message id's tag, size, ledger field and entry tag
+        self._body_size = -1
+        self._head = b""  # the frame's sizes, type and body tag and size
+
+    def add(
+        self, sequence_id: int, ledger_id: int, entry_id: int, highest_sequence_id: int | None
+    ) -> None:
+        if ledger_id != self._ledger_id:
+            self._ledger_id = ledger_id
+            self._ledger = varint(ledger_id & _MASK64)
+            self._entry_size = -1
+        sequence = varint(sequence_id & _MASK64)
+        entry = varint(entry_id & _MASK64)
+        if len(entry) != self._entry_size:
+            self._entry_size = len(entry)
+            mid_size = 2 + len(self._ledger) + len(entry)
+            self._message_id = b"\x1a" + _SMALL[mid_size] + b"\x08" + self._ledger + b"\x10"
+        body_size = len(self._producer) + len(sequence) + len(self._message_id) + len(entry)
+        highest = b""
+        if highest_sequence_id is not None:
+            highest = varint(highest_sequence_id & _MASK64)
+            body_size += 1 + len(highest)
+        if body_size != self._body_size:
+            self._body_size = body_size
+            head = varint(body_size)
+            total = 3 + len(head) + body_size  # type + body tag + body size + body
+            self._head = _SIZES.pack(total + 4, total) + _RECEIPT_HEAD + head
+        parts = self.parts
+        parts.append(self._head)
+        parts.append(self._producer)
+        parts.append(sequence)
+        parts.append(self._message_id)
+        parts.append(entry)
+        if highest_sequence_id is not None:
+            parts.append(b"\x20")
+            parts.append(highest)
 
 
 def send_frame(
@@ -173,24 +178,15 @@ class Receipted(Protocol):
 
 def send_receipt_frames(producer_id: int, sends: Sequence[Receipted]) -> bytes:
     """The SEND_RECEIPT frames of a run of one producer's stored SENDs, back to back in one
-    buffer: :func:`send_receipt_frame` for each, with the producer and (mostly) the ledger
-    encoded once."""
-    producer = varint(producer_id)
-    parts: list[bytes] = []
-    last_ledger: int | None = None  # (not -1: that is a ledger id the wire can carry)
-    ledger = b""
+    buffer: :func:`send_receipt_frame` for each, what stays the same from one to the next
+    (the producer, mostly the ledger and the sizes) encoded once."""
+    receipts = _Receipts(producer_id)
     for send in sends:
         at = send.message_id
         if at is None:
             raise ValueError(f"SEND {send.sequence_id} was not stored: it gets no receipt")
-        ledger_id = at.ledger_id
-        if ledger_id != last_ledger:
-            ledger = varint(ledger_id & _MASK64)
-            last_ledger = ledger_id
-        _add_receipt(
-            parts, producer, send.sequence_id, ledger, at.entry_id, send.highest_sequence_id
-        )
-    return b"".join(parts)
+        receipts.add(send.sequence_id, at.ledger_id, at.entry_id, send.highest_sequence_id)
+    return b"".join(receipts.parts)
 
 
 def message_frame(
