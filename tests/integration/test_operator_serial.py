@@ -42,6 +42,15 @@ class NotingKube(Kube):
         return await super()._call(method, path, body, *args)
 
 
+def cluster(name: str) -> dict[str, Any]:
+    return {
+        "apiVersion": API,
+        "kind": "PulsarCluster",
+        "metadata": {"name": name, "namespace": NS},
+        "spec": {"bookies": {"replicas": 3}, "brokers": {"replicas": 2}},
+    }
+
+
 async def created(view: KubeView, plural: str, obj: dict[str, Any]) -> dict[str, Any]:
     await view.create(API, plural, obj)
     found = await view.get(API, plural, obj["metadata"]["name"])
@@ -82,13 +91,7 @@ async def kube(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
 
 async def test_two_passes_over_a_cluster_run_one_after_the_other(kube: Any) -> None:
     client, view = kube
-    cluster = {
-        "apiVersion": API,
-        "kind": "PulsarCluster",
-        "metadata": {"name": "demo", "namespace": NS},
-        "spec": {"bookies": {"replicas": 3}, "brokers": {"replicas": 2}},
-    }
-    body = await created(view, "pulsarclusters", cluster)
+    body = await created(view, "pulsarclusters", cluster("demo"))
     async with fake_admin() as (_, admin_url):
         settings = OperatorSettings(broker_admin_url=admin_url, namespace=NS)
         outcomes = await asyncio.gather(
@@ -102,15 +105,7 @@ async def test_two_passes_over_a_cluster_run_one_after_the_other(kube: Any) -> N
 
 async def test_passes_over_two_clusters_are_not_held_up_by_each_other(kube: Any) -> None:
     client, view = kube
-    bodies = []
-    for name in ("one", "two"):
-        cluster = {
-            "apiVersion": API,
-            "kind": "PulsarCluster",
-            "metadata": {"name": name, "namespace": NS},
-            "spec": {"bookies": {"replicas": 3}, "brokers": {"replicas": 2}},
-        }
-        bodies.append(await created(view, "pulsarclusters", cluster))
+    bodies = [await created(view, "pulsarclusters", cluster(name)) for name in ("one", "two")]
     async with fake_admin() as (_, admin_url):
         settings = OperatorSettings(broker_admin_url=admin_url, namespace=NS)
         await asyncio.gather(
