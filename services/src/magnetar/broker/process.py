@@ -47,6 +47,7 @@ from magnetar.broker.resources import BrokerResources
 from magnetar.broker.server import BrokerServer
 from magnetar.broker.service import BrokerService, OwnershipFactory, broker_lookup_data
 from magnetar.broker.settings import BrokerSettings
+from magnetar.broker.switch_interval import SwitchIntervalPolicy, follow_load
 from magnetar.broker.web_service import AppFactory, WebServer, build_web_server
 from magnetar.ledger.client import BookKeeper
 from magnetar.ledger.config import LedgerClientConfig
@@ -182,6 +183,7 @@ async def run_broker(
         else BrokerServer(service, settings.bind_address, settings.broker_service_port_tls, tls)
     )
     webs: list[WebServer] = []
+    governor = switch_interval_governor(settings)
     try:
         if member is not None:  # before binding: a twin is refused by address, not by port
             await member.join()
@@ -218,6 +220,9 @@ async def run_broker(
             for web in webs:
                 web.should_exit = True
     finally:
+        if governor is not None:
+            governor.cancel()
+            await asyncio.wait([governor])
         await hand_over(member, service, timeout)
         await close_listeners(server, tls_server, timeout)  # idempotent
         await shutdown_step("close_topics", service.close(), timeout * 3)
@@ -284,11 +289,24 @@ def tune_interpreter(settings: BrokerSettings) -> None:
     - A short GIL switch interval (``gil_switch_interval_ms``): the journal thread returns
       from each write and fdatasync needing the GIL while the event loop is busy, and by
       default waits up to 5 ms for it at each of those points, on every acknowledgement's
-      path."""
+      path. Under a heavy load :func:`switch_interval_governor` raises it."""
     gc.collect()
     gc.freeze()
     gc.set_threshold(settings.gc_gen0_threshold, 50, 100)
     sys.setswitchinterval(settings.gil_switch_interval_ms / 1000)
+
+
+def switch_interval_governor(settings: BrokerSettings) -> asyncio.Task[None] | None:
+    """The task that sets the GIL switch interval by load (:mod:`.switch_interval`), or None
+    when the light and busy intervals are the same (then :func:`tune_interpreter`'s stays)."""
+    policy = SwitchIntervalPolicy(
+        settings.gil_switch_interval_ms / 1000,
+        settings.gil_switch_interval_busy_ms / 1000,
+        settings.gil_switch_busy_cpu,
+    )
+    if not policy.enabled:
+        return None
+    return asyncio.create_task(follow_load(policy), name="gil-switch-interval")
 
 
 def freeze_startup_objects() -> None:

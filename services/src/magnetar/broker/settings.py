@@ -108,8 +108,12 @@ class BrokerSettings(
     gc_gen0_threshold: int = Field(default=100_000, ge=700)
     # Magnetar's own: sys.setswitchinterval, in ms (CPython's default is 5). Lower: the journal
     # thread gets the GIL back sooner after each write and fdatasync, which shortens the
-    # publish tail at no cost in peak throughput (docs/benchmarks.md, "Broker round 4").
+    # publish tail (docs/benchmarks.md, "Broker round 4"). From gil_switch_busy_cpu of a core
+    # on (the process's CPU over the last second), the busy interval instead: the hand-overs
+    # cost more than the wait saves (broker/switch_interval.py; equal values: one interval).
     gil_switch_interval_ms: float = Field(default=0.2, gt=0, le=100)
+    gil_switch_interval_busy_ms: float = Field(default=1.0, gt=0, le=100)
+    gil_switch_busy_cpu: float = Field(default=0.7, gt=0, le=1024)
     log_level: str = "info"
     log_json: bool = False
     # Deduplication and backlog quotas (broker.conf names); see broker/deduplication.py and
