@@ -44,15 +44,13 @@ from rocksdict import Options, Rdict, WriteBatch, WriteOptions
 
 from magnetar.bookie.entry_log import PAGE_CACHE_BYTES, EntryLocation, EntryLog, ScannedEntry
 from magnetar.bookie.errors import StorageCorrupt, StorageUnavailable
-from magnetar.bookie.index_rows import ENTRY_PREFIX, INDEX, MetaChange, index_adds
+from magnetar.bookie.index_rows import ENTRY_KEY, ENTRY_PREFIX, INDEX, MetaChange, index_adds
 from magnetar.bookie.journal_record import JournalRecord
 from magnetar.telemetry import get_logger
 
 log = get_logger(__name__)
 
-_ENTRY_PREFIX = ENTRY_PREFIX
 _META_PREFIX = b"m"
-_INDEX = INDEX
 _META_HEAD = struct.Struct(">BqH")
 _U64 = struct.Struct(">Q")
 _FENCED = 1
@@ -136,7 +134,7 @@ def _merged(change: MetaChange, old: LedgerMeta | None) -> LedgerMeta:
 
 
 def entry_key(ledger_id: int, entry_id: int) -> bytes:
-    return _ENTRY_PREFIX + _U64.pack(ledger_id) + _U64.pack(entry_id)
+    return ENTRY_KEY.pack(ENTRY_PREFIX, ledger_id, entry_id)
 
 
 def meta_key(ledger_id: int) -> bytes:
@@ -150,12 +148,12 @@ class _IndexValue(NamedTuple):
 
 
 def _encode_index(lac: int, digest: int, location: EntryLocation) -> bytes:
-    return _INDEX.pack(lac, digest, location.log_id, location.offset, location.length)
+    return INDEX.pack(lac, digest, location.log_id, location.offset, location.length)
 
 
 def _decode_index(ledger_id: int, entry_id: int, value: bytes) -> _IndexValue:
     try:
-        lac, digest, log_id, offset, length = _INDEX.unpack(value)
+        lac, digest, log_id, offset, length = INDEX.unpack(value)
     except struct.error as exc:
         raise StorageCorrupt(f"index entry {ledger_id}:{entry_id} does not decode") from exc
     return _IndexValue(lac, digest, EntryLocation(log_id, offset, length))
@@ -293,7 +291,7 @@ class LedgerStorage:
         it.seek_for_prev(entry_key(ledger_id, _MAX_U64))
         if it.valid():
             key = it.key()
-            if key[:9] == _ENTRY_PREFIX + _U64.pack(ledger_id):
+            if key[:9] == ENTRY_PREFIX + _U64.pack(ledger_id):
                 return int(_U64.unpack_from(key, 9)[0])
         return -1
 
@@ -306,7 +304,7 @@ class LedgerStorage:
         """
         found: list[tuple[int, _IndexValue]] = []
         total = 0
-        prefix = _ENTRY_PREFIX + _U64.pack(ledger_id)
+        prefix = ENTRY_PREFIX + _U64.pack(ledger_id)
         it = self._db.iter()
         it.seek(entry_key(ledger_id, first))
         while it.valid():
@@ -332,7 +330,7 @@ class LedgerStorage:
     def entry_ranges(self, ledger_id: int) -> list[tuple[int, int]]:
         """Contiguous runs of stored entry ids, as inclusive (first, last) pairs."""
         ranges: list[tuple[int, int]] = []
-        prefix = _ENTRY_PREFIX + _U64.pack(ledger_id)
+        prefix = ENTRY_PREFIX + _U64.pack(ledger_id)
         it = self._db.iter()
         it.seek(prefix)
         while it.valid():
@@ -358,7 +356,7 @@ class LedgerStorage:
         it.seek(entry_key(*start))
         while it.valid() and len(found) < limit:
             key = it.key()
-            if key[:1] != _ENTRY_PREFIX:
+            if key[:1] != ENTRY_PREFIX:
                 break
             ledger_id = int(_U64.unpack_from(key, 1)[0])
             if ledger_id > last_ledger_id:
