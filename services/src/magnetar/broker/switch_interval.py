@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import asyncio
 import sys
-import time
 from dataclasses import dataclass
 
+from magnetar.broker.resource_usage import ResourceSampler
 from magnetar.telemetry import get_logger
 
 log = get_logger(__name__)
@@ -57,14 +57,13 @@ class SwitchIntervalPolicy:
 
 
 async def follow_load(policy: SwitchIntervalPolicy, period_s: float = PERIOD_S) -> None:
-    """Until cancelled: every ``period_s``, the process's CPU share sets the interval."""
+    """Until cancelled: every ``period_s``, the process's CPU share (the load report's
+    :class:`~magnetar.broker.resource_usage.ResourceSampler`) sets the interval."""
     sys.setswitchinterval(policy.interval_s)
-    cpu, wall = time.process_time(), time.monotonic()
+    sampler = ResourceSampler()
     while True:
         await asyncio.sleep(period_s)
-        now_cpu, now_wall = time.process_time(), time.monotonic()
-        share = (now_cpu - cpu) / max(now_wall - wall, 1e-9)
-        cpu, wall = now_cpu, now_wall
+        share = sampler.cpu().usage / 100  # percent of one core -> cores
         interval = policy.step(share)
         if interval is not None:
             sys.setswitchinterval(interval)
