@@ -523,21 +523,14 @@ def scan_message(command: bytes) -> Delivery | None:
             ledger_id, entry_id, partition = _read_id(r, _ENTRY_ID_FIELDS)
             if ledger_id < 0:
                 return None
-        elif tag in (
-            _DELIVERY_CONSUMER,
-            _DELIVERY_REDELIVERIES,
-            _DELIVERY_ACK_WORD,
-            _DELIVERY_EPOCH,
-        ):
-            value = r.varint(10)
-            if tag == _DELIVERY_CONSUMER:
-                consumer_id = value
-            elif tag == _DELIVERY_REDELIVERIES:
-                redeliveries = value & 0xFFFFFFFF  # uint32: the low 32 bits
-            elif tag == _DELIVERY_ACK_WORD:
-                ack_set.append(_int64(value))
-            else:
-                epoch = value
+        elif tag == _DELIVERY_CONSUMER:
+            consumer_id = r.varint(10)
+        elif tag == _DELIVERY_REDELIVERIES:
+            redeliveries = r.varint(10) & 0xFFFFFFFF  # uint32: the low 32 bits
+        elif tag == _DELIVERY_ACK_WORD:
+            ack_set.append(_int64(r.varint(10)))
+        elif tag == _DELIVERY_EPOCH:
+            epoch = r.varint(10)
         else:
             return None
         if not r.ok:
