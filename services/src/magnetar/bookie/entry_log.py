@@ -82,7 +82,7 @@ from magnetar.bookie.fileio import (
     write_all,
 )
 from magnetar.bookie.journal_record import JournalRecord
-from magnetar.bookie.log_records import CRC_HEAD, HEAD, frame_adds
+from magnetar.bookie.log_records import HEAD, frame_adds, record_crc
 from magnetar.bookie.write_behind import OutBuffer, WriteBehind
 from magnetar.telemetry import get_logger
 
@@ -123,11 +123,6 @@ class ScannedEntry(NamedTuple):
     entry_id: int
     location: EntryLocation
     payload: memoryview
-
-
-def _crc(ledger_id: int, entry_id: int, payload: bytes | memoryview) -> int:
-    head = CRC_HEAD.pack(ledger_id, entry_id, len(payload))
-    return int(crc32c.crc32c(payload, crc32c.crc32c(head)))
 
 
 def _log_path(directory: Path, log_id: int) -> Path:
@@ -235,11 +230,9 @@ class EntryLog:
         usage: dict[int, int] = {}
         offset = 0
         pack_head = HEAD.pack
-        pack_crc_head = CRC_HEAD.pack
-        crc = crc32c.crc32c
         for ledger_id, entry_id, payload in entries:
             length = len(payload)
-            checksum = crc(payload, crc(pack_crc_head(ledger_id, entry_id, length)))
+            checksum = record_crc(ledger_id, entry_id, payload)
             parts += (pack_head(length, ledger_id, entry_id, checksum), payload)
             offsets.append(offset)
             offset += HEAD.size + length
@@ -654,7 +647,7 @@ class EntryLog:
                     end = pos + HEAD.size + length
                     if end <= len(buf):
                         body = memoryview(buf)[pos + HEAD.size : end]
-                        if _crc(ledger_id, entry_id, body) != crc:
+                        if record_crc(ledger_id, entry_id, body) != crc:
                             return
                         location = EntryLocation(log_id, base + pos, length)
                         yield ScannedEntry(ledger_id, entry_id, location, body)
@@ -755,7 +748,7 @@ def _check(data: bytes, at: int, ledger_id: int, entry_id: int, location: EntryL
     except struct.error as exc:
         raise StorageCorrupt(f"entry {ledger_id}:{entry_id}: no record at {location}") from exc
     payload = data[at + HEAD.size : at + HEAD.size + length]
-    if (got_ledger, got_entry, length) != (ledger_id, entry_id, location.length) or _crc(
+    if (got_ledger, got_entry, length) != (ledger_id, entry_id, location.length) or record_crc(
         ledger_id, entry_id, payload
     ) != crc:
         raise StorageCorrupt(

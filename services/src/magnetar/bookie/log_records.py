@@ -27,6 +27,13 @@ RECORD_HEAD_SIZE = HEAD.size  # bytes of a record before its payload
 CRC_HEAD = struct.Struct(">QQI")  # what the CRC covers before the payload
 
 
+def record_crc(ledger_id: int, entry_id: int, payload: bytes | memoryview) -> int:
+    """The checksum a record of ``payload`` carries: :data:`CRC_HEAD`'s fields, then the
+    payload (what a read checks too)."""
+    head = CRC_HEAD.pack(ledger_id, entry_id, len(payload))
+    return int(crc32c.crc32c(payload, crc32c.crc32c(head)))
+
+
 def frame_adds(
     records: Sequence[JournalRecord], payload_crcs: Sequence[int] = ()
 ) -> tuple[list[bytes], int, dict[int, int]]:
@@ -55,7 +62,7 @@ def frame_adds(
         length = len(payload)
         payload_crc = payload_crcs[i] if given else -1
         if payload_crc < 0:
-            checksum = crc(payload, crc(pack_crc_head(ledger_id, entry_id, length)))
+            checksum = record_crc(ledger_id, entry_id, payload)
         else:
             head_crc = crc(pack_crc_head(ledger_id, entry_id, length))
             checksum = crc32c_combine(head_crc, payload_crc, length)
