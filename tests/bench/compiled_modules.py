@@ -6,7 +6,8 @@ setup.py compiles the modules that pyproject.toml lists (``[tool.magnetar.mypyc]
 script measures what that buys on the broker's per-message work in those modules: decoding a
 1 KiB SEND frame, the hand-encoded SEND_RECEIPT and MESSAGE frames, an entry's metadata peek, a
 pending ack added and acknowledged, acks filling a range set with gaps, a journal record framed
-alone and in a group of 16 (per record), a ledger add tracked to its confirmation and an add's
+alone and in a group of 16 (per record), a group of 50 adds' entry-log records and index rows
+(per record), a ledger add tracked to its confirmation and an add's
 outcome reported. Each round runs two worker processes in turn, one that imports the compiled
 extensions (as the broker does) and one that imports the ``.py`` sources beside them (a finder
 placed first on ``sys.meta_path``), so no rebuild is needed; each worker times every case by
@@ -58,7 +59,9 @@ class SourceFinder(importlib.abc.MetaPathFinder):
 
 def cases(n: int) -> dict[str, Callable[[], object]]:
     """The operations, each over ``n`` messages (imported here: after the finder is placed)."""
+    from magnetar.bookie.index_rows import index_adds
     from magnetar.bookie.journal_record import JournalRecord, RecordKind, frame_records
+    from magnetar.bookie.log_records import frame_adds
     from magnetar.broker.dispatch.pending_acks import PendingAcks
     from magnetar.broker.entry import entry_info
     from magnetar.ids import BookieId
@@ -120,6 +123,22 @@ def cases(n: int) -> dict[str, Callable[[], object]]:
         for _ in range(n // 16):
             frame_records(records)
 
+    group = [JournalRecord(RecordKind.ADD, 7, i, i - 1, 99, b"k", stored) for i in range(50)]
+
+    def entry_log_group() -> None:
+        for _ in range(n // 50):
+            frame_adds(group)
+
+    def index_group() -> None:
+        rows: list[tuple[bytes, bytes]] = []
+
+        def put(key: bytes, value: bytes) -> None:
+            rows.append((key, value))
+
+        for _ in range(n // 50):
+            index_adds(group, put, 3, 0)
+            rows.clear()
+
     def add_tracker() -> None:
         tracker = AddTracker((bookie,), 1, 1)
         for _ in range(n):  # runs of one: the per-entry worst case
@@ -144,6 +163,8 @@ def cases(n: int) -> dict[str, Callable[[], object]]:
         "range set add (with gaps)": range_set,
         "journal record frame_into": journal_records,
         "journal frame_records, 16 a group": journal_group,
+        "entry-log frame_adds, 50 a group": entry_log_group,
+        "index rows index_adds, 50 a group": index_group,
         "ledger add: track to confirm": add_tracker,
         "add queue: resolve by callback": add_ops,
     }
