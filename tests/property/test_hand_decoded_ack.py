@@ -13,12 +13,11 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from magnetar.protocol.errors import ProtocolError
 from magnetar.protocol.frame import Frame, FrameDecoder, encode_command
 from magnetar.protocol.hand_decoded import AckFrame, scan_ack
 from magnetar.protocol.message_id import to_signed64
 from magnetar.wire import pulsar_api_pb2 as pb
-from tests.kit.protobuf_wire import field, whole_frame
+from tests.kit.protobuf_wire import decoded, field, whole_frame
 
 _UINT64 = st.integers(0, 2**64 - 1)
 _INT32 = st.integers(-(2**31), 2**31 - 1)
@@ -69,17 +68,13 @@ def ack_frame_of(command: pb.BaseCommand) -> AckFrame | None:
 def _decoded(data: bytes, broker: bool) -> list[object]:
     """Every frame (or the error that ended the decoding) of ``data``; an ACK the scan takes
     as its AckFrame, either way."""
-    decoder = FrameDecoder()
-    out: list[object] = []
-    try:
-        decoder.feed(data)
-        for frame in decoder.broker_frames() if broker else decoder.frames():
-            if isinstance(frame, Frame) and frame.type == pb.BaseCommand.ACK:
-                frame = ack_frame_of(frame.command) or frame
-            out.append(frame)
-    except ProtocolError as exc:
-        out.append((type(exc), str(exc)))
-    return out
+
+    def normal(frame: object) -> object:
+        if isinstance(frame, Frame) and frame.type == pb.BaseCommand.ACK:
+            return ack_frame_of(frame.command) or frame
+        return frame
+
+    return decoded(data, FrameDecoder.broker_frames if broker else FrameDecoder.frames, normal)
 
 
 @settings(max_examples=400, deadline=None)

@@ -15,7 +15,6 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from magnetar.protocol.errors import ProtocolError
 from magnetar.protocol.frame import (
     Frame,
     FrameDecoder,
@@ -34,7 +33,7 @@ from magnetar.protocol.hand_decoded import (
 from magnetar.protocol.hand_encoded import message_frame, send_receipt_frame
 from magnetar.protocol.message_id import INT64_MAX, INT64_MIN, to_signed64
 from magnetar.wire import pulsar_api_pb2 as pb
-from tests.kit.protobuf_wire import field, whole_frame
+from tests.kit.protobuf_wire import decoded, field, whole_frame
 
 _UINT64 = st.integers(0, 2**64 - 1)
 _INT64 = st.integers(INT64_MIN, INT64_MAX)
@@ -74,21 +73,17 @@ def receipt_frame_of(command: pb.BaseCommand) -> ReceiptFrame | None:
 def _decoded(data: bytes, client: bool) -> list[object]:
     """Every frame (or the error that ended the decoding) of ``data``; a receipt the scan
     takes as its ReceiptFrame, and a MESSAGE as its Delivery and section, either way."""
-    decoder = FrameDecoder()
-    out: list[object] = []
-    try:
-        decoder.feed(data)
-        for frame in decoder.client_frames() if client else decoder.frames():
-            if isinstance(frame, Frame) and frame.type == _RECEIPT:
-                frame = receipt_frame_of(frame.command) or frame
-            elif isinstance(frame, Frame) and frame.type == _MESSAGE:
-                frame = (delivery_of(frame.command.message), frame.payload)
-            elif isinstance(frame, MessageFrame):
-                frame = (frame.delivery, frame.section)
-            out.append(frame)
-    except ProtocolError as exc:
-        out.append((type(exc), str(exc)))
-    return out
+
+    def normal(frame: object) -> object:
+        if isinstance(frame, Frame) and frame.type == _RECEIPT:
+            return receipt_frame_of(frame.command) or frame
+        if isinstance(frame, Frame) and frame.type == _MESSAGE:
+            return (delivery_of(frame.command.message), frame.payload)
+        if isinstance(frame, MessageFrame):
+            return (frame.delivery, frame.section)
+        return frame
+
+    return decoded(data, FrameDecoder.client_frames if client else FrameDecoder.frames, normal)
 
 
 @settings(max_examples=400, deadline=None)

@@ -20,8 +20,9 @@ from hypothesis import strategies as st
 
 from magnetar.broker.entry import entry_info
 from magnetar.checksum import COMBINE_FROM
-from magnetar.protocol.errors import ChecksumMismatch, ProtocolError
+from magnetar.protocol.errors import ChecksumMismatch
 from magnetar.protocol.frame import (
+    Frame,
     FrameDecoder,
     crc32c,
     encode_command,
@@ -31,7 +32,7 @@ from magnetar.protocol.frame import (
 )
 from magnetar.protocol.hand_decoded import SendFrame, scan_send
 from magnetar.wire import pulsar_api_pb2 as pb
-from tests.kit.protobuf_wire import field, whole_frame
+from tests.kit.protobuf_wire import decoded, field, whole_frame
 from tests.kit.pulsar_strategies import message_metadata
 
 _INT32 = st.integers(-(2**31), 2**31 - 1)
@@ -56,18 +57,13 @@ def sends(draw: st.DrawFn) -> pb.BaseCommand:
 
 def _decoded(data: bytes, sends: bool) -> list[object]:
     """Every frame (or the error that ended the decoding) of ``data``; SENDs as SendFrames."""
-    decoder = FrameDecoder()
-    out: list[object] = []
-    try:
-        decoder.feed(data)
-        frames = decoder.broker_frames() if sends else decoder.frames()
-        for frame in frames:
-            if not sends and frame.type == pb.BaseCommand.SEND:  # type: ignore[union-attr]
-                frame = send_frame_of(frame)  # type: ignore[arg-type]
-            out.append(frame)
-    except ProtocolError as exc:
-        out.append((type(exc), str(exc)))
-    return out
+
+    def normal(frame: object) -> object:
+        if not sends and isinstance(frame, Frame) and frame.type == pb.BaseCommand.SEND:
+            return send_frame_of(frame)
+        return frame
+
+    return decoded(data, FrameDecoder.broker_frames if sends else FrameDecoder.frames, normal)
 
 
 @settings(max_examples=400, deadline=None)
