@@ -136,6 +136,11 @@ class Target:
     def standalone(cls, sa: StandaloneProcess) -> Target:
         return cls(sa.service_url, sa.web_url, (sa.process.pid,) if sa.process else ())
 
+    @classmethod
+    def sink(cls, sink: SinkProcess) -> Target:
+        """The Pulsar sink (no admin API): the load generator's ceiling."""
+        return cls(sink.service_url, "", (sink.process.pid,) if sink.process else ())
+
     def cpu_s(self) -> float:
         return sum(process_cpu_s(pid) for pid in self.pids)
 
@@ -636,7 +641,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.sink:
             sa = SinkProcess(data_dir=Path(tmp) / "sink")
             sa.start()
-            target = Target(sa.service_url, "", (sa.process.pid,) if sa.process else ())
+            target = Target.sink(sa)
         else:
             sa = StandaloneProcess(data_dir=Path(tmp) / "data", journal_sync=True,
                                    log_level="warning", extra_args=journal)  # fmt: skip

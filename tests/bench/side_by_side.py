@@ -274,8 +274,7 @@ def run_round(scenario: Scenario, args: argparse.Namespace, runs: Runs, sa: Stan
     got.setdefault(MAGNETAR, []).append(magnetar)
     if args.ceiling and sink.process is not None:
         settle(sa_pid)
-        target = Target(sink.service_url, "", (sink.process.pid,))
-        ceiling = run_pulsar(target, scenario, args, ceiling=True)
+        ceiling = run_pulsar(Target.sink(sink), scenario, args, ceiling=True)
         got.setdefault(SINK, []).append(ceiling)
         _say_ceiling(scenario, f"Magnetar ({args.client} client)", magnetar, ceiling)
     settle(sa_pid)
