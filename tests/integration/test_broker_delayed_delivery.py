@@ -18,9 +18,20 @@ from collections.abc import Iterator
 import pulsar
 import pytest
 
+from magnetar.protocol import client_commands
+from magnetar.protocol.frame import encode_command, encode_payload_command
+from magnetar.wire import pulsar_api_pb2 as pb
+from tests.integration.test_broker_bad_input import RawClient
 from tests.kit.process import running
-from tests.kit.standalone import StandaloneProcess, admin_call, official_client, topic_name
+from tests.kit.standalone import (
+    StandaloneProcess,
+    admin_call,
+    official_client,
+    read_from_start,
+    topic_name,
+)
 
+T = pb.BaseCommand
 MAX_INDEX = 3  # delayed messages a subscription holds before it stops reading new ones
 ENV = {
     "MAGNETAR_STANDALONE_DELAYED_DELIVERY_TICK_TIME_MILLIS": "100",
@@ -247,6 +258,41 @@ def test_a_delay_over_the_maximum_is_refused(
     assert now_ms() >= sent_at + DELAY_MS
     producer.close()
     consumer.close()
+
+
+def test_a_run_of_sends_refuses_only_the_one_over_the_maximum(
+    client: pulsar.Client, standalone: StandaloneProcess
+) -> None:
+    """SENDs in one socket read go to the managed ledger as one run; with a maximum delay in
+    force each is still checked: the one over it gets SEND_ERROR NotAllowedError, the others
+    their receipts in order, and only they are stored."""
+    ns = namespace(standalone, {"active": True, "tickTime": 100, "maxDeliveryDelayInMillis": 5000})
+    topic = f"persistent://{ns}/run"
+    delays = {1: 0, 2: 1000, 3: 60_000, 4: 0}  # sequence id -> deliver_at - publish_time (ms)
+    raw = RawClient(standalone.broker_port)
+    try:
+        raw.connect()
+        raw.send(encode_command(client_commands.producer(topic, 1, 1, producer_name="run")))
+        while (frame := raw.next_frame()).type != T.PRODUCER_SUCCESS:
+            assert frame.type != T.ERROR, frame.command
+        published = now_ms()
+        sends = []
+        for seq, delay in delays.items():
+            meta = pb.MessageMetadata(producer_name="run", sequence_id=seq, publish_time=published)
+            if delay:
+                meta.deliver_at_time = published + delay
+            sends.append(encode_payload_command(client_commands.send(1, seq), meta, b"m%d" % seq))
+        raw.send(b"".join(sends))
+        answers = [raw.next_frame() for _ in delays]
+    finally:
+        raw.close()
+    assert [a.type for a in answers] == [T.SEND_RECEIPT, T.SEND_RECEIPT, T.SEND_ERROR,
+                                         T.SEND_RECEIPT]  # fmt: skip
+    assert answers[2].command.send_error.sequence_id == 3
+    assert answers[2].command.send_error.error == pb.NotAllowedError
+    receipts = [a.command.send_receipt.sequence_id for a in answers if a.type == T.SEND_RECEIPT]
+    assert receipts == [1, 2, 4]
+    assert read_from_start(client, topic) == [b"m1", b"m2", b"m4"]
 
 
 def test_bad_policy_bodies_get_412_with_a_reason(standalone: StandaloneProcess) -> None:

@@ -259,11 +259,14 @@ class ServerCnx:
                         # A SEND with a free slot is handled without a coroutine per frame;
                         # a run of them (one producer's) is handed over together.
                         if isinstance(frame, SendFrame):
-                            if producers.has_send_room and self._features is not None:
-                                producers.queue_send(frame)
-                            else:
-                                producers.flush_sends()
-                                await self._send(frame)
+                            if self._features is not None and producers.take_send(frame):
+                                continue  # queued: nothing here could have closed the cnx
+                            producers.flush_sends()
+                            if not self._takes_frames():  # closed while taking it
+                                if not self.is_open:
+                                    return
+                                break
+                            await self._send(frame)
                         elif isinstance(frame, AckFrame):
                             producers.flush_sends()
                             await self._ack(frame)

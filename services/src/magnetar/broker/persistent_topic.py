@@ -237,9 +237,14 @@ class PersistentTopic:
         self._check_publishable()
         return self.ml.reserve_adds(count)
 
-    def check_publish(self, stored: bytes) -> None:
-        """The per-entry checks of :meth:`publish_nowait` (NotAllowed: delivery delay)."""
-        self._check_delivery_delay(stored)
+    def publish_check(self) -> Callable[[bytes], None] | None:
+        """The per-entry checks of :meth:`publish_nowait` (NotAllowed: delivery delay) as one
+        call per entry, or None while no check applies (no delivery delay limit): a run then
+        skips a call per entry."""
+        policy = self.delayed_delivery
+        if policy.max_delivery_delay_in_millis <= 0 or not policy.active:
+            return None
+        return self._check_delivery_delay
 
     def publish_run(
         self,

@@ -35,7 +35,8 @@ acknowledged. One refused because its topic is closing (TopicClosed) is not answ
 Pulsar: the close tells the client with CLOSE_PRODUCER, and the client resends it.
 
 Concurrency: on the broker's loop. The producer owns its publish tasks and cancels them on
-close; ``on_done`` (the connection's pending-send slot) is called once per SEND.
+close; ``sends_done`` (the connection's pending-send slots) is told of every SEND once, a
+stretch of answered ones at a time.
 """
 
 from __future__ import annotations
@@ -87,10 +88,8 @@ RunPublished = Callable[[int, "list[Position] | None", "BaseException | None"], 
 # (producer name, sequence id, highest sequence id) deduplication keys a SEND by.
 Origin = tuple[str, int, int | None]
 # One SEND for Producer.publish_many: sequence_id, highest_sequence_id, num_messages, stored,
-# on_done, chunk, origin, facts, stored_crc (Producer.publish's arguments).
-SendArgs = tuple[
-    int, int | None, int, bytes, Callable[[], None], "Chunk | None", "Origin | None", object, int
-]
+# chunk, origin, facts, stored_crc (Producer.publish's arguments).
+SendArgs = tuple[int, int | None, int, bytes, "Chunk | None", "Origin | None", object, int]
 
 
 class GroupPublisher(Protocol):
@@ -99,7 +98,7 @@ class GroupPublisher(Protocol):
 
     def reserve_publish(self, count: int) -> int: ...
 
-    def check_publish(self, stored: bytes) -> None: ...
+    def publish_check(self) -> Callable[[bytes], None] | None: ...
 
     def publish_run(
         self,
@@ -123,7 +122,6 @@ class _Send:
     highest_sequence_id: int | None
     num_messages: int
     stored: bytes
-    on_done: Callable[[], None]
     chunk: Chunk | None = None
     origin: Origin | None = None  # a replicated entry: deduplicated by its origin's ids
     # What the dispatcher reads of the entry, as the SEND's scan read it (the subscription's
@@ -146,6 +144,9 @@ class Producer:
     deduplication: MessageDeduplication | None = None
     publish_nowait: PublishNowait | None = None
     group_publisher: GroupPublisher | None = None  # with publish_nowait: runs of SENDs
+    # Told how many SENDs were answered (or dropped at close), each SEND once: the
+    # connection's pending-send slots.
+    sends_done: Callable[[int], None] = field(default=lambda count: None)
     connected_since: float = field(default_factory=time.time)
     topic_epoch: int | None = None  # reported in PRODUCER_SUCCESS (access modes)
     schema_version: bytes = b""  # reported in PRODUCER_SUCCESS; empty: no schema
@@ -169,7 +170,6 @@ class Producer:
         highest_sequence_id: int | None,
         num_messages: int,
         stored: bytes,
-        on_done: Callable[[], None],
         chunk: Chunk | None = None,
         origin: Origin | None = None,
         facts: object = None,
@@ -186,7 +186,6 @@ class Producer:
                 highest_sequence_id,
                 num_messages,
                 stored,
-                on_done,
                 chunk,
                 origin,
                 facts,
@@ -196,7 +195,7 @@ class Producer:
 
     def publish_many(self, sends: Sequence[SendArgs]) -> None:
         """:meth:`publish` for a run of SENDs (in frame order), each ``(sequence_id,
-        highest_sequence_id, num_messages, stored, on_done, chunk, origin)``.
+        highest_sequence_id, num_messages, stored, chunk, origin, facts, stored_crc)``.
 
         On the fast path the run takes its add slots at once, then each SEND in order gets
         its deduplication verdict and the topic's checks (a duplicate or a refused one is
@@ -226,17 +225,24 @@ class Producer:
         """The fast path of :meth:`publish_many` for ``sends``, which hold ``slots`` slots:
         the accepted ones go as one run whose outcomes come back per confirmed stretch."""
         pending = self._pending
-        accepted: list[_Send] = []
-        for send in sends:
-            pending.append(send)
-            if self._duplicate(send):
-                continue
-            try:
-                group.check_publish(send.stored)
-            except MagnetarError as exc:
-                self._added(send, None, exc)
-                continue
-            accepted.append(send)
+        check = group.publish_check()
+        if check is None and not self._deduplicating():
+            # Nothing to decide per SEND (the usual run): all of them go, with no call each.
+            pending.extend(sends)
+            accepted = sends
+        else:
+            accepted = []
+            for send in sends:
+                pending.append(send)
+                if self._duplicate(send):
+                    continue
+                try:
+                    if check is not None:
+                        check(send.stored)
+                except MagnetarError as exc:
+                    self._added(send, None, exc)
+                    continue
+                accepted.append(send)
         # The checksums go along when the first SEND has one (a run of big SENDs).
         with_crcs = bool(accepted) and accepted[0].stored_crc >= 0
         group.publish_run(
@@ -294,12 +300,18 @@ class Producer:
             dedup is None or dedup.status is not Status.RECOVERING
         )
 
+    def _deduplicating(self) -> bool:
+        """Whether :meth:`_duplicate` gives SENDs a verdict now (else it returns False and the
+        verdict stays NOT_TRACKED, what check() would give)."""
+        dedup = self.deduplication
+        return dedup is not None and dedup.status is Status.ENABLED
+
     def _duplicate(self, send: _Send) -> bool:
         """Give ``send`` its deduplication verdict (on the fast path); a duplicate is finished
         here (answered in order) and True is returned."""
         dedup = self.deduplication
-        if dedup is None or dedup.status is not Status.ENABLED:
-            return False  # the verdict stays NOT_TRACKED, what check() would give
+        if dedup is None or not self._deduplicating():
+            return False
         send.verdict = dedup.check(*self._key(send), send.chunk)
         if send.verdict.status is DupStatus.NOT_DUP:
             return False
@@ -375,7 +387,7 @@ class Producer:
                 try:
                     self._answer(head)
                 finally:
-                    head.on_done()
+                    self.sends_done(1)
         finally:
             self._answer_stored(stored)
         if not pending and self._idle is not None:
@@ -400,8 +412,7 @@ class Producer:
                 # only stored SENDs, so each has a message id).
                 self.cnx.write(send_receipt_frames(self.producer_id, sends))
         finally:
-            for send in sends:
-                send.on_done()
+            self.sends_done(len(sends))
 
     def _answer(self, send: _Send) -> None:
         """Answer a SEND that was not simply stored (those :meth:`_answer_head` answers): a
@@ -494,8 +505,8 @@ class Producer:
         # Adds still in the managed ledger finish later (and are recorded for deduplication);
         # their SENDs get no answer, and their connection slots are released now.
         pending, self._pending = self._pending, collections.deque()
-        for send in pending:
-            send.on_done()
+        if pending:
+            self.sends_done(len(pending))
 
     def close_by_broker(self) -> None:
         """Tell the client to reconnect this producer (CLOSE_PRODUCER with request id -1)."""

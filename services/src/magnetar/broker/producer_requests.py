@@ -73,18 +73,13 @@ class ProducerRequests:
         self._pending: set[int] = set()  # ids whose PRODUCER request is running
         self._closed: set[int] = set()  # ids closed here: their late SENDs are dropped
         self._max_sends = service.config.max_pending_sends_per_connection
-        self._sends = 0  # SENDs in flight (each releases its slot through _send_done)
+        self._sends = 0  # SENDs in flight (their producers release the slots: _sends_done)
         self._send_room: asyncio.Future[None] | None = None  # the reader waiting for a slot
         # SENDs queued by queue_send (one producer's, in frame order) until flush_sends
         self._run: list[SendArgs] = []
         self._run_producer: Producer | None = None
         self._taking = True  # False once the broker stops: no further SEND is published
         self._answered: asyncio.Future[None] | None = None  # answered() waiting for _sends == 0
-
-    @property
-    def has_send_room(self) -> bool:
-        """A SEND may be handed over now (:meth:`send_now`) without waiting for a slot."""
-        return self._sends < self._max_sends
 
     async def handle(self, frame: Frame) -> bool:
         """Handle a producer command; False if ``frame`` is not one."""
@@ -140,7 +135,13 @@ class ProducerRequests:
                     else encode_version(await self._service.schemas.add(topic.name, schema))
                 )
                 producer = Producer(
-                    cnx, producer_id, name, str(topic.name), topic.publish, deduplication=dedup
+                    cnx,
+                    producer_id,
+                    name,
+                    str(topic.name),
+                    topic.publish,
+                    deduplication=dedup,
+                    sends_done=self._sends_done,
                 )
                 access = ProducerRequest(
                     name,
@@ -190,7 +191,7 @@ class ProducerRequests:
     # ------------------------------------------------------------------ SEND
     async def send(self, frame: SendFrame) -> None:
         """Hand a SEND to its producer once a slot is free (the reader awaits this when
-        :attr:`has_send_room` is False, so it stops reading)."""
+        :meth:`take_send` found no free slot, so it stops reading)."""
         while self._sends >= self._max_sends:  # stop reading until a SEND finishes
             room: asyncio.Future[None] = asyncio.get_running_loop().create_future()
             self._send_room = room
@@ -205,6 +206,20 @@ class ProducerRequests:
         """Hand a SEND to its producer (call with a free slot, in frame order)."""
         self.queue_send(frame)
         self.flush_sends()
+
+    def take_send(self, frame: SendFrame) -> bool:
+        """:meth:`queue_send` if a slot is free: True once taken (queued, or dropped: a late
+        SEND of a producer closed here). False when no slot is free (nothing done:
+        :meth:`send` waits for one) or when taking it closed the connection (its producer is
+        unknown, or publishing the run before it failed)."""
+        if self._sends >= self._max_sends:
+            return False
+        producer = self._producers.get(frame.producer_id)
+        if producer is None or producer is not self._run_producer:
+            self.queue_send(frame)  # the unusual cases: it flushes, drops or closes
+            return self._cnx.is_open
+        self._queue(producer, frame)
+        return True
 
     def queue_send(self, frame: SendFrame) -> None:
         """:meth:`send_now`, deferred: consecutive SENDs of one producer (one socket read's)
@@ -223,6 +238,10 @@ class ProducerRequests:
         if producer is not self._run_producer:
             self.flush_sends()
             self._run_producer = producer
+        self._queue(producer, frame)
+
+    def _queue(self, producer: Producer, frame: SendFrame) -> None:
+        """Queue ``frame`` in the run of ``producer`` (the run's) and take its slot."""
         self._sends += 1
         facts = frame.facts
         self._run.append(
@@ -231,7 +250,6 @@ class ProducerRequests:
                 frame.highest_sequence_id,
                 max(1, frame.num_messages),
                 frame.stored,
-                self._send_done,
                 frame.chunk,
                 _origin(frame.metadata) if producer.is_replicator else None,
                 None if facts is None else (facts[0], facts[1], facts[2], None),
@@ -251,8 +269,9 @@ class ProducerRequests:
             else:
                 producer.publish_many(run)
 
-    def _send_done(self) -> None:
-        self._sends -= 1
+    def _sends_done(self, count: int) -> None:
+        """``count`` SENDs were answered (or dropped): their slots are free."""
+        self._sends -= count
         room = self._send_room
         if room is not None and not room.done():
             room.set_result(None)
