@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from structlog.testing import capture_logs
 
 from magnetar.managed_ledger import (
     InitialPosition,
@@ -278,6 +279,51 @@ async def test_reserved_adds_go_in_order_and_give_back_unused_slots(stack: Stack
     await ml.close()
     with pytest.raises(ManagedLedgerClosed):
         ml.reserve_adds(1)
+    await factory.close()
+
+
+async def test_a_reserved_run_is_answered_in_stretches_in_order(stack: Stack) -> None:
+    """The broker's run of SENDs as one call (``add_reserved_run``): the callback hears each
+    stretch of durable adds once, from index 0 on, with increasing positions, though the run
+    crosses two rollovers; its infos reach the cache. A run callback that raises is logged
+    and the adds after it still go."""
+    factory = ManagedLedgerFactory(stack.store, stack.bk)
+    ml = await factory.open("t", KEEP)  # 4 entries per ledger
+    cursor = await ml.open_cursor("sub", InitialPosition.EARLIEST)
+    heard: list[tuple[int, list[Position]]] = []
+    done = asyncio.Event()
+
+    def answer(index: int, positions: list[Position] | None, error: BaseException | None) -> None:
+        assert positions is not None
+        assert error is None
+        heard.append((index, positions))
+        if sum(len(p) for _, p in heard) == 10:
+            done.set()
+
+    datas = [b"r%d" % i for i in range(10)]
+    assert ml.reserve_adds(10) == 10
+    ml.add_reserved_run(datas, answer, infos=[("info", i) for i in range(10)])
+    assert heard == []
+    await asyncio.wait_for(done.wait(), 10)
+    starts = [index for index, _ in heard]
+    assert starts == sorted(starts)
+    assert starts[0] == 0
+    assert [i for index, p in heard for i in range(index, index + len(p))] == list(range(10))
+    positions = [position for _, p in heard for position in p]
+    assert positions == sorted(positions)
+    assert len({p.ledger_id for p in positions}) == 3
+    entries = await cursor.read_entries(20)
+    assert [e.data for e in entries] == datas
+
+    def broken(index: int, positions: list[Position] | None, error: BaseException | None) -> None:
+        raise RuntimeError("a broken caller")
+
+    assert ml.reserve_adds(2) == 2
+    with capture_logs() as logs:
+        ml.add_reserved_run([b"x", b"y"], broken)
+        await asyncio.wait_for(ml.add_entry(b"z"), 10)
+    assert any(entry["event"] == "add_callback_failed" for entry in logs)
+    assert [e.data for e in await cursor.read_entries(20)] == [b"x", b"y", b"z"]
     await factory.close()
 
 

@@ -39,7 +39,6 @@ tracked per ledger in :attr:`CurrentLedger.inflight` and awaited by
 from __future__ import annotations
 
 import asyncio
-import itertools
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -48,7 +47,16 @@ from typing import Protocol
 from magnetar.errors import MagnetarError
 from magnetar.ids import EntryId, LedgerId
 from magnetar.ledger.errors import LedgerFenced
-from magnetar.managed_ledger.add_queue import AddCallback, AddOp, AddQueue, RunAddCallback
+from magnetar.managed_ledger.add_queue import (
+    AddCallback,
+    AddOp,
+    AddQueue,
+    RunAddCallback,
+    crcs_of,
+    datas_of,
+    infos_of,
+    report_run,
+)
 from magnetar.managed_ledger.errors import ManagedLedgerFenced
 from magnetar.managed_ledger.ledger_access import LedgerWriter
 from magnetar.managed_ledger.position import Position
@@ -233,19 +241,7 @@ class AddDispatch:
         count = len(datas)
         if (infos is not None and len(infos) != count) or (crcs is not None and len(crcs) != count):
             raise ValueError("infos and crcs must be parallel to datas")
-        self.adds.ops.extend(
-            [
-                AddOp(data, None, None, False, callback, i, info, crc)
-                for i, (data, info, crc) in enumerate(
-                    zip(
-                        datas,
-                        infos if infos is not None else itertools.repeat(None),
-                        crcs if crcs is not None else itertools.repeat(-1),
-                        strict=False,  # (the lengths are checked above)
-                    )
-                )
-            ]
-        )
+        self.adds.extend_run(datas, callback, infos, crcs)
         self.pump()
 
     def fail_all(self, error: BaseException) -> None:
@@ -285,17 +281,7 @@ class AddDispatch:
         not abandoned, within the rollover policy's room, at most :data:`RUN_LIMIT`."""
         policy = self.policy
         limit = min(policy.entry_room(cur.dispatched, age), RUN_LIMIT)
-        byte_room = policy.byte_room(cur.dispatched_bytes, age)
-        run: list[AddOp] = []
-        size = 0
-        for op in self.adds.ops:
-            if size >= byte_room or op.abandoned:
-                break
-            run.append(op)
-            if len(run) >= limit:
-                break
-            size += len(op.data)
-        return run
+        return self.adds.head_run(limit, policy.byte_room(cur.dispatched_bytes, age))
 
     def _append_run(self, cur: CurrentLedger, ops: list[AddOp]) -> int:
         """Hand the adds ``ops`` (the queue's head) to the writer's ``append_run`` as one run:
@@ -306,20 +292,15 @@ class AddDispatch:
         lac_floor = cur.writer.last_add_confirmed
         run = _Run(self, cur, ops, lac_floor)
         # The checksums go along when the run's first add has one (a run of big SENDs').
-        crcs = [op.crc for op in ops] if ops[0].crc >= 0 else None
         try:
-            taken = cur.writer.append_run([op.data for op in ops], run.answered, crcs)
+            taken = cur.writer.append_run(datas_of(ops), run.answered, crcs_of(ops))
         except MagnetarError:  # the task path meets the same error and handles it
             return 0
         if not taken:
             return 0
         if taken < len(ops):
             del ops[taken:]
-        queue = self.adds.ops
-        size = 0
-        for op in ops:
-            queue.popleft()
-            size += len(op.data)
+        size = self.adds.pop_run(taken)
         cur.dispatched += taken
         cur.dispatched_bytes += size
         cur.callbacks += taken
@@ -338,16 +319,13 @@ class AddDispatch:
             for op in batch:
                 self._settle(cur, op, run.lac_floor, error)
             return
-        datas = [op.data for op in batch]
+        datas = datas_of(batch)
         try:
             positions = self._owner.entries_confirmed(
-                cur.ledger_id, EntryId(first), datas, run.lac_floor, [op.info for op in batch]
+                cur.ledger_id, EntryId(first), datas, run.lac_floor, infos_of(batch)
             )
-            size = 0
-            for data in datas:
-                size += len(data)
-            cur.confirmed_bytes += size
-            _report(batch, positions)
+            cur.confirmed_bytes += sum(map(len, datas))
+            report_run(batch, positions)
         finally:
             self.adds.release_slots(count)
             if cur.failed:
@@ -401,28 +379,3 @@ class AddDispatch:
         self.adds.release_slot()
         if cur.failed:
             self.pump()
-
-
-def _report(ops: list[AddOp], positions: list[Position]) -> None:
-    """Resolve ``ops`` (durable at ``positions``): one call per stretch of consecutive adds
-    of one run (:meth:`AddDispatch.enqueue_run`), else one per add."""
-    count = len(ops)
-    i = 0
-    while i < count:
-        op = ops[i]
-        callback = op.run
-        if callback is None:
-            op.resolve(positions[i], None)
-            i += 1
-            continue
-        j = i + 1
-        index = op.index
-        while j < count and ops[j].run is callback and ops[j].index == index + j - i:
-            j += 1
-        for k in range(i, j):
-            ops[k].resolved = True
-        try:
-            callback(index, positions[i:j], None)
-        except Exception as exc:
-            log.error("add_callback_failed", error=repr(exc))
-        i = j

@@ -16,6 +16,11 @@ Invariants:
 * An :class:`AddOp` reports its outcome exactly once: through its future, or by calling its
   callback (whose own failure is logged, never raised into the writer's completion).
 
+The per-add loops of a run (:meth:`AddQueue.extend_run`, :meth:`AddQueue.head_run`,
+:meth:`AddQueue.pop_run`, :func:`datas_of` and the rest, :func:`report_run`) are here, compiled
+with the queue (mypyc), where each add's fields are read natively: :mod:`.add_dispatch` calls
+them once a run.
+
 Concurrency: the event loop only, no tasks of its own. Called by
 :class:`magnetar.managed_ledger.add_dispatch.AddDispatch` from the managed ledger's callers'
 tasks (accept, wait), from the writer's completion callbacks and its own append tasks (release)
@@ -26,7 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from magnetar.managed_ledger.position import Position
 from magnetar.telemetry import get_logger
@@ -163,9 +168,99 @@ class AddQueue:
                 self._granted += 1
                 waiter.set_result(None)
 
+    def extend_run(
+        self,
+        datas: Sequence[bytes],
+        run: RunAddCallback,
+        infos: Sequence[object] | None,
+        crcs: Sequence[int] | None,
+    ) -> None:
+        """Queue an add of ``run`` for each of ``datas`` (its index in the run: its index
+        here); ``infos``, ``crcs``: parallel to ``datas`` (checked by the caller), or None."""
+        ops = self.ops
+        for i in range(len(datas)):
+            ops.append(
+                AddOp(
+                    datas[i],
+                    None,
+                    None,
+                    False,
+                    run,
+                    i,
+                    None if infos is None else infos[i],
+                    -1 if crcs is None else crcs[i],
+                )
+            )
+
+    def head_run(self, limit: int, byte_room: int) -> list[AddOp]:
+        """The adds at the head of the queue (not popped) up to the first abandoned one, at
+        most ``limit`` of them, and none once ``byte_room`` bytes are reached before it."""
+        run: list[AddOp] = []
+        size = 0
+        for op in self.ops:
+            if size >= byte_room or op.abandoned:
+                break
+            run.append(op)
+            if len(run) >= limit:
+                break
+            size += len(op.data)
+        return run
+
+    def pop_run(self, count: int) -> int:
+        """Pop the ``count`` adds at the head of the queue (dispatched); their bytes."""
+        ops = self.ops
+        size = 0
+        for _ in range(count):
+            size += len(ops.popleft().data)
+        return size
+
     def fail_all(self, error: BaseException) -> None:
         """Fail every queued (undispatched) add with ``error`` and free its slot."""
         ops = self.ops
         while ops:
             ops.popleft().fail(error)
             self.release_slot()
+
+
+def datas_of(ops: list[AddOp]) -> list[bytes]:
+    """Each add's payload, in order."""
+    return [op.data for op in ops]
+
+
+def infos_of(ops: list[AddOp]) -> list[object]:
+    """Each add's :attr:`AddOp.info`, in order."""
+    return [op.info for op in ops]
+
+
+def crcs_of(ops: list[AddOp]) -> list[int] | None:
+    """Each add's :attr:`AddOp.crc`, in order; None when the first has none (-1): a run of
+    big SENDs has them all, a run of small ones none."""
+    if not ops or ops[0].crc < 0:
+        return None
+    return [op.crc for op in ops]
+
+
+def report_run(ops: list[AddOp], positions: list[Position]) -> None:
+    """Resolve ``ops`` (durable at ``positions``): one call per stretch of consecutive adds
+    of one run (:meth:`AddQueue.extend_run`), else one per add. A run callback's own failure
+    is logged, as :meth:`AddOp.resolve` logs a callback's."""
+    count = len(ops)
+    i = 0
+    while i < count:
+        op = ops[i]
+        callback = op.run
+        if callback is None:
+            op.resolve(positions[i], None)
+            i += 1
+            continue
+        j = i + 1
+        index = op.index
+        while j < count and ops[j].run is callback and ops[j].index == index + j - i:
+            j += 1
+        for k in range(i, j):
+            ops[k].resolved = True
+        try:
+            callback(index, positions[i:j], None)
+        except Exception as exc:
+            log.error("add_callback_failed", error=repr(exc))
+        i = j
