@@ -14,6 +14,15 @@ the bookies. All caches of one factory charge one :class:`CacheBudget`:
   last-add-confirmed the bookies know); it is as long as the add pipeline, so still bounded.
 
 A ``max_bytes`` of 0 disables caching (pinned entries are kept all the same).
+
+- entries that no cursor is expected to read (the managed ledger has none) are held aside by
+  :meth:`EntryCache.hold_run`, a run at a time, not cached one by one: of them only the pinned
+  tail is kept, as :meth:`EntryCache.insert_run` then :meth:`EntryCache.evict_before` of the pin
+  would keep it, and a run goes whole once it is wholly before the pin. Held entries are not
+  charged to the budget. The first read, insert or eviction caches what is held, as those two
+  calls would have cached it. Pulsar caches an added entry only while its managed ledger has
+  active cursors; this keeps the pinned tail without a dictionary entry per add.
+
 Pure and synchronous; used from the event loop only.
 """
 
@@ -80,7 +89,7 @@ class CacheBudget:
 class EntryCache:
     """Entries of one managed ledger, oldest first."""
 
-    __slots__ = ("_budget", "_entries", "bytes", "oldest_seq", "pinned_from")
+    __slots__ = ("_budget", "_entries", "_held", "_held_from", "bytes", "oldest_seq", "pinned_from")
 
     _clock = 0  # global insertion counter: orders evictions between caches
 
@@ -97,6 +106,10 @@ class EntryCache:
         self.bytes = 0
         self.oldest_seq = 0
         self.pinned_from: Position | None = None
+        # hold_run's runs (positions, payloads, infos), oldest first, and the pin they were
+        # last kept under: what is before it would have been evicted.
+        self._held: list[tuple[Sequence[Position], Sequence[bytes], Sequence[object] | None]] = []
+        self._held_from: Position | None = None
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -105,6 +118,8 @@ class EntryCache:
         return bool(self._entries)
 
     def __contains__(self, pos: object) -> bool:
+        if self._held:
+            self._unhold()
         return pos in self._entries
 
     def evictable(self) -> bool:
@@ -113,6 +128,8 @@ class EntryCache:
         return self.pinned_from is None or next(iter(self._entries)) < self.pinned_from
 
     def insert(self, entry: Entry) -> None:
+        if self._held:
+            self._unhold()
         pinned = self.pinned_from is not None and entry.position >= self.pinned_from
         if not pinned and (self._budget.max_bytes <= 0 or len(entry.data) > self._budget.max_bytes):
             return
@@ -127,12 +144,16 @@ class EntryCache:
         self._budget._make_room()
 
     def get(self, pos: Position) -> Entry | None:
+        if self._held:
+            self._unhold()
         found = self._entries.get(pos)
         return None if found is None else Entry(pos, found[0], found[2])
 
     def get_run(self, positions: Sequence[Position], start: int = 0) -> list[Entry]:
         """The cached entries of ``positions[start:]`` up to the first one not cached (one call
         for a whole read that the cache serves, instead of one :meth:`get` per position)."""
+        if self._held:
+            self._unhold()
         entries = self._entries
         out: list[Entry] = []
         for i in range(start, len(positions)):
@@ -151,6 +172,8 @@ class EntryCache:
         cached entry, none is cached (a lone cursor's read evicts what it read), and no
         position is looked up. Out of order, some facts may go unkept: a later read parses
         the entry again, nothing else changes."""
+        if self._held:
+            self._unhold()
         entries = self._entries
         if not entries or not infos or infos[-1][0] < next(iter(entries)):
             return
@@ -178,6 +201,16 @@ class EntryCache:
         for the run: the caches then hold what inserting them one by one would have left
         (tests/property/test_entry_cache_runs.py). ``infos``: each entry's
         :attr:`Entry.info` from the start (as :meth:`remember` would keep it), or None."""
+        if self._held:
+            self._unhold()
+        self._insert_run(positions, datas, infos)
+
+    def _insert_run(
+        self,
+        positions: Sequence[Position],
+        datas: Sequence[bytes],
+        infos: Sequence[object] | None,
+    ) -> None:
         entries = self._entries
         pinned_from = self.pinned_from
         max_bytes = self._budget.max_bytes
@@ -208,6 +241,11 @@ class EntryCache:
 
         Called after every cursor read and ack: the charge and the oldest-sequence refresh are
         done once for the whole run of evicted entries."""
+        if self._held:
+            self._unhold()
+        return self._evict_cached_before(pos)
+
+    def _evict_cached_before(self, pos: Position) -> int:
         entries = self._entries
         pinned = self.pinned_from
         n = freed = 0
@@ -223,14 +261,63 @@ class EntryCache:
         return n
 
     def evict_ledger(self, ledger_id: int) -> None:
+        if self._held:
+            self._unhold()
         for key in [k for k in self._entries if k[0] == ledger_id]:
             data = self._entries.pop(key)[0]
             self._charge(-len(data))
         self._refresh_oldest()
 
     def clear(self) -> None:
+        self._held = []
         self._charge(-self.bytes)
         self._entries.clear()
+
+    def hold_run(
+        self,
+        positions: Sequence[Position],
+        datas: Sequence[bytes],
+        infos: Sequence[object] | None = None,
+    ) -> None:
+        """:meth:`insert_run` then :meth:`evict_before` of :attr:`pinned_from` (set: the
+        managed ledger pins before it calls) for newly confirmed entries that no cursor is
+        expected to read, in their effect on what a later read finds, at a cost per run, not
+        per entry (the module docstring): the cached entries before the pin are evicted, the
+        held runs wholly before it dropped, and the run held."""
+        pinned = self.pinned_from
+        assert pinned is not None, "hold_run needs the pin"
+        if self._entries:
+            self._evict_cached_before(pinned)
+        held = self._held
+        gone = 0
+        for kept, _, _ in held:
+            if kept[-1] >= pinned:
+                break
+            gone += 1
+        if gone:
+            del held[:gone]
+        if positions:
+            held.append((positions, datas, infos))
+        self._held_from = pinned
+
+    def _unhold(self) -> None:
+        """Cache what :meth:`hold_run` holds, from the pin it held it under, as inserting each
+        run under that pin would have (the pin is put back after)."""
+        held, self._held = self._held, []
+        pin = self._held_from
+        assert pin is not None
+        now, self.pinned_from = self.pinned_from, pin
+        try:
+            for positions, datas, infos in held:
+                start = 0
+                while start < len(positions) and positions[start] < pin:
+                    start += 1
+                if start:
+                    positions, datas = positions[start:], datas[start:]
+                    infos = None if infos is None else infos[start:]
+                self._insert_run(positions, datas, infos)
+        finally:
+            self.pinned_from = now
 
     def _charge(self, delta: int) -> None:
         self.bytes += delta

@@ -471,11 +471,12 @@ class ManagedLedger:
             self._last_confirmed_lac_floor = max(self._last_confirmed_lac_floor, lac_floor)
             pinned = Position(ledger_id, EntryId(self._last_confirmed_lac_floor + 1))
             self._cache.pinned_from = pinned
-        self._cache.insert(Entry(pos, data, info))
-        if not self._cursors and not self._non_durable:
-            # No cursor will read it: keep only the pinned tail (as Pulsar caches an added
-            # entry only when the managed ledger has active cursors).
-            self._cache.evict_before(pinned)
+        if self._cursors or self._non_durable:
+            self._cache.insert(Entry(pos, data, info))
+        else:
+            # No cursor will read it: only the pinned tail is kept, held aside (as Pulsar
+            # caches an added entry only when the managed ledger has active cursors).
+            self._cache.hold_run((pos,), (data,), (info,))
         self._signal_new_entries()
         return pos
 
@@ -504,9 +505,10 @@ class ManagedLedger:
             self._last_confirmed_lac_floor = max(self._last_confirmed_lac_floor, lac_floor)
             pinned = Position(ledger_id, EntryId(self._last_confirmed_lac_floor + 1))
             self._cache.pinned_from = pinned
-        self._cache.insert_run(positions, datas, infos)
-        if not self._cursors and not self._non_durable:
-            self._cache.evict_before(pinned)
+        if self._cursors or self._non_durable:
+            self._cache.insert_run(positions, datas, infos)
+        else:  # as entry_confirmed: the run held aside, not cached entry by entry
+            self._cache.hold_run(positions, datas, infos)
         self._signal_new_entries()
         return positions
 
