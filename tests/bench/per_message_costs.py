@@ -278,6 +278,14 @@ def decode_one(data: bytes, *, sends: bool) -> object:
     return next(decoder.broker_frames() if sends else decoder.frames())
 
 
+def decode_read(data: bytes, *, sends: bool) -> object:
+    """Every frame of one read (the broker's reader at full speed: a read holds many SENDs)
+    through one decoder, scanned from the wire or parsed with protobuf."""
+    decoder = FrameDecoder()
+    decoder.feed(data)
+    return list(decoder.broker_frames() if sends else decoder.frames())
+
+
 def receipt_read(data: bytes, *, scanned: bool) -> object:
     """What a producer reads of a SEND_RECEIPT: the client's reader (scanned from the wire)
     or protobuf's parse and the former reads (``MessageId.from_proto``)."""
@@ -358,6 +366,14 @@ def encoding_cases() -> list[Case]:
     meta = pb.MessageMetadata(producer_name="standalone-0-1", sequence_id=42, publish_time=1)
     kib = b"x" * 1024
     send_1k = encode_payload_command(commands.send(1, 42), meta, kib)
+    sends_1k = b"".join(
+        encode_payload_command(
+            commands.send(1, seq),
+            pb.MessageMetadata(producer_name="standalone-0-1", sequence_id=seq, publish_time=1),
+            kib,
+        )
+        for seq in range(_BATCH)
+    )
     receipt = hand_encoded.send_receipt_frame(1, 42, 123_456, 789)
     message_1k = hand_encoded.message_frame(1, 123_456, 789, -1, encode_payload_section(meta, kib))
     ack_ids = [pb.MessageIdData(ledger_id=123_456, entry_id=789 + i) for i in range(_BATCH)]
@@ -432,6 +448,12 @@ def encoding_cases() -> list[Case]:
             "SEND decode 1 KiB (wire scan)",
             lambda: decode_one(send_1k, sends=True),
             lambda: decode_one(send_1k, sends=False),
+        ),
+        Case(
+            f"SEND decode 1 KiB, {_BATCH} a read",
+            lambda: decode_read(sends_1k, sends=True),
+            lambda: decode_read(sends_1k, sends=False),
+            _BATCH,
         ),
         Case(
             "varint, 2 and 3 bytes (unrolled)",

@@ -46,19 +46,21 @@ Pure functions; safe from any task or thread.
 
 from __future__ import annotations
 
-from typing import Final, NamedTuple
+from typing import TYPE_CHECKING, Final, NamedTuple
 
 from crc32c import crc32c as _crc
 
 from magnetar.checksum import COMBINE_FROM, KEEP_GIL, crc32c_combine
 from magnetar.wire import pulsar_api_pb2 as pb
 
+if TYPE_CHECKING:
+    from mypy_extensions import i64  # native 64-bit ints when compiled; plain int otherwise
+
 SEND_TYPE: Final = pb.BaseCommand.SEND
 ACK_TYPE: Final = pb.BaseCommand.ACK
 SEND_RECEIPT_TYPE: Final = pb.BaseCommand.SEND_RECEIPT
 MESSAGE_TYPE: Final = pb.BaseCommand.MESSAGE
 _INT64_MAX: Final = (1 << 63) - 1
-_U64: Final = (1 << 64) - 1
 _VIEW_FROM: Final = 16384  # sections from this size are checksummed through a memoryview
 
 
@@ -142,29 +144,33 @@ class _Reader:
         self.ok = True
 
     def varint(self, limit: int) -> int:
-        """A varint of at most ``limit`` bytes (5 for a tag or length, 10 for a value)."""
+        """A varint of at most ``limit`` bytes (5 for a tag or length, 10 for a value).
+
+        Up to nine bytes (63 bits) it is read in native integers when compiled; a tenth byte
+        (a value from 2^63 on, as uint64 fields carry -1) is added as a Python int."""
         data = self.data
-        i = self.pos
-        end = self.end
-        value = 0
-        shift = 0
+        i: i64 = self.pos
+        end: i64 = self.end
+        most: i64 = 7 * limit
+        value: i64 = 0
+        shift: i64 = 0
         while True:
-            if i >= end or shift >= 7 * limit:
+            if i >= end or shift >= most:
                 self.ok = False
                 return 0
-            b = data[i]
+            b: i64 = data[i]
             i += 1
+            if shift == 63:  # the tenth byte: only its lowest bit fits in 64 bits
+                if b > 1:
+                    self.ok = False
+                    return 0
+                self.pos = i
+                return int(value) | (int(b) << 63)
             value |= (b & 0x7F) << shift
             if b < 0x80:
-                break
+                self.pos = i
+                return int(value)
             shift += 7
-        self.pos = i
-        if shift < 63:
-            return value
-        if b > 1:  # a tenth byte beyond 64 bits
-            self.ok = False
-            return 0
-        return value & _U64
 
     def length(self) -> int:
         """A length prefix; where its bytes start is ``pos``, and they fit before ``end``."""
