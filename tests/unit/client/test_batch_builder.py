@@ -43,6 +43,22 @@ def test_no_event_time_means_field_absent() -> None:
     assert not op.metadata.HasField("partition_key")
 
 
+def test_a_plain_single_message_is_encoded_as_protobuf_would() -> None:
+    """A bare payload's metadata is written by hand: the SEND carries protobuf's bytes; asked
+    for, the metadata is the message (then it is what the send writes, schema named)."""
+    op = build_single(msg(9, b"bare"), producer_name="p\u00e9", codec=CompressionType.NONE,
+                      publish_time_ms=1234)  # fmt: skip
+    expected = pb.MessageMetadata(producer_name="p\u00e9", sequence_id=9, publish_time=1234)
+    assert op.metadata_bytes() == expected.SerializeToString()
+    op.name_schema(b"\x00\x01")
+    expected.schema_version = b"\x00\x01"
+    assert op.metadata == expected
+    assert op.metadata_bytes() == expected.SerializeToString()
+    keyed = build_single(msg(9, b"bare", key="k"), producer_name="p", codec=CompressionType.NONE,
+                         publish_time_ms=1234)  # fmt: skip
+    assert keyed.metadata.partition_key == "k"  # not plain: built as protobuf
+
+
 @pytest.mark.parametrize("codec", list(CompressionType))
 def test_batch_round_trips_through_the_protocol_codec(codec: CompressionType) -> None:
     builder = BatchBuilder(max_messages=10, max_bytes=10_000)

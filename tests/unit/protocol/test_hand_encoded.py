@@ -20,6 +20,7 @@ from magnetar.protocol.hand_encoded import (
     message_frame,
     message_frame_head,
     message_frames,
+    plain_metadata,
     send_frame,
     send_receipt_frame,
     send_receipt_frames,
@@ -215,3 +216,17 @@ def test_send_bytes_equal_protobuf(
     raw = metadata.SerializeToString()
     frame = send_frame(producer_id, sequence_id, num_messages, highest, raw, payload, checksum)
     assert frame == expected
+
+
+@settings(max_examples=300)
+@given(name=st.text(max_size=40), sequence_id=U64, publish_time=U64)
+@example(name="", sequence_id=0, publish_time=0)
+@example(name="producer-\u00e9\u4e2d", sequence_id=(1 << 64) - 1, publish_time=1 << 63)
+def test_plain_metadata_bytes_equal_protobuf(
+    name: str, sequence_id: int, publish_time: int
+) -> None:
+    """A plain message's metadata (what an unbatched send of a bare payload carries)."""
+    expected = pb.MessageMetadata(
+        producer_name=name, sequence_id=sequence_id, publish_time=publish_time
+    ).SerializeToString()
+    assert plain_metadata(name, sequence_id, publish_time) == expected

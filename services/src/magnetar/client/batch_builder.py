@@ -18,10 +18,10 @@ from __future__ import annotations
 import asyncio
 import struct
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 
 from magnetar.client.compression import CompressionType, compress
 from magnetar.client.message import NO_PROPERTIES
+from magnetar.protocol.hand_encoded import plain_metadata
 from magnetar.protocol.message_id import MessageId, unchecked_message_id
 from magnetar.telemetry import get_logger
 from magnetar.wire import pulsar_api_pb2 as pb
@@ -105,19 +105,68 @@ class PendingMessage:
                 future.set_result(result)
 
 
-@dataclass
 class OpSend:
-    """One SEND frame's content and the messages it acknowledges."""
+    """One SEND frame's content and the messages it acknowledges.
 
-    sequence_id: int
-    highest_sequence_id: int
-    metadata: pb.MessageMetadata
-    payload: bytes
-    messages: list[PendingMessage]
-    is_batch: bool
-    created_at: float = 0.0
-    push_index: int = 0  # its place in the producer's send order
-    wire_messages: int = 0  # a forwarded entry: the messages its SEND counts (0: len(messages))
+    Its metadata is a protobuf message, or, for a plain single message
+    (:func:`build_single`), the bytes :func:`~magnetar.protocol.hand_encoded.plain_metadata`
+    wrote (``metadata`` None, ``encoded`` set): :attr:`metadata` parses them the first time
+    it is asked for (chunking does), and the send writes them as they are."""
+
+    __slots__ = (
+        "_metadata",
+        "created_at",
+        "encoded",
+        "highest_sequence_id",
+        "is_batch",
+        "messages",
+        "payload",
+        "push_index",
+        "sequence_id",
+        "wire_messages",
+    )
+
+    def __init__(
+        self,
+        sequence_id: int,
+        highest_sequence_id: int,
+        metadata: pb.MessageMetadata | None,
+        payload: bytes,
+        messages: list[PendingMessage],
+        is_batch: bool,
+        created_at: float = 0.0,
+        push_index: int = 0,
+        wire_messages: int = 0,
+        encoded: bytes = b"",
+    ) -> None:
+        self.sequence_id = sequence_id
+        self.highest_sequence_id = highest_sequence_id
+        self._metadata = metadata
+        self.payload = payload
+        self.messages = messages
+        self.is_batch = is_batch
+        self.created_at = created_at
+        self.push_index = push_index  # its place in the producer's send order
+        # a forwarded entry: the messages its SEND counts (0: len(messages))
+        self.wire_messages = wire_messages
+        self.encoded = encoded
+
+    @property
+    def metadata(self) -> pb.MessageMetadata:
+        """The metadata as a protobuf message (from then on the one the send writes)."""
+        if self._metadata is None:
+            self._metadata = pb.MessageMetadata.FromString(self.encoded)
+            self.encoded = b""
+        return self._metadata
+
+    def metadata_bytes(self) -> bytes:
+        """The serialized metadata, as the SEND carries it."""
+        metadata = self._metadata
+        return self.encoded if metadata is None else metadata.SerializeToString()
+
+    def name_schema(self, version: bytes) -> None:
+        """Name the schema version the message was written with (a non-empty one)."""
+        self.metadata.schema_version = version
 
     @property
     def num_messages(self) -> int:
@@ -161,7 +210,13 @@ def build_single(
     codec: CompressionType,
     publish_time_ms: int,
 ) -> OpSend:
-    """An OpSend for one unbatched message."""
+    """An OpSend for one unbatched message (a plain one's metadata encoded by hand)."""
+    if message.plain and message.deliver_at_ms is None and codec is CompressionType.NONE:
+        encoded = plain_metadata(producer_name, message.sequence_id, publish_time_ms)
+        return OpSend(
+            message.sequence_id, message.sequence_id, None, message.payload, [message], False,
+            encoded=encoded,
+        )  # fmt: skip
     metadata = pb.MessageMetadata(
         producer_name=producer_name,
         sequence_id=message.sequence_id,

@@ -359,12 +359,12 @@ class Connection:
         sequence_id: int,
         num_messages: int,
         highest_sequence_id: int,
-        metadata: pb.MessageMetadata,
+        metadata: bytes,
         payload: bytes,
     ) -> None:
         """A SEND frame (:func:`~magnetar.protocol.hand_encoded.send_frame`: ``num_messages``
-        and ``highest_sequence_id`` written when not negative); with a CRC32-C when the broker
-        speaks protocol v6 or later."""
+        and ``highest_sequence_id`` written when not negative) of the serialized ``metadata``;
+        with a CRC32-C when the broker speaks protocol v6 or later."""
         self._check_open()
         self._write(
             send_frame(
@@ -372,7 +372,7 @@ class Connection:
                 sequence_id,
                 num_messages,
                 highest_sequence_id,
-                metadata.SerializeToString(),
+                metadata,
                 payload,
                 self.checksum,
             )

@@ -514,7 +514,7 @@ class Producer:
 
     def _push_one(self, op: OpSend) -> None:
         if self.schema_version:  # every message (and every chunk) names its schema version
-            op.metadata.schema_version = self.schema_version
+            op.name_schema(self.schema_version)
         op.created_at = time.monotonic()
         op.push_index = self._pushed
         self._pushed += 1
@@ -535,7 +535,12 @@ class Producer:
         # (try/except, not contextlib.suppress: no context manager object per frame.)
         try:  # noqa: SIM105
             conn.send_message(
-                self.producer_id, op.sequence_id, num_messages, highest, op.metadata, op.payload
+                self.producer_id,
+                op.sequence_id,
+                num_messages,
+                highest,
+                op.metadata_bytes(),
+                op.payload,
             )
         except ConnectionLost:
             pass

@@ -127,6 +127,24 @@ class _Receipts:
             parts.append(highest)
 
 
+def plain_metadata(producer_name: str, sequence_id: int, publish_time: int) -> bytes:
+    """The serialized MessageMetadata of a message that carries nothing but its producer
+    name, sequence id and publish time: the bytes protobuf writes for those three fields,
+    without building the message (a producer's unbatched send builds one per message)."""
+    name = producer_name.encode()
+    return b"".join(
+        (
+            b"\x0a",
+            varint(len(name)),
+            name,
+            b"\x10",
+            varint(sequence_id & _MASK64),
+            b"\x18",
+            varint(publish_time & _MASK64),
+        )
+    )
+
+
 def send_frame(
     producer_id: int,
     sequence_id: int,
