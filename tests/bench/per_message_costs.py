@@ -461,6 +461,11 @@ def encoding_cases() -> list[Case]:
             lambda: (varint_loop(300), varint_loop(100_000)),
             2,
         ),
+        Case(
+            "varint, 6 bytes (a publish time in ms)",
+            lambda: hand_encoded.varint(1_700_000_000_000),
+            lambda: varint_loop(1_700_000_000_000),
+        ),
     ]
 
 

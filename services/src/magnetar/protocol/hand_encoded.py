@@ -29,10 +29,13 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Sequence
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from magnetar.protocol.frame import payload_section_head
 from magnetar.wire import pulsar_api_pb2 as pb
+
+if TYPE_CHECKING:
+    from mypy_extensions import i64  # native 64-bit ints when compiled; plain int otherwise
 
 _U32 = struct.Struct(">I")
 _SIZES = struct.Struct(">II")  # a frame's total and command sizes
@@ -55,6 +58,16 @@ def varint(value: int) -> bytes:
         return bytes(((value & 0x7F) | 0x80, value >> 7))
     if value < 0x200000:
         return bytes(((value & 0x7F) | 0x80, ((value >> 7) & 0x7F) | 0x80, value >> 14))
+    if value < 1 << 56:  # up to eight bytes: gathered in one native integer, then its bytes
+        rest: i64 = value
+        packed: i64 = 0
+        shift: i64 = 0
+        while rest > 0x7F:
+            packed |= ((rest & 0x7F) | 0x80) << shift
+            rest >>= 7
+            shift += 8
+        packed |= rest << shift
+        return int(packed).to_bytes(shift // 8 + 1, "little")
     out = bytearray()
     while value > 0x7F:
         out.append((value & 0x7F) | 0x80)
