@@ -17,7 +17,7 @@ from pathlib import Path
 import pulsar
 import pytest
 
-from magnetar.protocol import commands
+from magnetar.protocol import client_commands, commands
 from magnetar.protocol.frame import Frame, FrameDecoder, encode_command, encode_payload_command
 from magnetar.wire import pulsar_api_pb2 as pb
 from tests.kit.process import running
@@ -61,6 +61,14 @@ class RawClient:
     def connect(self) -> None:
         self.send(encode_command(commands.connect(client_version="raw-test")))
         assert self.next_frame().type == T.CONNECTED
+
+    def open_producer(self, topic: str, name: str, producer_id: int = 1) -> None:
+        """:meth:`connect`, then a producer ``name`` on ``topic``, ready once this returns."""
+        self.connect()
+        request = client_commands.producer(topic, producer_id, 1, producer_name=name)
+        self.send(encode_command(request))
+        while (frame := self.next_frame()).type != T.PRODUCER_SUCCESS:
+            assert frame.type != T.ERROR, frame.command
 
     def close(self) -> None:
         self.sock.close()

@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 
 from magnetar.protocol import client_commands
-from magnetar.protocol.frame import encode_command, encode_payload_command
+from magnetar.protocol.frame import encode_payload_command
 from magnetar.wire import pulsar_api_pb2 as pb
 from tests.integration.test_broker_bad_input import RawClient
 from tests.kit.ports import wait_until
@@ -104,10 +104,7 @@ def test_a_run_of_sends_in_one_read_keeps_order_and_duplicates(
     topic = f"persistent://{_namespace(standalone.web_url, True)}/t"
     raw = RawClient(standalone.broker_port)
     try:
-        raw.connect()
-        raw.send(encode_command(client_commands.producer(topic, 1, 1, producer_name="run")))
-        while (frame := raw.next_frame()).type != T.PRODUCER_SUCCESS:
-            assert frame.type != T.ERROR, frame.command
+        raw.open_producer(topic, "run")
         sequence_ids = [1, 2, 3, 2, 4, 5]  # the second 2: its original is still in flight
         raw.send(
             b"".join(

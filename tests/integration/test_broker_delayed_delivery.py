@@ -19,7 +19,7 @@ import pulsar
 import pytest
 
 from magnetar.protocol import client_commands
-from magnetar.protocol.frame import encode_command, encode_payload_command
+from magnetar.protocol.frame import encode_payload_command
 from magnetar.wire import pulsar_api_pb2 as pb
 from tests.integration.test_broker_bad_input import RawClient
 from tests.kit.process import running
@@ -271,10 +271,7 @@ def test_a_run_of_sends_refuses_only_the_one_over_the_maximum(
     delays = {1: 0, 2: 1000, 3: 60_000, 4: 0}  # sequence id -> deliver_at - publish_time (ms)
     raw = RawClient(standalone.broker_port)
     try:
-        raw.connect()
-        raw.send(encode_command(client_commands.producer(topic, 1, 1, producer_name="run")))
-        while (frame := raw.next_frame()).type != T.PRODUCER_SUCCESS:
-            assert frame.type != T.ERROR, frame.command
+        raw.open_producer(topic, "run")
         published = now_ms()
         sends = []
         for seq, delay in delays.items():
