@@ -12,9 +12,6 @@ the bookies. All caches of one factory charge one :class:`CacheBudget`:
 - entries at or after :attr:`EntryCache.pinned_from` are never evicted: the managed ledger pins
   the tail of the ledger being written that readers cannot fetch from bookies yet (beyond the
   last-add-confirmed the bookies know); it is as long as the add pipeline, so still bounded.
-
-A ``max_bytes`` of 0 disables caching (pinned entries are kept all the same).
-
 - entries that no cursor is expected to read (the managed ledger has none) are held aside by
   :meth:`EntryCache.hold_run`, a run at a time, not cached one by one: of them only the pinned
   tail is kept, as :meth:`EntryCache.insert_run` then :meth:`EntryCache.evict_before` of the pin
@@ -23,6 +20,7 @@ A ``max_bytes`` of 0 disables caching (pinned entries are kept all the same).
   calls would have cached it. Pulsar caches an added entry only while its managed ledger has
   active cursors; this keeps the pinned tail without a dictionary entry per add.
 
+A ``max_bytes`` of 0 disables caching (pinned entries are kept all the same).
 Pure and synchronous; used from the event loop only.
 """
 
