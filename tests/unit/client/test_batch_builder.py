@@ -52,6 +52,7 @@ def test_a_plain_single_message_is_encoded_as_protobuf_would() -> None:
     assert op.metadata_bytes() == expected.SerializeToString()
     op.name_schema(b"\x00\x01")
     expected.schema_version = b"\x00\x01"
+    assert op.metadata_bytes() == expected.SerializeToString()  # named without a parse
     assert op.metadata == expected
     assert op.metadata_bytes() == expected.SerializeToString()
     keyed = build_single(msg(9, b"bare", key="k"), producer_name="p", codec=CompressionType.NONE,

@@ -21,6 +21,7 @@ from magnetar.protocol.hand_encoded import (
     message_frame_head,
     message_frames,
     plain_metadata,
+    schema_version_field,
     send_frame,
     send_receipt_frame,
     send_receipt_frames,
@@ -230,3 +231,14 @@ def test_plain_metadata_bytes_equal_protobuf(
         producer_name=name, sequence_id=sequence_id, publish_time=publish_time
     ).SerializeToString()
     assert plain_metadata(name, sequence_id, publish_time) == expected
+
+
+@settings(max_examples=100)
+@given(name=st.text(max_size=20), sequence_id=U64, version=st.binary(min_size=1, max_size=300))
+def test_a_schema_version_appended_to_plain_metadata_is_protobufs(
+    name: str, sequence_id: int, version: bytes
+) -> None:
+    expected = pb.MessageMetadata(
+        producer_name=name, sequence_id=sequence_id, publish_time=7, schema_version=version
+    ).SerializeToString()
+    assert plain_metadata(name, sequence_id, 7) + schema_version_field(version) == expected

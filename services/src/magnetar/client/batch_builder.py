@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping
 
 from magnetar.client.compression import CompressionType, compress
 from magnetar.client.message import NO_PROPERTIES
-from magnetar.protocol.hand_encoded import plain_metadata
+from magnetar.protocol.hand_encoded import plain_metadata, schema_version_field
 from magnetar.protocol.message_id import MessageId, unchecked_message_id
 from magnetar.telemetry import get_logger
 from magnetar.wire import pulsar_api_pb2 as pb
@@ -165,8 +165,12 @@ class OpSend:
         return self.encoded if metadata is None else metadata.SerializeToString()
 
     def name_schema(self, version: bytes) -> None:
-        """Name the schema version the message was written with (a non-empty one)."""
-        self.metadata.schema_version = version
+        """Name the schema version the message was written with (a non-empty one), once: a
+        hand-encoded metadata gets the field appended, without a parse."""
+        if self._metadata is None:
+            self.encoded += schema_version_field(version)
+        else:
+            self._metadata.schema_version = version
 
     @property
     def num_messages(self) -> int:

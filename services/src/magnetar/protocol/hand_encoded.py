@@ -158,6 +158,13 @@ def plain_metadata(producer_name: str, sequence_id: int, publish_time: int) -> b
     )
 
 
+def schema_version_field(version: bytes) -> bytes:
+    """MessageMetadata's ``schema_version`` (field 16) as protobuf writes it: appended to
+    :func:`plain_metadata`'s bytes, which hold only lower fields, it gives protobuf's bytes of
+    the metadata with that field set."""
+    return b"\x82\x01" + varint(len(version)) + version
+
+
 def send_frame(
     producer_id: int,
     sequence_id: int,
