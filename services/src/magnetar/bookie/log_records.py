@@ -27,11 +27,17 @@ RECORD_HEAD_SIZE = HEAD.size  # bytes of a record before its payload
 CRC_HEAD = struct.Struct(">QQI")  # what the CRC covers before the payload
 
 
-def record_crc(ledger_id: int, entry_id: int, payload: bytes | memoryview) -> int:
+def record_crc(
+    ledger_id: int, entry_id: int, payload: bytes | memoryview, payload_crc: int = -1
+) -> int:
     """The checksum a record of ``payload`` carries: :data:`CRC_HEAD`'s fields, then the
-    payload (what a read checks too)."""
-    head = CRC_HEAD.pack(ledger_id, entry_id, len(payload))
-    return int(crc32c.crc32c(payload, crc32c.crc32c(head)))
+    payload (what a read checks too). ``payload_crc``: ``crc32c(payload)`` where it is known
+    (not -1): the record's is then combined from it, without a pass over the payload."""
+    length = len(payload)
+    head_crc = int(crc32c.crc32c(CRC_HEAD.pack(ledger_id, entry_id, length)))
+    if payload_crc < 0:
+        return int(crc32c.crc32c(payload, head_crc))
+    return crc32c_combine(head_crc, payload_crc, length)
 
 
 def frame_adds(
@@ -50,8 +56,6 @@ def frame_adds(
     run_ledger = -1
     run_bytes = 0
     pack_head = HEAD.pack
-    pack_crc_head = CRC_HEAD.pack
-    crc = crc32c.crc32c
     given = len(payload_crcs) > 0
     for i, record in enumerate(records):
         if record.kind != RecordKind.ADD:
@@ -60,12 +64,7 @@ def frame_adds(
         entry_id = record.entry_id
         payload = record.payload
         length = len(payload)
-        payload_crc = payload_crcs[i] if given else -1
-        if payload_crc < 0:
-            checksum = record_crc(ledger_id, entry_id, payload)
-        else:
-            head_crc = crc(pack_crc_head(ledger_id, entry_id, length))
-            checksum = crc32c_combine(head_crc, payload_crc, length)
+        checksum = record_crc(ledger_id, entry_id, payload, payload_crcs[i] if given else -1)
         parts.append(pack_head(length, ledger_id, entry_id, checksum))
         parts.append(payload)
         length += RECORD_HEAD_SIZE
