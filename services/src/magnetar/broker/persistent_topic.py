@@ -188,11 +188,16 @@ class PersistentTopic:
     async def _persist_epoch(self, epoch: int) -> None:
         await self.ml.set_property(EPOCH_PROPERTY, str(epoch))
 
-    def _check_delivery_delay(self, stored: bytes) -> None:
-        """NotAllowed if ``stored`` asks for a longer delay than maxDeliveryDelayInMillis."""
+    def _delivery_delay_limit(self) -> int:
+        """maxDeliveryDelayInMillis while it applies (an active policy with a limit), else 0."""
         policy = self.delayed_delivery
         limit = policy.max_delivery_delay_in_millis
-        if limit <= 0 or not policy.active:
+        return limit if limit > 0 and policy.active else 0
+
+    def _check_delivery_delay(self, stored: bytes) -> None:
+        """NotAllowed if ``stored`` asks for a longer delay than maxDeliveryDelayInMillis."""
+        limit = self._delivery_delay_limit()
+        if not limit:
             return
         metadata = entry_metadata(stored)
         if metadata.HasField("deliver_at_time") and (
@@ -241,10 +246,7 @@ class PersistentTopic:
         """The per-entry checks of :meth:`publish_nowait` (NotAllowed: delivery delay) as one
         call per entry, or None while no check applies (no delivery delay limit): a run then
         skips a call per entry."""
-        policy = self.delayed_delivery
-        if policy.max_delivery_delay_in_millis <= 0 or not policy.active:
-            return None
-        return self._check_delivery_delay
+        return self._check_delivery_delay if self._delivery_delay_limit() else None
 
     def publish_run(
         self,

@@ -309,9 +309,10 @@ class Producer:
     def _duplicate(self, send: _Send) -> bool:
         """Give ``send`` its deduplication verdict (on the fast path); a duplicate is finished
         here (answered in order) and True is returned."""
-        dedup = self.deduplication
-        if dedup is None or not self._deduplicating():
+        if not self._deduplicating():
             return False
+        dedup = self.deduplication
+        assert dedup is not None  # (what _deduplicating found)
         send.verdict = dedup.check(*self._key(send), send.chunk)
         if send.verdict.status is DupStatus.NOT_DUP:
             return False
