@@ -26,6 +26,7 @@ Pure and synchronous; used from the event loop only.
 
 from __future__ import annotations
 
+import bisect
 import itertools
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -307,9 +308,7 @@ class EntryCache:
         now, self.pinned_from = self.pinned_from, pin
         try:
             for positions, datas, infos in held:
-                start = 0
-                while start < len(positions) and positions[start] < pin:
-                    start += 1
+                start = bisect.bisect_left(positions, pin)  # (positions ascend)
                 if start:
                     positions, datas = positions[start:], datas[start:]
                     infos = None if infos is None else infos[start:]
