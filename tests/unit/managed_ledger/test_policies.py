@@ -118,3 +118,21 @@ def test_layout_navigation() -> None:
     assert layout.count_between(position(1, 0), position(5, 0)) == 2
     assert layout.end_position() == position(5, 3)
     assert LedgerLayout([(1, 0)]).last_position() == position(1, -1)
+
+
+def test_the_held_tail_stays_as_long_as_the_pin_allows_without_any_read() -> None:
+    """With no cursor the managed ledger holds each confirmed run aside and moves the pin to
+    the last-add-confirmed the bookies know: with nobody reading, what is held never grows past
+    the runs at or after the pin (the claim that it is bounded by the add pipeline), and none of
+    it is charged to the budget; a read then finds exactly the pinned tail."""
+    budget = CacheBudget(max_bytes=1 << 20)
+    c = budget.cache()
+    for run in range(1000):
+        first = run * 10
+        # Each run is confirmed carrying the LAC of two runs back (adds in flight).
+        c.pinned_from = position(1, max(0, first - 20))
+        c.hold_run([position(1, first + i) for i in range(10)], [b"e"] * 10)
+        assert len(c._held) <= 3
+        assert budget.used_bytes == 0
+    assert [c.get(position(1, e)) is not None for e in (9969, 9970, 9999)] == [False, True, True]
+    assert budget.used_bytes == 30
