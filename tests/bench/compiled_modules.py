@@ -67,7 +67,14 @@ def cases(n: int) -> dict[str, Callable[[], object]]:
     from magnetar.ids import BookieId
     from magnetar.ledger.bookie_client import AddRequest
     from magnetar.ledger.pending_adds import AddTracker
-    from magnetar.managed_ledger.add_queue import AddOp
+    from magnetar.managed_ledger.add_queue import (
+        AddOp,
+        AddQueue,
+        crcs_of,
+        datas_of,
+        infos_of,
+        report_run,
+    )
     from magnetar.managed_ledger.position import Position, position
     from magnetar.managed_ledger.range_set import RangeSet
     from magnetar.protocol import client_commands, hand_encoded
@@ -154,6 +161,26 @@ def cases(n: int) -> dict[str, Callable[[], object]]:
         for i in range(n):
             AddOp(stored, callback=heard).resolve(position(7, i), None)
 
+    def add_runs() -> None:
+        """A run of 200 adds as the managed ledger's dispatch walks it: queued, taken from the
+        head, handed over, popped, confirmed and reported in one stretch."""
+
+        def told(_index: int, _positions: list[Position] | None, _error: object) -> None:
+            pass
+
+        datas = [stored] * 200
+        positions = [position(7, i) for i in range(200)]
+        adds = AddQueue(1 << 30)
+        for _ in range(n // 200):
+            adds.extend_run(datas, told, None, None)
+            run = adds.head_run(1 << 20, 1 << 40)
+            crcs_of(run)
+            datas_of(run)
+            adds.pop_run(len(run))
+            datas_of(run)
+            infos_of(run)
+            report_run(run, positions)
+
     return {
         "decode a 1 KiB SEND frame": decode,
         "SEND_RECEIPT frame": receipts,
@@ -167,6 +194,7 @@ def cases(n: int) -> dict[str, Callable[[], object]]:
         "index rows index_adds, 50 a group": index_group,
         "ledger add: track to confirm": add_tracker,
         "add queue: resolve by callback": add_ops,
+        "add queue: a run of 200, dispatched": add_runs,
     }
 
 

@@ -462,6 +462,13 @@ def encoding_cases() -> list[Case]:
             2,
         ),
         Case(
+            "a bare message's metadata (hand-encoded)",
+            lambda: hand_encoded.plain_metadata("standalone-0-1", 123_456, 1_700_000_000_000),
+            lambda: pb.MessageMetadata(
+                producer_name="standalone-0-1", sequence_id=123_456, publish_time=1_700_000_000_000
+            ).SerializeToString(),
+        ),
+        Case(
             "varint, 6 bytes (a publish time in ms)",
             lambda: hand_encoded.varint(1_700_000_000_000),
             lambda: varint_loop(1_700_000_000_000),
