@@ -23,6 +23,7 @@ sources. Figures go to docs/benchmarks.md.
 from __future__ import annotations
 
 import argparse
+import collections
 import importlib.abc
 import importlib.machinery
 import importlib.util
@@ -64,6 +65,7 @@ def cases(n: int) -> dict[str, Callable[[], object]]:
     from magnetar.bookie.log_records import frame_adds
     from magnetar.broker.dispatch.pending_acks import PendingAcks
     from magnetar.broker.entry import entry_info
+    from magnetar.broker.sends import mark_stored, pop_stored, run_columns, sends_of
     from magnetar.ids import BookieId
     from magnetar.ledger.bookie_client import AddRequest
     from magnetar.ledger.pending_adds import AddTracker
@@ -79,6 +81,7 @@ def cases(n: int) -> dict[str, Callable[[], object]]:
     from magnetar.managed_ledger.range_set import RangeSet
     from magnetar.protocol import client_commands, hand_encoded
     from magnetar.protocol.frame import FrameDecoder, encode_payload_command, parse_frame_body
+    from magnetar.protocol.hand_decoded import SendFrame
     from magnetar.wire import pulsar_api_pb2 as pb
 
     metadata = pb.MessageMetadata(producer_name="p-0", sequence_id=1, publish_time=1_700_000_000)
@@ -181,6 +184,17 @@ def cases(n: int) -> dict[str, Callable[[], object]]:
             infos_of(run)
             report_run(run, positions)
 
+    def send_runs() -> None:
+        """A run of 200 SENDs as a producer walks it: Sends built from the scanned frames,
+        its columns handed over, marked durable and popped from the head of the queue."""
+        frames = [SendFrame(1, i, None, 1, None, stored, (1, b"", 0), -1) for i in range(200)]
+        positions = [position(7, i) for i in range(200)]
+        for _ in range(n // 200):
+            sends = sends_of(frames)
+            run_columns(sends)
+            mark_stored(sends, 0, positions)
+            pop_stored(collections.deque(sends))
+
     return {
         "decode a 1 KiB SEND frame": decode,
         "SEND_RECEIPT frame": receipts,
@@ -195,6 +209,7 @@ def cases(n: int) -> dict[str, Callable[[], object]]:
         "ledger add: track to confirm": add_tracker,
         "add queue: resolve by callback": add_ops,
         "add queue: a run of 200, dispatched": add_runs,
+        "SENDs: a run of 200, answered": send_runs,
     }
 
 

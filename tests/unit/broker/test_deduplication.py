@@ -4,7 +4,7 @@ failures, snapshot positions with out-of-order completions, bounds."""
 from __future__ import annotations
 
 from magnetar.broker.deduplication import DupStatus, SequenceTracker
-from magnetar.broker.producer_requests import _origin
+from magnetar.broker.producer import _origin
 from magnetar.managed_ledger.position import position
 from magnetar.wire import pulsar_api_pb2 as pb
 from tests.kit.protobuf_wire import field

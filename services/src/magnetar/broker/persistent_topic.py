@@ -234,7 +234,7 @@ class PersistentTopic:
         added = functools.partial(self._added, len(stored), num_messages, on_added)
         return self.ml.add_entry_callback(stored, added, facts, stored_crc)
 
-    # The run-of-SENDs path (Producer.publish_many): slots for the run first, then each SEND's
+    # The run-of-SENDs path (Producer.publish_frames): slots for the run first, then each SEND's
     # deduplication verdict and checks in order, then the run's adds in one call.
     def reserve_publish(self, count: int) -> int:
         """Add slots for up to ``count`` publishes taken at once (0: use :meth:`publish_nowait`

@@ -16,7 +16,7 @@ deduplication recovering) the SEND goes to a publish task. A chain of futures
 both paths: the fast path is taken only when the last task has dispatched, and a task
 dispatches only after its predecessor did — nothing may suspend between that and the add.
 
-Runs (:meth:`Producer.publish_many`): the SENDs of one socket read take their add slots at
+Runs (:meth:`Producer.publish_frames`): the SENDs of one socket read take their add slots at
 once, then each gets its duplicate check and the topic's checks in frame order, and the
 accepted ones reach the managed ledger in one call (one queueing, one dispatch pass) and come
 back as a run too (one callback per stretch of durable entries, recorded and answered with one
@@ -50,8 +50,6 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from magnetar.broker.deduplication import (
-    NOT_TRACKED,
-    Chunk,
     DupStatus,
     MessageDeduplication,
     Status,
@@ -59,6 +57,15 @@ from magnetar.broker.deduplication import (
 )
 from magnetar.broker.errors import TopicClosed
 from magnetar.broker.replication.names import is_replicator
+from magnetar.broker.sends import (
+    Origin,
+    Send,
+    Stored,
+    mark_stored,
+    pop_stored,
+    run_columns,
+    sends_of,
+)
 from magnetar.broker.stats import RateMeter
 from magnetar.broker.topic import ClientCnx
 from magnetar.errors import MagnetarError
@@ -66,6 +73,7 @@ from magnetar.ids import EntryId, LedgerId
 from magnetar.managed_ledger import Position
 from magnetar.protocol import commands
 from magnetar.protocol.errors import server_error_for
+from magnetar.protocol.hand_decoded import SendFrame
 from magnetar.protocol.hand_encoded import send_receipt_frame, send_receipt_frames
 from magnetar.protocol.message_id import EARLIEST, MessageId
 from magnetar.tasks import TaskSet
@@ -74,9 +82,6 @@ from magnetar.wire import pulsar_api_pb2 as pb
 
 log = get_logger(__name__)
 
-# Where an add landed: the fast path reports the managed ledger's Position (no MessageId is
-# built per SEND); both have the ledger_id and entry_id a receipt needs.
-Stored = MessageId | Position
 Publish = Callable[[bytes, int], Awaitable[MessageId]]
 Published = Callable[[Stored | None, BaseException | None], None]
 # stored, count, done, facts, crc32c(stored) (or -1)
@@ -85,16 +90,10 @@ PublishNowait = Callable[[bytes, int, Published, object, int], bool]
 # entries index.. of the run, (index, None, error) for a failed one.
 RunPublished = Callable[[int, "list[Position] | None", "BaseException | None"], None]
 
-# (producer name, sequence id, highest sequence id) deduplication keys a SEND by.
-Origin = tuple[str, int, int | None]
-# One SEND for Producer.publish_many: sequence_id, highest_sequence_id, num_messages, stored,
-# chunk, origin, facts, stored_crc (Producer.publish's arguments).
-SendArgs = tuple[int, int | None, int, bytes, "Chunk | None", "Origin | None", object, int]
-
 
 class GroupPublisher(Protocol):
     """A topic's publish path for a run of SENDs (persistent topics): slots for the run, the
-    per-entry checks, then the run's adds in one call (:meth:`Producer.publish_many`)."""
+    per-entry checks, then the run's adds in one call (:meth:`Producer.publish_frames`)."""
 
     def reserve_publish(self, count: int) -> int: ...
 
@@ -112,26 +111,6 @@ class GroupPublisher(Protocol):
 
 
 DUPLICATE_ID = EARLIEST  # (-1, -1): Pulsar's receipt for a message it did not store again
-
-
-@dataclass(eq=False, slots=True)
-class _Send:
-    """One SEND in flight; ``finished`` once its outcome (or duplicate verdict) is known."""
-
-    sequence_id: int
-    highest_sequence_id: int | None
-    num_messages: int
-    stored: bytes
-    chunk: Chunk | None = None
-    origin: Origin | None = None  # a replicated entry: deduplicated by its origin's ids
-    # What the dispatcher reads of the entry, as the SEND's scan read it (the subscription's
-    # Facts), kept with the cached entry so a dispatch does not read it again; None: unknown.
-    facts: object = None
-    stored_crc: int = -1  # crc32c(stored) where the SEND's scan checked it (SendFrame's)
-    verdict: Verdict = NOT_TRACKED
-    finished: bool = False
-    message_id: Stored | None = None
-    error: MagnetarError | None = None
 
 
 @dataclass(eq=False)
@@ -155,7 +134,7 @@ class Producer:
     rate_in: RateMeter = field(default_factory=RateMeter)
     closed: bool = False
     _tasks: TaskSet = field(default_factory=lambda: TaskSet("publish"))
-    _pending: collections.deque[_Send] = field(default_factory=collections.deque)
+    _pending: collections.deque[Send] = field(default_factory=collections.deque)
     _dispatched: asyncio.Future[None] | None = None
     _idle: asyncio.Future[None] | None = None
     is_replicator: bool = field(init=False, default=False)
@@ -164,46 +143,19 @@ class Producer:
         # A remote cluster's replicator (``pulsar.repl.{cluster}``): read on every SEND.
         self.is_replicator = is_replicator(self.name)
 
-    def publish(
-        self,
-        sequence_id: int,
-        highest_sequence_id: int | None,
-        num_messages: int,
-        stored: bytes,
-        chunk: Chunk | None = None,
-        origin: Origin | None = None,
-        facts: object = None,
-        stored_crc: int = -1,
-    ) -> None:
-        """Start publishing one SEND (call in frame order); ``chunk`` for a chunked message's.
-        ``origin``: a replicator's SEND, deduplicated by the producer name and sequence ids
-        of the message's metadata instead of this producer's (Pulsar's replicated messages).
-        ``facts``: what the dispatcher reads of the entry, where the SEND's scan read it;
-        ``stored_crc``: ``crc32c(stored)`` where it checked the SEND's checksum (else -1)."""
-        self._publish_one(
-            _Send(
-                sequence_id,
-                highest_sequence_id,
-                num_messages,
-                stored,
-                chunk,
-                origin,
-                facts,
-                stored_crc,
-            )
-        )
+    def publish_frames(self, frames: Sequence[SendFrame]) -> None:
+        """Start publishing a run of SENDs (in frame order; one or more).
 
-    def publish_many(self, sends: Sequence[SendArgs]) -> None:
-        """:meth:`publish` for a run of SENDs (in frame order), each ``(sequence_id,
-        highest_sequence_id, num_messages, stored, chunk, origin, facts, stored_crc)``.
-
-        On the fast path the run takes its add slots at once, then each SEND in order gets
-        its deduplication verdict and the topic's checks (a duplicate or a refused one is
-        finished there, as by :meth:`publish`), and the accepted ones go to the topic in one
-        call: one slot step and one dispatch pass for the run. Outcomes, receipts, their
-        order and deduplication are :meth:`publish`'s. SENDs without a slot, and every SEND
-        when the fast path is not open, take :meth:`publish`'s path one by one."""
-        runs = [_Send(*args) for args in sends]
+        On the fast path a run of more than one takes its add slots at once, then each SEND
+        in order gets its deduplication verdict and the topic's checks (a duplicate or a
+        refused one is finished there), and the accepted ones go to the topic in one call:
+        one slot step and one dispatch pass for the run. SENDs without a slot, and every SEND
+        when the fast path is not open, go one by one (:meth:`_publish_one`). A replicator's
+        SEND is deduplicated by the producer name and sequence ids of the message's metadata
+        instead of this producer's (Pulsar's replicated messages)."""
+        # (one compiled loop, unless the SENDs carry an origin)
+        replicated = self.is_replicator
+        runs = [_replicated(frame) for frame in frames] if replicated else sends_of(frames)
         group = self.group_publisher
         reserved = 0
         if (
@@ -221,8 +173,8 @@ class Producer:
         for send in runs[reserved:]:
             self._publish_one(send)
 
-    def _publish_reserved(self, group: GroupPublisher, sends: list[_Send], slots: int) -> None:
-        """The fast path of :meth:`publish_many` for ``sends``, which hold ``slots`` slots:
+    def _publish_reserved(self, group: GroupPublisher, sends: list[Send], slots: int) -> None:
+        """The fast path of :meth:`publish_frames` for ``sends``, which hold ``slots`` slots:
         the accepted ones go as one run whose outcomes come back per confirmed stretch."""
         pending = self._pending
         check = group.publish_check()
@@ -244,19 +196,15 @@ class Producer:
                     continue
                 accepted.append(send)
         # The checksums go along when the first SEND has one (a run of big SENDs).
-        with_crcs = bool(accepted) and accepted[0].stored_crc >= 0
+        stored, counts, facts, crcs = run_columns(accepted)  # one compiled loop
         group.publish_run(
-            [send.stored for send in accepted],
-            [send.num_messages for send in accepted],
-            functools.partial(self._run_added, accepted),
-            slots - len(accepted),
-            [send.facts for send in accepted],
-            [send.stored_crc for send in accepted] if with_crcs else None,
-        )
+            stored, counts, functools.partial(self._run_added, accepted),
+            slots - len(accepted), facts, crcs,
+        )  # fmt: skip
 
     def _run_added(
         self,
-        sends: list[_Send],
+        sends: list[Send],
         index: int,
         positions: list[Position] | None,
         error: BaseException | None,
@@ -266,15 +214,14 @@ class Producer:
         if positions is None:
             self._added(sends[index], None, error)
             return
-        dedup = self.deduplication
-        for send, position in zip(sends[index : index + len(positions)], positions, strict=True):
-            if dedup is not None and send.verdict.ticket is not None:
-                self._recorded(send, position)
-            send.message_id = position
-            send.finished = True
+        if self.deduplication is not None:
+            for send, position in zip(sends[index:], positions, strict=False):
+                if send.verdict.ticket is not None:
+                    self._recorded(send, position)
+        mark_stored(sends, index, positions)  # one compiled loop (it checks the lengths)
         self._answer_head()
 
-    def _publish_one(self, send: _Send) -> None:
+    def _publish_one(self, send: Send) -> None:
         self._pending.append(send)
         nowait = self.publish_nowait
         if nowait is not None and self._fast_path_open():
@@ -306,7 +253,7 @@ class Producer:
         dedup = self.deduplication
         return dedup is not None and dedup.status is Status.ENABLED
 
-    def _duplicate(self, send: _Send) -> bool:
+    def _duplicate(self, send: Send) -> bool:
         """Give ``send`` its deduplication verdict (on the fast path); a duplicate is finished
         here (answered in order) and True is returned."""
         if not self._deduplicating():
@@ -320,7 +267,7 @@ class Producer:
         return True
 
     def _start_task(
-        self, send: _Send, previous_dispatch: asyncio.Future[None] | None, *, checked: bool
+        self, send: Send, previous_dispatch: asyncio.Future[None] | None, *, checked: bool
     ) -> None:
         dispatched: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._dispatched = dispatched
@@ -328,7 +275,7 @@ class Producer:
 
     async def _publish(
         self,
-        send: _Send,
+        send: Send,
         previous_dispatch: asyncio.Future[None] | None,
         dispatched: asyncio.Future[None],
         checked: bool,
@@ -352,7 +299,7 @@ class Producer:
             if not send.finished:  # a duplicate, or cancelled by close
                 self._finish(send)
 
-    def _added(self, send: _Send, message_id: Stored | None, exc: BaseException | None) -> None:
+    def _added(self, send: Send, message_id: Stored | None, exc: BaseException | None) -> None:
         """An add's outcome, from either path (the fast path's done callback, or the task)."""
         self._recorded(send, message_id)
         if isinstance(exc, MagnetarError):
@@ -362,7 +309,7 @@ class Producer:
         send.message_id = message_id
         self._finish(send)
 
-    def _finish(self, send: _Send) -> None:
+    def _finish(self, send: Send) -> None:
         """``send``'s outcome is known: answer every finished SEND at the head, in order."""
         send.finished = True
         self._answer_head()
@@ -372,50 +319,38 @@ class Producer:
         ones is answered together (:meth:`_answer_stored`: one write, counted once), since a
         confirmed run finishes many at a time."""
         pending = self._pending
-        stored: list[_Send] = []
-        try:
-            while pending and pending[0].finished:
-                head = pending.popleft()
-                if (
-                    head.message_id is not None
-                    and head.error is None
-                    and head.verdict.status is DupStatus.NOT_DUP
-                ):
-                    stored.append(head)
-                    continue
-                self._answer_stored(stored)  # the stored ones before it go first
-                stored = []
-                try:
-                    self._answer(head)
-                finally:
-                    self.sends_done(1)
-        finally:
-            self._answer_stored(stored)
+        while True:
+            stored, messages, size = pop_stored(pending)  # one compiled loop
+            self._answer_stored(stored, messages, size)
+            if not pending or not pending[0].finished:
+                break
+            head = pending.popleft()  # a duplicate or a failure
+            try:
+                self._answer(head)
+            finally:
+                self.sends_done(1)
         if not pending and self._idle is not None:
             if not self._idle.done():
                 self._idle.set_result(None)
             self._idle = None
 
-    def _answer_stored(self, sends: list[_Send]) -> None:
-        """Count the stored ``sends`` and write their receipts in one write."""
+    def _answer_stored(self, sends: list[Send], messages: int, size: int) -> None:
+        """Count the stored ``sends`` (``messages`` in ``size`` bytes) and write their
+        receipts in one write."""
         if not sends:
             return
         try:
-            messages = size = 0
-            for send in sends:
-                messages += send.num_messages
-                size += len(send.stored)
             self.messages_in += messages
             self.bytes_in += size
             self.rate_in.record(messages, size)
             if self.cnx.is_open and not self.closed:
-                # One buffer of receipts, encoded in one compiled call (_answer_head takes
-                # only stored SENDs, so each has a message id).
+                # One buffer of receipts, encoded in one compiled call (pop_stored takes only
+                # stored SENDs, so each has a message id).
                 self.cnx.write(send_receipt_frames(self.producer_id, sends))
         finally:
             self.sends_done(len(sends))
 
-    def _answer(self, send: _Send) -> None:
+    def _answer(self, send: Send) -> None:
         """Answer a SEND that was not simply stored (those :meth:`_answer_head` answers): a
         duplicate or a failure. One with neither an outcome nor an error (cancelled by a
         close) gets no answer."""
@@ -430,7 +365,7 @@ class Producer:
 
     # ------------------------------------------------------------------ deduplication
     async def _check_duplicate(
-        self, send: _Send, previous_dispatch: asyncio.Future[None] | None
+        self, send: Send, previous_dispatch: asyncio.Future[None] | None
     ) -> Verdict:
         dedup = self.deduplication
         if dedup is None:
@@ -440,13 +375,13 @@ class Producer:
         await dedup.wait_ready()
         return dedup.check(*self._key(send), send.chunk)
 
-    def _key(self, send: _Send) -> Origin:
+    def _key(self, send: Send) -> Origin:
         """Who deduplication files ``send`` under: its origin, else this producer."""
         if send.origin is not None:
             return send.origin
         return self.name, send.sequence_id, send.highest_sequence_id
 
-    def _recorded(self, send: _Send, message_id: Stored | None) -> None:
+    def _recorded(self, send: Send, message_id: Stored | None) -> None:
         verdict = send.verdict
         if self.deduplication is None or verdict.ticket is None:
             return
@@ -457,7 +392,7 @@ class Producer:
         )
         self.deduplication.recorded(verdict, *self._key(send), position, send.chunk)
 
-    def _answer_duplicate(self, send: _Send) -> None:
+    def _answer_duplicate(self, send: Send) -> None:
         """Called at the head of the queue: the original, if it was in flight, has finished."""
         tracker = send.verdict.tracker
         name, sequence_id, _highest = self._key(send)
@@ -469,7 +404,7 @@ class Producer:
             self._send_error(send, pb.PersistenceError, "the original of this message failed")
 
     # ------------------------------------------------------------------ replies
-    def _receipt(self, send: _Send, message_id: Stored) -> None:
+    def _receipt(self, send: Send, message_id: Stored) -> None:
         if self.cnx.is_open and not self.closed:
             self.cnx.write(
                 send_receipt_frame(
@@ -481,7 +416,7 @@ class Producer:
                 )
             )
 
-    def _send_error(self, send: _Send, code: pb.ServerError.ValueType, message: str) -> None:
+    def _send_error(self, send: Send, code: pb.ServerError.ValueType, message: str) -> None:
         if self.cnx.is_open and not self.closed:
             self.cnx.write_command(
                 commands.send_error(self.producer_id, send.sequence_id, code, message)
@@ -515,3 +450,30 @@ class Producer:
         if self.cnx.is_open:
             self.cnx.write_command(commands.close_producer(self.producer_id))
             self.cnx.forget_producer(self.producer_id)
+
+
+def _replicated(frame: SendFrame) -> Send:
+    """A replicator's SEND: deduplicated by its origin (:func:`_origin`)."""
+    facts = frame.facts
+    return Send(
+        frame.sequence_id,
+        frame.highest_sequence_id,
+        max(1, frame.num_messages),
+        frame.stored,
+        frame.chunk,
+        _origin(frame.metadata),
+        None if facts is None else (facts[0], facts[1], facts[2], None),
+        frame.stored_crc,
+    )
+
+
+def _origin(metadata: pb.MessageMetadata) -> Origin | None:
+    """A replicated entry's deduplication key: its original producer and sequence ids (Pulsar's
+    MessageDeduplication for ``pulsar.repl.*`` producers). None for a producer name that is not
+    UTF-8 (protobuf hands such a string field over as bytes): deduplicated by the replicator's
+    own ids then."""
+    sequence_id = metadata.sequence_id
+    name: object = metadata.producer_name
+    if not isinstance(name, str):
+        return None
+    return name, sequence_id, max(metadata.highest_sequence_id, sequence_id)

@@ -39,7 +39,7 @@ from magnetar.authorization import PRODUCE
 from magnetar.broker.deduplication import MessageDeduplication
 from magnetar.broker.errors import MetadataProblem, TopicTerminated
 from magnetar.broker.persistent_topic import PersistentTopic
-from magnetar.broker.producer import Producer, SendArgs
+from magnetar.broker.producer import Producer
 from magnetar.broker.producer_access import AccessMode, ProducerRequest
 from magnetar.broker.schemas import schema_of
 from magnetar.broker.service import BrokerService
@@ -76,7 +76,7 @@ class ProducerRequests:
         self._sends = 0  # SENDs in flight (their producers release the slots: _sends_done)
         self._send_room: asyncio.Future[None] | None = None  # the reader waiting for a slot
         # SENDs queued by queue_send (one producer's, in frame order) until flush_sends
-        self._run: list[SendArgs] = []
+        self._run: list[SendFrame] = []
         self._run_producer: Producer | None = None
         self._taking = True  # False once the broker stops: no further SEND is published
         self._answered: asyncio.Future[None] | None = None  # answered() waiting for _sends == 0
@@ -218,7 +218,7 @@ class ProducerRequests:
         if producer is None or producer is not self._run_producer:
             self.queue_send(frame)  # the unusual cases: it flushes, drops or closes
             return self._cnx.is_open
-        self._queue(producer, frame)
+        self._queue(frame)
         return True
 
     def queue_send(self, frame: SendFrame) -> None:
@@ -238,24 +238,12 @@ class ProducerRequests:
         if producer is not self._run_producer:
             self.flush_sends()
             self._run_producer = producer
-        self._queue(producer, frame)
+        self._queue(frame)
 
-    def _queue(self, producer: Producer, frame: SendFrame) -> None:
-        """Queue ``frame`` in the run of ``producer`` (the run's) and take its slot."""
+    def _queue(self, frame: SendFrame) -> None:
+        """Queue ``frame`` in the run (its producer's) and take its slot."""
         self._sends += 1
-        facts = frame.facts
-        self._run.append(
-            (
-                frame.sequence_id,
-                frame.highest_sequence_id,
-                max(1, frame.num_messages),
-                frame.stored,
-                frame.chunk,
-                _origin(frame.metadata) if producer.is_replicator else None,
-                None if facts is None else (facts[0], facts[1], facts[2], None),
-                frame.stored_crc,
-            )
-        )
+        self._run.append(frame)
 
     def flush_sends(self) -> None:
         """Publish the SENDs :meth:`queue_send` holds, in order."""
@@ -264,10 +252,7 @@ class ProducerRequests:
             self._run = []
             producer = self._run_producer
             assert producer is not None
-            if len(run) == 1:
-                producer.publish(*run[0])
-            else:
-                producer.publish_many(run)
+            producer.publish_frames(run)
 
     def _sends_done(self, count: int) -> None:
         """``count`` SENDs were answered (or dropped): their slots are free."""
@@ -313,18 +298,6 @@ class ProducerRequests:
         if topic is not None:
             topic.remove_producer(producer)
         await producer.close()
-
-
-def _origin(metadata: pb.MessageMetadata) -> tuple[str, int, int] | None:
-    """A replicated entry's deduplication key: its original producer and sequence ids (Pulsar's
-    MessageDeduplication for ``pulsar.repl.*`` producers). None for a producer name that is not
-    UTF-8 (protobuf hands such a string field over as bytes): deduplicated by the replicator's
-    own ids then."""
-    sequence_id = metadata.sequence_id
-    name: object = metadata.producer_name
-    if not isinstance(name, str):
-        return None
-    return name, sequence_id, max(metadata.highest_sequence_id, sequence_id)
 
 
 def _last_sequence_id(producer: Producer) -> int:
