@@ -308,6 +308,14 @@ _STEPS_ASIDE = {
     ),
     "producer name as a varint": (_SEND, _section(field(1, 3) + _SEQUENCE + _TIME)),
     "a varint past 64 bits": (_SEND, _section(_NAME + b"\x10" + b"\xff" * 9 + b"\x7f" + _TIME)),
+    "a tenth varint byte with a bit past 64": (  # protobuf drops that bit
+        _SEND,
+        _section(_NAME + b"\x10" + b"\xff" * 9 + b"\x03" + _TIME),
+    ),
+    "a send id's tenth varint byte with a bit past 64": (
+        field(1, pb.BaseCommand.SEND) + field(6, field(1, 1) + b"\x10" + b"\xff" * 9 + b"\x03"),
+        _section(_NAME + _SEQUENCE + _TIME),
+    ),
     "a bad checksum": (_SEND, b"\x0e\x01\0\0\0\1" + _section(_NAME + _SEQUENCE + _TIME)),
     "broker entry metadata": (
         _SEND,

@@ -354,6 +354,12 @@ _BROKER: Final = 1  # SEND and ACK scanned
 _CLIENT: Final = 2  # SEND_RECEIPT and MESSAGE scanned
 
 
+def _u32(data: bytes, pos: int) -> int:
+    """The big-endian uint32 at ``data[pos:pos + 4]`` (in range): four native byte reads
+    when compiled, where ``_U32.unpack_from`` is a call and a tuple."""
+    return (data[pos] << 24) | (data[pos + 1] << 16) | (data[pos + 2] << 8) | data[pos + 3]
+
+
 class FrameDecoder:
     """Incremental decoder: :meth:`feed` bytes as they arrive, then iterate :meth:`frames`.
 
@@ -520,7 +526,7 @@ class FrameDecoder:
             if total is None or len(data) < start + total:
                 return
             end = start + total
-            cmd_end = start + 4 + _U32.unpack_from(data, start)[0]
+            cmd_end = start + 4 + _u32(data, start)
             if not ready:
                 self._offset = end
             if cmd_end < end:  # a command and what follows it (a SEND's payload section)
@@ -598,12 +604,12 @@ class FrameDecoder:
         breaks the stream on a size out of bounds."""
         if len(data) - pos < 4:
             return None
-        (total,) = _U32.unpack_from(data, pos)
+        total = _u32(data, pos)
         if total > self._max_frame_size:
             self._break(FrameTooLarge(total, self._max_frame_size))
         if total < 4:
             self._break(BrokenStream(f"frame size {total} cannot hold a command size"))
-        return int(total)
+        return total
 
     def _break(self, error: ProtocolError) -> None:
         self._broken = error

@@ -61,6 +61,7 @@ ACK_TYPE: Final = pb.BaseCommand.ACK
 SEND_RECEIPT_TYPE: Final = pb.BaseCommand.SEND_RECEIPT
 MESSAGE_TYPE: Final = pb.BaseCommand.MESSAGE
 _INT64_MAX: Final = (1 << 63) - 1
+_TOP_HALF: Final = 1 << 62  # twice this is a uint64's top bit
 _VIEW_FROM: Final = 16384  # sections from this size are checksummed through a memoryview
 
 
@@ -205,54 +206,105 @@ def _body_of(data: bytes, start: int, kind: int) -> tuple[int, int]:
     """Where the body of the BaseCommand in ``data[start:]`` is, if it holds just ``type`` (=
     ``kind``) and one body in the field of that number (a BaseCommand's body field number is
     its type's value); (-1, -1) otherwise."""
-    r = _Reader(data, start, len(data))
-    body_at = body_end = -1
+    pos: i64 = start
+    end: i64 = len(data)
+    body_at: i64 = -1
+    body_end: i64 = -1
     typed = False
-    while r.ok and r.pos < r.end:
-        tag = r.varint(5)
+    while pos < end:
+        tag, pos = _uvarint(data, pos, end, 35)
+        if pos < 0:
+            return -1, -1
         if tag == 0x08:  # type
-            if r.varint(10) != kind:
+            value, pos = _uvarint(data, pos, end, 64)
+            if pos < 0 or value != kind:
                 return -1, -1
             typed = True
         elif tag == (kind << 3) | 2 and body_at < 0:
-            n = r.length()
-            body_at, body_end = r.pos, r.pos + n
-            r.pos = body_end
+            n, pos = _uvarint(data, pos, end, 35)
+            if pos < 0 or n > end - pos:
+                return -1, -1
+            body_at, body_end = pos, pos + n
+            pos = body_end
         else:
             return -1, -1
-    if not (r.ok and typed and body_at >= 0):
+    if not (typed and body_at >= 0):
         return -1, -1
-    return body_at, body_end
+    return int(body_at), int(body_end)
 
 
 def _send_body(command: bytes) -> tuple[int, int, int | None, int] | None:
-    """(producer_id, sequence_id, highest_sequence_id, num_messages) of a SEND command."""
+    """(producer_id, sequence_id, highest_sequence_id, num_messages) of a SEND command.
+
+    Read with :func:`_uvarint` in native integers (no reader object): the command of a SEND
+    is read for every message."""
     body_at, body_end = _body_of(command, 0, SEND_TYPE)
     if body_at < 0:
         return None
-    r = _Reader(command, body_at, body_end)
-    producer_id = sequence_id = -1
-    highest: int | None = None
-    num_messages = 1
-    while r.pos < r.end:
-        tag = r.varint(5)
+    pos: i64 = body_at
+    end: i64 = body_end
+    producer_id: i64 = 0
+    sequence_id: i64 = 0
+    highest: i64 = 0
+    seen = 0  # bits: 1 producer id, 2 sequence id, 4 highest sequence id
+    num_messages: i64 = 1
+    while pos < end:
+        tag, pos = _uvarint(command, pos, end, 35)
+        if pos < 0:
+            return None
         field = tag >> 3
         if tag & 7 != 0 or not 1 <= field <= _LAST_SEND_FIELD:
             return None
-        value = r.varint(10)
-        if not r.ok:
+        value, pos = _uvarint(command, pos, end, 64)
+        if pos < 0:
             return None
         if field == 1:
             producer_id = value
+            seen |= 1
         elif field == 2:
             sequence_id = value
+            seen |= 2
         elif field == 3:
             num_messages = _int32(value)
         elif field == 6:
             highest = value
-    if producer_id < 0 or sequence_id < 0:
+            seen |= 4
+    if seen & 3 != 3:
         return None
-    return producer_id, sequence_id, highest, num_messages
+    return (
+        _uint64(producer_id),
+        _uint64(sequence_id),
+        _uint64(highest) if seen & 4 else None,
+        int(num_messages),
+    )
+
+
+def _uint64(value: i64) -> int:
+    """The uint64 whose bits the native ``value`` holds (:func:`_uvarint`'s result)."""
+    return int(value) if value >= 0 else int(value) + (1 << 64)
+
+
+def _uvarint(data: bytes, pos: i64, end: i64, bits: i64) -> tuple[i64, i64]:
+    """The varint at ``data[pos:end]`` and the position after it; the position is -1 when it
+    runs past ``end`` or has more than ``bits`` bits (35: a tag's or a length's five bytes;
+    64: a value's ten). A value from 2^63 on comes back as its two's complement (negative):
+    the int64 or int32 an int field means, or a uint64 the caller must not take as one."""
+    value: i64 = 0
+    shift: i64 = 0
+    while pos < end and shift < bits:
+        b: i64 = data[pos]
+        pos += 1
+        if shift == 63:  # the tenth byte: only its lowest bit fits in 64 bits
+            if b > 1:
+                return 0, -1
+            if b == 1:
+                value = value - _TOP_HALF - _TOP_HALF  # value + 2^63, wrapped to 64 bits
+            return value, pos
+        value |= (b & 0x7F) << shift
+        if b < 0x80:
+            return value, pos
+        shift += 7
+    return 0, -1
 
 
 def _u32_at(data: bytes, pos: int) -> int:
@@ -288,8 +340,9 @@ def _scan_section(
     if size - pos < 4:
         return _NOT_EXPECTED
     meta_size = _u32_at(section, pos)
-    r = _Reader(section, pos + 4, pos + 4 + meta_size)
-    if r.end > size:
+    at: i64 = pos + 4  # read in native integers (no reader object): every SEND's metadata
+    end: i64 = at + meta_size
+    if end > size:
         return _NOT_EXPECTED
     required = 0
     num_chunks = chunk_id = deliver_at = 0
@@ -297,12 +350,18 @@ def _scan_section(
     partition_at = partition_end = ordering_at = 0
     ordering_end = -1  # no ordering key
     names_ascii = True  # the producer name and uuid (what the dispatcher's read checks too)
-    while r.pos < r.end:
-        tag = r.varint(5)
+    while at < end:
+        tag, at = _uvarint(section, at, end, 35)
+        if at < 0:
+            return _NOT_EXPECTED
         field = tag >> 3
         wire = tag & 7
+        if field > 31:
+            return _NOT_EXPECTED  # (no MessageMetadata field is numbered that high)
         if wire == 0 and (_VARINT_FIELDS >> field) & 1:
-            value = r.varint(10)
+            value, at = _uvarint(section, at, end, 64)
+            if at < 0:
+                return _NOT_EXPECTED
             if field == 2:
                 required |= 2
             elif field == 3:
@@ -315,26 +374,26 @@ def _scan_section(
                 batch = _int32(value)
                 messages = batch if batch > 1 else 1
             elif field == _DELIVER_AT_TIME:
-                deliver_at = _int64(value)
+                deliver_at = int(value)
         elif wire == 2 and (_BYTES_FIELDS >> field) & 1:
-            n = r.length()  # (not `r.pos += r.length()`: that adds to the old position)
+            n, at = _uvarint(section, at, end, 35)
+            if at < 0 or n > end - at:
+                return _NOT_EXPECTED
             if field == _PARTITION_KEY:
-                partition_at, partition_end = r.pos, r.pos + n
+                partition_at, partition_end = int(at), int(at + n)
             elif field == _ORDERING_KEY:
-                ordering_at, ordering_end = r.pos, r.pos + n
+                ordering_at, ordering_end = int(at), int(at + n)
             elif field == 1 or field == _UUID:
-                names_ascii = names_ascii and ascii_span(section, r.pos, r.pos + n)
-            r.pos += n
+                names_ascii = names_ascii and ascii_span(section, at, at + n)
+            at += n
             if field == 1:
                 required |= 1
         elif wire == 2 and field == _PROPERTIES:
-            n = r.length()
-            if not (r.ok and _key_value(section, r.pos, r.pos + n)):
+            n, at = _uvarint(section, at, end, 35)
+            if at < 0 or n > end - at or not _key_value(section, at, at + n):
                 return _NOT_EXPECTED
-            r.pos += n
+            at += n
         else:
-            return _NOT_EXPECTED
-        if not r.ok:
             return _NOT_EXPECTED
     if required != 7:
         return _NOT_EXPECTED
