@@ -18,12 +18,45 @@ from magnetar.ledger.bookie_client import AddRequest
 from magnetar.ledger.errors import DigestMismatch
 
 _HEADER = struct.Struct(">QQq")
+# NamedTuple's generated __new__ is a Python-level lambda: build the tuple directly.
+_new_tuple = tuple.__new__
 
 
 def entry_digest(ledger_id: int, entry_id: int, last_add_confirmed: int, payload: bytes) -> int:
     """On the event loop: the GIL is held throughout (:data:`magnetar.checksum.KEEP_GIL`)."""
     crc = crc32c.crc32c(_HEADER.pack(ledger_id, entry_id, last_add_confirmed))
     return int(crc32c.crc32c(payload, crc, KEEP_GIL))
+
+
+def add_requests(
+    requests: list[AddRequest],
+    ledger_id: int,
+    first_entry: int,
+    lac: int,
+    payloads: Sequence[bytes],
+    crcs: Sequence[int] | None,
+    master_key: bytes,
+    recovery: bool,
+) -> None:
+    """Append to ``requests`` the :class:`AddRequest` of each of ``payloads``, entry ids from
+    ``first_entry`` on, with its digest, in one compiled loop (the write handle builds one per
+    entry). ``crcs`` (parallel to ``payloads``, at least as long, or None): each payload's
+    ``crc32c`` where the caller checked it (-1 where not), from which the digest is combined
+    (:func:`digest_from_crc`) instead of read."""
+    # The header's ledger id and lac are the run's: checksummed (and encoded) once.
+    ledger_crc = int(crc32c.crc32c(ledger_id.to_bytes(8, "big")))
+    lac_bytes = lac.to_bytes(8, "big", signed=True)
+    entry_id = first_entry
+    for i, payload in enumerate(payloads):
+        header_crc = int(crc32c.crc32c(entry_id.to_bytes(8, "big") + lac_bytes, ledger_crc))
+        crc = -1 if crcs is None else crcs[i]
+        if crc < 0:
+            digest = int(crc32c.crc32c(payload, header_crc, KEEP_GIL))
+        else:
+            digest = crc32c_combine(header_crc, crc, len(payload))
+        fields = (ledger_id, entry_id, lac, payload, digest, master_key, recovery)
+        requests.append(_new_tuple(AddRequest, fields))
+        entry_id += 1
 
 
 def digest_from_crc(

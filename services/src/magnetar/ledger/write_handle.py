@@ -42,7 +42,7 @@ from magnetar.ids import BookieId, EntryId
 from magnetar.ledger.bookie_client import AddRequest
 from magnetar.ledger.bookie_registry import BookiePool, BookieRegistry
 from magnetar.ledger.config import LedgerClientConfig
-from magnetar.ledger.digest import digest_from_crc, entry_digest
+from magnetar.ledger.digest import add_requests
 from magnetar.ledger.errors import (
     BookieUnavailable,
     LedgerClosed,
@@ -64,9 +64,6 @@ from magnetar.telemetry import get_logger
 from magnetar.wire import bookie_pb2
 
 log = get_logger(__name__)
-# NamedTuple's generated __new__ is a Python-level lambda: the per-entry lines below build
-# their tuples with tuple.__new__ directly (about half the cost).
-_new_tuple = tuple.__new__
 
 
 class WriteHandle:
@@ -225,29 +222,12 @@ class WriteHandle:
         run = tracker.new_run(payloads, size)
         run.callback = callback
         run.single = single
-        ledger_id = self.ledger_id
-        lac = run.last_add_confirmed
-        key = self._master_key
-        recovery = self._recovery
-        entry_id = run.first
         # The requests (and their digests: the one checksum of a payload on the add path) are
         # built once per entry, shared by every replica's send and any resend.
-        requests = run.requests
-        if crcs is None:
-            for payload in payloads:
-                digest = entry_digest(ledger_id, entry_id, lac, payload)
-                fields = (ledger_id, entry_id, lac, payload, digest, key, recovery)
-                requests.append(_new_tuple(AddRequest, fields))
-                entry_id += 1
-        else:
-            for payload, crc in zip(payloads, crcs, strict=False):
-                if crc < 0:
-                    digest = entry_digest(ledger_id, entry_id, lac, payload)
-                else:
-                    digest = digest_from_crc(ledger_id, entry_id, lac, crc, len(payload))
-                fields = (ledger_id, entry_id, lac, payload, digest, key, recovery)
-                requests.append(_new_tuple(AddRequest, fields))
-                entry_id += 1
+        add_requests(
+            run.requests, self.ledger_id, run.first, run.last_add_confirmed, payloads, crcs,
+            self._master_key, self._recovery,
+        )  # fmt: skip
         self._idle.clear()
         if not tracker.changing:
             for bookie, adds in tracker.sends(run, run.first):
