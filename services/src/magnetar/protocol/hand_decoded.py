@@ -522,28 +522,43 @@ def scan_receipt(data: bytes, start: int) -> ReceiptFrame | None:
     body_at, body_end = _body_of(data, start, SEND_RECEIPT_TYPE)
     if body_at < 0:
         return None
-    r = _Reader(data, body_at, body_end)
-    producer_id = sequence_id = ledger_id = entry_id = -1
-    while r.pos < r.end:
-        tag = r.varint(5)
+    pos: i64 = body_at
+    end: i64 = body_end
+    producer_id: i64 = 0
+    sequence_id: i64 = 0
+    seen = 0  # bits: 1 producer id, 2 sequence id
+    ledger_id = entry_id = -1
+    while pos < end:
+        tag, pos = _uvarint(data, pos, end, 35)
+        if pos < 0:
+            return None
         if tag in (_RECEIPT_PRODUCER, _RECEIPT_SEQUENCE, _RECEIPT_HIGHEST):
-            value = r.varint(10)
+            value, pos = _uvarint(data, pos, end, 64)
+            if pos < 0:
+                return None
             if tag == _RECEIPT_PRODUCER:
                 producer_id = value
+                seen |= 1
             elif tag == _RECEIPT_SEQUENCE:
                 sequence_id = value
+                seen |= 2
         elif tag == _RECEIPT_MESSAGE_ID:
             # A second message id would merge into the first: take it only when whole.
-            ledger_id, entry_id, _ = _read_id(r, _ID_VARINTS)
+            n, pos = _uvarint(data, pos, end, 35)
+            if pos < 0 or n > end - pos:
+                return None
+            ledger_id, entry_id, _ = _id_fields(data, pos, pos + n, _ID_VARINTS)
             if ledger_id < 0:
                 return None
+            pos += n
         else:
             return None
-        if not r.ok:
-            return None
-    if producer_id < 0 or sequence_id < 0 or ledger_id < 0:
+    if seen & 3 != 3 or ledger_id < 0:
         return None
-    return _new_tuple(ReceiptFrame, (producer_id, sequence_id, _int64(ledger_id), _int64(entry_id)))
+    return _new_tuple(
+        ReceiptFrame,
+        (_uint64(producer_id), _uint64(sequence_id), _int64(ledger_id), _int64(entry_id)),
+    )
 
 
 class Delivery(NamedTuple):
@@ -649,23 +664,31 @@ def _read_id(r: _Reader, allowed: int) -> tuple[int, int, int]:
 def _id_fields(data: bytes, pos: int, end: int, allowed: int) -> tuple[int, int, int]:
     """(ledger_id, entry_id, partition) of a MessageIdData of varint fields in ``allowed`` (a
     mask by field number) only, the ids as uint64, partition -1 when absent; (-1, -1, -1)
-    when it is not one or lacks a required id."""
-    r = _Reader(data, pos, end)
-    ledger_id = entry_id = partition = -1
-    while r.pos < r.end:
-        tag = r.varint(5)
-        field = tag >> 3
-        if tag & 7 != 0 or not (allowed >> field) & 1:
+    when it is not one or lacks a required id. (Native integers: one is read per receipt.)"""
+    at: i64 = pos
+    stop: i64 = end
+    ledger_id: i64 = 0
+    entry_id: i64 = 0
+    partition = -1
+    seen = 0  # bits: 1 ledger id, 2 entry id
+    while at < stop:
+        tag, at = _uvarint(data, at, stop, 35)
+        if at < 0:
             return -1, -1, -1
-        value = r.varint(10)
-        if not r.ok:
+        field = tag >> 3
+        if tag & 7 != 0 or field > 31 or not (allowed >> field) & 1:
+            return -1, -1, -1
+        value, at = _uvarint(data, at, stop, 64)
+        if at < 0:
             return -1, -1, -1
         if field == 1:
             ledger_id = value
+            seen |= 1
         elif field == 2:
             entry_id = value
+            seen |= 2
         elif field == 3:
             partition = _int32(value)
-    if entry_id < 0:
+    if not seen & 2:
         return -1, -1, -1
-    return ledger_id, entry_id, partition
+    return _uint64(ledger_id) if seen & 1 else -1, _uint64(entry_id), partition
