@@ -647,10 +647,11 @@ def payload_section_head(metadata: bytes, payload: bytes, checksum: bool) -> byt
     """What goes before ``payload`` in its payload section, ``[0x0e01][crc][meta_size][meta]``
     for the serialized ``metadata`` (without the magic and crc if not ``checksum``; the crc
     covers the size, the metadata and the payload), so that a frame copies the payload once."""
-    covered_head = _U32.pack(len(metadata)) + metadata
+    covered_head = len(metadata).to_bytes(4, "big") + metadata  # (native, unlike a pack)
     if not checksum:
         return covered_head
-    return _MAGIC_CRC + _U32.pack(crc32c(payload, crc32c(covered_head))) + covered_head
+    crc: int = crc32c(payload, crc32c(covered_head))
+    return _MAGIC_CRC + crc.to_bytes(4, "big") + covered_head
 
 
 def encode_payload_section(

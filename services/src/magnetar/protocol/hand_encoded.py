@@ -188,7 +188,8 @@ def send_frame(
     section_head = payload_section_head(metadata, payload, checksum)
     size = len(command)
     total = 4 + size + len(section_head) + len(payload)
-    return b"".join((_SIZES.pack(total, size), command, section_head, payload))
+    # (to_bytes, not _SIZES.pack: a native conversion when compiled, where a pack is a call)
+    return b"".join((((total << 32) | size).to_bytes(8, "big"), command, section_head, payload))
 
 
 class _StoredAt(Protocol):
