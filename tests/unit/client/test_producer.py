@@ -265,3 +265,76 @@ async def test_batches_pipeline_without_waiting_for_receipts() -> None:
             await producer.flush()
         assert producer.pending_count == 0
         await client.close()
+
+
+async def test_a_plain_callback_send_writes_what_the_general_path_writes() -> None:
+    """send_callback of a bare payload takes the producer's one-call path; its SEND is the
+    general path's, and what that path alone handles (a message over the broker's limit, a
+    schema version, batching) still takes it."""
+    topic = ScriptedTopic()
+    async with FakeBroker(topic, max_message_size=1000) as broker:
+        client, producer = await make(broker, send_timeout_ms=0)
+        results: list[object] = []
+
+        def on_receipt(_context: object, result: object) -> None:
+            results.append(result)
+
+        await producer.send_callback(b"plain", on_receipt)
+        await producer.send(b"general")
+        await producer.send_callback(b"x" * 2000, on_receipt)  # over the limit
+        producer.schema_version = b"\x00" * 7 + b"\x03"
+        await producer.send_callback(b"named", on_receipt)
+        await producer.flush()
+        sends = [f for f in broker.frames if f.command.type == T.SEND]
+        assert [f.payload.payload for f in sends if f.payload] == [b"plain", b"general", b"named"]
+        fast, general, named = (f.command.send for f in sends)
+        assert (fast.sequence_id, general.sequence_id, named.sequence_id) == (42, 43, 45)
+        for send in (fast, general, named):
+            assert not send.HasField("num_messages")
+            assert not send.HasField("highest_sequence_id")
+        metadata = [f.payload.metadata for f in sends if f.payload]
+        assert [m.sequence_id for m in metadata] == [42, 43, 45]
+        assert metadata[0].producer_name == metadata[1].producer_name == "fake-producer"
+        assert metadata[0].publish_time > 0
+        fields = [sorted(d.name for d, _ in m.ListFields()) for m in metadata]
+        assert fields[0] == fields[1] == ["producer_name", "publish_time", "sequence_id"]
+        assert metadata[2].schema_version == producer.schema_version
+        assert isinstance(results[1], MessageTooBig)
+        assert results[0].entry_id == 0  # type: ignore[attr-defined]
+        await client.close()
+
+
+async def test_a_batching_producers_callback_sends_are_batched() -> None:
+    topic = ScriptedTopic()
+    async with FakeBroker(topic) as broker:
+        client = Client(f"pulsar://{broker.address}", operation_timeout_s=3)
+        producer = await client.create_producer("t", batching_enabled=True)
+        assert isinstance(producer, Producer)
+        for i in range(3):
+            await producer.send_callback(b"m%d" % i, lambda _c, _r: None)
+        await producer.flush()
+        assert topic.stored == [(42, 3)]  # one SEND of the three
+        await client.close()
+
+
+async def test_a_plain_callback_send_is_resent_as_it_was_sent() -> None:
+    topic = ScriptedTopic()
+    topic.hold = True
+    async with FakeBroker(topic) as broker:
+        client, producer = await make(broker, send_timeout_ms=0)
+        results: list[object] = []
+        await producer.send_callback(b"again", lambda _c, r: results.append(r))
+        await broker.wait_until(lambda: bool(topic.held))
+        topic.hold = False
+        broker.send(commands.close_producer(producer.producer_id))  # the client resends
+        async with asyncio.timeout(5):
+            await producer.flush()
+        sends = [f for f in broker.frames if f.command.type == T.SEND]
+        assert len(sends) == 2
+        first, resent = (f.payload for f in sends)
+        assert first is not None
+        assert resent is not None
+        assert resent.metadata == first.metadata  # the same bytes, publish time included
+        assert resent.payload == first.payload == b"again"
+        assert results[0].entry_id == 0  # type: ignore[attr-defined]
+        await client.close()

@@ -49,7 +49,7 @@ from magnetar.client.batch_builder import (
     build_single,
 )
 from magnetar.client.chunking import split_chunks
-from magnetar.client.compression import compression_type
+from magnetar.client.compression import CompressionType, compression_type
 from magnetar.client.connection import Connection
 from magnetar.client.context import ClientContext
 from magnetar.client.errors import (
@@ -61,6 +61,7 @@ from magnetar.client.errors import (
     SendTimeout,
     server_error,
 )
+from magnetar.client.message import NO_PROPERTIES
 from magnetar.client.producer_options import (
     ProducerAccessMode,
     ProducerOptions,
@@ -70,6 +71,7 @@ from magnetar.client.producer_options import (
 from magnetar.client.reconnect import Reconnector, retry_until
 from magnetar.naming import client_topic_name
 from magnetar.protocol import commands
+from magnetar.protocol.hand_encoded import plain_metadata
 from magnetar.protocol.message_id import MessageId, unchecked_message_id
 from magnetar.tasks import TaskSet
 from magnetar.telemetry import get_logger
@@ -355,6 +357,9 @@ class Producer:
         generators: no future, no call_soon per message, no closure (``context`` carries the
         per-message state, e.g. the send time).
         """
+        if not options and data.__class__ is bytes and self._plain_ready(len(data)):
+            self._send_plain(data, callback, context)
+            return
         message = self._new_message(data, options, with_future=False)
         message.callback = callback
         message.context = context
@@ -479,6 +484,42 @@ class Producer:
             )
             self._push(op)
         return message.future  # type: ignore[return-value]
+
+    def _plain_ready(self, size: int) -> bool:
+        """Whether a message of ``size`` bytes and nothing else can take :meth:`_send_plain`:
+        the producer is attached with room, sends unbatched and uncompressed without a schema,
+        and the message needs no chunking."""
+        limit = self._max_message_size
+        return (
+            self._state is _State.READY
+            and self._permits > 0
+            and not self._batching
+            and self._codec is CompressionType.NONE
+            and not self.schema_version
+            and (limit is None or size <= limit)
+        )
+
+    def _send_plain(self, data: bytes, callback: ReceiptCallback, context: object) -> None:
+        """:meth:`_enqueue` of a plain unbatched message (when :meth:`_plain_ready`), with
+        what build_single, _push, _push_one and _write do for it in one call: the load
+        generator's path, where their calls were a fifth of a producer's time."""
+        sequence_id = self._next_sequence_id
+        self._next_sequence_id = sequence_id + 1
+        self._permits -= 1
+        message = PendingMessage(data, sequence_id, None, NO_PROPERTIES, None, None, None, None,
+                                 callback, context)  # fmt: skip
+        encoded = plain_metadata(self.producer_name, sequence_id, int(time.time() * 1000))
+        op = OpSend(sequence_id, sequence_id, None, data, [message], False, time.monotonic(),
+                    self._pushed, 0, encoded)  # fmt: skip
+        self._pushed += 1
+        self._pending.append(op)
+        conn = self._conn
+        if conn is None or not conn.is_open:
+            return
+        try:  # noqa: SIM105 (on loss the reattach resends everything pending)
+            conn.send_message(self.producer_id, sequence_id, -1, -1, encoded, data)
+        except ConnectionLost:
+            pass
 
     def _cancel_batch_timer(self) -> None:
         if self._batch_timer is not None:
