@@ -456,7 +456,7 @@ def encoding_cases() -> list[Case]:
             _BATCH,
         ),
         Case(
-            "varint, 2 and 3 bytes (unrolled)",
+            "varint, 2 and 3 bytes (packed)",
             lambda: (hand_encoded.varint(300), hand_encoded.varint(100_000)),
             lambda: (varint_loop(300), varint_loop(100_000)),
             2,

@@ -51,14 +51,11 @@ def varint(value: int) -> bytes:
     """The protobuf base-128 varint of an unsigned value below 2^64."""
     if value < 0x80:
         return _SMALL[value]
-    # Two and three bytes (sequence and entry ids up to 2^21) without the loop and its
-    # bytearray: about 0.7 of its time (tests.bench.per_message_costs, "varint"), and this
-    # runs several times a frame.
-    if value < 0x4000:
-        return bytes(((value & 0x7F) | 0x80, value >> 7))
-    if value < 0x200000:
-        return bytes(((value & 0x7F) | 0x80, ((value >> 7) & 0x7F) | 0x80, value >> 14))
-    if value < 1 << 56:  # up to eight bytes: gathered in one native integer, then its bytes
+    # Up to eight bytes (ids and times below 2^56) gathered in one native integer, then its
+    # bytes in one native conversion, without the loop and its bytearray: this runs several
+    # times a frame (tests.bench.per_message_costs, "varint"; a tuple of two or three bytes
+    # given to bytes() cost more).
+    if value < 1 << 56:
         rest: i64 = value
         packed: i64 = 0
         shift: i64 = 0
