@@ -314,6 +314,8 @@ async def test_a_batching_producers_callback_sends_are_batched() -> None:
             await producer.send_callback(b"m%d" % i, lambda _c, _r: None)
         await producer.flush()
         assert topic.stored == [(42, 3)]  # one SEND of the three
+        alone = await producer.send(b"alone")  # a batch of one is still a batch
+        assert (alone.batch_index, alone.batch_size) == (0, 1)
         await client.close()
 
 
@@ -337,4 +339,33 @@ async def test_a_plain_callback_send_is_resent_as_it_was_sent() -> None:
         assert resent.metadata == first.metadata  # the same bytes, publish time included
         assert resent.payload == first.payload == b"again"
         assert results[0].entry_id == 0  # type: ignore[attr-defined]
+        await client.close()
+
+
+async def test_a_full_queue_waits_for_receipts_then_sends_the_rest() -> None:
+    """With block_if_queue_full, a send past max_pending_messages waits for room; each receipt
+    makes room (the waiter is woken once a receipt frees a slot, not on every receipt)."""
+    topic = ScriptedTopic()
+    topic.hold = True
+    async with FakeBroker(topic) as broker:
+        client, producer = await make(
+            broker, send_timeout_ms=0, max_pending_messages=2, block_if_queue_full=True
+        )
+        results: list[object] = []
+
+        async def send_all() -> None:
+            for i in range(6):
+                await producer.send_callback(b"q%d" % i, lambda _c, r: results.append(r))
+
+        sending = asyncio.create_task(send_all())
+        await broker.wait_until(lambda: len(topic.held) == 2)
+        await asyncio.sleep(0.05)
+        assert not sending.done()  # the third waits for room
+        topic.hold = False
+        for send in topic.held:
+            topic.receipt(broker, send)
+        async with asyncio.timeout(5):
+            await sending
+            await producer.flush()
+        assert [r.entry_id for r in results] == [0, 1, 2, 3, 4, 5]  # type: ignore[attr-defined]
         await client.close()
