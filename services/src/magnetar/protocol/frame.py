@@ -62,6 +62,7 @@ from magnetar.protocol.hand_decoded import (
     scan_message,
     scan_receipt,
     scan_send,
+    u32_at,
 )
 from magnetar.wire import pulsar_api_pb2 as pb
 
@@ -354,12 +355,6 @@ _BROKER: Final = 1  # SEND and ACK scanned
 _CLIENT: Final = 2  # SEND_RECEIPT and MESSAGE scanned
 
 
-def _u32(data: bytes, pos: int) -> int:
-    """The big-endian uint32 at ``data[pos:pos + 4]`` (in range): four native byte reads
-    when compiled, where ``_U32.unpack_from`` is a call and a tuple."""
-    return (data[pos] << 24) | (data[pos + 1] << 16) | (data[pos + 2] << 8) | data[pos + 3]
-
-
 class FrameDecoder:
     """Incremental decoder: :meth:`feed` bytes as they arrive, then iterate :meth:`frames`.
 
@@ -526,7 +521,7 @@ class FrameDecoder:
             if total is None or len(data) < start + total:
                 return
             end = start + total
-            cmd_end = start + 4 + _u32(data, start)
+            cmd_end = start + 4 + u32_at(data, start)
             if not ready:
                 self._offset = end
             if cmd_end < end:  # a command and what follows it (a SEND's payload section)
@@ -604,7 +599,7 @@ class FrameDecoder:
         breaks the stream on a size out of bounds."""
         if len(data) - pos < 4:
             return None
-        total = _u32(data, pos)
+        total = u32_at(data, pos)
         if total > self._max_frame_size:
             self._break(FrameTooLarge(total, self._max_frame_size))
         if total < 4:

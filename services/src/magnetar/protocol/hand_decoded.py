@@ -145,33 +145,14 @@ class _Reader:
         self.ok = True
 
     def varint(self, limit: int) -> int:
-        """A varint of at most ``limit`` bytes (5 for a tag or length, 10 for a value).
-
-        Up to nine bytes (63 bits) it is read in native integers when compiled; a tenth byte
-        (a value from 2^63 on, as uint64 fields carry -1) is added as a Python int."""
-        data = self.data
-        i: i64 = self.pos
-        end: i64 = self.end
-        most: i64 = 7 * limit
-        value: i64 = 0
-        shift: i64 = 0
-        while True:
-            if i >= end or shift >= most:
-                self.ok = False
-                return 0
-            b: i64 = data[i]
-            i += 1
-            if shift == 63:  # the tenth byte: only its lowest bit fits in 64 bits
-                if b > 1:
-                    self.ok = False
-                    return 0
-                self.pos = i
-                return int(value) | (int(b) << 63)
-            value |= (b & 0x7F) << shift
-            if b < 0x80:
-                self.pos = i
-                return int(value)
-            shift += 7
+        """A varint of at most ``limit`` bytes (5 for a tag or length, 10 for a value), as
+        :func:`_uvarint` reads it; a value from 2^63 on as the uint64 it is."""
+        value, pos = _uvarint(self.data, self.pos, self.end, 7 * limit)
+        if pos < 0:
+            self.ok = False
+            return 0
+        self.pos = pos
+        return _uint64(value)
 
     def length(self) -> int:
         """A length prefix; where its bytes start is ``pos``, and they fit before ``end``."""
@@ -307,7 +288,7 @@ def _uvarint(data: bytes, pos: i64, end: i64, bits: i64) -> tuple[i64, i64]:
     return 0, -1
 
 
-def _u32_at(data: bytes, pos: int) -> int:
+def u32_at(data: bytes, pos: int) -> int:
     """The big-endian uint32 at ``data[pos:pos + 4]`` (in range), without a slice."""
     return (data[pos] << 24) | (data[pos + 1] << 16) | (data[pos + 2] << 8) | data[pos + 3]
 
@@ -330,7 +311,7 @@ def _scan_section(
         # (a batched entry of big messages is 100 KiB and more: 6.8 against 4.5 us at 128 KiB).
         if verify_checksum:
             covered = section[6:] if size < _VIEW_FROM else memoryview(section)[6:]
-            checksum = _u32_at(section, 2)
+            checksum = u32_at(section, 2)
             if _crc(covered, 0, KEEP_GIL) != checksum:
                 return _NOT_EXPECTED
             if size >= COMBINE_FROM:  # the checksum covers section[6:]; its six bytes go first
@@ -339,7 +320,7 @@ def _scan_section(
         return _NOT_EXPECTED  # broker entry metadata: clients do not send it
     if size - pos < 4:
         return _NOT_EXPECTED
-    meta_size = _u32_at(section, pos)
+    meta_size = u32_at(section, pos)
     at: i64 = pos + 4  # read in native integers (no reader object): every SEND's metadata
     end: i64 = at + meta_size
     if end > size:
@@ -356,8 +337,8 @@ def _scan_section(
             return _NOT_EXPECTED
         field = tag >> 3
         wire = tag & 7
-        if field > 31:
-            return _NOT_EXPECTED  # (no MessageMetadata field is numbered that high)
+        if field > 31:  # (the masks below shift natively: a count past 63 is undefined)
+            return _NOT_EXPECTED
         if wire == 0 and (_VARINT_FIELDS >> field) & 1:
             value, at = _uvarint(section, at, end, 64)
             if at < 0:
@@ -675,7 +656,7 @@ def _id_fields(data: bytes, pos: int, end: int, allowed: int) -> tuple[int, int,
         tag, at = _uvarint(data, at, stop, 35)
         if at < 0:
             return -1, -1, -1
-        field = tag >> 3
+        field = tag >> 3  # (field > 31 first: the mask shifts natively)
         if tag & 7 != 0 or field > 31 or not (allowed >> field) & 1:
             return -1, -1, -1
         value, at = _uvarint(data, at, stop, 64)
