@@ -55,6 +55,13 @@ def test_a_run_of_frames_becomes_sends_in_order_with_the_dispatchers_facts() -> 
         assert send.verdict.status is DupStatus.NOT_DUP
 
 
+def test_a_replicators_sends_carry_their_origins() -> None:
+    origins = [("us-east-p", 5, 5), None]
+    sends = sends_of([_frame(0), _frame(1)], origins)
+    assert [s.origin for s in sends] == origins
+    assert [s.sequence_id for s in sends] == [0, 1]  # the replicator's own ids stay
+
+
 def test_a_runs_columns_carry_checksums_only_when_the_first_send_has_one() -> None:
     plain = sends_of([_frame(0), _frame(1, count=2)])
     stored, counts, facts, crcs = run_columns(plain)

@@ -153,9 +153,8 @@ class Producer:
         when the fast path is not open, go one by one (:meth:`_publish_one`). A replicator's
         SEND is deduplicated by the producer name and sequence ids of the message's metadata
         instead of this producer's (Pulsar's replicated messages)."""
-        # (one compiled loop, unless the SENDs carry an origin)
-        replicated = self.is_replicator
-        runs = [_replicated(frame) for frame in frames] if replicated else sends_of(frames)
+        origins = [_origin(frame.metadata) for frame in frames] if self.is_replicator else None
+        runs = sends_of(frames, origins)  # one compiled loop
         group = self.group_publisher
         reserved = 0
         if (
@@ -450,21 +449,6 @@ class Producer:
         if self.cnx.is_open:
             self.cnx.write_command(commands.close_producer(self.producer_id))
             self.cnx.forget_producer(self.producer_id)
-
-
-def _replicated(frame: SendFrame) -> Send:
-    """A replicator's SEND: deduplicated by its origin (:func:`_origin`)."""
-    facts = frame.facts
-    return Send(
-        frame.sequence_id,
-        frame.highest_sequence_id,
-        max(1, frame.num_messages),
-        frame.stored,
-        frame.chunk,
-        _origin(frame.metadata),
-        None if facts is None else (facts[0], facts[1], facts[2], None),
-        frame.stored_crc,
-    )
 
 
 def _origin(metadata: pb.MessageMetadata) -> Origin | None:

@@ -85,12 +85,15 @@ class Send:
         )
 
 
-def sends_of(frames: Sequence[SendFrame]) -> list[Send]:
-    """The :class:`Send` of each SEND frame of a run, in order, for a producer that is not a
-    replicator (no origin). A message count below 1 counts as 1; the scan's facts become the
-    dispatcher's (their chunk tag None: a scanned SEND with facts is not a chunk)."""
+def sends_of(
+    frames: Sequence[SendFrame], origins: Sequence[Origin | None] | None = None
+) -> list[Send]:
+    """The :class:`Send` of each SEND frame of a run, in order; ``origins`` (parallel to
+    ``frames``) for a replicator's, else none has one. A message count below 1 counts as 1;
+    the scan's facts become the dispatcher's (their chunk tag None: a scanned SEND with
+    facts is not a chunk)."""
     sends: list[Send] = []
-    for frame in frames:
+    for i, frame in enumerate(frames):
         count = frame.num_messages
         facts = frame.facts
         sends.append(
@@ -100,7 +103,7 @@ def sends_of(frames: Sequence[SendFrame]) -> list[Send]:
                 count if count > 1 else 1,
                 frame.stored,
                 frame.chunk,
-                None,
+                None if origins is None else origins[i],
                 None if facts is None else (facts[0], facts[1], facts[2], None),
                 frame.stored_crc,
             )
