@@ -43,17 +43,13 @@ def add_requests(
     entry). ``crcs`` (parallel to ``payloads``, at least as long, or None): each payload's
     ``crc32c`` where the caller checked it (-1 where not), from which the digest is combined
     (:func:`digest_from_crc`) instead of read."""
-    # The header's ledger id and lac are the run's: checksummed (and encoded) once.
-    ledger_crc = int(crc32c.crc32c(ledger_id.to_bytes(8, "big")))
-    lac_bytes = lac.to_bytes(8, "big", signed=True)
     entry_id = first_entry
     for i, payload in enumerate(payloads):
-        header_crc = int(crc32c.crc32c(entry_id.to_bytes(8, "big") + lac_bytes, ledger_crc))
         crc = -1 if crcs is None else crcs[i]
         if crc < 0:
-            digest = int(crc32c.crc32c(payload, header_crc, KEEP_GIL))
+            digest = entry_digest(ledger_id, entry_id, lac, payload)
         else:
-            digest = crc32c_combine(header_crc, crc, len(payload))
+            digest = digest_from_crc(ledger_id, entry_id, lac, crc, len(payload))
         fields = (ledger_id, entry_id, lac, payload, digest, master_key, recovery)
         requests.append(_new_tuple(AddRequest, fields))
         entry_id += 1
