@@ -133,9 +133,8 @@ class Producer:
         self._batching = options.batching_enabled
         self._pushed = 0  # ops pushed so far: the next op's push_index
         self._permits = options.max_pending_messages
-        self._space = asyncio.Event()  # set when room is made: cleared by a waiter only
+        self._space = asyncio.Event()
         self._space.set()
-        self._space_cleared = False  # a waiter cleared _space: the next release sets it
         self._conn: Connection | None = None
         self._max_message_size: int | None = None
         self._state = _State.CONNECTING
@@ -326,7 +325,6 @@ class Producer:
                 raise ProducerQueueIsFull(
                     f"{self._options.max_pending_messages} messages pending on {self.topic}"
                 )
-            self._space_cleared = True
             self._space.clear()
             await self._space.wait()
             self._check_usable()
@@ -414,7 +412,6 @@ class Producer:
             # queue (ops leave it in the order they were pushed).
             last = self._pending[-1].push_index
             while self._pending and self._pending[0].push_index <= last:
-                self._space_cleared = True
                 self._space.clear()
                 await self._space.wait()
         if futures:
@@ -594,9 +591,7 @@ class Producer:
 
     def _release(self, count: int) -> None:
         self._permits += count
-        if self._space_cleared:  # someone waits for room (no Event.set per receipt else)
-            self._space_cleared = False
-            self._space.set()
+        self._space.set()
 
     def _settle_stored(self, op: OpSend, ledger_id: int, entry_id: int) -> None:
         """``op``'s messages were stored in the entry at (ledger_id, entry_id)."""
@@ -665,13 +660,6 @@ class Producer:
             self._close_connection()
             return
         self._pending.popleft()
-        messages = head.messages
-        if len(messages) == 1 and not head.is_batch:  # one message: _settle_stored's, inline
-            messages[0].settle(unchecked_message_id(ledger_id, entry_id, -1, self.partition, 0))
-            if head.highest_sequence_id > self.last_sequence_id:
-                self.last_sequence_id = head.highest_sequence_id
-            self._release(1)
-            return
         self._settle_stored(head, ledger_id, entry_id)
 
     def on_send_error(self, error: pb.CommandSendError) -> None:
